@@ -1,0 +1,147 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// Config is everything a broker needs. Build it with DefaultConfig and
+// check it with Validate.
+type Config struct {
+	// DataDir is the store root.
+	DataDir string
+	// Listen is the remoting address ("0.0.0.0:10911"; port 0 picks one).
+	Listen string
+	// Advertise is the address put into routes and message ids; empty: the
+	// listen address, with a wildcard host replaced by a reachable one.
+	Advertise string
+	// NameServers are the name servers to register with.
+	NameServers []string
+	// BrokerName and Cluster identify the broker in routes.
+	BrokerName string
+	Cluster    string
+	// Flush selects async or sync (group-commit) flushing.
+	Flush writer.FlushMode
+	// AutoCreateTopic lets producers create topics through TBW102.
+	AutoCreateTopic bool
+	// DefaultQueueNums is the queue count of TBW102 (default 8).
+	DefaultQueueNums int32
+	// MaxMessageSize caps a message body (default 4 MiB).
+	MaxMessageSize int
+	// MaxFrame caps one remoting frame (default remoting.DefaultMaxFrame).
+	MaxFrame int
+	// SegmentSize is the CommitLog segment size (0: default 1 GiB).
+	SegmentSize int64
+	// RegisterInterval is how often the broker re-registers (default 30 s).
+	RegisterInterval time.Duration
+	// MaxInflightPerConn bounds unanswered sends per connection before
+	// SYSTEM_BUSY (default 4096).
+	MaxInflightPerConn int64
+	// MaxWriterBacklog bounds appends queued at the writer before
+	// SYSTEM_BUSY (default 65536).
+	MaxWriterBacklog int64
+	// Registerer receives the broker's metrics (nil: none).
+	Registerer prometheus.Registerer
+	// Logger is the broker's logger.
+	Logger zerolog.Logger
+}
+
+// DefaultConfig returns the defaults of the wheelmq binary.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:            "./wheelmq-data",
+		Listen:             "0.0.0.0:10911",
+		BrokerName:         "broker-a",
+		Cluster:            "DefaultCluster",
+		Flush:              writer.FlushAsync,
+		AutoCreateTopic:    true,
+		DefaultQueueNums:   8,
+		MaxMessageSize:     4 << 20,
+		MaxFrame:           remoting.DefaultMaxFrame,
+		RegisterInterval:   30 * time.Second,
+		MaxInflightPerConn: 4096,
+		MaxWriterBacklog:   65536,
+		Logger:             zerolog.Nop(),
+	}
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data directory is empty"))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("listen address %q: %w", c.Listen, err))
+	}
+	if c.Advertise != "" {
+		if _, err := netip.ParseAddrPort(c.Advertise); err != nil {
+			errs = append(errs, fmt.Errorf("advertise address %q must be ip:port: %w", c.Advertise, err))
+		}
+	}
+	for _, ns := range c.NameServers {
+		if _, _, err := net.SplitHostPort(ns); err != nil {
+			errs = append(errs, fmt.Errorf("name server %q: %w", ns, err))
+		}
+	}
+	if c.BrokerName == "" || strings.ContainsAny(c.BrokerName, " ,:") {
+		errs = append(errs, fmt.Errorf("broker name %q must be non-empty without spaces, commas or colons", c.BrokerName))
+	}
+	if c.Cluster == "" {
+		errs = append(errs, errors.New("cluster name is empty"))
+	}
+	if c.DefaultQueueNums <= 0 || c.DefaultQueueNums > 1024 {
+		errs = append(errs, fmt.Errorf("default queue count %d must be in 1..1024", c.DefaultQueueNums))
+	}
+	if c.MaxMessageSize <= 0 {
+		errs = append(errs, fmt.Errorf("max message size %d must be > 0", c.MaxMessageSize))
+	}
+	if c.MaxFrame < c.MaxMessageSize+64<<10 {
+		errs = append(errs, fmt.Errorf("max frame %d must exceed max message size %d by at least 64 KiB", c.MaxFrame, c.MaxMessageSize))
+	}
+	if c.RegisterInterval <= 0 {
+		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// advertiseFor returns the address to advertise for a bound listen address.
+func advertiseFor(configured, bound string) (netip.AddrPort, error) {
+	if configured != "" {
+		return netip.ParseAddrPort(configured)
+	}
+	ap, err := netip.ParseAddrPort(bound)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bound address %q: %w", bound, err)
+	}
+	if !ap.Addr().IsUnspecified() {
+		return ap, nil
+	}
+	return netip.AddrPortFrom(reachableIP(), ap.Port()), nil
+}
+
+// reachableIP picks the first non-loopback IPv4 address of the host, or
+// 127.0.0.1 when there is none.
+func reachableIP() netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(ipn.IP.To4()); ok && ipn.IP.To4() != nil && !ip.IsLoopback() {
+					return ip
+				}
+			}
+		}
+	}
+	return netip.MustParseAddr("127.0.0.1")
+}

@@ -1,0 +1,333 @@
+package broker
+
+// SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
+// the reply variants (324, 325).
+//
+// Checks, in RocketMQ's order, each answered with a code the client
+// surfaces and nothing stored:
+//   - required header fields present and numeric          -> 29 INVALID_PARAMETER
+//   - topic name: non-blank, <= 127 chars, [%|a-zA-Z0-9_-] -> 29
+//   - topics clients may not write (system topics)        -> 16 NO_PERMISSION
+//   - unknown topic: auto-created from the default topic (TBW102) when
+//     allowed, else                                        -> 17 TOPIC_NOT_EXIST
+//   - topic not writable                                   -> 16
+//   - queue id beyond the topic's queues                   -> 29
+//   - empty body, body over the size limit, properties over 32767 bytes,
+//     malformed batch                                      -> 13 MESSAGE_ILLEGAL
+//   - too much unanswered work                             -> 2 SYSTEM_BUSY
+// A %RETRY% message past its max reconsume times goes to %DLQ%<group>.
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// maxPropertiesSize is RocketMQ's limit on encoded properties.
+const maxPropertiesSize = 32767
+
+// sendHeader is the decoded send request header (V1 long names or V2 short
+// names).
+type sendHeader struct {
+	producerGroup     string
+	topic             string
+	defaultTopic      string
+	defaultQueueNums  int32
+	queueID           int32
+	sysFlag           int32
+	bornTimestamp     int64
+	flag              int32
+	properties        string
+	reconsumeTimes    int32
+	maxReconsumeTimes int32
+	hasMaxReconsume   bool
+	batch             bool
+}
+
+// v2Names maps the V2 one-letter keys to the V1 names.
+var v2Names = map[string]string{
+	"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums",
+	"e": "queueId", "f": "sysFlag", "g": "bornTimestamp", "h": "flag", "i": "properties",
+	"j": "reconsumeTimes", "k": "unitMode", "l": "maxReconsumeTimes", "m": "batch", "n": "bname",
+}
+
+// parseSendHeader decodes the header; it reports the first problem.
+func parseSendHeader(cmd *remoting.Command) (sendHeader, error) {
+	get := cmd.Field
+	if cmd.Code == remoting.SendMessageV2 || cmd.Code == remoting.SendBatchMessage || cmd.Code == remoting.SendReplyMessageV2 {
+		if _, v1 := cmd.ExtFields["topic"]; !v1 {
+			get = func(k string) string {
+				for short, long := range v2Names {
+					if long == k {
+						return cmd.Field(short)
+					}
+				}
+				return ""
+			}
+		}
+	}
+	var h sendHeader
+	var errs []string
+	need := func(k string) string {
+		v := get(k)
+		if v == "" {
+			errs = append(errs, "the custom field <"+k+"> is null")
+		}
+		return v
+	}
+	num := func(k string, required bool, bits int) int64 {
+		v := get(k)
+		if v == "" {
+			if required {
+				errs = append(errs, "the custom field <"+k+"> is null")
+			}
+			return 0
+		}
+		n, err := strconv.ParseInt(v, 10, bits)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("the custom field <%s> is not a number: %q", k, v))
+		}
+		return n
+	}
+	h.producerGroup = need("producerGroup")
+	h.topic = need("topic")
+	h.defaultTopic = get("defaultTopic")
+	h.defaultQueueNums = int32(num("defaultTopicQueueNums", false, 32))
+	h.queueID = int32(num("queueId", true, 32))
+	h.sysFlag = int32(num("sysFlag", true, 32))
+	h.bornTimestamp = num("bornTimestamp", true, 64)
+	h.flag = int32(num("flag", true, 32))
+	h.properties = get("properties")
+	h.reconsumeTimes = int32(num("reconsumeTimes", false, 32))
+	if get("maxReconsumeTimes") != "" {
+		h.maxReconsumeTimes = int32(num("maxReconsumeTimes", false, 32))
+		h.hasMaxReconsume = true
+	}
+	h.batch = get("batch") == "true" || cmd.Code == remoting.SendBatchMessage
+	if len(errs) > 0 {
+		return h, errors.New(strings.Join(errs, "; "))
+	}
+	return h, nil
+}
+
+func (b *Broker) handleSend(c *netloop.Conn, cmd *remoting.Command) {
+	h, err := parseSendHeader(cmd)
+	if err != nil {
+		b.refuseSend(c, cmd, remoting.InvalidParameter, err.Error())
+		return
+	}
+	if err := meta.ValidateTopic(h.topic); err != nil {
+		b.refuseSend(c, cmd, remoting.InvalidParameter, err.Error())
+		return
+	}
+	if meta.IsClientWriteForbidden(h.topic) {
+		b.refuseSend(c, cmd, remoting.NoPermission, fmt.Sprintf("sending message to topic[%s] is forbidden", h.topic))
+		return
+	}
+	if code, remark := b.checkBody(cmd, &h); code != remoting.Success {
+		b.refuseSend(c, cmd, code, remark)
+		return
+	}
+	if cfg, ok := b.topicView.Get(h.topic); ok {
+		b.sendToTopic(c, cmd, &h, cfg)
+		return
+	}
+	auto, ok := b.autoCreateConfig(&h)
+	if !ok {
+		b.refuseSend(c, cmd, remoting.TopicNotExist,
+			fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic))
+		return
+	}
+	b.topicsSt.Send(&topics.Ensure{Config: auto, Done: func(cfg meta.TopicConfig, err error) {
+		if err != nil {
+			b.reply(c, cmd, remoting.SystemError, fmt.Sprintf("create topic %s: %v", h.topic, err))
+			return
+		}
+		b.sendToTopic(c, cmd, &h, cfg)
+	}})
+}
+
+// refuseSend answers a refused send and logs why at debug level.
+func (b *Broker) refuseSend(c *netloop.Conn, cmd *remoting.Command, code int32, remark string) {
+	b.cfg.Logger.Debug().Str("remote", c.RemoteAddr()).Int32("code", code).Str("reason", remark).Msg("send refused")
+	b.reply(c, cmd, code, remark)
+}
+
+// checkBody enforces the body and properties limits.
+func (b *Broker) checkBody(cmd *remoting.Command, h *sendHeader) (int32, string) {
+	if len(cmd.Body) == 0 {
+		return remoting.MessageIllegal, "message body is empty"
+	}
+	if !h.batch && len(cmd.Body) > b.cfg.MaxMessageSize {
+		return remoting.MessageIllegal, fmt.Sprintf("message body size %d exceeds the limit %d", len(cmd.Body), b.cfg.MaxMessageSize)
+	}
+	if len(h.properties) > maxPropertiesSize {
+		return remoting.MessageIllegal, fmt.Sprintf("message properties size %d exceeds the limit %d", len(h.properties), maxPropertiesSize)
+	}
+	return remoting.Success, ""
+}
+
+// autoCreateConfig returns the configuration a missing topic gets, or false
+// when it may not be created.
+func (b *Broker) autoCreateConfig(h *sendHeader) (meta.TopicConfig, bool) {
+	cfg := meta.TopicConfig{TopicName: h.topic, TopicFilterType: "SINGLE_TAG", Perm: meta.PermRead | meta.PermWrite}
+	if strings.HasPrefix(h.topic, meta.RetryGroupTopicPrefix) || strings.HasPrefix(h.topic, meta.DLQGroupTopicPrefix) {
+		cfg.ReadQueueNums, cfg.WriteQueueNums = 1, 1
+		return cfg, true
+	}
+	if !b.cfg.AutoCreateTopic || h.defaultTopic == "" {
+		return cfg, false
+	}
+	def, ok := b.topicView.Get(h.defaultTopic)
+	if !ok || def.Perm&meta.PermInherit == 0 {
+		return cfg, false
+	}
+	n := def.WriteQueueNums
+	if h.defaultQueueNums > 0 && h.defaultQueueNums < n {
+		n = h.defaultQueueNums
+	}
+	cfg.ReadQueueNums, cfg.WriteQueueNums = n, n
+	cfg.Perm = def.Perm &^ meta.PermInherit
+	return cfg, true
+}
+
+// sendToTopic runs the checks that need the topic's configuration, builds
+// the records and hands them to the writer.
+func (b *Broker) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, cfg meta.TopicConfig) {
+	if cfg.Perm&meta.PermWrite == 0 {
+		b.refuseSend(c, cmd, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", h.topic))
+		return
+	}
+	queues := cfg.WriteQueueNums
+	if cfg.ReadQueueNums > queues {
+		queues = cfg.ReadQueueNums
+	}
+	if h.queueID >= queues {
+		b.refuseSend(c, cmd, remoting.InvalidParameter,
+			fmt.Sprintf("request queueId[%d] is illegal, topic %s has %d queues", h.queueID, h.topic, queues))
+		return
+	}
+	if h.queueID < 0 {
+		h.queueID = rand.Int32N(max(cfg.WriteQueueNums, 1))
+	}
+	topic, queueID := h.topic, h.queueID
+	if dlq, ok := b.deadLetter(h); ok {
+		topic, queueID = dlq, 0
+		b.topicsSt.Send(&topics.Ensure{Config: meta.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
+			Perm: meta.PermRead | meta.PermWrite, TopicFilterType: "SINGLE_TAG"}, Done: func(meta.TopicConfig, error) {}})
+	}
+	records, uniqKeys, code, remark := b.buildRecords(c, cmd, h, topic, queueID)
+	if code != remoting.Success {
+		b.refuseSend(c, cmd, code, remark)
+		return
+	}
+	cs := connStateOf(c)
+	if cs.inflight.Load() >= b.cfg.MaxInflightPerConn || b.backlog.Load() >= b.cfg.MaxWriterBacklog {
+		b.refuseSend(c, cmd, remoting.SystemBusy, "[REJECTREQUEST]system busy, start flow control for a while")
+		return
+	}
+	cs.inflight.Add(1)
+	b.backlog.Add(1)
+	b.writerSt.Send(&writer.Append{
+		Key:     writer.QueueKey{Topic: topic, QueueID: queueID},
+		Records: records,
+		Reply: func(res writer.Result) {
+			cs.inflight.Add(-1)
+			b.backlog.Add(-1)
+			b.answerSend(c, cmd, h, queueID, uniqKeys, res)
+		},
+	})
+}
+
+// deadLetter redirects a retry message that exhausted its reconsume times.
+func (b *Broker) deadLetter(h *sendHeader) (string, bool) {
+	if !strings.HasPrefix(h.topic, meta.RetryGroupTopicPrefix) || !h.hasMaxReconsume {
+		return "", false
+	}
+	if h.reconsumeTimes <= h.maxReconsumeTimes {
+		return "", false
+	}
+	return meta.DLQTopic(strings.TrimPrefix(h.topic, meta.RetryGroupTopicPrefix)), true
+}
+
+// answerSend writes the send response.
+func (b *Broker) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string, res writer.Result) {
+	if res.Err != nil {
+		code := int32(remoting.SystemError)
+		if errors.Is(res.Err, syscall.ENOSPC) {
+			code = remoting.ServiceNotAvailable
+		}
+		b.reply(c, cmd, code, res.Err.Error())
+		return
+	}
+	resp := remoting.NewResponse(cmd, remoting.Success, "")
+	ids := make([]string, len(res.Offsets))
+	for i, off := range res.Offsets {
+		ids[i] = message.OffsetMsgID(b.advertise, off)
+	}
+	resp.SetField("msgId", strings.Join(ids, ","))
+	resp.SetField("queueId", strconv.Itoa(int(queueID)))
+	resp.SetField("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
+	resp.SetField("transactionId", strings.Join(uniq, ","))
+	resp.SetField("MSG_REGION", "DefaultRegion")
+	resp.SetField("TRACE_ON", "true")
+	b.send(c, cmd, resp)
+}
+
+// buildRecords encodes the request's message(s) in the stored layout.
+func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, topic string, queueID int32) (
+	[][]byte, []string, int32, string) {
+	born := c.RemoteAddrPort()
+	now := time.Now().UnixMilli()
+	mk := func(body []byte, flag int32, props map[string]string) ([]byte, string) {
+		uniq := props[message.PropUniqKey]
+		if uniq == "" {
+			uniq = b.uniq.Next()
+			props[message.PropUniqKey] = uniq
+		}
+		props[message.PropCluster] = b.cfg.Cluster
+		if topic != h.topic {
+			props[message.PropDLQOriginTopic] = h.topic
+		}
+		rec := &message.Record{
+			QueueID: queueID, Flag: flag, SysFlag: h.sysFlag, BornTimestamp: h.bornTimestamp, BornHost: born,
+			StoreTimestamp: now, StoreHost: b.advertise, ReconsumeTimes: h.reconsumeTimes,
+			Body: body, Topic: topic, Properties: message.EncodeProperties(props),
+		}
+		return rec.AppendTo(make([]byte, 0, rec.EncodedSize())), uniq
+	}
+	if !h.batch {
+		rec, uniq := mk(cmd.Body, h.flag, message.DecodeProperties([]byte(h.properties)))
+		return [][]byte{rec}, []string{uniq}, remoting.Success, ""
+	}
+	entries, err := message.DecodeBatch(cmd.Body)
+	if err != nil {
+		return nil, nil, remoting.MessageIllegal, fmt.Sprintf("malformed batch body: %v", err)
+	}
+	if len(entries) == 0 {
+		return nil, nil, remoting.MessageIllegal, "batch body holds no message"
+	}
+	records := make([][]byte, 0, len(entries))
+	uniqs := make([]string, 0, len(entries))
+	for i, e := range entries {
+		if len(e.Body) == 0 || len(e.Body) > b.cfg.MaxMessageSize {
+			return nil, nil, remoting.MessageIllegal,
+				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), b.cfg.MaxMessageSize)
+		}
+		rec, uniq := mk(e.Body, e.Flag, message.DecodeProperties(e.Properties))
+		records = append(records, rec)
+		uniqs = append(uniqs, uniq)
+	}
+	return records, uniqs, remoting.Success, ""
+}

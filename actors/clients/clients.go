@@ -1,0 +1,288 @@
+// Package clients is the client-manager stage: the single owner of which
+// clients are connected, which consumer groups they belong to and what they
+// subscribe to.
+//
+// It serves HEART_BEAT (register), UNREGISTER_CLIENT and
+// GET_CONSUMER_LIST_BY_GROUP, drops clients whose connection closed or that
+// sent no heartbeat for ExpireAfter (120 s), and sends
+// NOTIFY_CONSUMER_IDS_CHANGED to every member of a group whose membership
+// changed so that they rebalance at once. It publishes the subscriptions as
+// an immutable snapshot that the pull path reads without messaging the stage.
+package clients
+
+import (
+	"encoding/json"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// StageName is the stage's stable name.
+const StageName = "clients"
+
+// Conn is the connection a client talks on (implemented by netloop.Conn).
+type Conn interface {
+	ID() uint64
+	RemoteAddr() string
+	Send(*remoting.Command) error
+}
+
+// Heartbeat registers a client's groups and subscriptions.
+type Heartbeat struct {
+	Conn Conn
+	Data HeartbeatData
+	// Done is called once the heartbeat is applied.
+	Done func()
+}
+
+// Unregister removes a client from the named groups ("" = none).
+type Unregister struct {
+	ClientID      string
+	ProducerGroup string
+	ConsumerGroup string
+	Done          func()
+}
+
+// Closed reports a closed connection.
+type Closed struct{ ConnID uint64 }
+
+// ListConsumers answers GET_CONSUMER_LIST_BY_GROUP.
+type ListConsumers struct {
+	Group string
+	Reply func(ids []string)
+}
+
+type expireTick struct{}
+
+// SubKey names a group's subscription to a topic.
+type SubKey struct{ Group, Topic string }
+
+// Subscriptions is the published snapshot: group+topic -> expression.
+type Subscriptions map[SubKey]string
+
+// View publishes the subscriptions; safe from any goroutine.
+type View struct{ p atomic.Pointer[Subscriptions] }
+
+// Lookup returns the subscription expression of group for topic.
+func (v *View) Lookup(group, topic string) (string, bool) {
+	s := v.p.Load()
+	if s == nil {
+		return "", false
+	}
+	e, ok := (*s)[SubKey{group, topic}]
+	return e, ok
+}
+
+// Options configures the stage.
+type Options struct {
+	View        *View
+	ExpireAfter time.Duration // default 120 s
+	// EnsureRetryTopic is called for each clustering consumer group seen.
+	EnsureRetryTopic func(group string)
+	Self             func() *stage.Stage
+	Logger           zerolog.Logger
+}
+
+type client struct {
+	id       string
+	conn     Conn
+	lastSeen time.Time
+	groups   map[string]ConsumerData // consumer groups
+	pgroups  map[string]struct{}     // producer groups
+}
+
+// Manager is the actor.
+type Manager struct {
+	opts    Options
+	clients map[string]*client // by client id
+	opaque  int32
+	timer   *time.Timer
+}
+
+// Producer returns the actor producer. The stage starts empty after a
+// restart: clients heartbeat every 30 s and are known again by then.
+func Producer(opts Options) actor.Producer {
+	if opts.ExpireAfter <= 0 {
+		opts.ExpireAfter = 120 * time.Second
+	}
+	return func() actor.Actor { return &Manager{opts: opts} }
+}
+
+// Receive implements actor.Actor.
+func (m *Manager) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		m.clients = map[string]*client{}
+		m.publish()
+		m.arm()
+	case *Heartbeat:
+		m.heartbeat(msg)
+		if msg.Done != nil {
+			msg.Done()
+		}
+	case *Unregister:
+		m.unregister(msg)
+		if msg.Done != nil {
+			msg.Done()
+		}
+	case *Closed:
+		var gone []string
+		for id, c := range m.clients {
+			if c.conn.ID() == msg.ConnID {
+				gone = append(gone, id)
+			}
+		}
+		m.remove(gone, "connection closed")
+	case *ListConsumers:
+		msg.Reply(m.members(msg.Group))
+	case expireTick:
+		now := time.Now()
+		var gone []string
+		for id, c := range m.clients {
+			if now.Sub(c.lastSeen) > m.opts.ExpireAfter {
+				gone = append(gone, id)
+			}
+		}
+		m.remove(gone, "no heartbeat")
+		m.arm()
+	case *actor.Stopping, *actor.Restarting:
+		if m.timer != nil {
+			m.timer.Stop()
+		}
+	}
+}
+
+func (m *Manager) arm() {
+	self := m.opts.Self
+	m.timer = time.AfterFunc(10*time.Second, func() { self().Send(expireTick{}) })
+}
+
+func (m *Manager) heartbeat(h *Heartbeat) {
+	c, ok := m.clients[h.Data.ClientID]
+	if !ok {
+		c = &client{id: h.Data.ClientID}
+		m.clients[c.id] = c
+		m.opts.Logger.Info().Str("client", c.id).Str("remote", h.Conn.RemoteAddr()).Msg("client registered")
+	}
+	c.conn = h.Conn
+	c.lastSeen = time.Now()
+	old := c.groups
+	c.groups = map[string]ConsumerData{}
+	for _, cd := range h.Data.ConsumerDataSet {
+		c.groups[cd.GroupName] = cd
+		if cd.MessageModel != "BROADCASTING" && m.opts.EnsureRetryTopic != nil {
+			m.opts.EnsureRetryTopic(cd.GroupName)
+		}
+	}
+	c.pgroups = map[string]struct{}{}
+	for _, pd := range h.Data.ProducerDataSet {
+		c.pgroups[pd.GroupName] = struct{}{}
+	}
+	changed := map[string]bool{}
+	for g := range c.groups {
+		if _, was := old[g]; !was {
+			changed[g] = true
+		}
+	}
+	for g := range old {
+		if _, is := c.groups[g]; !is {
+			changed[g] = true
+		}
+	}
+	m.publish()
+	for g := range changed {
+		m.notify(g)
+	}
+}
+
+func (m *Manager) unregister(u *Unregister) {
+	c, ok := m.clients[u.ClientID]
+	if !ok {
+		return
+	}
+	if u.ProducerGroup != "" {
+		delete(c.pgroups, u.ProducerGroup)
+	}
+	if u.ConsumerGroup != "" {
+		if _, was := c.groups[u.ConsumerGroup]; was {
+			delete(c.groups, u.ConsumerGroup)
+			m.publish()
+			m.notify(u.ConsumerGroup)
+		}
+	}
+	if len(c.groups) == 0 && len(c.pgroups) == 0 {
+		delete(m.clients, u.ClientID)
+		m.opts.Logger.Info().Str("client", u.ClientID).Msg("client unregistered")
+	}
+}
+
+func (m *Manager) remove(ids []string, why string) {
+	groups := map[string]bool{}
+	for _, id := range ids {
+		c := m.clients[id]
+		for g := range c.groups {
+			groups[g] = true
+		}
+		delete(m.clients, id)
+		m.opts.Logger.Info().Str("client", id).Str("reason", why).Msg("client dropped")
+	}
+	if len(ids) > 0 {
+		m.publish()
+	}
+	for g := range groups {
+		m.notify(g)
+	}
+}
+
+// members lists the client ids of a consumer group, sorted.
+func (m *Manager) members(group string) []string {
+	ids := []string{}
+	for id, c := range m.clients {
+		if _, ok := c.groups[group]; ok {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// notify sends NOTIFY_CONSUMER_IDS_CHANGED (oneway) to every member.
+func (m *Manager) notify(group string) {
+	for _, id := range m.members(group) {
+		c := m.clients[id]
+		m.opaque++
+		req := remoting.NewRequest(remoting.NotifyConsumerIDsChanged, map[string]string{"consumerGroup": group}, nil)
+		req.Opaque = m.opaque
+		req.Flag = remoting.FlagOneway
+		if err := c.conn.Send(req); err != nil {
+			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", group).Msg("notify consumer ids changed failed")
+		}
+	}
+}
+
+func (m *Manager) publish() {
+	subs := Subscriptions{}
+	for _, c := range m.clients {
+		for g, cd := range c.groups {
+			for _, sd := range cd.SubscriptionDataSet {
+				subs[SubKey{g, sd.Topic}] = sd.SubString
+			}
+		}
+	}
+	m.opts.View.p.Store(&subs)
+}
+
+// FormatConsumerList renders the GET_CONSUMER_LIST_BY_GROUP body.
+func FormatConsumerList(ids []string) []byte {
+	b, _ := json.Marshal(struct {
+		IDs []string `json:"consumerIdList"`
+	}{IDs: ids})
+	return b
+}
+

@@ -1,0 +1,172 @@
+package namesrv
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// DefaultScanInterval is how often the actor expires silent brokers
+// (RocketMQ's name server scans every 5 s).
+const DefaultScanInterval = 5 * time.Second
+
+// Options configure the registry actor. The zero value is usable.
+type Options struct {
+	// Logger receives registration, unregistration and expiry events;
+	// the zero value discards them.
+	Logger zerolog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// ScanInterval is the expiry scan period; <= 0 means DefaultScanInterval.
+	ScanInterval time.Duration
+}
+
+// Request asks the registry actor to serve one name-server command. Send it
+// as a pointer or a value. The actor calls Reply with the response, on the
+// actor's goroutine, unless Cmd is a oneway request or Reply is nil; Reply
+// must not block (e.g. a gnet AsyncWrite).
+type Request struct {
+	// Cmd is the decoded request.
+	Cmd *remoting.Command
+	// Reply receives the response.
+	Reply func(*remoting.Command)
+}
+
+// expireTick is the actor's self-sent scan timer message. token identifies
+// the timer that sent it, so ticks of a stopped timer (or of the instance
+// before a restart) are ignored.
+type expireTick struct {
+	token *struct{}
+}
+
+// registryActor owns one Registry.
+type registryActor struct {
+	opts  Options
+	reg   *Registry
+	timer *time.Timer
+	token *struct{}
+}
+
+// Props returns the props of the name-server registry actor. Its state lives
+// only in memory: a restart (or a process restart) starts from an empty
+// table, which refills as brokers re-register every 30 s.
+func Props(opts Options) *actor.Props {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ScanInterval <= 0 {
+		opts.ScanInterval = DefaultScanInterval
+	}
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &registryActor{opts: opts, reg: NewRegistry()}
+	})
+}
+
+// Receive implements actor.Actor.
+func (a *registryActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.arm(ctx)
+	case *actor.Stopping, *actor.Restarting:
+		a.disarm()
+	case *Request:
+		a.serve(m)
+	case Request:
+		a.serve(&m)
+	case *expireTick:
+		if m.token == a.token {
+			a.expire()
+			a.arm(ctx)
+		}
+	}
+}
+
+// arm schedules the next expiry scan as a self-send through the root
+// context (safe from the timer goroutine, unlike ctx).
+func (a *registryActor) arm(ctx actor.Context) {
+	a.disarm()
+	token := new(struct{})
+	root, self := ctx.ActorSystem().Root, ctx.Self()
+	a.token = token
+	a.timer = time.AfterFunc(a.opts.ScanInterval, func() {
+		root.Send(self, &expireTick{token: token})
+	})
+}
+
+// disarm stops the scan timer; a tick already queued is ignored by token.
+func (a *registryActor) disarm() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+	a.token = nil
+}
+
+// expire drops silent brokers and logs each.
+func (a *registryActor) expire() {
+	for _, k := range a.reg.Expire(a.opts.Now()) {
+		a.opts.Logger.Warn().
+			Str("cluster", k.Cluster).Str("brokerName", k.BrokerName).Int64("brokerId", k.BrokerID).
+			Int("brokers", a.reg.Len()).
+			Msg("namesrv: broker expired")
+	}
+}
+
+// serve handles one request, logs membership changes and replies.
+func (a *registryActor) serve(req *Request) {
+	log := &a.opts.Logger
+	if req.Cmd == nil {
+		log.Warn().Msg("namesrv: request without command")
+		if req.Reply != nil {
+			req.Reply(a.reg.Handle(nil, a.opts.Now()))
+		}
+		return
+	}
+	cmd := req.Cmd
+	var key BrokerKey
+	var known bool
+	if cmd.Code == remoting.RegisterBroker || cmd.Code == remoting.UnregisterBroker {
+		key, _ = parseBrokerKey(cmd)
+		known = a.reg.Contains(key)
+	}
+	resp := a.reg.Handle(cmd, a.opts.Now())
+	a.logResult(cmd, resp, key, known)
+	if req.Reply != nil && !cmd.IsOneway() {
+		req.Reply(resp)
+	}
+}
+
+// logResult logs what a request changed.
+func (a *registryActor) logResult(cmd, resp *remoting.Command, key BrokerKey, known bool) {
+	log := &a.opts.Logger
+	if resp.Code == remoting.RequestCodeNotSupported {
+		log.Debug().Int32("code", cmd.Code).Msg("namesrv: request code not supported")
+		return
+	}
+	if resp.Code != remoting.Success && resp.Code != remoting.TopicNotExist {
+		log.Warn().Int32("code", cmd.Code).Int32("respCode", resp.Code).Str("remark", resp.Remark).
+			Str("brokerAddr", cmd.Field(fieldBrokerAddr)).Msg("namesrv: request refused")
+		return
+	}
+	switch cmd.Code {
+	case remoting.RegisterBroker:
+		ev := log.Debug()
+		msg := "namesrv: broker registration renewed"
+		if !known {
+			ev, msg = log.Info(), "namesrv: broker registered"
+		}
+		ev.Str("cluster", key.Cluster).Str("brokerName", key.BrokerName).Int64("brokerId", key.BrokerID).
+			Str("brokerAddr", cmd.Field(fieldBrokerAddr)).Int("brokers", a.reg.Len()).Msg(msg)
+	case remoting.UnregisterBroker:
+		if known && !a.reg.Contains(key) {
+			log.Info().Str("cluster", key.Cluster).Str("brokerName", key.BrokerName).
+				Int64("brokerId", key.BrokerID).Int("brokers", a.reg.Len()).Msg("namesrv: broker unregistered")
+		}
+	case remoting.DeleteTopicInNamesrv:
+		log.Info().Str("topic", cmd.Field(fieldTopic)).Str("cluster", cmd.Field(fieldClusterName)).
+			Msg("namesrv: topic deleted")
+	}
+}

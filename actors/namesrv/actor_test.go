@@ -1,0 +1,157 @@
+package namesrv
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// fakeClock is a concurrency-safe injectable clock.
+type fakeClock struct{ off atomic.Int64 }
+
+func (c *fakeClock) Now() time.Time           { return t0.Add(time.Duration(c.off.Load())) }
+func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
+
+// syncBuffer is a log sink safe for the actor goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startActor spawns the registry actor on a quiet actor system.
+func startActor(t *testing.T, clock *fakeClock, logs *syncBuffer) (*actor.ActorSystem, *actor.PID) {
+	t.Helper()
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.DiscardHandler)
+	}))
+	pid := system.Root.Spawn(Props(Options{Logger: zerolog.New(logs), Now: clock.Now, ScanInterval: 2 * time.Millisecond}))
+	t.Cleanup(func() {
+		_ = system.Root.StopFuture(pid).Wait()
+		system.Shutdown()
+	})
+	return system, pid
+}
+
+// ask sends cmd as a Request and waits for the reply.
+func ask(t *testing.T, system *actor.ActorSystem, pid *actor.PID, cmd *remoting.Command) *remoting.Command {
+	t.Helper()
+	ch := make(chan *remoting.Command, 1)
+	system.Root.Send(pid, &Request{Cmd: cmd, Reply: func(c *remoting.Command) { ch <- c }})
+	select {
+	case resp := <-ch:
+		return resp
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reply")
+		return nil
+	}
+}
+
+func TestActor(t *testing.T) {
+	clock := &fakeClock{}
+	logs := &syncBuffer{}
+	system, pid := startActor(t, clock, logs)
+
+	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{Counter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Opaque = 11
+	if resp := ask(t, system, pid, req); resp.Code != remoting.Success || resp.Opaque != 11 {
+		t.Fatalf("register: %+v", resp)
+	}
+
+	// Value-typed Request, route lookup.
+	ch := make(chan *remoting.Command, 2)
+	system.Root.Send(pid, Request{Cmd: routeReq("T"), Reply: func(c *remoting.Command) { ch <- c }})
+	if resp := <-ch; resp.Code != remoting.Success || !strings.Contains(string(resp.Body), `"0":"10.0.0.1:10911"`) {
+		t.Fatalf("route: %d %s", resp.Code, resp.Body)
+	}
+
+	// A oneway request is served but not answered: the next reply is the
+	// next request's.
+	oneway := routeReq("T")
+	oneway.Flag = remoting.FlagOneway
+	system.Root.Send(pid, &Request{Cmd: oneway, Reply: func(c *remoting.Command) { ch <- c }})
+	if resp := ask(t, system, pid, remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil)); string(resp.Body) != `{"topicList":["T"]}` {
+		t.Fatalf("topic list: %s", resp.Body)
+	}
+	select {
+	case c := <-ch:
+		t.Fatalf("oneway answered: %+v", c)
+	default:
+	}
+
+	// Nil command and nil Reply do not crash the actor.
+	system.Root.Send(pid, &Request{Cmd: routeReq("T")})
+	if resp := ask(t, system, pid, nil); resp.Code != remoting.SystemError {
+		t.Fatalf("nil cmd: %+v", resp)
+	}
+
+	// Expiry driven by the injected clock and the scan timer.
+	clock.Advance(DefaultHeartbeatTimeout + time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for ask(t, system, pid, routeReq("T")).Code != remoting.TopicNotExist {
+		if time.Now().After(deadline) {
+			t.Fatal("broker never expired")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	out := logs.String()
+	for _, want := range []string{`"message":"namesrv: broker registered"`, `"message":"namesrv: broker expired"`,
+		`"brokerName":"broker-a"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestActorRestartStartsEmpty checks the documented restart behaviour: the
+// table is rebuilt empty and the scan timer keeps running once.
+func TestActorRestartStartsEmpty(t *testing.T) {
+	clock := &fakeClock{}
+	system, pid := startActor(t, clock, &syncBuffer{})
+	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := ask(t, system, pid, req); resp.Code != remoting.Success {
+		t.Fatal(resp.Remark)
+	}
+	// A panicking Reply fails the actor; the default strategy restarts it.
+	system.Root.Send(pid, &Request{Cmd: routeReq("T"), Reply: func(*remoting.Command) { panic("reply failed") }})
+	if resp := ask(t, system, pid, routeReq("T")); resp.Code != remoting.TopicNotExist {
+		t.Fatalf("after restart: code %d", resp.Code)
+	}
+	if resp := ask(t, system, pid, req); resp.Code != remoting.Success {
+		t.Fatal(resp.Remark)
+	}
+	clock.Advance(DefaultHeartbeatTimeout + time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for ask(t, system, pid, routeReq("T")).Code != remoting.TopicNotExist {
+		if time.Now().After(deadline) {
+			t.Fatal("no expiry after restart")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,19 @@
+package namesrv
+
+import "errors"
+
+// Sentinel errors of the package; test with errors.Is. Handle maps
+// ErrInvalidValue to INVALID_PARAMETER and every other error to SYSTEM_ERROR.
+var (
+	// ErrMissingField means a required header field is absent or empty.
+	ErrMissingField = errors.New("namesrv: missing header field")
+	// ErrBadField means a header field does not parse (e.g. a non-numeric id).
+	ErrBadField = errors.New("namesrv: malformed header field")
+	// ErrInvalidValue means a value parses but is not acceptable (negative
+	// broker id, address the Go client cannot parse, negative queue count).
+	ErrInvalidValue = errors.New("namesrv: invalid value")
+	// ErrBadBody means a request or response body does not decode.
+	ErrBadBody = errors.New("namesrv: malformed body")
+	// ErrChecksum means the header bodyCrc32 does not match the body.
+	ErrChecksum = errors.New("namesrv: crc32 not match")
+)

@@ -1,0 +1,123 @@
+package namesrv
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// Header field names of the name-server requests (RocketMQ's request header
+// classes, as extFields).
+const (
+	fieldTopic              = "topic"
+	fieldClusterName        = "clusterName"
+	fieldBrokerName         = "brokerName"
+	fieldBrokerAddr         = "brokerAddr"
+	fieldBrokerID           = "brokerId"
+	fieldHAServerAddr       = "haServerAddr"
+	fieldMasterAddr         = "masterAddr"
+	fieldHeartbeatTimeoutMs = "heartbeatTimeoutMillis"
+	fieldEnableActingMaster = "enableActingMaster"
+	fieldCompressed         = "compressed"
+	fieldBodyCRC32          = "bodyCrc32"
+)
+
+// registerHeader is RegisterBrokerRequestHeader.
+type registerHeader struct {
+	info       BrokerInfo
+	compressed bool
+	bodyCRC32  int64
+}
+
+// requiredField returns a header field that must be present and non-empty.
+func requiredField(cmd *remoting.Command, name string) (string, error) {
+	v := cmd.Field(name)
+	if v == "" {
+		return "", fmt.Errorf("%w: the custom field <%s> is null", ErrMissingField, name)
+	}
+	return v, nil
+}
+
+// intField parses a decimal header field in [lo, hi]; ok is false when the
+// field is absent or empty.
+func intField(cmd *remoting.Command, name string, lo, hi int64) (v int64, ok bool, err error) {
+	s := cmd.Field(name)
+	if s == "" {
+		return 0, false, nil
+	}
+	v, err = strconv.ParseInt(s, 10, 64)
+	if err != nil || v < lo || v > hi {
+		return 0, false, fmt.Errorf("%w: %s %q is not an integer in [%d, %d]", ErrBadField, name, s, lo, hi)
+	}
+	return v, true, nil
+}
+
+// boolField reads a boolean header field the way Java's Boolean.parseBoolean
+// does: "true" in any case is true, anything else false.
+func boolField(cmd *remoting.Command, name string) bool {
+	return strings.EqualFold(cmd.Field(name), "true")
+}
+
+// parseBrokerKey reads clusterName, brokerName and brokerId (all required).
+func parseBrokerKey(cmd *remoting.Command) (BrokerKey, error) {
+	var k BrokerKey
+	var err error
+	if k.Cluster, err = requiredField(cmd, fieldClusterName); err != nil {
+		return k, err
+	}
+	if k.BrokerName, err = requiredField(cmd, fieldBrokerName); err != nil {
+		return k, err
+	}
+	id, ok, err := intField(cmd, fieldBrokerID, math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return k, err
+	}
+	if !ok {
+		return k, fmt.Errorf("%w: the custom field <%s> is null", ErrMissingField, fieldBrokerID)
+	}
+	if id < 0 {
+		return k, fmt.Errorf("%w: brokerId %d is negative", ErrInvalidValue, id)
+	}
+	k.BrokerID = id
+	return k, nil
+}
+
+// parseRegisterHeader reads a REGISTER_BROKER header.
+func parseRegisterHeader(cmd *remoting.Command) (registerHeader, error) {
+	var h registerHeader
+	key, err := parseBrokerKey(cmd)
+	if err != nil {
+		return h, err
+	}
+	addr, err := requiredField(cmd, fieldBrokerAddr)
+	if err != nil {
+		return h, err
+	}
+	timeoutMs, ok, err := intField(cmd, fieldHeartbeatTimeoutMs, math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return h, err
+	}
+	if ok && (timeoutMs <= 0 || timeoutMs > int64(math.MaxInt64/time.Millisecond)) {
+		return h, fmt.Errorf("%w: %s %d is out of range", ErrInvalidValue, fieldHeartbeatTimeoutMs, timeoutMs)
+	}
+	// Java writes an Integer (may be negative); accept the unsigned form too.
+	crc, _, err := intField(cmd, fieldBodyCRC32, math.MinInt32, math.MaxUint32)
+	if err != nil {
+		return h, err
+	}
+	h.info = BrokerInfo{
+		Cluster:          key.Cluster,
+		BrokerName:       key.BrokerName,
+		BrokerAddr:       addr,
+		HAServerAddr:     cmd.Field(fieldHAServerAddr),
+		BrokerID:         key.BrokerID,
+		HeartbeatTimeout: time.Duration(timeoutMs) * time.Millisecond,
+	}
+	h.compressed = boolField(cmd, fieldCompressed)
+	h.bodyCRC32 = crc
+	return h, nil
+}

@@ -1,0 +1,212 @@
+// Package node runs one wheelmq process: an embedded name server, a broker,
+// or both, plus the HTTP endpoint for /metrics and /healthz.
+//
+// Start order: the name server first (so that an embedded broker registers
+// with its real bound address, even when the port was 0), then the broker,
+// then the HTTP endpoint. Stop runs in reverse: the broker unregisters,
+// stops accepting, answers what is pending and flushes; then the name
+// server stops.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// Config selects what the process runs.
+type Config struct {
+	// Broker configures the broker; RunBroker false runs none.
+	Broker    broker.Config
+	RunBroker bool
+	// NamesrvListen is the embedded name server's address ("" = none).
+	NamesrvListen string
+	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
+	MetricsListen string
+	// Logger is the process logger.
+	Logger zerolog.Logger
+}
+
+// Node is a running process.
+type Node struct {
+	cfg      Config
+	registry *prometheus.Registry
+	nsSystem *actor.ActorSystem
+	nsStage  *stage.Stage
+	nsServer *netloop.Server
+	broker   *broker.Broker
+	http     *http.Server
+	httpAddr string
+}
+
+// Start starts everything the configuration asks for.
+func Start(cfg Config) (*Node, error) {
+	n := &Node{cfg: cfg, registry: prometheus.NewRegistry()}
+	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if cfg.NamesrvListen != "" {
+		if err := n.startNamesrv(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.RunBroker {
+		bc := cfg.Broker
+		if len(bc.NameServers) == 0 && n.nsServer != nil {
+			bc.NameServers = []string{dialable(n.nsServer.Addr())}
+		}
+		bc.Registerer = n.registry
+		b, err := broker.Start(bc)
+		if err != nil {
+			n.stopNamesrv(context.Background())
+			return nil, err
+		}
+		n.broker = b
+	}
+	if cfg.MetricsListen != "" {
+		if err := n.startHTTP(); err != nil {
+			_ = n.Stop(context.Background())
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (n *Node) startNamesrv() error {
+	log := n.cfg.Logger.With().Str("component", "namesrv").Logger()
+	n.nsSystem = actor.NewActorSystem()
+	metrics := stage.NewMetrics(nil)
+	strategy := supervisor.New(supervisor.Policy{Logger: log})
+	st, err := metrics.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(namesrv.Options{Logger: log}))
+	if err != nil {
+		return fmt.Errorf("start name server: %w", err)
+	}
+	n.nsStage = st
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log},
+		&namesrvHandler{st: st, log: log})
+	if err := n.nsServer.Start(); err != nil {
+		n.nsSystem.Shutdown()
+		return fmt.Errorf("name server listen %s: %w", n.cfg.NamesrvListen, err)
+	}
+	log.Info().Str("listen", n.nsServer.Addr()).Msg("name server started")
+	return nil
+}
+
+// namesrvHandler forwards name-server requests to the registry stage.
+type namesrvHandler struct {
+	st  *stage.Stage
+	log zerolog.Logger
+}
+
+func (h *namesrvHandler) OnOpen(*netloop.Conn)             {}
+func (h *namesrvHandler) OnClose(*netloop.Conn, error)     {}
+func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
+	if cmd.IsResponse() {
+		return
+	}
+	h.st.Send(&namesrv.Request{Cmd: cmd, Reply: func(resp *remoting.Command) {
+		if err := c.Send(resp); err != nil {
+			h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
+		}
+	}})
+}
+
+func (n *Node) startHTTP() error {
+	ln, err := net.Listen("tcp", n.cfg.MetricsListen)
+	if err != nil {
+		return fmt.Errorf("metrics listen %s: %w", n.cfg.MetricsListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	n.httpAddr = ln.Addr().String()
+	go func() {
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.cfg.Logger.Error().Err(err).Msg("metrics endpoint stopped")
+		}
+	}()
+	n.cfg.Logger.Info().Str("listen", n.httpAddr).Msg("metrics endpoint started")
+	return nil
+}
+
+// NamesrvAddr is the embedded name server's bound address ("" if none).
+func (n *Node) NamesrvAddr() string {
+	if n.nsServer == nil {
+		return ""
+	}
+	return dialable(n.nsServer.Addr())
+}
+
+// BrokerAddr is the broker's advertised address ("" if none).
+func (n *Node) BrokerAddr() string {
+	if n.broker == nil {
+		return ""
+	}
+	return n.broker.Advertise()
+}
+
+// Broker is the running broker (nil if none).
+func (n *Node) Broker() *broker.Broker { return n.broker }
+
+// MetricsAddr is the HTTP endpoint's bound address ("" if none).
+func (n *Node) MetricsAddr() string { return n.httpAddr }
+
+// Registry is the process's metrics registry.
+func (n *Node) Registry() *prometheus.Registry { return n.registry }
+
+// Stop stops everything in reverse start order.
+func (n *Node) Stop(ctx context.Context) error {
+	var errs []error
+	if n.http != nil {
+		errs = append(errs, n.http.Shutdown(ctx))
+	}
+	if n.broker != nil {
+		errs = append(errs, n.broker.Stop(ctx))
+	}
+	n.stopNamesrv(ctx)
+	return errors.Join(errs...)
+}
+
+func (n *Node) stopNamesrv(ctx context.Context) {
+	if n.nsServer != nil {
+		if err := n.nsServer.Stop(ctx); err != nil {
+			n.cfg.Logger.Warn().Err(err).Msg("stop name server")
+		}
+	}
+	if n.nsStage != nil {
+		n.nsStage.Stop()
+	}
+	if n.nsSystem != nil {
+		n.nsSystem.Shutdown()
+	}
+}
+
+// dialable turns a wildcard listen address into a loopback one.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}

@@ -1,0 +1,256 @@
+// Package nodetest starts real wheelmq processes for tests and drives them
+// with the official RocketMQ Go client, in the style of net/http/httptest.
+//
+// Everything runs on loopback with ports picked by the kernel: a test never
+// needs a fixed port and tests can run in parallel.
+package nodetest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+	"github.com/apache/rocketmq-client-go/v2/rlog"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/node"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+var quietClient sync.Once
+
+// QuietClient lowers the Go client's own logging to errors.
+func QuietClient() {
+	quietClient.Do(func() { rlog.SetLogLevel("error") })
+}
+
+var seq atomic.Int64
+
+// Unique returns a name unique within the test process.
+func Unique(prefix string) string {
+	return fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), seq.Add(1))
+}
+
+// Options tweaks a test node.
+type Options struct {
+	// Dir is the data directory (default t.TempDir()).
+	Dir string
+	// Mutate adjusts the broker configuration.
+	Mutate func(*broker.Config)
+	// Metrics enables the HTTP endpoint.
+	Metrics bool
+}
+
+// Start runs a broker with an embedded name server on loopback; it is
+// stopped when the test ends (Stop it earlier to restart on the same Dir).
+func Start(t testing.TB, o Options) *node.Node {
+	t.Helper()
+	QuietClient()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	bc := broker.DefaultConfig()
+	bc.DataDir = o.Dir
+	bc.Listen = "127.0.0.1:0"
+	bc.SegmentSize = 8 << 20
+	bc.RegisterInterval = time.Second
+	lvl := zerolog.WarnLevel
+	if os.Getenv("WHEELMQ_TEST_LOG") != "" {
+		lvl = zerolog.DebugLevel
+	}
+	bc.Logger = zerolog.New(zerolog.NewTestWriter(t)).Level(lvl).With().Timestamp().Logger()
+	if o.Mutate != nil {
+		o.Mutate(&bc)
+	}
+	cfg := node.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: bc.Logger}
+	if o.Metrics {
+		cfg.MetricsListen = "127.0.0.1:0"
+	}
+	n, err := node.Start(cfg)
+	if err != nil {
+		t.Fatalf("start node: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = n.Stop(ctx)
+	})
+	return n
+}
+
+// Invoke sends one request to addr and returns the response.
+func Invoke(t testing.TB, addr string, req *remoting.Command) *remoting.Command {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	defer c.Close()
+	resp, err := c.Invoke(ctx, req)
+	if err != nil {
+		t.Fatalf("invoke code %d on %s: %v", req.Code, addr, err)
+	}
+	return resp
+}
+
+// CreateTopic creates topic with n queues on the node's broker and waits
+// until the name server serves its route.
+func CreateTopic(t testing.TB, n *node.Node, topic string, queues int) {
+	t.Helper()
+	q := strconv.Itoa(queues)
+	resp := Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
+		"topic": topic, "readQueueNums": q, "writeQueueNums": q, "perm": "6", "topicFilterType": "SINGLE_TAG",
+	}, nil))
+	if resp.Code != remoting.Success {
+		t.Fatalf("create topic %s: code %d %s", topic, resp.Code, resp.Remark)
+	}
+	WaitRoute(t, n.NamesrvAddr(), topic)
+}
+
+// WaitRoute waits until the name server has a route for topic.
+func WaitRoute(t testing.TB, namesrv, topic string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp := Invoke(t, namesrv, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
+		if resp.Code == remoting.Success {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no route for %s after 15 s: code %d %s", topic, resp.Code, resp.Remark)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Producer starts an official Go client producer against the name server.
+func Producer(t testing.TB, namesrv string, opts ...producer.Option) rocketmqProducer {
+	t.Helper()
+	QuietClient()
+	all := append([]producer.Option{
+		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
+		producer.WithGroupName(Unique("pg")),
+		producer.WithInstanceName(Unique("p")),
+		producer.WithRetry(2),
+		producer.WithSendMsgTimeout(5 * time.Second),
+	}, opts...)
+	p, err := producer.NewDefaultProducer(all...)
+	if err != nil {
+		t.Fatalf("new producer: %v", err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatalf("start producer: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown() })
+	return p
+}
+
+// rocketmqProducer is the client's producer interface.
+type rocketmqProducer = interface {
+	Start() error
+	Shutdown() error
+	SendSync(ctx context.Context, mq ...*primitive.Message) (*primitive.SendResult, error)
+	SendAsync(ctx context.Context, mq func(ctx context.Context, result *primitive.SendResult, err error),
+		msg ...*primitive.Message) error
+	SendOneWay(ctx context.Context, mq ...*primitive.Message) error
+}
+
+// Received collects what a push consumer got.
+type Received struct {
+	mu   sync.Mutex
+	Msgs []*primitive.MessageExt
+	at   []time.Time
+	ch   chan struct{}
+}
+
+// Add records messages (called from the consumer).
+func (r *Received) Add(msgs ...*primitive.MessageExt) {
+	r.mu.Lock()
+	now := time.Now()
+	for _, m := range msgs {
+		r.Msgs = append(r.Msgs, m)
+		r.at = append(r.at, now)
+	}
+	r.mu.Unlock()
+	select {
+	case r.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Len is the number of messages received.
+func (r *Received) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.Msgs)
+}
+
+// Snapshot copies what was received.
+func (r *Received) Snapshot() []*primitive.MessageExt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*primitive.MessageExt(nil), r.Msgs...)
+}
+
+// WaitFor waits until at least n messages arrived or the timeout passed.
+func (r *Received) WaitFor(n int, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for r.Len() < n {
+		select {
+		case <-r.ch:
+		case <-deadline:
+			return r.Len() >= n
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// PushConsumer starts an official Go client push consumer of topic in
+// group, with the selector expression ("*" for all), recording into the
+// returned Received. It consumes from the first offset.
+func PushConsumer(t testing.TB, namesrv, group, topic, expr string, opts ...consumer.Option) (rocketmqPushConsumer, *Received) {
+	t.Helper()
+	QuietClient()
+	all := append([]consumer.Option{
+		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
+		consumer.WithGroupName(group),
+		consumer.WithInstance(Unique("c")),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+	}, opts...)
+	c, err := consumer.NewPushConsumer(all...)
+	if err != nil {
+		t.Fatalf("new push consumer: %v", err)
+	}
+	rec := &Received{ch: make(chan struct{}, 1)}
+	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: expr},
+		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			rec.Add(msgs...)
+			return consumer.ConsumeSuccess, nil
+		})
+	if err != nil {
+		t.Fatalf("subscribe %s: %v", topic, err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatalf("start push consumer: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Shutdown() })
+	return c, rec
+}
+
+// rocketmqPushConsumer is the client's push consumer interface.
+type rocketmqPushConsumer = interface {
+	Start() error
+	Shutdown() error
+}

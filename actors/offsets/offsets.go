@@ -1,0 +1,121 @@
+// Package offsets is the consumer-offset stage: the single owner of the
+// committed offsets of every (group, topic, queue). Commits arrive from
+// UPDATE_CONSUMER_OFFSET and from the commitOffset piggybacked on pulls;
+// queries from QUERY_CONSUMER_OFFSET. The table is persisted atomically
+// every FlushInterval when it changed, and when the stage stops, so a crash
+// replays at most one interval of commits (consumers see those messages
+// again: at-least-once).
+package offsets
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// StageName is the stage's stable name.
+const StageName = "offsets"
+
+// Commit stores a consumer group's next offset to consume for one queue.
+type Commit struct {
+	Group   string
+	Topic   string
+	QueueID int32
+	Offset  int64
+}
+
+// Query asks for a committed offset; Reply gets ok=false when none exists.
+type Query struct {
+	Group   string
+	Topic   string
+	QueueID int32
+	Reply   func(offset int64, ok bool)
+}
+
+// Flush persists the table now and calls Done with the outcome.
+type Flush struct{ Done func(error) }
+
+// DropTopic forgets every offset of a deleted topic.
+type DropTopic struct{ Topic string }
+
+type flushTick struct{}
+
+// Options configures the stage.
+type Options struct {
+	Path          string
+	FlushInterval time.Duration // default 5 s
+	Self          func() *stage.Stage
+	Logger        zerolog.Logger
+}
+
+// Store is the actor.
+type Store struct {
+	opts  Options
+	table meta.OffsetTable
+	dirty bool
+	timer *time.Timer
+}
+
+// Producer returns the actor producer.
+func Producer(opts Options) actor.Producer {
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 5 * time.Second
+	}
+	return func() actor.Actor { return &Store{opts: opts} }
+}
+
+// Receive implements actor.Actor.
+func (s *Store) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		t, err := meta.LoadOffsets(s.opts.Path)
+		if err != nil {
+			panic(err)
+		}
+		s.table = t
+		s.arm()
+	case *Commit:
+		if m.Offset < 0 {
+			return
+		}
+		s.table.Set(m.Topic, m.Group, m.QueueID, m.Offset)
+		s.dirty = true
+	case *Query:
+		off, ok := s.table.Get(m.Topic, m.Group, m.QueueID)
+		m.Reply(off, ok)
+	case *DropTopic:
+		s.table.DropTopic(m.Topic)
+		s.dirty = true
+	case *Flush:
+		m.Done(s.flush())
+	case flushTick:
+		_ = s.flush()
+		s.arm()
+	case *actor.Stopping, *actor.Restarting:
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+		_ = s.flush()
+	}
+}
+
+func (s *Store) arm() {
+	self := s.opts.Self
+	s.timer = time.AfterFunc(s.opts.FlushInterval, func() { self().Send(flushTick{}) })
+}
+
+func (s *Store) flush() error {
+	if !s.dirty {
+		return nil
+	}
+	if err := meta.SaveOffsets(s.opts.Path, s.table); err != nil {
+		s.opts.Logger.Error().Err(err).Str("path", s.opts.Path).Msg("persist consumer offsets failed")
+		return err
+	}
+	s.dirty = false
+	return nil
+}

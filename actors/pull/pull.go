@@ -1,0 +1,190 @@
+// Package pull is the pull stage: it answers PULL_MESSAGE from the consume
+// queues and the CommitLog, parks long polls until a message arrives or their
+// suspend timeout passes, and searches offsets by time.
+//
+// A pull reads consume-queue units from the requested offset, keeps those
+// whose tag hash passes the subscription's filter, and answers with the raw
+// stored records concatenated back to back (RocketMQ's pull body). Status
+// codes and nextBeginOffset follow RocketMQ's store (see docs/protocol.md):
+//
+//	queue empty                 -> PULL_NOT_FOUND (19), or OFFSET_MOVED (21) if offset != 0
+//	offset < min                -> OFFSET_MOVED (21), next = min
+//	offset == max               -> PULL_NOT_FOUND (19), next = offset (long-poll parks here)
+//	offset > max                -> OFFSET_MOVED (21), next = max
+//	nothing matched the filter  -> PULL_RETRY_IMMEDIATELY (20), next past the scanned units
+//	found                       -> SUCCESS (0), next after the last unit returned
+//
+// The stage is the single owner of the parked-pull table; the dispatcher
+// wakes it with Arrived messages. File reads happen here, never on a network
+// event loop.
+package pull
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage"
+)
+
+// StageName is the pull stage's stable name.
+const StageName = "pull"
+
+// Pull flag bits (PullSysFlag).
+const (
+	FlagCommitOffset int32 = 1 << 0
+	FlagSuspend      int32 = 1 << 1
+	FlagSubscription int32 = 1 << 2
+)
+
+// Request is one PULL_MESSAGE, already validated by the broker.
+type Request struct {
+	Cmd          *remoting.Command
+	Group        string
+	Topic        string
+	QueueID      int32
+	Offset       int64
+	MaxNums      int32
+	SysFlag      int32
+	Filter       Filter
+	SuspendUntil time.Time
+	// Reply sends the response; called from the stage goroutine, non-blocking.
+	Reply func(*remoting.Command)
+}
+
+// Arrived wakes pulls parked on the given queues.
+type Arrived struct{ Queues []dispatch.Arrival }
+
+// SearchByTime answers SEARCH_OFFSET_BY_TIMESTAMP.
+type SearchByTime struct {
+	Topic     string
+	QueueID   int32
+	Timestamp int64
+	Reply     func(offset int64)
+}
+
+type expireTick struct{}
+
+// Options configures the pull stage.
+type Options struct {
+	Store *storage.Store
+	// MaxBytes caps one pull response body (default 4 MiB; at least one
+	// message is always returned).
+	MaxBytes int
+	// Self returns the stage once spawned (for its ticks).
+	Self   func() *stage.Stage
+	Logger zerolog.Logger
+}
+
+type queueKey struct {
+	topic   string
+	queueID int32
+}
+
+// Puller is the actor.
+type Puller struct {
+	opts   Options
+	parked map[queueKey][]*Request
+	timer  *time.Timer
+}
+
+// Producer returns the actor producer.
+func Producer(opts Options) actor.Producer {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 4 << 20
+	}
+	return func() actor.Actor { return &Puller{opts: opts} }
+}
+
+// Receive implements actor.Actor.
+func (p *Puller) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		p.parked = map[queueKey][]*Request{}
+		p.arm()
+	case *Request:
+		p.serve(m, true)
+	case *Arrived:
+		for _, a := range m.Queues {
+			p.wake(queueKey{a.Topic, a.QueueID})
+		}
+	case expireTick:
+		p.expire(time.Now())
+		p.arm()
+	case *SearchByTime:
+		m.Reply(p.searchByTime(m))
+	case *actor.Stopping, *actor.Restarting:
+		if p.timer != nil {
+			p.timer.Stop()
+		}
+		p.expire(time.Now().Add(time.Hour))
+	}
+}
+
+func (p *Puller) arm() {
+	self := p.opts.Self
+	p.timer = time.AfterFunc(200*time.Millisecond, func() { self().Send(expireTick{}) })
+}
+
+// serve answers r, or parks it when allowed and nothing is there yet.
+func (p *Puller) serve(r *Request, mayPark bool) {
+	resp, found := p.read(r)
+	if !found && mayPark && r.SysFlag&FlagSuspend != 0 && time.Now().Before(r.SuspendUntil) &&
+		resp.Code == remoting.PullNotFound {
+		k := queueKey{r.Topic, r.QueueID}
+		p.parked[k] = append(p.parked[k], r)
+		return
+	}
+	r.Reply(resp)
+}
+
+func (p *Puller) wake(k queueKey) {
+	reqs := p.parked[k]
+	if len(reqs) == 0 {
+		return
+	}
+	delete(p.parked, k)
+	for _, r := range reqs {
+		p.serve(r, true)
+	}
+}
+
+// expire answers parked pulls whose suspension ended before now.
+func (p *Puller) expire(now time.Time) {
+	for k, reqs := range p.parked {
+		kept := reqs[:0]
+		for _, r := range reqs {
+			if now.Before(r.SuspendUntil) {
+				kept = append(kept, r)
+				continue
+			}
+			p.serve(r, false)
+		}
+		if len(kept) == 0 {
+			delete(p.parked, k)
+		} else {
+			p.parked[k] = kept
+		}
+	}
+}
+
+// ParkedCount is the number of parked pulls (for tests and metrics).
+func (p *Puller) ParkedCount() int {
+	n := 0
+	for _, r := range p.parked {
+		n += len(r)
+	}
+	return n
+}
+
+func setOffsets(resp *remoting.Command, next, min, max int64) {
+	resp.SetField("nextBeginOffset", strconv.FormatInt(next, 10))
+	resp.SetField("minOffset", strconv.FormatInt(min, 10))
+	resp.SetField("maxOffset", strconv.FormatInt(max, 10))
+	resp.SetField("suggestWhichBrokerId", "0")
+}

@@ -1,0 +1,128 @@
+package pull
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// unitsPerRead is how many consume-queue units one read step fetches.
+const unitsPerRead = 256
+
+// maxScanUnits bounds how many filtered-out units one pull may skip.
+const maxScanUnits = 16 * 1024
+
+// read executes the pull against the store. found reports a SUCCESS answer.
+func (p *Puller) read(r *Request) (*remoting.Command, bool) {
+	resp := remoting.NewResponse(r.Cmd, remoting.PullNotFound, "")
+	q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID)
+	if q == nil || q.MaxOffset() == 0 {
+		code, status := remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE"
+		if r.Offset != 0 {
+			code, status = remoting.PullOffsetMoved, "NO_MESSAGE_IN_QUEUE"
+		}
+		resp.Code, resp.Remark = code, status
+		setOffsets(resp, 0, 0, 0)
+		return resp, false
+	}
+	min, max := q.MinOffset(), q.MaxOffset()
+	switch {
+	case r.Offset < min:
+		resp.Code, resp.Remark = remoting.PullOffsetMoved, "OFFSET_TOO_SMALL"
+		setOffsets(resp, min, min, max)
+		return resp, false
+	case r.Offset == max:
+		resp.Code, resp.Remark = remoting.PullNotFound, "OFFSET_OVERFLOW_ONE"
+		setOffsets(resp, r.Offset, min, max)
+		return resp, false
+	case r.Offset > max:
+		resp.Code, resp.Remark = remoting.PullOffsetMoved, "OFFSET_OVERFLOW_BADLY"
+		setOffsets(resp, max, min, max)
+		return resp, false
+	}
+	var body []byte
+	next, taken, scanned := r.Offset, 0, 0
+	maxNums := int(r.MaxNums)
+	if maxNums <= 0 {
+		maxNums = 32
+	}
+scan:
+	for next < max && taken < maxNums && scanned < maxScanUnits {
+		units, err := q.Read(next, unitsPerRead)
+		if err != nil {
+			p.opts.Logger.Error().Err(err).Str("topic", r.Topic).Int32("queue", r.QueueID).
+				Int64("offset", next).Msg("consume queue read failed")
+			resp.Code, resp.Remark = remoting.SystemError, fmt.Sprintf("read consume queue: %v", err)
+			return resp, false
+		}
+		if len(units) == 0 {
+			break
+		}
+		for _, u := range units {
+			if taken >= maxNums || (taken > 0 && len(body)+int(u.Size) > p.opts.MaxBytes) {
+				break scan
+			}
+			scanned++
+			if !r.Filter.Match(u.TagsCode) {
+				next++
+				continue
+			}
+			rec, err := p.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
+			if err != nil {
+				p.opts.Logger.Error().Err(err).Int64("commitlog_offset", u.Offset).Msg("commitlog read failed")
+				if taken == 0 {
+					resp.Code, resp.Remark = remoting.SystemError, fmt.Sprintf("read commitlog: %v", err)
+					return resp, false
+				}
+				break scan
+			}
+			body = append(body, rec...)
+			taken++
+			next++
+		}
+	}
+	if taken == 0 {
+		resp.Code, resp.Remark = remoting.PullRetryImmediately, "NO_MATCHED_MESSAGE"
+		if next >= max {
+			// Everything up to the end was filtered out: behave like "no new
+			// message" so that a long poll can park at the end.
+			resp.Code, resp.Remark = remoting.PullNotFound, "OFFSET_OVERFLOW_ONE"
+		}
+		setOffsets(resp, next, min, max)
+		return resp, false
+	}
+	resp.Code, resp.Remark = remoting.Success, "FOUND"
+	resp.Body = body
+	setOffsets(resp, next, min, max)
+	return resp, true
+}
+
+// searchByTime finds the first offset whose message was stored at or after
+// the timestamp (binary search over the queue), or the queue's end.
+func (p *Puller) searchByTime(s *SearchByTime) int64 {
+	q := p.opts.Store.Queues.Lookup(s.Topic, s.QueueID)
+	if q == nil {
+		return 0
+	}
+	min, max := q.MinOffset(), q.MaxOffset()
+	failed := false
+	i := sort.Search(int(max-min), func(i int) bool {
+		units, err := q.Read(min+int64(i), 1)
+		if err != nil || len(units) == 0 {
+			failed = true
+			return true
+		}
+		rec, err := p.opts.Store.CommitLog.ReadAt(units[0].Offset, units[0].Size)
+		if err != nil {
+			failed = true
+			return true
+		}
+		return message.PeekStoreTimestamp(rec) >= s.Timestamp
+	})
+	if failed {
+		p.opts.Logger.Warn().Str("topic", s.Topic).Int32("queue", s.QueueID).Msg("search by time hit a read error")
+	}
+	return min + int64(i)
+}

@@ -1,0 +1,251 @@
+// Package writer is the CommitLog writer stage: the single writer of the
+// CommitLog.
+//
+// Producers' messages arrive already encoded in RocketMQ's stored-message
+// layout (the send path encodes them off the actor); the writer assigns
+// each one its consume-queue offset, appends the batch, and answers:
+//
+//   - async flush (default): right after the append (the data is in the page
+//     cache and visible to readers); a tick fsyncs every FlushInterval;
+//   - sync flush: after an fsync. Appends that arrive while earlier ones are
+//     waiting share one fsync (group commit): the writer queues a flush
+//     message behind them in its own mailbox, so every append already queued
+//     is written before the single Sync that answers them all.
+//
+// The writer never panics on a failed append: it answers the error (so no
+// request is silently dropped) and the CommitLog rolls the failed batch back.
+// On (re)start it rebuilds its queue-offset table from the consume queues
+// plus a scan of the CommitLog records that are not dispatched yet.
+package writer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// StageName is the writer's stable stage name.
+const StageName = "commitlog"
+
+// FlushMode says when a send is answered.
+type FlushMode int
+
+const (
+	// FlushAsync answers after the append; fsync happens periodically.
+	FlushAsync FlushMode = iota
+	// FlushSync answers after the data is fsynced (group commit).
+	FlushSync
+)
+
+// ParseFlushMode parses "async" or "sync".
+func ParseFlushMode(s string) (FlushMode, error) {
+	switch s {
+	case "async":
+		return FlushAsync, nil
+	case "sync":
+		return FlushSync, nil
+	}
+	return 0, fmt.Errorf("flush mode %q: want async or sync", s)
+}
+
+// String names the mode.
+func (m FlushMode) String() string {
+	if m == FlushSync {
+		return "sync"
+	}
+	return "async"
+}
+
+// QueueKey names one consume queue.
+type QueueKey struct {
+	Topic   string
+	QueueID int32
+}
+
+// Append asks the writer to store Records (encoded stored-message records of
+// one topic and queue) and to call Reply once with the outcome.
+type Append struct {
+	Key     QueueKey
+	Records [][]byte
+	// Reply is called from the writer's goroutine; it must not block.
+	Reply func(Result)
+}
+
+// Result is the outcome of an Append.
+type Result struct {
+	// Offsets are the CommitLog offsets of the records.
+	Offsets []int64
+	// QueueOffset is the consume-queue offset of the first record.
+	QueueOffset int64
+	// Err is set when nothing was stored.
+	Err error
+}
+
+// Options configures the writer stage.
+type Options struct {
+	Store         *storage.Store
+	Mode          FlushMode
+	FlushInterval time.Duration // async mode fsync period (default 500 ms)
+	// Appended is called after every successful append (wake the dispatcher).
+	Appended func()
+	Logger   zerolog.Logger
+}
+
+type flushNow struct{}
+type flushTick struct{}
+
+// Writer is the actor; build it with Producer.
+type Writer struct {
+	opts    Options
+	self    func() *stage.Stage
+	next    map[QueueKey]int64
+	waiting []pendingReply
+	queued  bool // a flushNow is in the mailbox
+	timer   *time.Timer
+}
+
+type pendingReply struct {
+	reply  func(Result)
+	result Result
+}
+
+// Producer returns the actor producer; self must return the writer's own
+// stage once spawned (for self-messages that keep the depth gauge right).
+func Producer(opts Options, self func() *stage.Stage) actor.Producer {
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 500 * time.Millisecond
+	}
+	return func() actor.Actor { return &Writer{opts: opts, self: self} }
+}
+
+// Receive implements actor.Actor.
+func (w *Writer) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if err := w.rebuild(); err != nil {
+			panic(fmt.Errorf("commitlog writer: rebuild queue offsets: %w", err))
+		}
+		if w.opts.Mode == FlushAsync {
+			w.armTick()
+		}
+	case *Append:
+		w.append(m)
+	case flushNow:
+		w.queued = false
+		w.flushWaiting()
+	case flushTick:
+		if err := w.opts.Store.CommitLog.Sync(); err != nil {
+			w.opts.Logger.Error().Err(err).Msg("periodic commitlog fsync failed")
+		}
+		w.armTick()
+	case *actor.Stopping, *actor.Restarting:
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.flushWaiting()
+	}
+}
+
+func (w *Writer) armTick() {
+	w.timer = time.AfterFunc(w.opts.FlushInterval, func() { w.self().Send(flushTick{}) })
+}
+
+func (w *Writer) append(m *Append) {
+	base, ok := w.next[m.Key]
+	if !ok {
+		base = w.queueMax(m.Key)
+	}
+	for i, rec := range m.Records {
+		message.SetQueueOffset(rec, base+int64(i))
+	}
+	offsets, err := w.opts.Store.CommitLog.Append(m.Records)
+	if err != nil {
+		w.opts.Logger.Error().Err(err).Str("topic", m.Key.Topic).Int32("queue", m.Key.QueueID).
+			Int("records", len(m.Records)).Msg("commitlog append failed")
+		m.Reply(Result{Err: fmt.Errorf("commitlog append: %w", err)})
+		return
+	}
+	w.next[m.Key] = base + int64(len(m.Records))
+	if w.opts.Appended != nil {
+		w.opts.Appended()
+	}
+	res := Result{Offsets: offsets, QueueOffset: base}
+	if w.opts.Mode == FlushAsync {
+		m.Reply(res)
+		return
+	}
+	w.waiting = append(w.waiting, pendingReply{reply: m.Reply, result: res})
+	if !w.queued {
+		w.queued = true
+		w.self().Send(flushNow{})
+	}
+}
+
+// flushWaiting fsyncs once and answers every waiting append.
+func (w *Writer) flushWaiting() {
+	if len(w.waiting) == 0 {
+		return
+	}
+	err := w.opts.Store.CommitLog.Sync()
+	for _, p := range w.waiting {
+		r := p.result
+		if err != nil {
+			r = Result{Err: fmt.Errorf("commitlog fsync: %w", err)}
+		}
+		p.reply(r)
+	}
+	if err != nil {
+		w.opts.Logger.Error().Err(err).Int("appends", len(w.waiting)).Msg("commitlog fsync failed")
+	}
+	w.waiting = w.waiting[:0]
+}
+
+func (w *Writer) queueMax(k QueueKey) int64 {
+	if q := w.opts.Store.Queues.Lookup(k.Topic, k.QueueID); q != nil {
+		return q.MaxOffset()
+	}
+	return 0
+}
+
+// rebuild computes the next queue offset of every queue: the consume queue's
+// end, or one past the last CommitLog record of that queue not yet
+// dispatched, whichever is larger.
+func (w *Writer) rebuild() error {
+	w.next = map[QueueKey]int64{}
+	cl := w.opts.Store.CommitLog
+	off := w.opts.Store.Dispatched.Load()
+	if off < cl.MinOffset() {
+		off = cl.MinOffset()
+	}
+	for {
+		rec, next, err := cl.Read(off)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("scan commitlog at %d: %w", off, err)
+		}
+		r, _, err := message.Decode(rec)
+		if err != nil {
+			return fmt.Errorf("decode record at %d: %w", off, err)
+		}
+		k := QueueKey{Topic: r.Topic, QueueID: r.QueueID}
+		cur, ok := w.next[k]
+		if !ok {
+			cur = w.queueMax(k)
+		}
+		if r.QueueOffset+1 > cur {
+			cur = r.QueueOffset + 1
+		}
+		w.next[k] = cur
+		off = next
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
+	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+)
+
+// buildBinary compiles cmd/wheelmq once per test run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wheelmq")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build wheelmq: %v", err)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+type proc struct {
+	cmd     *exec.Cmd
+	namesrv string
+	broker  string
+	metrics string
+}
+
+// startProc runs the binary on fresh loopback ports and waits for /healthz.
+func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
+	t.Helper()
+	p := &proc{
+		namesrv: "127.0.0.1:" + freePort(t),
+		broker:  "127.0.0.1:" + freePort(t),
+		metrics: "127.0.0.1:" + freePort(t),
+	}
+	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
+		"--metrics-listen", p.metrics, "--log-level", "warn"}, extra...)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stderr = os.Stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start wheelmq: %v", err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _, _ = p.cmd.Process.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + p.metrics + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("wheelmq did not become healthy: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSIGKILLKeepsAcknowledgedMessages kills the broker process right after
+// acknowledged sends (async flush: the data is in the page cache, which
+// survives a process crash) and checks that every acknowledged message is
+// consumable after the restart. It then stops the second process with
+// SIGTERM and expects a clean exit.
+func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	for _, flush := range []string{"async", "sync"} {
+		t.Run(flush, func(t *testing.T) {
+			bin := buildBinary(t)
+			dir := t.TempDir()
+			p1 := startProc(t, bin, dir, "--flush", flush)
+			topic := nodetest.Unique("crash")
+			prod := nodetest.Producer(t, p1.namesrv)
+			var acked []string
+			for i := 0; i < 200; i++ {
+				body := fmt.Sprintf("%s-%d", flush, i)
+				res, err := prod.SendSync(context.Background(), primitive.NewMessage(topic, []byte(body)))
+				if err == nil && res.Status == primitive.SendOK {
+					acked = append(acked, body)
+				}
+			}
+			if len(acked) < 150 {
+				t.Fatalf("only %d of 200 sends acknowledged", len(acked))
+			}
+			if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = p1.cmd.Process.Wait()
+			_ = prod.Shutdown()
+
+			p2 := startProc(t, bin, dir, "--flush", flush)
+			nodetest.WaitRoute(t, p2.namesrv, topic)
+			_, rec := nodetest.PushConsumer(t, p2.namesrv, nodetest.Unique("cg"), topic, "*")
+			if !rec.WaitFor(len(acked), 40*time.Second) {
+				t.Fatalf("after SIGKILL: consumed %d of %d acknowledged messages", rec.Len(), len(acked))
+			}
+			got := map[string]bool{}
+			for _, m := range rec.Snapshot() {
+				got[string(m.Body)] = true
+			}
+			var missing []string
+			for _, b := range acked {
+				if !got[b] {
+					missing = append(missing, b)
+				}
+			}
+			sort.Strings(missing)
+			if len(missing) > 0 {
+				t.Fatalf("%d acknowledged messages lost, e.g. %v", len(missing), missing[:min(5, len(missing))])
+			}
+			if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- p2.cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("SIGTERM exit: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("no exit 30 s after SIGTERM")
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+// Command wheelmq runs a wheelmq broker with an embedded name server.
+//
+//	wheelmq            broker + embedded name server (the default)
+//	wheelmq broker     broker only (register with --namesrv)
+//	wheelmq namesrv    name server only
+//
+// Every flag can also be set through the environment as WHEELMQ_<FLAG>, with
+// dashes as underscores (WHEELMQ_DATA, WHEELMQ_NAMESRV_LISTEN, ...); a flag
+// on the command line wins over the environment. Bad flags are all reported
+// at once, with exit code 2. SIGTERM or SIGINT stops accepting, answers what
+// is pending, flushes, writes checkpoints and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/term"
+
+	"github.com/wheelmq/wheelmq/actors/node"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr, signalContext()))
+}
+
+func signalContext() context.Context {
+	ctx, _ := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	return ctx
+}
+
+// run is main without the process exit, for tests.
+func run(args []string, stderr io.Writer, ctx context.Context) int {
+	cfg, err := parseArgs(args, os.LookupEnv, stderr)
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wheelmq: %v\n", err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.logLevel, cfg.logFormat)
+	cfg.node.Logger = log
+	cfg.node.Broker.Logger = log
+	n, err := node.Start(cfg.node)
+	if err != nil {
+		log.Error().Err(err).Msg("start failed")
+		return 1
+	}
+	<-ctx.Done()
+	log.Info().Msg("shutting down")
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Stop(stopCtx); err != nil {
+		log.Error().Err(err).Msg("shutdown incomplete")
+		return 1
+	}
+	return 0
+}
+
+// newLogger logs human-readable to a terminal, JSON otherwise.
+func newLogger(w io.Writer, level zerolog.Level, format string) zerolog.Logger {
+	out := w
+	if f, ok := w.(*os.File); (ok && term.IsTerminal(int(f.Fd())) && format == "auto") || format == "console" {
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339Nano}
+	}
+	return zerolog.New(out).Level(level).With().Timestamp().Logger()
+}

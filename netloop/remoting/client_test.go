@@ -1,0 +1,307 @@
+package remoting
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// peer is the server side of one test connection.
+type peer struct {
+	conn net.Conn
+	mu   sync.Mutex // serializes writes
+}
+
+// send writes cmd as one frame.
+func (p *peer) send(t *testing.T, cmd *Command) {
+	frame, err := EncodeFrame(cmd)
+	if err != nil {
+		t.Errorf("peer encode: %v", err)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, _ = p.conn.Write(frame)
+}
+
+// servePeer listens on 127.0.0.1:0, accepts one connection and runs fn on
+// it. It returns the address to dial.
+func servePeer(t *testing.T, fn func(p *peer)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fn(&peer{conn: conn})
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// echoPeer answers every request with code Success, echoing the body and
+// ext fields, after the delay in ext field "delayMs".
+func echoPeer(t *testing.T) func(p *peer) {
+	return func(p *peer) {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for {
+			req, err := ReadFrame(p.conn, 0)
+			if err != nil {
+				return
+			}
+			if req.IsOneway() {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if ms, _ := strconv.Atoi(req.Field("delayMs")); ms > 0 {
+					time.Sleep(time.Duration(ms) * time.Millisecond)
+				}
+				resp := NewResponse(req, Success, "")
+				resp.ExtFields = req.ExtFields
+				resp.Body = req.Body
+				p.send(t, resp)
+			}()
+		}
+	}
+}
+
+func dialT(t *testing.T, addr string, opts ClientOptions) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, addr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestClientInvokeConcurrentOutOfOrder(t *testing.T) {
+	c := dialT(t, servePeer(t, echoPeer(t)), ClientOptions{})
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Later requests answer sooner, so responses come out of order.
+			req := NewRequest(SendMessage, map[string]string{
+				"i": strconv.Itoa(i), "delayMs": strconv.Itoa((n - i) % 7 * 5)}, []byte("body-"+strconv.Itoa(i)))
+			if i%2 == 1 {
+				req.Serialize = SerializeRocketMQ
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			resp, err := c.Invoke(ctx, req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if resp.Opaque != req.Opaque || resp.Field("i") != strconv.Itoa(i) || string(resp.Body) != "body-"+strconv.Itoa(i) {
+				errs <- errors.New("response for another request: " + resp.Field("i"))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestClientInvokeTimeoutThenReuse(t *testing.T) {
+	c := dialT(t, servePeer(t, echoPeer(t)), ClientOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := c.Invoke(ctx, NewRequest(HeartBeat, map[string]string{"delayMs": "200"}, nil))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want DeadlineExceeded", err)
+	}
+	// The late answer is dropped and the connection stays usable.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	resp, err := c.Invoke(ctx2, NewRequest(HeartBeat, map[string]string{"delayMs": "250"}, nil))
+	if err != nil || resp.Code != Success {
+		t.Fatalf("second invoke: %+v, %v", resp, err)
+	}
+}
+
+func TestClientPeerCloseFailsPending(t *testing.T) {
+	got := make(chan struct{})
+	addr := servePeer(t, func(p *peer) {
+		if _, err := ReadFrame(p.conn, 0); err == nil {
+			close(got)
+		}
+		// Return without answering: the connection closes.
+	})
+	c := dialT(t, addr, ClientOptions{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(context.Background(), NewRequest(PullMessage, nil, nil))
+		errc <- err
+	}()
+	<-got
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("err %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("pending Invoke did not fail")
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed")
+	}
+	if c.Err() == nil {
+		t.Fatal("Err() is nil after close")
+	}
+	if _, err := c.Invoke(context.Background(), NewRequest(PullMessage, nil, nil)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Invoke after close: %v, want ErrClosed", err)
+	}
+	if err := c.InvokeOneway(NewRequest(PullMessage, nil, nil)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("InvokeOneway after close: %v, want ErrClosed", err)
+	}
+}
+
+func TestClientCloseFailsPending(t *testing.T) {
+	c := dialT(t, servePeer(t, echoPeer(t)), ClientOptions{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(context.Background(), NewRequest(PullMessage, map[string]string{"delayMs": "5000"}, nil))
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("err %v, want ErrClosed", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestClientOnewayAndRaw(t *testing.T) {
+	seen := make(chan *Command, 2)
+	addr := servePeer(t, func(p *peer) {
+		for {
+			cmd, err := ReadFrame(p.conn, 0)
+			if err != nil {
+				return
+			}
+			seen <- cmd
+		}
+	})
+	c := dialT(t, addr, ClientOptions{})
+	if err := c.InvokeOneway(NewRequest(UpdateConsumerOffset, map[string]string{"a": "b"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := EncodeFrame(&Command{Code: 77, Language: "GO", Opaque: 5})
+	if err := c.WriteRaw(raw); err != nil {
+		t.Fatal(err)
+	}
+	first, second := <-seen, <-seen
+	if first.Code != UpdateConsumerOffset || !first.IsOneway() || first.Opaque == 0 {
+		t.Fatalf("oneway arrived as %+v", first)
+	}
+	if second.Code != 77 || second.Opaque != 5 {
+		t.Fatalf("raw arrived as %+v", second)
+	}
+}
+
+func TestClientServesServerRequests(t *testing.T) {
+	answers := make(chan *Command, 4)
+	addr := servePeer(t, func(p *peer) {
+		// Three server-initiated requests: answered, unanswered (nil
+		// handler result) and oneway; then a marker that is answered.
+		p.send(t, &Command{Code: NotifyConsumerIDsChanged, Opaque: 100, ExtFields: map[string]string{"answer": "yes"}})
+		p.send(t, &Command{Code: NotifyConsumerIDsChanged, Opaque: 101, ExtFields: map[string]string{"answer": "no"}})
+		p.send(t, &Command{Code: NotifyConsumerIDsChanged, Opaque: 102, Flag: FlagOneway, ExtFields: map[string]string{"answer": "yes"}})
+		p.send(t, &Command{Code: CheckTransactionState, Opaque: 103, ExtFields: map[string]string{"answer": "yes"}})
+		for {
+			cmd, err := ReadFrame(p.conn, 0)
+			if err != nil {
+				return
+			}
+			answers <- cmd
+		}
+	})
+	dialT(t, addr, ClientOptions{OnRequest: func(req *Command) *Command {
+		if req.Field("answer") != "yes" {
+			return nil
+		}
+		return &Command{Code: Success, Remark: strconv.Itoa(int(req.Code))}
+	}})
+	got := map[int32]*Command{}
+	timeout := time.After(5 * time.Second)
+	for len(got) < 2 {
+		select {
+		case a := <-answers:
+			got[a.Opaque] = a
+		case <-timeout:
+			t.Fatalf("answers so far: %v", got)
+		}
+	}
+	for _, op := range []int32{100, 103} {
+		a := got[op]
+		if a == nil || !a.IsResponse() || a.Code != Success {
+			t.Fatalf("answer for opaque %d: %+v", op, a)
+		}
+	}
+	select {
+	case a := <-answers:
+		t.Fatalf("unexpected answer %+v", a)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func TestClientMaxFrame(t *testing.T) {
+	addr := servePeer(t, func(p *peer) {
+		p.send(t, &Command{Code: Success, Flag: FlagResponse, Body: bytes.Repeat([]byte{1}, 2048)})
+		time.Sleep(time.Second)
+	})
+	c := dialT(t, addr, ClientOptions{MaxFrame: 1024})
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("oversized frame did not close the client")
+	}
+	if !errors.Is(c.Err(), ErrFrameTooLarge) {
+		t.Fatalf("Err() = %v, want ErrFrameTooLarge", c.Err())
+	}
+}
+
+func TestDialError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	if _, err := Dial(context.Background(), addr, ClientOptions{}); err == nil {
+		t.Fatal("Dial to a closed port succeeded")
+	}
+}

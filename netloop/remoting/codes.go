@@ -1,0 +1,56 @@
+package remoting
+
+// Request codes (RocketMQ RequestCode) that wheelmq serves or sends.
+const (
+	SendMessage                   int32 = 10
+	PullMessage                   int32 = 11
+	QueryMessage                  int32 = 12
+	QueryConsumerOffset           int32 = 14
+	UpdateConsumerOffset          int32 = 15
+	UpdateAndCreateTopic          int32 = 17
+	GetAllTopicConfig             int32 = 21
+	GetBrokerRuntimeInfo          int32 = 28
+	SearchOffsetByTimestamp       int32 = 29
+	GetMaxOffset                  int32 = 30
+	GetMinOffset                  int32 = 31
+	ViewMessageByID               int32 = 33
+	HeartBeat                     int32 = 34
+	UnregisterClient              int32 = 35
+	ConsumerSendMsgBack           int32 = 36
+	EndTransaction                int32 = 37
+	GetConsumerListByGroup        int32 = 38
+	CheckTransactionState         int32 = 39
+	NotifyConsumerIDsChanged      int32 = 40
+	LockBatchMQ                   int32 = 41
+	UnlockBatchMQ                 int32 = 42
+	RegisterBroker                int32 = 103
+	UnregisterBroker              int32 = 104
+	GetRouteInfoByTopic           int32 = 105
+	GetBrokerClusterInfo          int32 = 106
+	GetAllTopicListFromNameserver int32 = 206
+	DeleteTopicInBroker           int32 = 215
+	DeleteTopicInNamesrv          int32 = 216
+	SendMessageV2                 int32 = 310
+	SendBatchMessage              int32 = 320
+	SendReplyMessage              int32 = 324
+	SendReplyMessageV2            int32 = 325
+)
+
+// Response codes (RocketMQ ResponseCode) that wheelmq answers with.
+const (
+	Success                 int32 = 0
+	SystemError             int32 = 1
+	SystemBusy              int32 = 2
+	RequestCodeNotSupported int32 = 3
+	FlushDiskTimeout        int32 = 10
+	MessageIllegal          int32 = 13
+	ServiceNotAvailable     int32 = 14
+	NoPermission            int32 = 16
+	TopicNotExist           int32 = 17
+	PullNotFound            int32 = 19
+	PullRetryImmediately    int32 = 20
+	PullOffsetMoved         int32 = 21
+	QueryNotFound           int32 = 22
+	SubscriptionNotExist    int32 = 24
+	InvalidParameter        int32 = 29
+)

@@ -1,0 +1,21 @@
+package remoting
+
+import "errors"
+
+// Errors returned by the codec and the client. They are always wrapped with
+// detail; test for them with errors.Is.
+var (
+	// ErrMalformed reports bytes that are not a valid RemotingCommand frame
+	// or header: a short frame, an inconsistent header length, an unknown
+	// serialize type, a header that does not parse, or a command that
+	// cannot be represented in the requested header encoding.
+	ErrMalformed = errors.New("remoting: malformed command")
+
+	// ErrFrameTooLarge reports a frame whose length exceeds the configured
+	// maximum, or a header longer than the 24 bits the header-length word
+	// can express.
+	ErrFrameTooLarge = errors.New("remoting: frame too large")
+
+	// ErrClosed reports an operation on a Client whose connection is gone.
+	ErrClosed = errors.New("remoting: connection closed")
+)

@@ -1,0 +1,86 @@
+// Package commitlog implements wheelmq's CommitLog: a segmented, append-only
+// log of RocketMQ stored-message records addressed by global byte offset.
+//
+// # Records
+//
+// The record layout belongs to package storage/message. The commit log treats
+// a record as opaque bytes except for three fields (big-endian):
+//
+//	 0      4      8                             28             36
+//	+------+------+------- ... -------+---------+--------------+--- ... ---+
+//	|TOTAL | MAGIC|                             | PHYSICALOFFSET|           |
+//	| SIZE | CODE |                             |   (int64)     |           |
+//	+------+------+------- ... -------+---------+--------------+--- ... ---+
+//	TOTALSIZE  int32  = len(record), at least MinRecordSize (36)
+//	MAGICCODE  uint32 = 0xDAA320A7 (V1) or 0xDAA320AB (V2)
+//	PHYSICALOFFSET    = the record's global offset; Append patches it in place
+//
+// # Segment files
+//
+// The log lives in one directory. Each segment file is named by the 20-digit,
+// zero-padded global offset of its first byte (00000000000000000000,
+// 00000000001073741824, ...), like RocketMQ. Every segment covers exactly
+// SegmentSize logical bytes; files are not preallocated, so a file is only as
+// long as the bytes written to it. A segment holds entries back to back from
+// its start:
+//
+//	segment file (SegmentSize logical bytes)
+//	+---------+---------+-----+---------+-------------+- - - - - - - - +
+//	| entry 0 | entry 1 | ... | entry n | blank (opt) |  (not written) |
+//	+---------+---------+-----+---------+-------------+- - - - - - - - +
+//
+//	entry = record followed by its CRC32C
+//	+--------------------------------------+-----------------+
+//	| record (TOTALSIZE bytes, see above)  | CRC32C (uint32) |
+//	+--------------------------------------+-----------------+
+//	CRC32C is the Castagnoli checksum of the record bytes as stored (after the
+//	PHYSICALOFFSET patch). It is wheelmq's own whole-record check: it is not
+//	part of the RocketMQ record and is never sent to clients.
+//
+//	blank marker (8 bytes), written when the next entry does not fit in the
+//	rest of the segment and at least 8 bytes remain:
+//	+-----------------------------+-----------------------+
+//	| TOTALSIZE int32 = remaining | MAGIC = 0xCBD43194    |
+//	+-----------------------------+-----------------------+
+//	"remaining" counts from the marker's first byte to the segment end.
+//
+// A record's offset is the global offset of its first byte; the next entry
+// starts at offset + TOTALSIZE + 4, or at the next segment's start when the
+// entry does not fit (after a blank marker, or directly when fewer than 8 bytes
+// remain). Global offset = segment name + position inside the file.
+//
+// These constants are part of the on-disk format and must not change. To
+// change the format, add a new record magic (the reader must accept the
+// current and the previous magic) rather than changing the framing.
+//
+// # Recovery
+//
+// Open scans the last segment (the previous one too when the last is empty, or
+// everything from the segment containing Options.RecoverFrom) from its start.
+// Each entry is checked: sane size, magic V1/V2/blank, CRC32C and the
+// PHYSICALOFFSET field. The file is truncated at the first bad or torn entry,
+// and all later segments are deleted; RecoveryInfo reports what was cut. A
+// blank marker at the very end of the log (its segment's successor is missing)
+// is torn state and is removed as well.
+//
+// # Concurrency
+//
+// One writer, many readers. Append must not be called concurrently with
+// itself (the caller, the CommitLog writer actor, serializes it). Sync may run
+// concurrently with Append (for example from a separate flusher). ReadAt,
+// Read, MaxOffset, FlushedOffset and MinOffset are safe from any goroutine at
+// any time, concurrently with Append and Sync: writes use pwrite and reads use
+// pread, only the segment list is guarded by a RWMutex, and readers see a
+// record as soon as Append has returned (before Sync), because MaxOffset is
+// published only after the bytes are written. Close must be called once, after
+// the writer and readers are done.
+//
+// # Failures
+//
+// A failed write (for example ENOSPC) makes Append truncate the log back to
+// the state before the call and return the error; later appends may succeed.
+// A failed fsync, or a failed rollback, is sticky: the kernel may have dropped
+// the dirty pages, so every later Append and Sync returns ErrFailed, and the
+// log must be reopened (recovery then verifies what really is on disk).
+// Reads keep working.
+package commitlog

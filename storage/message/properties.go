@@ -1,0 +1,157 @@
+package message
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+)
+
+// Separators of the properties string: key NameValueSeparator value
+// PropertySeparator, repeated.
+const (
+	// NameValueSeparator separates a key from its value (0x01).
+	NameValueSeparator byte = 0x01
+	// PropertySeparator ends each key/value pair (0x02).
+	PropertySeparator byte = 0x02
+)
+
+// Property names (RocketMQ MessageConst) used by the broker.
+const (
+	PropKeys                  = "KEYS"
+	PropTags                  = "TAGS"
+	PropWait                  = "WAIT"
+	PropDelay                 = "DELAY"
+	PropRetryTopic            = "RETRY_TOPIC"
+	PropRealTopic             = "REAL_TOPIC"
+	PropRealQueueID           = "REAL_QID"
+	PropTranMsg               = "TRAN_MSG"
+	PropProducerGroup         = "PGROUP"
+	PropMinOffset             = "MIN_OFFSET"
+	PropMaxOffset             = "MAX_OFFSET"
+	PropOriginMessageID       = "ORIGIN_MESSAGE_ID"
+	PropReconsumeTime         = "RECONSUME_TIME"
+	PropMaxReconsumeTimes     = "MAX_RECONSUME_TIMES"
+	PropMsgRegion             = "MSG_REGION"
+	PropTraceOn               = "TRACE_ON"
+	PropUniqKey               = "UNIQ_KEY"
+	PropConsumeStartTime      = "CONSUME_START_TIME"
+	PropTranPreparedQueueOff  = "TRAN_PREPARED_QUEUE_OFFSET"
+	PropTransactionCheckTimes = "TRANSACTION_CHECK_TIMES"
+	PropCheckImmunityTimeSec  = "CHECK_IMMUNITY_TIME_IN_SECONDS"
+	PropTransactionID         = "__transactionId__"
+	PropCorrelationID         = "CORRELATION_ID"
+	PropReplyToClient         = "REPLY_TO_CLIENT"
+	PropTTL                   = "TTL"
+	PropArriveTime            = "ARRIVE_TIME"
+	PropMsgType               = "MSG_TYPE"
+	PropCluster               = "CLUSTER"
+	PropShardingKey           = "__SHARDINGKEY"
+	PropTimerDeliverMS        = "TIMER_DELIVER_MS"
+	PropTimerDelaySec         = "TIMER_DELAY_SEC"
+	PropTimerDelayMS          = "TIMER_DELAY_MS"
+	PropTimerOutMS            = "TIMER_OUT_MS"
+	PropTimerEnqueueMS        = "TIMER_ENQUEUE_MS"
+	PropTimerDequeueMS        = "TIMER_DEQUEUE_MS"
+	PropTimerRollTimes        = "TIMER_ROLL_TIMES"
+	PropTimerDelUniqKey       = "TIMER_DEL_UNIQKEY"
+	PropTimerDelayLevel       = "TIMER_DELAY_LEVEL"
+	PropBornTimestamp         = "BORN_TIMESTAMP"
+	PropDLQOriginTopic        = "DLQ_ORIGIN_TOPIC"
+	PropDLQOriginMessageID    = "DLQ_ORIGIN_MESSAGE_ID"
+	PropInnerNum              = "INNER_NUM"
+	PropInnerBase             = "INNER_BASE"
+	PropInnerMultiDispatch    = "INNER_MULTI_DISPATCH"
+	PropInnerMultiQueueOffset = "INNER_MULTI_QUEUE_OFFSET"
+)
+
+// validPair reports whether a key/value pair survives an encode/decode round
+// trip in both the Go and the Java client parsers.
+func validPair(k, v string) bool {
+	return k != "" && v != "" &&
+		strings.IndexByte(k, NameValueSeparator) < 0 && strings.IndexByte(k, PropertySeparator) < 0 &&
+		strings.IndexByte(v, NameValueSeparator) < 0 && strings.IndexByte(v, PropertySeparator) < 0
+}
+
+// EncodeProperties returns the RocketMQ properties string of m: for each key
+// in sorted order, key 0x01 value 0x02 (so the result ends with 0x02, like the
+// clients' encoders). Pairs that could not be decoded again are omitted: an
+// empty key or value (the Go client never writes them, the Java parser drops
+// them) or a key or value containing 0x01 or 0x02.
+func EncodeProperties(m map[string]string) []byte {
+	return AppendProperties(nil, m)
+}
+
+// AppendProperties appends the encoding of m (see EncodeProperties) to dst.
+func AppendProperties(dst []byte, m map[string]string) []byte {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if validPair(k, v) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		dst = appendPair(dst, k, m[k])
+	}
+	return dst
+}
+
+func appendPair(dst []byte, k, v string) []byte {
+	dst = append(dst, k...)
+	dst = append(dst, NameValueSeparator)
+	dst = append(dst, v...)
+	return append(dst, PropertySeparator)
+}
+
+// AppendProperty appends one key/value pair to the encoded properties props
+// without decoding them, adding a missing trailing 0x02 first. If key is
+// already present the new value wins: both client parsers keep the last
+// occurrence. An invalid pair (see EncodeProperties) leaves props unchanged.
+func AppendProperty(props []byte, key, value string) []byte {
+	if !validPair(key, value) {
+		return props
+	}
+	if len(props) > 0 && props[len(props)-1] != PropertySeparator {
+		props = append(props, PropertySeparator)
+	}
+	return appendPair(props, key, value)
+}
+
+// DecodeProperties parses a properties string the way the Go client does:
+// split on 0x02, then keep each piece that splits on 0x01 into exactly a key
+// and a value; empty keys and other malformed pieces are skipped. A later
+// duplicate key overrides an earlier one. It never fails.
+func DecodeProperties(b []byte) map[string]string {
+	m := make(map[string]string, bytes.Count(b, []byte{PropertySeparator})+1)
+	for item := range bytes.SplitSeq(b, []byte{PropertySeparator}) {
+		if k, v, ok := splitPair(item); ok {
+			m[string(k)] = string(v)
+		}
+	}
+	return m
+}
+
+// splitPair splits one item into key and value if it is well formed.
+func splitPair(item []byte) (k, v []byte, ok bool) {
+	i := bytes.IndexByte(item, NameValueSeparator)
+	if i <= 0 || bytes.IndexByte(item[i+1:], NameValueSeparator) >= 0 {
+		return nil, nil, false
+	}
+	return item[:i], item[i+1:], true
+}
+
+// LookupProperty returns the value of key in the encoded properties b,
+// following the rules of DecodeProperties (last occurrence wins), without
+// building a map.
+func LookupProperty(b []byte, key string) (string, bool) {
+	var (
+		val   []byte
+		found bool
+	)
+	for item := range bytes.SplitSeq(b, []byte{PropertySeparator}) {
+		if k, v, ok := splitPair(item); ok && string(k) == key {
+			val, found = v, true
+		}
+	}
+	return string(val), found
+}

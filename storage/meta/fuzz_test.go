@@ -1,0 +1,96 @@
+package meta
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzDecodeCheckpoint checks that DecodeCheckpoint never panics and that an
+// accepted image is canonical: it re-encodes to the same bytes.
+func FuzzDecodeCheckpoint(f *testing.F) {
+	good, _ := EncodeCheckpoint(sampleCheckpoint())
+	empty, _ := EncodeCheckpoint(Checkpoint{})
+	f.Add(good)
+	f.Add(empty)
+	f.Add(good[:20])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Give the fuzzer valid CRCs half of the time so it reaches the
+		// structural checks.
+		for _, in := range [][]byte{b, resealed(b)} {
+			c, err := DecodeCheckpoint(in)
+			if err != nil {
+				continue
+			}
+			again, err := EncodeCheckpoint(c)
+			if err != nil {
+				t.Fatalf("decoded checkpoint does not encode: %v", err)
+			}
+			if !bytes.Equal(again, in) {
+				t.Fatalf("not canonical\n got %x\nwant %x", again, in)
+			}
+		}
+	})
+}
+
+func resealed(b []byte) []byte {
+	if len(b) < cpCRCSize {
+		return b
+	}
+	return reseal(b)
+}
+
+// FuzzParseTopics checks that parseTopics never panics and that accepted
+// content survives a save/load round trip.
+func FuzzParseTopics(f *testing.F) {
+	for _, name := range []string{"topics.json", "topics_java_style.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"topicConfigTable":{"T":{}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tf, err := parseTopics(b)
+		if err != nil {
+			return
+		}
+		data, err := json.Marshal(tf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseTopics(data)
+		if err != nil || !maps.Equal(again.TopicConfigTable, tf.TopicConfigTable) || again.DataVersion != tf.DataVersion {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}
+
+// FuzzParseOffsets checks that parseOffsets never panics and that accepted
+// content survives a save/load round trip.
+func FuzzParseOffsets(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "consumerOffset.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"offsetTable":{"T@G":{"0":12,"-1":-5}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tab, err := parseOffsets(b)
+		if err != nil {
+			return
+		}
+		data, err := json.Marshal(offsetsFile{OffsetTable: tab})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseOffsets(data)
+		if err != nil || !offsetsEqual(again, tab) {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}

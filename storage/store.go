@@ -1,0 +1,171 @@
+// Package storage opens a wheelmq data directory as one Store: the
+// CommitLog, the ConsumeQueues, the metadata files and the checkpoint, and
+// makes them consistent with each other after a crash.
+//
+// Layout of a data directory:
+//
+//	<data>/commitlog/<20-digit offset>      CommitLog segments (storage/commitlog)
+//	<data>/consumequeue/<topic>/<queueId>/  ConsumeQueue files (storage/consumequeue)
+//	<data>/config/topics.json               topic configuration (storage/meta)
+//	<data>/config/consumerOffset.json       consumer offsets (storage/meta)
+//	<data>/config/checkpoint                positions of the pipeline stages (storage/meta)
+//	<data>/timer/                           the timer store (timerwheel)
+//	<data>/LOCK                             held while a broker runs
+//
+// The subpackages own their formats; docs/formats.md has the byte layouts.
+//
+// Concurrency: the Store itself is immutable after Open. The CommitLog has
+// one writer (the commitlog stage) and many readers; each ConsumeQueue has
+// one writer (the dispatch stage) and many readers; metadata files are
+// written by the stage that owns them.
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// ErrLocked means another process holds the data directory.
+var ErrLocked = errors.New("storage: data directory is locked by another process")
+
+// Options configures Open.
+type Options struct {
+	// SegmentSize is the CommitLog segment size (0: the commitlog default).
+	SegmentSize int64
+	// UnitsPerFile is the ConsumeQueue file size in units (0: default).
+	UnitsPerFile int
+	// Logger receives recovery reports.
+	Logger zerolog.Logger
+}
+
+// Store is an open data directory.
+type Store struct {
+	// Dir is the data directory.
+	Dir string
+	// CommitLog holds every stored message.
+	CommitLog *commitlog.CommitLog
+	// Queues holds the consume queues.
+	Queues *consumequeue.Store
+	// Dispatched is the CommitLog offset below which every record is in the
+	// consume queues (maintained by the dispatch stage).
+	Dispatched atomic.Int64
+
+	lock *os.File
+	log  zerolog.Logger
+}
+
+// Open opens (creating if needed) the data directory dir, recovers the
+// CommitLog (cutting a torn tail) and drops consume-queue units that point
+// past the recovered CommitLog end.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		return nil, fmt.Errorf("storage open %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{Dir: dir, lock: lock, log: opts.Logger}
+	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{
+		SegmentSize: opts.SegmentSize, Logger: opts.Logger,
+	})
+	if err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("storage open %s: %w", dir, err)
+	}
+	s.CommitLog = cl
+	cq, err := consumequeue.Open(filepath.Join(dir, "consumequeue"), consumequeue.Options{
+		UnitsPerFile: opts.UnitsPerFile, Logger: opts.Logger,
+	})
+	if err != nil {
+		_ = cl.Close()
+		_ = lock.Close()
+		return nil, fmt.Errorf("storage open %s: %w", dir, err)
+	}
+	s.Queues = cq
+	end := cl.MaxOffset()
+	for _, id := range cq.Queues() {
+		q := cq.Lookup(id.Topic, id.QueueID)
+		if q == nil {
+			continue
+		}
+		if err := q.TruncateAbove(end); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("storage open %s: align consume queue %s/%d: %w", dir, id.Topic, id.QueueID, err)
+		}
+	}
+	return s, nil
+}
+
+// TopicsPath is the topic configuration file.
+func (s *Store) TopicsPath() string { return filepath.Join(s.Dir, "config", "topics.json") }
+
+// OffsetsPath is the consumer offsets file.
+func (s *Store) OffsetsPath() string { return filepath.Join(s.Dir, "config", "consumerOffset.json") }
+
+// CheckpointPath is the stage checkpoint file.
+func (s *Store) CheckpointPath() string { return filepath.Join(s.Dir, "config", "checkpoint") }
+
+// TimerDir is the timer store's directory.
+func (s *Store) TimerDir() string { return filepath.Join(s.Dir, "timer") }
+
+// LoadCheckpoint reads the checkpoint; a missing file is an empty checkpoint.
+func (s *Store) LoadCheckpoint() (meta.Checkpoint, error) {
+	cp, err := meta.LoadCheckpoint(s.CheckpointPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return meta.Checkpoint{Values: map[string]int64{}}, nil
+	}
+	return cp, err
+}
+
+// Sync fsyncs the CommitLog and the consume queues.
+func (s *Store) Sync() error {
+	if err := s.CommitLog.Sync(); err != nil {
+		return fmt.Errorf("storage sync: %w", err)
+	}
+	if err := s.Queues.Sync(); err != nil {
+		return fmt.Errorf("storage sync: %w", err)
+	}
+	return nil
+}
+
+// Close syncs and closes everything and releases the directory lock.
+func (s *Store) Close() error {
+	var errs []error
+	if s.Queues != nil {
+		errs = append(errs, s.Queues.Sync(), s.Queues.Close())
+	}
+	if s.CommitLog != nil {
+		errs = append(errs, s.CommitLog.Sync(), s.CommitLog.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("storage close %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "LOCK")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("storage lock %s: %w", path, ErrLocked)
+	}
+	return f, nil
+}

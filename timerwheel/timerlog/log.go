@@ -1,0 +1,325 @@
+package timerlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/tidwall/wal"
+)
+
+// DefaultSegmentSize is the default target size of a segment file.
+const DefaultSegmentSize = 8 << 20
+
+// Options configure a Log.
+type Options struct {
+	// Dir is the directory holding the segment files.
+	Dir string
+	// SegmentSize is tidwall/wal's target segment size in bytes (default
+	// DefaultSegmentSize). It also bounds wal's in-memory copy of the tail.
+	SegmentSize int
+	// MinKeep is the last sequence known to be synced (from the caller's
+	// checkpoint). Tail repair never removes it or anything before it.
+	MinKeep uint64
+	// Logger receives repair and error events. The zero value discards.
+	Logger zerolog.Logger
+}
+
+// Log is the TimerLog: fixed-size records in tidwall/wal segments, written
+// in batches without fsync (SyncTo makes them durable) and read back by
+// position straight from the segment files.
+//
+// A Log is safe for concurrent use, but Append, TruncateFront and Close are
+// expected from one writer at a time; SyncTo may run alongside Append.
+type Log struct {
+	opts Options
+	w    *wal.Log
+
+	mu     sync.Mutex // guards everything below
+	closed bool
+	err    error // sticky write error
+	mirror segmentMirror
+	first  uint64
+	batch  wal.Batch
+	buf    []byte
+	rd     reader
+	syncF  *os.File // tail segment handle used by SyncTo
+	syncAt uint64   // first sequence of the segment syncF belongs to
+}
+
+func walOptions(segSize int) *wal.Options {
+	return &wal.Options{
+		NoSync:           true, // group commit: SyncTo
+		SegmentSize:      segSize,
+		LogFormat:        wal.Binary,
+		SegmentCacheSize: 1,
+		NoCopy:           true,
+		DirPerms:         0o750,
+		FilePerms:        0o640,
+	}
+}
+
+// Open opens (creating if needed) the TimerLog in opts.Dir, repairing a
+// torn tail first. The Repair result says what was cut.
+func Open(opts Options) (*Log, Repair, error) {
+	if opts.SegmentSize <= 0 {
+		opts.SegmentSize = DefaultSegmentSize
+	}
+	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return nil, Repair{}, fmt.Errorf("timerlog open %s: %w", opts.Dir, err)
+	}
+	// First open lets wal finish an interrupted TruncateFront/Back (its
+	// .START/.END files); a torn tail makes it fail with ErrCorrupt after
+	// that clean-up, which is what repairTail is for.
+	if w, err := wal.Open(opts.Dir, walOptions(opts.SegmentSize)); err == nil {
+		if err := w.Close(); err != nil {
+			return nil, Repair{}, fmt.Errorf("timerlog open %s: %w", opts.Dir, err)
+		}
+	} else if !errors.Is(err, wal.ErrCorrupt) {
+		return nil, Repair{}, fmt.Errorf("timerlog open %s: %w", opts.Dir, err)
+	}
+	rep, err := repairTail(opts.Dir, opts.MinKeep, opts.Logger)
+	if err != nil {
+		return nil, rep, err
+	}
+	w, err := wal.Open(opts.Dir, walOptions(opts.SegmentSize))
+	if err != nil {
+		return nil, rep, fmt.Errorf("timerlog open %s after repair: %w", opts.Dir, err)
+	}
+	l := &Log{opts: opts, w: w}
+	if err := l.load(); err != nil {
+		_ = w.Close()
+		return nil, rep, err
+	}
+	l.rd.init(opts.Dir)
+	return l, rep, nil
+}
+
+// load builds the segment mirror from the directory and checks it against
+// wal's own view.
+func (l *Log) load() error {
+	segs, err := listSegments(l.opts.Dir)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		return fmt.Errorf("timerlog open %s: no segment after wal open: %w", l.opts.Dir, ErrCorrupt)
+	}
+	fi, err := os.Stat(segs[len(segs)-1].path)
+	if err != nil {
+		return fmt.Errorf("timerlog open: %w", err)
+	}
+	if fi.Size()%EntrySize != 0 {
+		return fmt.Errorf("timerlog open %s: tail size %d not a multiple of %d: %w",
+			segs[len(segs)-1].path, fi.Size(), EntrySize, ErrCorrupt)
+	}
+	l.mirror = segmentMirror{segs: segs, tailCount: uint64(fi.Size() / EntrySize),
+		segSize: l.opts.SegmentSize, dir: l.opts.Dir}
+	l.first = segs[0].first
+	walLast, err := l.w.LastIndex()
+	if err != nil {
+		return fmt.Errorf("timerlog open %s: %w", l.opts.Dir, err)
+	}
+	if got := l.mirror.last(); walLast != got && !(walLast == 0 && got == l.first-1) {
+		return fmt.Errorf("timerlog open %s: wal last index %d, segments say %d: %w",
+			l.opts.Dir, walLast, got, ErrCorrupt)
+	}
+	return nil
+}
+
+// First returns the first sequence still in the log (Last()+1 when empty).
+func (l *Log) First() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first
+}
+
+// Last returns the last sequence written (First()-1 when empty).
+func (l *Log) Last() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mirror.last()
+}
+
+// SegmentFirst returns the first sequence of the segment holding seq, or 0
+// when seq is outside the log.
+func (l *Log) SegmentFirst(seq uint64) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq < l.first || seq > l.mirror.last()+1 {
+		return 0
+	}
+	i := l.mirror.segmentOf(seq)
+	if i < 0 {
+		return 0
+	}
+	return l.mirror.segs[i].first
+}
+
+// Segments returns the number of segment files and the log's size in bytes.
+func (l *Log) Segments() (n int, bytes int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.mirror.segs), int64(l.mirror.last()+1-l.first) * EntrySize
+}
+
+// Append writes recs as one wal batch without fsync. Each record's Seq must
+// continue the log (Last()+1, Last()+2, ...). After a write error the log
+// is failed: every later write returns ErrFailed.
+func (l *Log) Append(recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return err
+	}
+	next := l.mirror.last() + 1
+	l.batch.Clear()
+	if need := len(recs) * RecordSize; cap(l.buf) < need {
+		l.buf = make([]byte, need)
+	}
+	buf := l.buf[:len(recs)*RecordSize]
+	for i := range recs {
+		if recs[i].Seq != next+uint64(i) {
+			return fmt.Errorf("timerlog append seq %d, want %d: %w", recs[i].Seq, next+uint64(i), ErrOutOfOrder)
+		}
+		b := buf[i*RecordSize : (i+1)*RecordSize]
+		recs[i].Encode(b)
+		l.batch.Write(recs[i].Seq, b)
+	}
+	if err := l.w.WriteBatch(&l.batch); err != nil {
+		l.err = err
+		l.opts.Logger.Error().Err(err).Uint64("seq", next).Msg("timerlog: write failed")
+		return fmt.Errorf("timerlog append %d records at %d: %w", len(recs), next, err)
+	}
+	l.mirror.appended(len(recs))
+	return nil
+}
+
+func (l *Log) writable() error {
+	if l.closed {
+		return ErrClosed
+	}
+	if l.err != nil {
+		return fmt.Errorf("timerlog: %w (%v)", ErrFailed, l.err)
+	}
+	return nil
+}
+
+// SyncTo makes every record up to seq durable: it fsyncs the segment that
+// holds seq when that is still the tail (wal synced older segments when it
+// cycled them), and the directory when segment files were created since the
+// last call. It does not block Append while the fsync runs.
+func (l *Log) SyncTo(seq uint64) error {
+	l.mu.Lock()
+	if err := l.writable(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	var f *os.File
+	i := l.mirror.segmentOf(seq)
+	if i == len(l.mirror.segs)-1 && seq >= l.first {
+		tail := l.mirror.segs[i]
+		if l.syncF == nil || l.syncAt != tail.first {
+			if l.syncF != nil {
+				_ = l.syncF.Close()
+			}
+			var err error
+			if l.syncF, err = os.OpenFile(tail.path, os.O_RDWR, 0); err != nil {
+				l.syncF = nil
+				l.mu.Unlock()
+				return fmt.Errorf("timerlog sync open %s: %w", tail.path, err)
+			}
+			l.syncAt = tail.first
+		}
+		f = l.syncF
+	}
+	created := l.mirror.created
+	l.mirror.created = false
+	l.mu.Unlock()
+
+	if f != nil {
+		if err := f.Sync(); err != nil {
+			return l.fail(fmt.Errorf("timerlog sync %s: %w", f.Name(), err))
+		}
+	}
+	if created {
+		if err := syncDir(l.opts.Dir); err != nil {
+			return l.fail(err)
+		}
+	}
+	return nil
+}
+
+// fail records a sticky error: after a failed fsync the page cache state is
+// unknown, so the log refuses further writes (reopen to recover).
+func (l *Log) fail(err error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.opts.Logger.Error().Err(err).Msg("timerlog: sync failed")
+	return err
+}
+
+// TruncateFront removes whole segments that end before seq: afterwards the
+// first sequence is the start of the segment holding seq. wal rewrites that
+// segment while it truncates, so call this rarely, for many segments at once.
+// It returns the new first sequence.
+func (l *Log) TruncateFront(seq uint64) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return l.first, err
+	}
+	last := l.mirror.last()
+	if seq > last {
+		seq = last // wal keeps at least one entry
+	}
+	i := l.mirror.segmentOf(seq)
+	if i <= 0 {
+		return l.first, nil
+	}
+	target := l.mirror.segs[i].first
+	if err := l.w.TruncateFront(target); err != nil {
+		l.err = err
+		return l.first, fmt.Errorf("timerlog truncate front to %d: %w", target, err)
+	}
+	l.rd.forget(l.mirror.segs[:i+1])
+	if l.syncF != nil && l.syncAt <= target {
+		_ = l.syncF.Close()
+		l.syncF = nil
+	}
+	l.mirror.segs = append([]segment(nil), l.mirror.segs[i:]...)
+	l.first = target
+	if err := syncDir(l.opts.Dir); err != nil {
+		l.err = err
+		return l.first, err
+	}
+	return l.first, nil
+}
+
+// Close closes the log. Unsynced records stay in the page cache; call
+// SyncTo first to make them durable.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.closed = true
+	l.rd.close()
+	if l.syncF != nil {
+		_ = l.syncF.Close()
+		l.syncF = nil
+	}
+	if err := l.w.Close(); err != nil && !errors.Is(err, wal.ErrClosed) {
+		return fmt.Errorf("timerlog close %s: %w", l.opts.Dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package timerlog
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Reads go straight to the segment files with pread: entry seq of a
+// segment starting at first sits at byte (seq-first)*EntrySize. (wal.Read
+// would load a whole segment into memory per cache miss, and slot chains
+// jump between segments.) Blocks of entriesPerBlock entries are cached, so
+// walking a chain whose records were appended together costs one read per
+// block, not per record.
+const (
+	entriesPerBlock = 736 // 65,504 bytes
+	blockBytes      = entriesPerBlock * EntrySize
+	cachedBlocks    = 32 // 2 MiB
+	openFiles       = 64
+)
+
+type blockKey struct {
+	seg   uint64 // segment first sequence
+	block uint64
+}
+
+type block struct {
+	key  blockKey
+	data []byte // valid bytes read so far (the tail block grows)
+}
+
+// reader is the positional reader and its caches. Guarded by Log.mu.
+type reader struct {
+	dir    string
+	blocks map[blockKey]*list.Element
+	lru    list.List // of *block, most recent first
+	files  map[uint64]*list.Element
+	flru   list.List // of *openFile
+	free   [][]byte
+}
+
+type openFile struct {
+	first uint64
+	f     *os.File
+}
+
+func (r *reader) init(dir string) {
+	r.dir = dir
+	r.blocks = make(map[blockKey]*list.Element)
+	r.files = make(map[uint64]*list.Element)
+}
+
+func (r *reader) file(seg segment) (*os.File, error) {
+	if e, ok := r.files[seg.first]; ok {
+		r.flru.MoveToFront(e)
+		return e.Value.(*openFile).f, nil
+	}
+	f, err := os.Open(seg.path)
+	if err != nil {
+		return nil, fmt.Errorf("timerlog read open %s: %w", seg.path, err)
+	}
+	r.files[seg.first] = r.flru.PushFront(&openFile{first: seg.first, f: f})
+	if r.flru.Len() > openFiles {
+		old := r.flru.Remove(r.flru.Back()).(*openFile)
+		delete(r.files, old.first)
+		_ = old.f.Close()
+	}
+	return f, nil
+}
+
+// entry returns the EntrySize bytes of entry idx of seg, reading its block
+// when it is not cached or not yet read that far.
+func (r *reader) entry(seg segment, idx uint64) ([]byte, error) {
+	key := blockKey{seg: seg.first, block: idx / entriesPerBlock}
+	off := int((idx % entriesPerBlock) * EntrySize)
+	var b *block
+	if e, ok := r.blocks[key]; ok {
+		r.lru.MoveToFront(e)
+		b = e.Value.(*block)
+	}
+	if b == nil || len(b.data) < off+EntrySize {
+		f, err := r.file(seg)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			b = &block{key: key}
+			if len(r.free) > 0 {
+				b.data, r.free = r.free[len(r.free)-1], r.free[:len(r.free)-1]
+			} else {
+				b.data = make([]byte, blockBytes)
+			}
+			r.blocks[key] = r.lru.PushFront(b)
+			if r.lru.Len() > cachedBlocks {
+				old := r.lru.Remove(r.lru.Back()).(*block)
+				delete(r.blocks, old.key)
+				r.free = append(r.free, old.data[:cap(old.data)])
+			}
+		}
+		n, err := f.ReadAt(b.data[:blockBytes], int64(key.block*blockBytes))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("timerlog read %s@%d: %w", seg.path, key.block*blockBytes, err)
+		}
+		b.data = b.data[:n]
+		if len(b.data) < off+EntrySize {
+			return nil, fmt.Errorf("timerlog read %s entry %d: short file: %w", seg.path, idx, ErrCorrupt)
+		}
+	}
+	return b.data[off : off+EntrySize], nil
+}
+
+// forget drops cached blocks and handles of segments that were removed or
+// rewritten.
+func (r *reader) forget(segs []segment) {
+	for _, s := range segs {
+		if e, ok := r.files[s.first]; ok {
+			_ = r.flru.Remove(e).(*openFile).f.Close()
+			delete(r.files, s.first)
+		}
+	}
+	for k, e := range r.blocks {
+		for _, s := range segs {
+			if k.seg == s.first {
+				r.lru.Remove(e)
+				delete(r.blocks, k)
+				break
+			}
+		}
+	}
+}
+
+func (r *reader) close() {
+	for _, e := range r.files {
+		_ = e.Value.(*openFile).f.Close()
+	}
+	r.files = map[uint64]*list.Element{}
+	r.flru.Init()
+	r.blocks = map[blockKey]*list.Element{}
+	r.lru.Init()
+}
+
+// Read returns the record with sequence seq. A record that fails
+// validation, or whose stored sequence differs from seq, returns an error
+// wrapping ErrCorrupt.
+func (l *Log) Read(seq uint64) (Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return Record{}, ErrClosed
+	}
+	if seq < l.first || seq > l.mirror.last() {
+		return Record{}, fmt.Errorf("timerlog read %d (log %d..%d): %w", seq, l.first, l.mirror.last(), ErrOutOfRange)
+	}
+	seg := l.mirror.segs[l.mirror.segmentOf(seq)]
+	e, err := l.rd.entry(seg, seq-seg.first)
+	if err != nil {
+		return Record{}, err
+	}
+	return decodeEntry(e, seq)
+}
+
+func decodeEntry(e []byte, seq uint64) (Record, error) {
+	if e[0] != RecordSize {
+		return Record{}, fmt.Errorf("timerlog entry %d: length prefix %d: %w", seq, e[0], ErrCorrupt)
+	}
+	rec, err := Decode(e[1:])
+	if err != nil {
+		return Record{}, fmt.Errorf("timerlog entry %d: %w", seq, err)
+	}
+	if rec.Seq != seq {
+		return Record{}, fmt.Errorf("timerlog entry %d: holds seq %d: %w", seq, rec.Seq, ErrCorrupt)
+	}
+	return rec, nil
+}
+
+// Scan calls fn for every sequence from from to the current last one, in
+// order, reading sequentially in large chunks. A record that fails
+// validation is passed with a non-nil error wrapping ErrCorrupt (and a zero
+// Record); fn decides whether to go on. Scan stops at the first error fn
+// returns. Do not Append from fn.
+func (l *Log) Scan(from uint64, fn func(seq uint64, r Record, err error) error) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	from = max(from, l.first)
+	last := l.mirror.last()
+	segs := append([]segment(nil), l.mirror.segs...)
+	l.mu.Unlock()
+
+	buf := make([]byte, 16*blockBytes)
+	for seq := from; seq <= last; {
+		i := sort_segment(segs, seq)
+		seg := segs[i]
+		end := last
+		if i+1 < len(segs) {
+			end = min(end, segs[i+1].first-1)
+		}
+		f, err := os.Open(seg.path)
+		if err != nil {
+			return fmt.Errorf("timerlog scan open %s: %w", seg.path, err)
+		}
+		for seq <= end {
+			n := min(end-seq+1, uint64(len(buf)/EntrySize))
+			chunk := buf[:n*EntrySize]
+			if _, err := f.ReadAt(chunk, int64((seq-seg.first)*EntrySize)); err != nil {
+				_ = f.Close()
+				return fmt.Errorf("timerlog scan %s at %d: %w", seg.path, seq, err)
+			}
+			for k := uint64(0); k < n; k++ {
+				rec, derr := decodeEntry(chunk[k*EntrySize:(k+1)*EntrySize], seq)
+				if err := fn(seq, rec, derr); err != nil {
+					_ = f.Close()
+					return err
+				}
+				seq++
+			}
+		}
+		_ = f.Close()
+	}
+	return nil
+}
+
+func sort_segment(segs []segment, seq uint64) int {
+	m := segmentMirror{segs: segs}
+	return m.segmentOf(seq)
+}

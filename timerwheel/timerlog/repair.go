@@ -1,0 +1,189 @@
+package timerlog
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+)
+
+// Repair describes what Open changed or found in the log's tail.
+type Repair struct {
+	// TornBytes is the number of bytes cut from the tail: partial entries
+	// and entries that fail validation with no valid entry after them.
+	TornBytes int64
+	// Uncommitted is the number of valid records dropped because the
+	// atomic group they belonged to was not complete (no FlagCommit record
+	// after them).
+	Uncommitted uint64
+	// Corrupt is the number of invalid entries kept in place because valid
+	// entries follow them or they are at or below MinKeep (bit rot, not a
+	// torn write). Reading them returns ErrCorrupt.
+	Corrupt uint64
+	// RemovedSegments counts segment files deleted because they held only
+	// uncommitted records.
+	RemovedSegments int
+	// Missing is set when the log ends before MinKeep: records that had
+	// been synced are gone.
+	Missing bool
+}
+
+// Changed reports whether the repair modified any file.
+func (r Repair) Changed() bool {
+	return r.TornBytes > 0 || r.Uncommitted > 0 || r.RemovedSegments > 0
+}
+
+// entryValid reports whether the EntrySize bytes at e hold the record with
+// sequence seq, and returns it.
+func entryValid(e []byte, seq uint64) (Record, bool) {
+	if len(e) != EntrySize || e[0] != RecordSize {
+		return Record{}, false
+	}
+	r, err := Decode(e[1:])
+	if err != nil || r.Seq != seq {
+		return Record{}, false
+	}
+	return r, true
+}
+
+// repairTail validates the tail of the log in dir before tidwall/wal opens
+// it. Only the tail can be torn (wal fsyncs a segment before it starts the
+// next one), but an atomic group may span segments, so the search for the
+// last FlagCommit record walks back over whole segments. Nothing at or below
+// minKeep (the last sequence known to be synced) is ever removed.
+func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) {
+	var rep Repair
+	segs, err := listSegments(dir)
+	if err != nil || len(segs) == 0 {
+		return rep, err
+	}
+	var dirty bool
+	last := uint64(0)
+	for i := len(segs) - 1; i >= 0; i-- {
+		seg := segs[i]
+		data, err := os.ReadFile(seg.path)
+		if err != nil {
+			return rep, fmt.Errorf("timerlog repair read %s: %w", seg.path, err)
+		}
+		n := uint64(len(data) / EntrySize)
+		entry := func(k uint64) (Record, bool) {
+			return entryValid(data[k*EntrySize:(k+1)*EntrySize], seg.first+k)
+		}
+		// keepMin entries are synced according to minKeep: they stay.
+		var keepMin uint64
+		if minKeep >= seg.first {
+			keepMin = min(minKeep-seg.first+1, n)
+		}
+		// Torn tail: cut everything after the last valid entry.
+		keep := keepMin
+		for k := n; k > keepMin; k-- {
+			if _, ok := entry(k - 1); ok {
+				keep = k
+				break
+			}
+		}
+		rep.TornBytes += int64(len(data)) - int64(keep*EntrySize)
+		// Invalid entries that stay are bit rot. Restore the length byte so
+		// that wal can parse the segment; the checksum still fails on read.
+		for k := uint64(0); k < keep; k++ {
+			if _, ok := entry(k); ok {
+				continue
+			}
+			rep.Corrupt++
+			if data[k*EntrySize] != RecordSize {
+				if err := writeByteAt(seg.path, int64(k*EntrySize), RecordSize); err != nil {
+					return rep, err
+				}
+				dirty = true
+			}
+		}
+		// End of the last complete atomic group.
+		commit := keep
+		for ; commit > keepMin; commit-- {
+			if r, ok := entry(commit - 1); ok && r.Flags&FlagCommit != 0 {
+				break
+			}
+		}
+		for k := commit; k < keep; k++ {
+			if _, ok := entry(k); ok {
+				rep.Uncommitted++
+			}
+		}
+		if commit == 0 && i > 0 {
+			// Nothing committed in this segment: drop it, look at the one
+			// before (complete, since wal synced it before cycling).
+			if err := os.Remove(seg.path); err != nil {
+				return rep, fmt.Errorf("timerlog repair remove %s: %w", seg.path, err)
+			}
+			rep.RemovedSegments++
+			dirty = true
+			continue
+		}
+		if size := int64(commit * EntrySize); size < int64(len(data)) {
+			if err := truncateSync(seg.path, size); err != nil {
+				return rep, err
+			}
+			dirty = true
+		}
+		last = seg.first + commit - 1
+		break
+	}
+	if minKeep > 0 && last < minKeep {
+		rep.Missing = true
+	}
+	if rep.Changed() || rep.Corrupt > 0 || rep.Missing {
+		log.Warn().Int64("torn_bytes", rep.TornBytes).Uint64("uncommitted", rep.Uncommitted).
+			Uint64("corrupt", rep.Corrupt).Int("removed_segments", rep.RemovedSegments).
+			Bool("missing", rep.Missing).Uint64("last_seq", last).Msg("timerlog: repaired tail")
+	}
+	if dirty {
+		if err := syncDir(dir); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func writeByteAt(path string, off int64, b byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("timerlog repair open %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{b}, off); err != nil {
+		return fmt.Errorf("timerlog repair write %s@%d: %w", path, off, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("timerlog repair sync %s: %w", path, err)
+	}
+	return nil
+}
+
+func truncateSync(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("timerlog repair open %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		return fmt.Errorf("timerlog repair truncate %s to %d: %w", path, size, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("timerlog repair sync %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that file creations, renames and removals
+// in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("timerlog sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("timerlog sync dir %s: %w", dir, err)
+	}
+	return nil
+}
