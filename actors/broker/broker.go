@@ -32,7 +32,6 @@ import (
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
-	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -230,7 +229,7 @@ func (b *Broker) strategy() *supervisor.Strategy {
 	if b.strat == nil {
 		b.strat = supervisor.New(supervisor.Policy{
 			Logger:    b.cfg.Logger,
-			Fatal:     []error{commitlog.ErrCorrupt, consumequeue.ErrCorrupt, meta.ErrCorrupt},
+			Fatal:     []error{commitlog.ErrCorrupt, meta.ErrCorrupt},
 			OnRestart: b.metrics.Restarted,
 		})
 	}

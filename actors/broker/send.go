@@ -290,7 +290,7 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 	[][]byte, []string, int32, string) {
 	born := c.RemoteAddrPort()
 	now := time.Now().UnixMilli()
-	mk := func(body []byte, flag int32, props map[string]string) ([]byte, string) {
+	mk := func(body []byte, flag int32, props map[string]string) ([]byte, string, error) {
 		uniq := props[message.PropUniqKey]
 		if uniq == "" {
 			uniq = b.uniq.Next()
@@ -305,10 +305,14 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 			StoreTimestamp: now, StoreHost: b.advertise, ReconsumeTimes: h.reconsumeTimes,
 			Body: body, Topic: topic, Properties: message.EncodeProperties(props),
 		}
-		return rec.AppendTo(make([]byte, 0, rec.EncodedSize())), uniq
+		out, err := rec.Encode(make([]byte, 0, rec.EncodedSize()))
+		return out, uniq, err
 	}
 	if !h.batch {
-		rec, uniq := mk(cmd.Body, h.flag, message.DecodeProperties([]byte(h.properties)))
+		rec, uniq, err := mk(cmd.Body, h.flag, message.DecodeProperties([]byte(h.properties)))
+		if err != nil {
+			return nil, nil, remoting.MessageIllegal, fmt.Sprintf("message cannot be stored: %v", err)
+		}
 		return [][]byte{rec}, []string{uniq}, remoting.Success, ""
 	}
 	entries, err := message.DecodeBatch(cmd.Body)
@@ -325,7 +329,10 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 			return nil, nil, remoting.MessageIllegal,
 				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), b.cfg.MaxMessageSize)
 		}
-		rec, uniq := mk(e.Body, e.Flag, message.DecodeProperties(e.Properties))
+		rec, uniq, err := mk(e.Body, e.Flag, message.DecodeProperties(e.Properties))
+		if err != nil {
+			return nil, nil, remoting.MessageIllegal, fmt.Sprintf("batch message %d cannot be stored: %v", i, err)
+		}
 		records = append(records, rec)
 		uniqs = append(uniqs, uniq)
 	}

@@ -54,15 +54,21 @@ type registryActor struct {
 // only in memory: a restart (or a process restart) starts from an empty
 // table, which refills as brokers re-register every 30 s.
 func Props(opts Options) *actor.Props {
+	return actor.PropsFromProducer(Producer(opts))
+}
+
+// Producer returns the registry actor's producer (for spawning it as a
+// supervised stage); like Props, each instance starts from an empty table.
+func Producer(opts Options) actor.Producer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.ScanInterval <= 0 {
 		opts.ScanInterval = DefaultScanInterval
 	}
-	return actor.PropsFromProducer(func() actor.Actor {
+	return func() actor.Actor {
 		return &registryActor{opts: opts, reg: NewRegistry()}
-	})
+	}
 }
 
 // Receive implements actor.Actor.

@@ -18,7 +18,7 @@ import (
 // fakeClock is a concurrency-safe injectable clock.
 type fakeClock struct{ off atomic.Int64 }
 
-func (c *fakeClock) Now() time.Time           { return t0.Add(time.Duration(c.off.Load())) }
+func (c *fakeClock) Now() time.Time          { return t0.Add(time.Duration(c.off.Load())) }
 func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // syncBuffer is a log sink safe for the actor goroutine and the test.

@@ -61,7 +61,7 @@ func TestHandle(t *testing.T) {
 			setup: func(t *testing.T, r *Registry) {
 				mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 4))
 			},
-			req: registerCmd(map[string]string{"brokerId": "1", "brokerAddr": "10.0.0.2:10911"}, javaBody),
+			req:  registerCmd(map[string]string{"brokerId": "1", "brokerAddr": "10.0.0.2:10911"}, javaBody),
 			code: remoting.Success,
 			check: func(t *testing.T, r *Registry, resp *remoting.Command) {
 				if resp.Field("masterAddr") != "10.0.0.1:10911" || resp.Field("haServerAddr") != "10.0.0.1:109110" {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -53,6 +54,8 @@ type Node struct {
 	broker   *broker.Broker
 	http     *http.Server
 	httpAddr string
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Start starts everything the configuration asks for.
@@ -172,8 +175,14 @@ func (n *Node) MetricsAddr() string { return n.httpAddr }
 // Registry is the process's metrics registry.
 func (n *Node) Registry() *prometheus.Registry { return n.registry }
 
-// Stop stops everything in reverse start order.
+// Stop stops everything in reverse start order; later calls return the
+// first call's result.
 func (n *Node) Stop(ctx context.Context) error {
+	n.stopOnce.Do(func() { n.stopErr = n.stop(ctx) })
+	return n.stopErr
+}
+
+func (n *Node) stop(ctx context.Context) error {
 	var errs []error
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))

@@ -108,6 +108,9 @@ func (c *Client) Addr() string { return c.addr }
 // counter starting at 1) and clears the response and oneway flags, so req
 // must not be shared by concurrent calls.
 func (c *Client) Invoke(ctx context.Context, req *Command) (*Command, error) {
+	if err := ctx.Err(); err != nil { // a write with a past deadline would cost the connection
+		return nil, fmt.Errorf("remoting invoke code %d on %s: %w", req.Code, c.addr, err)
+	}
 	req.Opaque = c.opaque.Add(1)
 	req.Flag &^= FlagResponse | FlagOneway
 	ch := make(chan *Command, 1)

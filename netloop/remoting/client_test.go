@@ -189,7 +189,7 @@ func TestClientCloseFailsPending(t *testing.T) {
 	c := dialT(t, servePeer(t, echoPeer(t)), ClientOptions{})
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Invoke(context.Background(), NewRequest(PullMessage, map[string]string{"delayMs": "5000"}, nil))
+		_, err := c.Invoke(context.Background(), NewRequest(PullMessage, map[string]string{"delayMs": "300"}, nil))
 		errc <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -281,7 +281,7 @@ func TestClientServesServerRequests(t *testing.T) {
 func TestClientMaxFrame(t *testing.T) {
 	addr := servePeer(t, func(p *peer) {
 		p.send(t, &Command{Code: Success, Flag: FlagResponse, Body: bytes.Repeat([]byte{1}, 2048)})
-		time.Sleep(time.Second)
+		_, _ = ReadFrame(p.conn, 0) // until the client hangs up
 	})
 	c := dialT(t, addr, ClientOptions{MaxFrame: 1024})
 	select {
@@ -303,5 +303,19 @@ func TestDialError(t *testing.T) {
 	ln.Close()
 	if _, err := Dial(context.Background(), addr, ClientOptions{}); err == nil {
 		t.Fatal("Dial to a closed port succeeded")
+	}
+}
+
+func TestClientInvokeExpiredContextKeepsConnection(t *testing.T) {
+	c := dialT(t, servePeer(t, echoPeer(t)), ClientOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Invoke(ctx, NewRequest(HeartBeat, nil, nil)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want Canceled", err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if _, err := c.Invoke(ctx2, NewRequest(HeartBeat, nil, nil)); err != nil {
+		t.Fatalf("connection lost after an expired context: %v", err)
 	}
 }

@@ -82,7 +82,7 @@ func TestEncodeErrors(t *testing.T) {
 		{"binary code too small", &Command{Code: -40000, Serialize: SerializeRocketMQ}, ErrMalformed},
 		{"binary version too big", &Command{Version: 1 << 16, Serialize: SerializeRocketMQ}, ErrMalformed},
 		{"binary key too long", &Command{ExtFields: map[string]string{strings.Repeat("k", 1<<15): "v"}, Serialize: SerializeRocketMQ}, ErrMalformed},
-		{"header beyond 24 bits", &Command{Remark: strings.Repeat("r", 1<<24)}, ErrFrameTooLarge},
+		{"header beyond 24 bits", &Command{Remark: strings.Repeat("r", 1<<24), Serialize: SerializeRocketMQ}, ErrFrameTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,3 +19,12 @@ var (
 	// ErrClosed reports an operation on a Client whose connection is gone.
 	ErrClosed = errors.New("remoting: connection closed")
 )
+
+// Causes reported by the JSON header scanner. decodeJSONHeader wraps them
+// together with ErrMalformed and the offset, so callers only need
+// ErrMalformed.
+var (
+	errJSONSyntax = errors.New("invalid JSON")
+	errJSONType   = errors.New("JSON value of the wrong type")
+	errJSONDepth  = errors.New("JSON nested too deeply")
+)

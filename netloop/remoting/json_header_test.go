@@ -185,7 +185,7 @@ func TestDecodeJSONHeaderMatchesEncodingJSON(t *testing.T) {
 	headers := []string{
 		goClientJSON,
 		`{"CODE":1,"Language":"x","EXTFIELDS":{"a":"b"},"ſlag":2,"remarK":"r"}`, // case folding, incl. long s
-		`{"extFields":{"a":"1"},"extFields":{"b":"2"}}`,                        // repeated object merges
+		`{"extFields":{"a":"1"},"extFields":{"b":"2"}}`,                         // repeated object merges
 		`{"extFields":{"a":"1"},"extFields":null}`,
 		`{"extFields":{"a":"1","a":null}}`,
 		`{"code":1,"code":null}`,

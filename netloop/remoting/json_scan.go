@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"errors"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -14,14 +13,6 @@ import (
 
 // maxJSONDepth is the nesting limit, the same as encoding/json's.
 const maxJSONDepth = 10000
-
-// errJSONSyntax and errJSONType are the scanner's causes; decodeJSONHeader
-// wraps them with ErrMalformed and the offset.
-var (
-	errJSONSyntax = errors.New("invalid JSON")
-	errJSONType   = errors.New("JSON value of the wrong type")
-	errJSONDepth  = errors.New("JSON nested too deeply")
-)
 
 // jsonScanner reads JSON from b starting at i.
 type jsonScanner struct {

@@ -73,7 +73,8 @@
 // pread, only the segment list is guarded by a RWMutex, and readers see a
 // record as soon as Append has returned (before Sync), because MaxOffset is
 // published only after the bytes are written. Close must be called once, after
-// the writer and readers are done.
+// the writer and readers are done. Lock order: syncMu, then segs; the sticky
+// error's mutex is a leaf.
 //
 // # Failures
 //

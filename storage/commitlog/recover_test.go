@@ -1,11 +1,15 @@
 package commitlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 // buildTwoSegments writes the fixture most recovery tests damage:
@@ -191,7 +195,7 @@ func TestBitFlipDetectedByRead(t *testing.T) {
 	dir := t.TempDir()
 	buildTwoSegments(t, dir)
 	c := mustOpen(t, dir, Options{SegmentSize: 256})
-	flipByte(104 + 50)(t, segPath(dir, 0))
+	flipByte(104+50)(t, segPath(dir, 0))
 	if _, _, err := c.Read(104); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Read: %v", err)
 	}
@@ -257,5 +261,19 @@ func readDetectsCorruption(c *CommitLog) bool {
 			return errors.Is(err, ErrCorrupt)
 		}
 		off = next
+	}
+}
+
+func TestRecoveryIsLogged(t *testing.T) {
+	dir := t.TempDir()
+	buildTwoSegments(t, dir)
+	truncateTo(154)(t, segPath(dir, 256))
+	var buf bytes.Buffer
+	mustOpen(t, dir, Options{SegmentSize: 256, Logger: zerolog.New(&buf)})
+	out := buf.String()
+	for _, want := range []string{`"level":"warn"`, `"truncated_at":360`, `"truncated_bytes":50`, `"reason":"torn record"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log %q lacks %s", out, want)
+		}
 	}
 }

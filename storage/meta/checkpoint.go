@@ -2,11 +2,13 @@ package meta
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"maps"
 	"os"
 	"slices"
+	"sync"
 )
 
 // Checkpoint file format constants (see the package doc). Frozen: changing
@@ -167,8 +169,16 @@ func LoadCheckpoint(path string) (Checkpoint, error) {
 	return c, nil
 }
 
-// SaveCheckpoint writes c to path atomically (WriteFileAtomic).
+// SaveCheckpoint writes c to path atomically (WriteFileAtomic), replacing
+// every entry.
 func SaveCheckpoint(path string, c Checkpoint) error {
+	cpMu.Lock()
+	defer cpMu.Unlock()
+	return saveCheckpointLocked(path, c)
+}
+
+// saveCheckpointLocked writes c to path. cpMu must be held.
+func saveCheckpointLocked(path string, c Checkpoint) error {
 	b, err := EncodeCheckpoint(c)
 	if err != nil {
 		return fmt.Errorf("checkpoint save %s: %w", path, err)
@@ -177,4 +187,34 @@ func SaveCheckpoint(path string, c Checkpoint) error {
 		return fmt.Errorf("checkpoint save: %w", err)
 	}
 	return nil
+}
+
+// cpMu serializes SaveCheckpoint and UpdateCheckpoint within the process, so
+// that owners of different entries of one file do not lose each other's
+// updates.
+var cpMu sync.Mutex
+
+// UpdateCheckpoint sets one entry of the checkpoint at path, keeping the
+// others (read, modify, atomic write; serialized with other calls in this
+// process). A missing file is created. A file damaged beyond reading
+// (ErrCorrupt) is replaced by one holding only this entry: the owners of the
+// lost entries saw ErrCorrupt when they loaded it and recover conservatively,
+// and their next update restores them. A file of an unknown version
+// (ErrVersion) is never overwritten.
+func UpdateCheckpoint(path, name string, value int64) error {
+	if !validName(name) {
+		return fmt.Errorf("checkpoint update %s: entry %q: %w", path, name, ErrInvalidName)
+	}
+	cpMu.Lock()
+	defer cpMu.Unlock()
+	c, err := LoadCheckpoint(path)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrCorrupt):
+		c = Checkpoint{}
+	default:
+		return fmt.Errorf("checkpoint update: %w", err)
+	}
+	c.Set(name, value)
+	return saveCheckpointLocked(path, c)
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -151,4 +153,64 @@ func TestCheckpointFile(t *testing.T) {
 	if err := SaveCheckpoint(path, bad); !errors.Is(err, ErrInvalidName) {
 		t.Fatalf("SaveCheckpoint(bad name) = %v", err)
 	}
+}
+
+func TestUpdateCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "checkpoint")
+	if err := UpdateCheckpoint(path, "a", 1); err != nil { // creates the file
+		t.Fatal(err)
+	}
+	if err := UpdateCheckpoint(path, "b", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateCheckpoint(path, "a", 3); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCheckpoint(path)
+	if err != nil || !maps.Equal(got.Values, map[string]int64{"a": 3, "b": 2}) {
+		t.Fatalf("after updates: %v, %v", got, err)
+	}
+	if err := UpdateCheckpoint(path, "bad name", 1); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("bad name: %v", err)
+	}
+
+	// Concurrent owners of different entries do not lose updates.
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				if err := UpdateCheckpoint(path, fmt.Sprintf("w%d", w), int64(i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got, err = LoadCheckpoint(path)
+	if err != nil || len(got.Values) != 6 || got.Values["w3"] != 9 {
+		t.Fatalf("after concurrent updates: %v, %v", got, err)
+	}
+
+	// A corrupt file is replaced by the updated entry alone.
+	mustWrite(t, path, "garbage")
+	if err := UpdateCheckpoint(path, "a", 4); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadCheckpoint(path); err != nil || !maps.Equal(got.Values, map[string]int64{"a": 4}) {
+		t.Fatalf("after corrupt: %v, %v", got, err)
+	}
+
+	// A file of another version is left alone.
+	b, _ := EncodeCheckpoint(Checkpoint{Values: map[string]int64{"x": 1}})
+	binary.BigEndian.PutUint16(b[4:], 9)
+	future := reseal(b)
+	mustWrite(t, path, string(future))
+	if err := UpdateCheckpoint(path, "a", 5); !errors.Is(err, ErrVersion) {
+		t.Fatalf("future version: %v", err)
+	}
+	if raw, _ := os.ReadFile(path); !bytes.Equal(raw, future) {
+		t.Fatal("future-version file was overwritten")
+	}
+	noTempFiles(t, dir)
 }

@@ -45,7 +45,9 @@
 // # Concurrency
 //
 // Functions are safe for concurrent use on different paths; callers
-// serialize saves to one path (one owner per file). A TopicTable is immutable
+// serialize saves of one JSON file (one owner per file). SaveCheckpoint and
+// UpdateCheckpoint serialize among themselves, so several owners may each
+// update their own entry of one checkpoint file. A TopicTable is immutable
 // and may be shared freely; an OffsetTable or Checkpoint is a plain value
 // owned by its caller.
 package meta

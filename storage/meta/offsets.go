@@ -43,6 +43,15 @@ func (t OffsetTable) Set(topic, group string, queueID int32, offset int64) {
 	q[queueID] = offset
 }
 
+// DropTopic removes the offsets of every group for topic.
+func (t OffsetTable) DropTopic(topic string) {
+	for key := range t {
+		if tp, _, ok := SplitOffsetKey(key); ok && tp == topic {
+			delete(t, key)
+		}
+	}
+}
+
 // Clone returns a deep copy of t (for handing a snapshot to a saver).
 func (t OffsetTable) Clone() OffsetTable {
 	c := make(OffsetTable, len(t))

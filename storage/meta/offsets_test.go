@@ -40,6 +40,20 @@ func TestOffsetTable(t *testing.T) {
 	}
 }
 
+func TestOffsetTableDropTopic(t *testing.T) {
+	tab := sampleOffsets()
+	tab.Set("TopicTest", "G2", 0, 3)
+	tab.DropTopic("TopicTest")
+	want := OffsetTable{"%RETRY%G1@G1": {0: 0}, "Other@G2": {3: 1 << 40}}
+	if !offsetsEqual(tab, want) {
+		t.Fatalf("after DropTopic: %v", tab)
+	}
+	tab.DropTopic("missing")
+	if !offsetsEqual(tab, want) {
+		t.Fatalf("DropTopic of a missing topic changed the table: %v", tab)
+	}
+}
+
 func TestSplitOffsetKey(t *testing.T) {
 	tests := []struct {
 		key, topic, group string

@@ -32,10 +32,10 @@ const (
 
 	// SystemTopicPrefix starts every internal rmq_sys_ topic.
 	SystemTopicPrefix = "rmq_sys_"
-	// RetryTopicPrefix starts a consumer group's retry topic.
-	RetryTopicPrefix = "%RETRY%"
-	// DLQTopicPrefix starts a consumer group's dead-letter topic.
-	DLQTopicPrefix = "%DLQ%"
+	// RetryGroupTopicPrefix starts a consumer group's retry topic.
+	RetryGroupTopicPrefix = "%RETRY%"
+	// DLQGroupTopicPrefix starts a consumer group's dead-letter topic.
+	DLQGroupTopicPrefix = "%DLQ%"
 
 	// MaxTopicLen is the longest ordinary topic name.
 	MaxTopicLen = 127
@@ -99,13 +99,13 @@ func IsClientWriteForbidden(name string) bool {
 }
 
 // RetryTopic returns the retry topic of a consumer group: "%RETRY%<group>".
-func RetryTopic(group string) string { return RetryTopicPrefix + group }
+func RetryTopic(group string) string { return RetryGroupTopicPrefix + group }
 
 // DLQTopic returns the dead-letter topic of a consumer group: "%DLQ%<group>".
-func DLQTopic(group string) string { return DLQTopicPrefix + group }
+func DLQTopic(group string) string { return DLQGroupTopicPrefix + group }
 
 // IsRetryTopic reports whether name is a %RETRY% topic.
-func IsRetryTopic(name string) bool { return strings.HasPrefix(name, RetryTopicPrefix) }
+func IsRetryTopic(name string) bool { return strings.HasPrefix(name, RetryGroupTopicPrefix) }
 
 // IsDLQTopic reports whether name is a %DLQ% topic.
-func IsDLQTopic(name string) bool { return strings.HasPrefix(name, DLQTopicPrefix) }
+func IsDLQTopic(name string) bool { return strings.HasPrefix(name, DLQGroupTopicPrefix) }

@@ -3,6 +3,7 @@ package timerlog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 
@@ -156,6 +157,23 @@ func (l *Log) SegmentFirst(seq uint64) uint64 {
 		return 0
 	}
 	return l.mirror.segs[i].first
+}
+
+// SegmentBounds returns the first sequence of the segment holding seq and
+// the first sequence of the next segment (math.MaxUint64 for the tail). ok
+// is false when seq is outside the log.
+func (l *Log) SegmentBounds(seq uint64) (first, next uint64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq < l.first || seq > l.mirror.last() {
+		return 0, 0, false
+	}
+	i := l.mirror.segmentOf(seq)
+	next = math.MaxUint64
+	if i+1 < len(l.mirror.segs) {
+		next = l.mirror.segs[i+1].first
+	}
+	return l.mirror.segs[i].first, next, true
 }
 
 // Segments returns the number of segment files and the log's size in bytes.

@@ -193,7 +193,7 @@ func (l *Log) Scan(from uint64, fn func(seq uint64, r Record, err error) error) 
 
 	buf := make([]byte, 16*blockBytes)
 	for seq := from; seq <= last; {
-		i := sort_segment(segs, seq)
+		i := segmentIndex(segs, seq)
 		seg := segs[i]
 		end := last
 		if i+1 < len(segs) {
@@ -224,7 +224,7 @@ func (l *Log) Scan(from uint64, fn func(seq uint64, r Record, err error) error) 
 	return nil
 }
 
-func sort_segment(segs []segment, seq uint64) int {
+func segmentIndex(segs []segment, seq uint64) int {
 	m := segmentMirror{segs: segs}
 	return m.segmentOf(seq)
 }

@@ -1,0 +1,57 @@
+// Command wheelctl is wheelmq's admin and load tool.
+//
+//	wheelctl bench [flags]     send throughput with the official Go client,
+//	                           wheelmq side by side with an ack-only peer
+//	wheelctl send [flags]      send messages
+//	wheelctl consume [flags]   consume and print messages
+//
+// Run "wheelctl <command> -h" for the flags of each command.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "bench":
+		err = runBench(args[1:], stdout, stderr)
+	case "send":
+		err = runSend(args[1:], stdout, stderr)
+	case "consume":
+		err = runConsume(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "wheelctl: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wheelctl %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: wheelctl <command> [flags]
+
+commands:
+  bench     send throughput of wheelmq against an ack-only peer, side by side
+  send      send messages to a topic
+  consume   consume a topic and print the messages
+`)
+}

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package netloop
+
+import "github.com/panjf2000/gnet/v2"
+
+// listenerAddr returns the configured address: reading the bound address
+// back is only implemented on Unix, so port 0 is not resolved here.
+func listenerAddr(_ gnet.Engine, configured string) (string, error) {
+	return configured, nil
+}
+
+// localAddr returns what gnet reports as the connection's local address.
+func localAddr(gc gnet.Conn) string {
+	return addrString(gc.LocalAddr())
+}

@@ -1,0 +1,230 @@
+package netloop
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// Handler receives decoded commands. Methods run on a gnet event loop and
+// must not block: copy or hand off the work (to actors) and answer later
+// with Conn.Send. Calls for one connection are serialized; calls for
+// different connections may run concurrently.
+type Handler interface {
+	// OnOpen is called once when a connection is accepted.
+	OnOpen(c *Conn)
+	// OnCommand is called for every decoded frame, in arrival order:
+	// requests, and responses to requests the server sent. cmd is owned by
+	// the handler.
+	OnCommand(c *Conn, cmd *remoting.Command)
+	// OnClose is called once when the connection is gone. err is nil for an
+	// orderly close by either side, wraps ErrBadFrame when the server closed
+	// the connection because of an invalid frame, and is the socket error
+	// otherwise.
+	OnClose(c *Conn, err error)
+}
+
+// Config configures a Server.
+type Config struct {
+	// Name identifies the server ("broker", "namesrv") in logs.
+	Name string
+	// Addr is the "host:port" to listen on; port 0 picks a free port (see
+	// Server.Addr).
+	Addr string
+	// MaxFrame bounds a frame's total length L (the bytes after the length
+	// field). Zero means remoting.DefaultMaxFrame.
+	MaxFrame int
+	// NumEventLoop is the number of gnet event loops. Zero means one per CPU.
+	NumEventLoop int
+	// Logger receives server and gnet logs. The zero value logs nothing.
+	Logger zerolog.Logger
+}
+
+// ServerStats are the server's counters since Start.
+type ServerStats struct {
+	// Conns is the number of open connections.
+	Conns int64
+	// FramesIn counts frames decoded and handed to the Handler.
+	FramesIn int64
+	// FramesOut counts frames written (or buffered for writing) by Send.
+	FramesOut int64
+	// BadFrames counts connections closed because of an invalid frame.
+	BadFrames int64
+}
+
+// serverState is a Server's life-cycle stage.
+type serverState int
+
+const (
+	stateNew serverState = iota
+	stateStarting
+	stateRunning
+	stateStopping
+	stateStopped
+)
+
+// Server is a gnet TCP server of RemotingCommand frames. Create it with
+// NewServer, then Start and eventually Stop it; a stopped server cannot be
+// restarted.
+type Server struct {
+	cfg       Config
+	h         Handler
+	log       zerolog.Logger
+	ev        *events
+	onWritten gnet.AsyncCallback // made once so Send does not allocate it
+
+	mu struct {
+		sync.Mutex
+		state serverState
+		eng   gnet.Engine
+		addr  string
+	}
+
+	booted  chan struct{} // closed by OnBoot
+	bootErr error         // written before booted is closed
+	done    chan struct{} // closed when gnet.Run has returned
+	runErr  error         // written before done is closed
+
+	nextID atomic.Uint64
+	stats  struct {
+		conns, framesIn, framesOut, badFrames atomic.Int64
+	}
+}
+
+// NewServer returns a server for cfg that hands commands to h. It does not
+// listen until Start.
+func NewServer(cfg Config, h Handler) *Server {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = remoting.DefaultMaxFrame
+	}
+	s := &Server{
+		cfg:    cfg,
+		h:      h,
+		log:    cfg.Logger.With().Str("server", cfg.Name).Logger(),
+		booted: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	s.ev = &events{s: s}
+	s.onWritten = s.ev.written
+	return s
+}
+
+// Start binds the listener and starts the event loops. It returns once the
+// server is listening, or with the error that prevented it.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	if s.mu.state != stateNew {
+		s.mu.Unlock()
+		return fmt.Errorf("netloop %s start: %w", s.cfg.Name, ErrServerState)
+	}
+	s.mu.state = stateStarting
+	s.mu.Unlock()
+
+	opts := []gnet.Option{
+		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithReuseAddr(true),
+	}
+	if s.cfg.NumEventLoop > 0 {
+		opts = append(opts, gnet.WithNumEventLoop(s.cfg.NumEventLoop))
+	} else {
+		opts = append(opts, gnet.WithMulticore(true))
+	}
+	go s.run(opts)
+
+	select {
+	case <-s.booted:
+		if s.bootErr != nil {
+			<-s.done
+			s.setState(stateStopped)
+			return fmt.Errorf("netloop %s listen %s: %w", s.cfg.Name, s.cfg.Addr, s.bootErr)
+		}
+	case <-s.done:
+		s.setState(stateStopped)
+		return fmt.Errorf("netloop %s listen %s: %w", s.cfg.Name, s.cfg.Addr, s.runErr)
+	}
+	s.mu.Lock()
+	if s.mu.state == stateStarting { // a concurrent Stop may have begun
+		s.mu.state = stateRunning
+	}
+	addr := s.mu.addr
+	s.mu.Unlock()
+	s.log.Info().Str("addr", addr).Int("maxFrame", s.cfg.MaxFrame).Msg("remoting server listening")
+	return nil
+}
+
+// run runs the gnet engine until it stops.
+func (s *Server) run(opts []gnet.Option) {
+	err := gnet.Run(s.ev, "tcp://"+s.cfg.Addr, opts...)
+	if err != nil {
+		s.log.Error().Err(err).Msg("remoting server engine stopped with error")
+	}
+	s.runErr = err
+	close(s.done)
+}
+
+// setState sets the life-cycle state.
+func (s *Server) setState(st serverState) {
+	s.mu.Lock()
+	s.mu.state = st
+	s.mu.Unlock()
+}
+
+// Addr returns the bound "ip:port", with the real port when Config.Addr
+// asked for port 0. It is "" before Start succeeds.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.addr
+}
+
+// Stop closes the listener and every connection (each gets OnClose) and
+// waits for the event loops to exit, or for ctx to end. Stop on a server
+// that never started, or a second Stop, returns nil.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	switch s.mu.state {
+	case stateNew, stateStopped:
+		s.mu.state = stateStopped
+		s.mu.Unlock()
+		return nil
+	case stateStarting:
+		s.mu.Unlock()
+		return fmt.Errorf("netloop %s stop while starting: %w", s.cfg.Name, ErrServerState)
+	case stateRunning:
+		s.mu.state = stateStopping
+		eng := s.mu.eng
+		s.mu.Unlock()
+		// Engine.Stop polls for completion every 500ms; we watch done
+		// instead and cancel its wait as soon as the engine has exited.
+		stopCtx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { _ = eng.Stop(stopCtx) }()
+	default: // stopping: wait with the first caller
+		s.mu.Unlock()
+	}
+	select {
+	case <-s.done:
+		s.setState(stateStopped)
+		s.log.Info().Msg("remoting server stopped")
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("netloop %s stop: %w", s.cfg.Name, ctx.Err())
+	}
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() ServerStats {
+	return ServerStats{
+		Conns:     s.stats.conns.Load(),
+		FramesIn:  s.stats.framesIn.Load(),
+		FramesOut: s.stats.framesOut.Load(),
+		BadFrames: s.stats.badFrames.Load(),
+	}
+}

@@ -1,0 +1,236 @@
+package consumequeue
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+)
+
+// unitFile is one open unit file.
+type unitFile struct {
+	base int64  // logical offset of the file's first unit
+	path string // full path
+	f    file
+}
+
+// Queue is one consume queue. See the package documentation for the
+// concurrency rules.
+type Queue struct {
+	id  QueueID
+	dir string
+	upf int64 // units per file
+	fs  fsys
+	log zerolog.Logger
+
+	// files guards the file list. The writer changes it under the write
+	// lock; readers look files up under the read lock, then pread.
+	files struct {
+		sync.RWMutex
+		list []*unitFile // contiguous: list[i].base = list[0].base + i*upf
+	}
+
+	maxOffset atomic.Int64 // units written = next logical offset; published after the write
+	closed    atomic.Bool
+
+	// w is owned by the single writer (Append, TruncateAbove).
+	w struct {
+		last    Unit // last unit in the queue, for the ordering check
+		hasLast bool
+		buf     []byte
+	}
+
+	// synced serializes Sync and TruncateAbove and records the logical
+	// offset below which everything is fsynced.
+	synced struct {
+		sync.Mutex
+		offset int64
+	}
+
+	// fail holds the sticky error after a failed fsync or rollback.
+	fail struct {
+		sync.Mutex
+		err error
+	}
+}
+
+// ID returns the queue's topic and queue id.
+func (q *Queue) ID() QueueID { return q.id }
+
+// MaxOffset returns the number of units written: the next logical offset.
+// Safe from any goroutine.
+func (q *Queue) MaxOffset() int64 { return q.maxOffset.Load() }
+
+// MinOffset returns the logical offset of the first stored unit. Safe from
+// any goroutine.
+func (q *Queue) MinOffset() int64 {
+	q.files.RLock()
+	defer q.files.RUnlock()
+	if len(q.files.list) == 0 {
+		return q.maxOffset.Load()
+	}
+	return q.files.list[0].base
+}
+
+// fileFor returns the file holding logical offset off.
+func (q *Queue) fileFor(off int64) (*unitFile, error) {
+	if q.closed.Load() {
+		return nil, ErrClosed
+	}
+	q.files.RLock()
+	defer q.files.RUnlock()
+	if len(q.files.list) == 0 || off < q.files.list[0].base {
+		return nil, ErrOutOfRange
+	}
+	i := (off - q.files.list[0].base) / q.upf
+	if i >= int64(len(q.files.list)) {
+		return nil, ErrOutOfRange
+	}
+	return q.files.list[i], nil
+}
+
+// Read returns up to max units starting at logical offset from. It returns
+// no units at MaxOffset and ErrOutOfRange outside [MinOffset, MaxOffset].
+// Safe for concurrent use, also with Append.
+func (q *Queue) Read(from int64, max int) ([]Unit, error) {
+	if q.closed.Load() {
+		return nil, fmt.Errorf("consumequeue read %s: %w", q.id, ErrClosed)
+	}
+	limit := q.maxOffset.Load()
+	if from < q.MinOffset() || from > limit {
+		return nil, fmt.Errorf("consumequeue read %s at %d (max %d): %w", q.id, from, limit, ErrOutOfRange)
+	}
+	if max <= 0 || from == limit {
+		return nil, nil
+	}
+	end := limit
+	if int64(max) < limit-from {
+		end = from + int64(max)
+	}
+	out := make([]Unit, 0, end-from)
+	var buf []byte
+	for pos := from; pos < end; {
+		uf, err := q.fileFor(pos)
+		if err != nil {
+			return out, fmt.Errorf("consumequeue read %s at %d: %w", q.id, pos, err)
+		}
+		n := min(end, uf.base+q.upf) - pos
+		if int64(cap(buf)) < n*UnitSize {
+			buf = make([]byte, n*UnitSize)
+		}
+		buf = buf[:n*UnitSize]
+		k, err := uf.f.ReadAt(buf, (pos-uf.base)*UnitSize)
+		for i := 0; i+UnitSize <= k; i += UnitSize {
+			out = append(out, decodeUnit(buf[i:]))
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil // cut by a concurrent TruncateAbove
+		}
+		if err != nil {
+			return out, fmt.Errorf("consumequeue read %s: %w", uf.path, err)
+		}
+		pos += n
+	}
+	return out, nil
+}
+
+// readUnit reads the unit at logical offset off.
+func (q *Queue) readUnit(off int64) (Unit, error) {
+	uf, err := q.fileFor(off)
+	if err != nil {
+		return Unit{}, fmt.Errorf("consumequeue read %s at %d: %w", q.id, off, err)
+	}
+	var b [UnitSize]byte
+	if _, err := uf.f.ReadAt(b[:], (off-uf.base)*UnitSize); err != nil {
+		return Unit{}, fmt.Errorf("consumequeue read %s at %d: %w", uf.path, off-uf.base, err)
+	}
+	return decodeUnit(b[:]), nil
+}
+
+// LastUnit returns the last unit of the queue, or false if it is empty.
+// Safe from any goroutine.
+func (q *Queue) LastUnit() (Unit, bool) {
+	limit := q.maxOffset.Load()
+	if limit <= q.MinOffset() {
+		return Unit{}, false
+	}
+	u, err := q.readUnit(limit - 1)
+	if err != nil {
+		return Unit{}, false
+	}
+	return u, true
+}
+
+// SearchByPhysOffset returns the logical offset of the first unit whose
+// commit-log offset is >= phys, or MaxOffset if there is none (binary
+// search: units are ordered by commit-log offset). Safe from any goroutine.
+func (q *Queue) SearchByPhysOffset(phys int64) (int64, error) {
+	lo, hi := q.MinOffset(), q.maxOffset.Load()
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		u, err := q.readUnit(mid)
+		if err != nil {
+			return 0, err
+		}
+		if u.Offset < phys {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// failure returns the sticky error, if any.
+func (q *Queue) failure() error {
+	q.fail.Lock()
+	defer q.fail.Unlock()
+	return q.fail.err
+}
+
+// setFailed records the first sticky error.
+func (q *Queue) setFailed(err error) {
+	q.fail.Lock()
+	defer q.fail.Unlock()
+	if q.fail.err == nil {
+		q.fail.err = err
+		q.log.Error().Err(err).Str("queue", q.id.String()).Msg("consumequeue: failed, refusing writes until reopened")
+	}
+}
+
+// writable returns an error if the queue cannot take writes.
+func (q *Queue) writable(op string) error {
+	if q.closed.Load() {
+		return fmt.Errorf("consumequeue %s %s: %w", op, q.id, ErrClosed)
+	}
+	if err := q.failure(); err != nil {
+		return fmt.Errorf("consumequeue %s %s: %w: %w", op, q.id, ErrFailed, err)
+	}
+	return nil
+}
+
+// close fsyncs (unless failed or sync is false) and closes the queue's
+// files. Holding q.synced keeps a concurrent Sync off the files being closed.
+func (q *Queue) close(sync bool) error {
+	q.synced.Lock()
+	defer q.synced.Unlock()
+	var errs []error
+	if sync && !q.closed.Load() && q.failure() == nil {
+		if err := q.syncLocked(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	q.closed.Store(true)
+	q.files.Lock()
+	defer q.files.Unlock()
+	for _, uf := range q.files.list {
+		if err := uf.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("consumequeue close %s: %w", uf.path, err))
+		}
+	}
+	q.files.list = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,183 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+var geo = Geometry{SlotMs: 10, NearSlots: 131072, FarSlotMs: 600000, FarSlots: 52562, CancelWindowMs: 1000}
+
+func sampleCheckpoint() Checkpoint {
+	return Checkpoint{Counter: 7, AckedMs: 1700000000123, AckedSeq: 4242, FlushedSeq: 5000, SnapshotSeq: 4096,
+		RelinkedUpToMs: 1700000400000, EnqueueQueueOffset: 4999, Geometry: geo}
+}
+
+func sampleSnapshot() *Snapshot {
+	return &Snapshot{Seq: 4096, AckedMs: 1700000000123, AckedSeq: 4000, RelinkedUpToMs: 1700000400000,
+		EnqueueQueueOffset: 4095, Geometry: geo,
+		Near:     []Slot{{No: 170000000012, Head: 4090, First: 4001, N: 12, NC: 1}},
+		Far:      []Slot{{No: 2833334, Head: 4096, First: 17, N: 300, NC: 0}, {No: 2886000, Head: 99, First: 99, N: 1}},
+		Segments: []Segment{{First: 1, MinCLOffset: 0}, {First: 2000, MinCLOffset: 123456}}}
+}
+
+func TestCheckpointRoundTripAndRejects(t *testing.T) {
+	c := sampleCheckpoint()
+	b := c.Encode()
+	got, err := Decode(b)
+	if err != nil || got != c {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"short", b[:Size-1]},
+		{"flip", func() []byte { x := bytes.Clone(b); x[20] ^= 1; return x }()},
+		{"zero", make([]byte, Size)},
+	} {
+		if _, err := Decode(tc.b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", tc.name, err)
+		}
+	}
+}
+
+func TestFileAlternatesAndSurvivesTornCopy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoint")
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Latest(); ok {
+		t.Fatal("new file has a checkpoint")
+	}
+	for i := int64(1); i <= 3; i++ {
+		c := sampleCheckpoint()
+		c.AckedMs = i
+		if err := f.Write(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, _ := f.Latest(); c.AckedMs != 3 || c.Counter != 3 {
+		t.Fatalf("latest %+v", c)
+	}
+	if c, _ := f.Previous(); c.AckedMs != 2 {
+		t.Fatalf("previous %+v", c)
+	}
+	_ = f.Close()
+	// Tear the latest copy (counter 3 lives at copy 1).
+	raw, _ := os.ReadFile(path)
+	raw[copyStride+30] ^= 0xff
+	if err := os.WriteFile(path, raw, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	f, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if c, ok := f.Latest(); !ok || c.AckedMs != 2 {
+		t.Fatalf("after torn latest: %+v %v", c, ok)
+	}
+	if err := f.Write(sampleCheckpoint()); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := f.Latest(); c.Counter != 3 || c.AckedMs != sampleCheckpoint().AckedMs {
+		t.Fatalf("write after torn: %+v", c)
+	}
+}
+
+func TestSnapshotRoundTripAndAtomicWrite(t *testing.T) {
+	s := sampleSnapshot()
+	path := filepath.Join(t.TempDir(), "wheel.snap")
+	if got, err := ReadSnapshot(path); got != nil || err != nil {
+		t.Fatalf("missing snapshot: %v %v", got, err)
+	}
+	if err := WriteSnapshot(path, EncodeSnapshot(s), true); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSnapshot(path)
+	if err != nil || !reflect.DeepEqual(got, s) {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	b := EncodeSnapshot(s)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"short", b[:50]},
+		{"truncated", b[:len(b)-1]},
+		{"magic", func() []byte { x := bytes.Clone(b); x[0] = 'X'; return x }()},
+		{"count", func() []byte { x := bytes.Clone(b); x[99]++; return x }()},
+		{"flip", func() []byte { x := bytes.Clone(b); x[120] ^= 4; return x }()},
+	} {
+		if _, err := DecodeSnapshot(tc.b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", tc.name, err)
+		}
+	}
+}
+
+func TestGolden(t *testing.T) {
+	c := sampleCheckpoint()
+	var out bytes.Buffer
+	out.WriteString("# checkpoint copy, version 1\n")
+	out.WriteString(hex.Dump(c.Encode()))
+	out.WriteString("\n# wheel snapshot, version 1 (1 near slot, 2 far slots, 2 segments)\n")
+	out.WriteString(hex.Dump(EncodeSnapshot(sampleSnapshot())))
+	path := filepath.Join("testdata", "formats.golden")
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if !bytes.Equal(want, out.Bytes()) {
+		t.Fatalf("encoding differs from %s:\n%s", path, out.String())
+	}
+}
+
+func FuzzDecodeCheckpoint(f *testing.F) {
+	c := sampleCheckpoint()
+	f.Add(c.Encode())
+	f.Add(make([]byte, Size))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Decode(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if !bytes.Equal(c.Encode(), b) {
+			t.Fatal("re-encode differs")
+		}
+	})
+}
+
+func FuzzDecodeSnapshot(f *testing.F) {
+	f.Add(EncodeSnapshot(sampleSnapshot()))
+	f.Add(EncodeSnapshot(&Snapshot{}))
+	f.Add([]byte(SnapshotMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := DecodeSnapshot(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if !bytes.Equal(EncodeSnapshot(s), b) {
+			t.Fatal("re-encode differs")
+		}
+	})
+}

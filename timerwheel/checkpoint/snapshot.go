@@ -1,0 +1,195 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// These constants are part of the on-disk format and must not be changed.
+const (
+	// SnapshotMagic opens every snapshot file.
+	SnapshotMagic = "WMQWHEEL"
+	// SnapshotVersion is the snapshot format version written here.
+	SnapshotVersion = 1
+	snapHeader      = 112
+	slotSize        = 32
+	segSize         = 16
+	snapTrailer     = 4
+)
+
+// Slot is one non-empty wheel slot: the chain of TimerLog records linked
+// from Head through each record's prev pointer down to First.
+type Slot struct {
+	// No is the absolute slot (near) or bucket (far) number.
+	No int64
+	// Head is the newest record of the chain, First the oldest.
+	Head, First uint64
+	// N and NC count the normal and cancel records in the chain.
+	N, NC uint32
+}
+
+// Segment summarises one TimerLog segment for CommitLog retention.
+type Segment struct {
+	// First is the segment's first sequence.
+	First uint64
+	// MinCLOffset is the lowest CommitLog offset any record in it refers to.
+	MinCLOffset int64
+}
+
+// Snapshot is the wheel state as of TimerLog sequence Seq: recovery loads
+// it and replays the records after Seq.
+type Snapshot struct {
+	Seq                uint64
+	AckedMs            int64
+	AckedSeq           uint64
+	RelinkedUpToMs     int64
+	EnqueueQueueOffset int64
+	Geometry           Geometry
+	Near, Far          []Slot
+	Segments           []Segment
+}
+
+// EncodeSnapshot returns the file encoding of s.
+func EncodeSnapshot(s *Snapshot) []byte {
+	n := snapHeader + slotSize*(len(s.Near)+len(s.Far)) + segSize*len(s.Segments) + snapTrailer
+	b := make([]byte, n)
+	be := binary.BigEndian
+	copy(b, SnapshotMagic)
+	b[8] = SnapshotVersion
+	be.PutUint64(b[16:], s.Seq)
+	be.PutUint64(b[24:], uint64(s.AckedMs))
+	be.PutUint64(b[32:], s.AckedSeq)
+	be.PutUint64(b[40:], uint64(s.RelinkedUpToMs))
+	be.PutUint64(b[48:], uint64(s.EnqueueQueueOffset))
+	putGeometry(b[56:], s.Geometry)
+	be.PutUint32(b[96:], uint32(len(s.Near)))
+	be.PutUint32(b[100:], uint32(len(s.Far)))
+	be.PutUint32(b[104:], uint32(len(s.Segments)))
+	p := snapHeader
+	for _, sl := range [][]Slot{s.Near, s.Far} {
+		for _, x := range sl {
+			be.PutUint64(b[p:], uint64(x.No))
+			be.PutUint64(b[p+8:], x.Head)
+			be.PutUint64(b[p+16:], x.First)
+			be.PutUint32(b[p+24:], x.N)
+			be.PutUint32(b[p+28:], x.NC)
+			p += slotSize
+		}
+	}
+	for _, g := range s.Segments {
+		be.PutUint64(b[p:], g.First)
+		be.PutUint64(b[p+8:], uint64(g.MinCLOffset))
+		p += segSize
+	}
+	be.PutUint32(b[p:], crc32.Checksum(b[:p], castagnoli))
+	return b
+}
+
+// DecodeSnapshot parses a snapshot file; invalid input yields an error
+// wrapping ErrCorrupt, never a panic or an allocation beyond len(b).
+func DecodeSnapshot(b []byte) (*Snapshot, error) {
+	if len(b) < snapHeader+snapTrailer {
+		return nil, fmt.Errorf("snapshot: %d bytes: %w", len(b), ErrCorrupt)
+	}
+	be := binary.BigEndian
+	if string(b[:8]) != SnapshotMagic || b[8] != SnapshotVersion {
+		return nil, fmt.Errorf("snapshot: bad magic or version %d: %w", b[8], ErrCorrupt)
+	}
+	nNear, nFar, nSeg := int64(be.Uint32(b[96:])), int64(be.Uint32(b[100:])), int64(be.Uint32(b[104:]))
+	if want := snapHeader + slotSize*(nNear+nFar) + segSize*nSeg + snapTrailer; want != int64(len(b)) {
+		return nil, fmt.Errorf("snapshot: %d bytes, counts say %d: %w", len(b), want, ErrCorrupt)
+	}
+	p := len(b) - snapTrailer
+	if got, want := crc32.Checksum(b[:p], castagnoli), be.Uint32(b[p:]); got != want {
+		return nil, fmt.Errorf("snapshot: crc %08x, stored %08x: %w", got, want, ErrCorrupt)
+	}
+	for _, x := range b[9:16] {
+		if x != 0 {
+			return nil, fmt.Errorf("snapshot: reserved bytes set: %w", ErrCorrupt)
+		}
+	}
+	if be.Uint32(b[108:]) != 0 {
+		return nil, fmt.Errorf("snapshot: reserved bytes set: %w", ErrCorrupt)
+	}
+	s := &Snapshot{
+		Seq:                be.Uint64(b[16:]),
+		AckedMs:            int64(be.Uint64(b[24:])),
+		AckedSeq:           be.Uint64(b[32:]),
+		RelinkedUpToMs:     int64(be.Uint64(b[40:])),
+		EnqueueQueueOffset: int64(be.Uint64(b[48:])),
+		Geometry:           getGeometry(b[56:]),
+		Near:               make([]Slot, nNear),
+		Far:                make([]Slot, nFar),
+		Segments:           make([]Segment, nSeg),
+	}
+	p = snapHeader
+	for _, sl := range [][]Slot{s.Near, s.Far} {
+		for i := range sl {
+			sl[i] = Slot{
+				No:    int64(be.Uint64(b[p:])),
+				Head:  be.Uint64(b[p+8:]),
+				First: be.Uint64(b[p+16:]),
+				N:     be.Uint32(b[p+24:]),
+				NC:    be.Uint32(b[p+28:]),
+			}
+			p += slotSize
+		}
+	}
+	for i := range s.Segments {
+		s.Segments[i] = Segment{First: be.Uint64(b[p:]), MinCLOffset: int64(be.Uint64(b[p+8:]))}
+		p += segSize
+	}
+	return s, nil
+}
+
+// WriteSnapshot replaces the snapshot at path atomically: it writes a
+// temporary file, fsyncs it, renames it over path and fsyncs the directory.
+// With sync false it skips both fsyncs (tests and benchmarks).
+func WriteSnapshot(path string, b []byte, sync bool) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return fmt.Errorf("snapshot create %s: %w", tmp, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("snapshot write %s: %w", tmp, err)
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("snapshot sync %s: %w", tmp, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("snapshot close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("snapshot rename %s: %w", path, err)
+	}
+	if !sync {
+		return nil
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// ReadSnapshot reads and decodes the snapshot at path. A missing file
+// returns (nil, nil).
+func ReadSnapshot(path string) (*Snapshot, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot read %s: %w", path, err)
+	}
+	s, err := DecodeSnapshot(b)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	return s, nil
+}

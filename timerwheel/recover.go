@@ -1,0 +1,214 @@
+package timerwheel
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
+	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
+)
+
+// recover rebuilds the in-memory wheel (see Open). It never trusts a
+// position that is not covered by durable data: the checkpoint is written
+// after the TimerLog sync it refers to, the snapshot after the sync of the
+// records it covers, and everything after the snapshot is replayed from the
+// TimerLog itself.
+func (s *Store) recover(nowMs int64) error {
+	latest, hasCk := s.ck.Latest()
+	prev, _ := s.ck.Previous()
+	if hasCk && latest.Geometry != s.geo {
+		return fmt.Errorf("timerwheel open %s: checkpoint geometry %+v, options %+v: %w",
+			s.opts.Dir, latest.Geometry, s.geo, ErrIncompatible)
+	}
+	tl, rep, err := timerlog.Open(timerlog.Options{
+		Dir:         filepath.Join(s.opts.Dir, logDirName),
+		SegmentSize: s.opts.SegmentSize,
+		MinKeep:     latest.FlushedSeq,
+		Logger:      s.log,
+	})
+	if err != nil {
+		return fmt.Errorf("timerwheel open: %w", err)
+	}
+	s.tl = tl
+	s.st.corrupt += rep.Corrupt
+	if rep.Missing {
+		s.st.corrupt++
+		s.log.Error().Uint64("flushed_seq", latest.FlushedSeq).Uint64("last_seq", tl.Last()).
+			Msg("timer log ends before the checkpointed flush position: synced records were lost")
+	}
+	first, last := tl.First(), tl.Last()
+
+	snap, err := checkpoint.ReadSnapshot(s.snapPath)
+	if err != nil {
+		s.log.Warn().Err(err).Msg("timer snapshot unreadable; replaying the whole log")
+		snap = nil
+	}
+	if snap != nil && snap.Geometry != s.geo {
+		return fmt.Errorf("timerwheel open %s: snapshot geometry %+v, options %+v: %w",
+			s.opts.Dir, snap.Geometry, s.geo, ErrIncompatible)
+	}
+	if snap != nil && (snap.Seq > last || snap.Seq+1 < first) {
+		s.log.Warn().Uint64("snapshot_seq", snap.Seq).Uint64("log_first", first).Uint64("log_last", last).
+			Msg("timer snapshot does not fit the log; replaying the whole log")
+		snap = nil
+	}
+	relinked := int64(math.MinInt64)
+	from := first
+	if snap != nil {
+		s.loadSnapshot(snap, first)
+		relinked = snap.RelinkedUpToMs
+		from = snap.Seq + 1
+		s.snapSeq = snap.Seq
+	} else {
+		s.snapSeq = first - 1
+	}
+	if err := s.replay(from, first, &relinked); err != nil {
+		return err
+	}
+
+	var acked, older Cursor
+	switch {
+	case hasCk:
+		acked = Cursor{Ms: latest.AckedMs, Seq: latest.AckedSeq}
+		older = Cursor{Ms: prev.AckedMs, Seq: prev.AckedSeq}
+		relinked = max(relinked, latest.RelinkedUpToMs)
+		s.maxQO = max(s.maxQO, latest.EnqueueQueueOffset)
+		s.flushedSeq = latest.FlushedSeq
+	case snap != nil:
+		acked = Cursor{Ms: snap.AckedMs, Seq: snap.AckedSeq}
+		older = acked
+	case last >= first:
+		// Records but no checkpoint: release everything still linked
+		// (duplicates rather than loss).
+		acked = Cursor{Ms: nowMs}
+		for i := range s.near.slots {
+			if sl := &s.near.slots[i]; !sl.empty() {
+				acked.Ms = min(acked.Ms, sl.no*s.geo.SlotMs-1)
+			}
+		}
+		older = acked
+		s.log.Error().Int64("acked_ms", acked.Ms).Msg("timer store has records but no checkpoint; re-releasing everything linked")
+	default:
+		acked = Cursor{Ms: nowMs}
+		older = acked
+	}
+	if older.Ms > acked.Ms || older.Ms == math.MinInt64 {
+		older = acked
+	}
+	if relinked == math.MinInt64 {
+		relinked = (floorDiv(acked.Ms, s.geo.FarSlotMs) + 1) * s.geo.FarSlotMs
+	}
+	// A far bucket before the boundary that still holds records would never
+	// be relinked: lower the boundary to it.
+	for i := range s.far.slots {
+		if sl := &s.far.slots[i]; !sl.empty() && sl.no*s.geo.FarSlotMs < relinked {
+			s.log.Error().Int64("bucket", sl.no).Int64("relinked_up_to", relinked).Msg("far bucket behind relink boundary")
+			relinked = sl.no * s.geo.FarSlotMs
+		}
+	}
+	s.relinkedUpTo = relinked
+	s.ringBase = floorDiv(older.Ms-s.tailMs, s.geo.SlotMs)
+	s.acked, s.issued = acked, acked
+	s.durable = [2]Cursor{older, acked}
+	s.sinceSnap = last - s.snapSeq
+	s.farCnt = counts{}
+	clear(s.far.bits)
+	for i := range s.far.slots {
+		if sl := &s.far.slots[i]; !sl.empty() {
+			s.far.mark(sl.no)
+			s.farCnt.n += int64(sl.n)
+			s.farCnt.nc += int64(sl.nc)
+		}
+	}
+	if err := s.resetDequeue(); err != nil {
+		return err
+	}
+	st := s.statsLocked()
+	s.log.Info().Uint64("log_first", first).Uint64("log_last", last).Uint64("replayed", s.st.replayed).
+		Bool("snapshot", snap != nil).Str("acked", acked.String()).Int64("relinked_up_to", relinked).
+		Int64("pending", st.Pending).Int64("enqueue_queue_offset", s.maxQO).Msg("timer store recovered")
+	return nil
+}
+
+// loadSnapshot installs the slots of a snapshot.
+func (s *Store) loadSnapshot(sn *checkpoint.Snapshot, logFirst uint64) {
+	for _, x := range sn.Near {
+		s.near.slots[s.near.idx(x.No)] = slot{no: x.No, head: x.Head, first: x.First, n: x.N, nc: x.NC}
+	}
+	for _, x := range sn.Far {
+		s.far.slots[s.far.idx(x.No)] = slot{no: x.No, head: x.Head, first: x.First, n: x.N, nc: x.NC}
+	}
+	for _, g := range sn.Segments {
+		if g.First >= logFirst {
+			s.segMin[g.First] = g.MinCLOffset
+		}
+	}
+	s.maxQO = sn.EnqueueQueueOffset
+}
+
+// replay applies the TimerLog records from..last to the wheel, exactly as
+// they were applied when written: each record carries the slot it was
+// linked into, and marks carry the state they left. Where two laps of a
+// slot number meet in one ring index, the later lap wins (the earlier one
+// was dead when the later was written).
+func (s *Store) replay(from, logFirst uint64, relinked *int64) error {
+	batch := s.recs[:0]
+	err := s.tl.Scan(from, func(seq uint64, r timerlog.Record, err error) error {
+		s.st.replayed++
+		if err != nil {
+			s.st.corrupt++
+			s.log.Error().Err(err).Uint64("seq", seq).Msg("corrupt timer record skipped during replay")
+			return nil
+		}
+		s.replayOne(&r, logFirst, relinked)
+		batch = append(batch, r)
+		if len(batch) >= 4096 {
+			s.noteSegments(batch)
+			batch = batch[:0]
+		}
+		return nil
+	})
+	s.noteSegments(batch)
+	s.recs = batch[:0]
+	if err != nil {
+		return fmt.Errorf("timerwheel replay: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) replayOne(r *timerlog.Record, logFirst uint64, relinked *int64) {
+	if r.Kind.IsMark() {
+		head, n, nc := r.MarkState()
+		s.setSlot(&s.far, r.Slot, head, n, nc)
+		if r.Kind == timerlog.KindRelinkMark && head == 0 {
+			*relinked = max(*relinked, (r.Slot+1)*s.geo.FarSlotMs)
+		}
+		return
+	}
+	if r.CQOffset >= 0 {
+		s.maxQO = max(s.maxQO, r.CQOffset)
+	}
+	rg := &s.near
+	if r.Far() {
+		rg = &s.far
+	}
+	sl := &rg.slots[rg.idx(r.Slot)]
+	switch {
+	case !sl.empty() && sl.no == r.Slot:
+		sl.head = r.Seq
+	case sl.empty() || sl.no < r.Slot:
+		first := r.Seq
+		if r.Prev != 0 {
+			first = logFirst // the chain goes on before what we know of it
+		}
+		*sl = slot{no: r.Slot, head: r.Seq, first: first}
+	default:
+		return // a record of an older lap
+	}
+	if r.Kind == timerlog.KindCancel {
+		sl.nc++
+	} else {
+		sl.n++
+	}
+}

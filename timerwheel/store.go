@@ -1,0 +1,324 @@
+package timerwheel
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
+	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
+)
+
+// File names inside Options.Dir.
+const (
+	logDirName     = "timerlog"
+	checkpointName = "checkpoint"
+	snapshotName   = "wheel.snap"
+)
+
+// counts are normal and cancel record counts.
+type counts struct{ n, nc int64 }
+
+func (c *counts) add(r *timerlog.Record, d int64) {
+	if r.Kind == timerlog.KindCancel {
+		c.nc += d
+	} else {
+		c.n += d
+	}
+}
+
+// tomb is an active cancel: normal timers with its key hash and DeliverMs
+// in [lo, hi] are suppressed.
+type tomb struct{ lo, hi int64 }
+
+// Store is the timer store. Its methods are safe for concurrent use; the
+// intended callers are the enqueue-put stage (Add), the dequeue stages
+// (Due, Ack, Rewind, NextDue) and a flusher (Flush).
+//
+// Lock order: flushMu before mu. The TimerLog has its own lock, taken
+// inside mu; Flush fsyncs with neither mu nor the TimerLog's lock held.
+type Store struct {
+	opts     Options
+	geo      checkpoint.Geometry
+	log      zerolog.Logger
+	tl       *timerlog.Log
+	ck       *checkpoint.File
+	snapPath string
+	tailMs   int64 // how far behind the ack position slots are kept: 2*CancelWindow+1
+	nearSpan int64 // NearSlots*SlotMs
+
+	flushMu sync.Mutex // serialises Flush and Close
+
+	mu     sync.Mutex // guards everything below
+	err    error      // sticky failure
+	closed bool
+
+	near, far    ring
+	relinkedUpTo int64 // far buckets starting before this were relinked (ms, multiple of FarSlotMs)
+	base         int64 // next near slot to load into ready
+	ringBase     int64 // oldest near slot kept (from the older durable ack)
+
+	issued, acked Cursor
+	durable       [2]Cursor // acked cursors of the two latest checkpoints: older, newer
+	ready         readyHeap
+	tombs         map[uint64]tomb
+
+	maxQO      int64            // highest queue offset added
+	segMin     map[uint64]int64 // TimerLog segment first seq -> min CommitLog offset
+	snapSeq    uint64           // TimerLog seq the snapshot on disk covers
+	flushedSeq uint64
+	sinceSnap  uint64 // records appended after snapSeq
+	wantSnap   bool   // truncation waits for a newer snapshot
+
+	nearAhead, farCnt, readyCnt counts
+	st                          counters
+	recs                        []timerlog.Record // scratch for appends
+}
+
+// counters are monotonic event counts since Open.
+type counters struct {
+	added, dupAdds, issued, delivered, cancelled, cancels uint64
+	relinked, rolled, moved, corrupt, stalls, truncated   uint64
+	replayed                                              uint64
+}
+
+// Open opens or creates the store in opts.Dir and recovers it: the
+// TimerLog tail is repaired, the wheel is rebuilt from the snapshot plus the
+// records after it, and dequeue resumes after the last checkpointed Ack.
+// nowMs initialises the dequeue position of a new store; it is not used to
+// skip anything on recovery.
+func Open(opts Options, nowMs int64) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("timerwheel open %s: %w", opts.Dir, err)
+	}
+	s := &Store{
+		opts:     opts,
+		geo:      opts.geometry(),
+		log:      opts.Logger.With().Str("component", "timerwheel").Logger(),
+		snapPath: filepath.Join(opts.Dir, snapshotName),
+		tailMs:   2*opts.cancelWindowMs() + 1,
+		nearSpan: int64(opts.NearSlots) * opts.SlotMs,
+		tombs:    make(map[uint64]tomb),
+		segMin:   make(map[uint64]int64),
+		maxQO:    -1,
+	}
+	s.near = newRing(s.geo.NearSlots)
+	s.far = newRing(s.geo.FarSlots)
+	ck, err := checkpoint.Open(filepath.Join(opts.Dir, checkpointName))
+	if err != nil {
+		return nil, err
+	}
+	s.ck = ck
+	ck.NoSync = opts.NoSync
+	if err := s.recover(nowMs); err != nil {
+		_ = ck.Close()
+		if s.tl != nil {
+			_ = s.tl.Close()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// usable returns the error that stops a method: closed or failed.
+// mu must be held.
+func (s *Store) usable() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.err != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, s.err)
+	}
+	return nil
+}
+
+// fail records a sticky failure. mu must be held.
+func (s *Store) fail(err error) error {
+	if s.err == nil {
+		s.err = err
+		s.log.Error().Err(err).Msg("timer store failed; reopen to recover")
+	}
+	return fmt.Errorf("%w: %w", ErrFailed, err)
+}
+
+// appendRecs writes records to the TimerLog and notes their segments.
+// mu must be held.
+func (s *Store) appendRecs(recs []timerlog.Record) error {
+	if err := s.tl.Append(recs); err != nil {
+		return s.fail(err)
+	}
+	s.sinceSnap += uint64(len(recs))
+	s.noteSegments(recs)
+	return nil
+}
+
+// noteSegments keeps the per-segment minimum CommitLog offset.
+// mu must be held.
+func (s *Store) noteSegments(recs []timerlog.Record) {
+	var first, next uint64
+	for i := range recs {
+		r := &recs[i]
+		if r.Kind.IsMark() || r.CLOffset < 0 {
+			continue
+		}
+		if r.Seq < first || r.Seq >= next {
+			var ok bool
+			if first, next, ok = s.tl.SegmentBounds(r.Seq); !ok {
+				continue
+			}
+		}
+		if v, ok := s.segMin[first]; !ok || r.CLOffset < v {
+			s.segMin[first] = r.CLOffset
+		}
+	}
+}
+
+// Close flushes (see Flush) and closes the store.
+func (s *Store) Close() error {
+	flushErr := s.Flush()
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	err := s.tl.Close()
+	if cerr := s.ck.Close(); err == nil {
+		err = cerr
+	}
+	if flushErr != nil {
+		return flushErr
+	}
+	return err
+}
+
+// Checkpoint reports the store's positions.
+type Checkpoint struct {
+	// EnqueueQueueOffset is the highest rmq_sys_wheel_timer queue offset
+	// added (-1: none). Enqueue-get resumes reading the consume queue at
+	// EnqueueQueueOffset+1; after a crash it is what the TimerLog holds.
+	EnqueueQueueOffset int64
+	// Issued is the position up to which Due has released timers.
+	Issued Cursor
+	// Acked is the position acknowledged with Ack.
+	Acked Cursor
+	// DurableAcked and DurableEnqueueQueueOffset are the values of the last
+	// checkpoint written by Flush: what a crash now would resume from.
+	DurableAcked              Cursor
+	DurableEnqueueQueueOffset int64
+	// FlushedSeq is the last TimerLog sequence made durable by Flush.
+	FlushedSeq uint64
+	// LastSeq is the last TimerLog sequence written.
+	LastSeq uint64
+	// SnapshotSeq is the TimerLog sequence the wheel snapshot covers.
+	SnapshotSeq uint64
+	// RelinkedUpToMs is the far-wheel boundary (ms).
+	RelinkedUpToMs int64
+}
+
+// Checkpoint returns the current and durable positions.
+func (s *Store) Checkpoint() Checkpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := Checkpoint{
+		EnqueueQueueOffset: s.maxQO,
+		Issued:             s.issued,
+		Acked:              s.acked,
+		DurableAcked:       s.durable[1],
+		FlushedSeq:         s.flushedSeq,
+		SnapshotSeq:        s.snapSeq,
+		RelinkedUpToMs:     s.relinkedUpTo,
+	}
+	c.DurableEnqueueQueueOffset = -1
+	if latest, ok := s.ck.Latest(); ok {
+		c.DurableEnqueueQueueOffset = latest.EnqueueQueueOffset
+	}
+	if s.tl != nil && !s.closed {
+		c.LastSeq = s.tl.Last()
+	}
+	return c
+}
+
+// MinCommitLogOffset returns a CommitLog offset below which no pending
+// timer's message lies: CommitLog retention must not delete from there on.
+// It is conservative (per TimerLog segment). ok is false when the TimerLog
+// refers to no message.
+func (s *Store) MinCommitLogOffset() (offset int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	offset = math.MaxInt64
+	for _, v := range s.segMin {
+		offset = min(offset, v)
+		ok = true
+	}
+	return offset, ok
+}
+
+// Stats is a snapshot of the store's gauges and counters.
+type Stats struct {
+	// Pending is the number of normal timers not yet released by Due
+	// (PendingCancels likewise for cancels).
+	Pending, PendingCancels int64
+	// Loaded is the number of records held in memory, ready to release;
+	// Tombstones the number of active cancels.
+	Loaded, Tombstones int
+	// Counters since Open: timers added, skipped as enqueue replays
+	// (DuplicateAdds), released by Due (Issued), acknowledged as delivered
+	// or cancelled, cancels activated, records relinked from the far
+	// wheel, parked past the far span (Rolled), moved by compaction,
+	// corrupt records met, Due calls held back waiting for Ack/Flush
+	// (Stalls), TimerLog segments dropped (Truncated) and records replayed
+	// on recovery.
+	Added, DuplicateAdds, Issued, Delivered, Cancelled, CancelsActivated uint64
+	Relinked, Rolled, Moved, Corrupt, Stalls, Truncated, Replayed        uint64
+	// LogFirst and LogLast bound the TimerLog; LogSegments and LogBytes
+	// are its files and size.
+	LogFirst, LogLast uint64
+	LogSegments       int
+	LogBytes          int64
+}
+
+// Stats returns the current gauges and counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statsLocked()
+}
+
+// statsLocked is Stats with mu held.
+func (s *Store) statsLocked() Stats {
+	st := Stats{
+		Pending:          s.nearAhead.n + s.farCnt.n + s.readyCnt.n,
+		PendingCancels:   s.nearAhead.nc + s.farCnt.nc + s.readyCnt.nc,
+		Loaded:           s.ready.Len(),
+		Tombstones:       len(s.tombs),
+		Added:            s.st.added,
+		DuplicateAdds:    s.st.dupAdds,
+		Issued:           s.st.issued,
+		Delivered:        s.st.delivered,
+		Cancelled:        s.st.cancelled,
+		CancelsActivated: s.st.cancels,
+		Relinked:         s.st.relinked,
+		Rolled:           s.st.rolled,
+		Moved:            s.st.moved,
+		Corrupt:          s.st.corrupt,
+		Stalls:           s.st.stalls,
+		Truncated:        s.st.truncated,
+		Replayed:         s.st.replayed,
+	}
+	if s.tl != nil && !s.closed {
+		st.LogFirst, st.LogLast = s.tl.First(), s.tl.Last()
+		st.LogSegments, st.LogBytes = s.tl.Segments()
+	}
+	return st
+}

@@ -1,0 +1,111 @@
+package timerwheel
+
+import (
+	"math"
+	"math/bits"
+)
+
+// slot is the in-memory head of one wheel slot: the newest record of a
+// chain that continues through each record's prev pointer in the TimerLog.
+// A slot with head 0 is empty whatever its other fields say.
+type slot struct {
+	no    int64  // absolute slot (near) or bucket (far) number
+	head  uint64 // newest record
+	first uint64 // oldest record (pins the TimerLog segment holding it)
+	n, nc uint32 // normal and cancel records in the chain
+}
+
+func (s *slot) empty() bool { return s.head == 0 }
+
+const noSlot = math.MinInt64
+
+// ring is a wheel: slot number no lives at index no mod len(slots), so a
+// ring of N slots holds any N consecutive slot numbers. bits marks slots
+// whose records are still ahead: not yet loaded (near) or not yet
+// relinked (far).
+type ring struct {
+	slots []slot
+	bits  []uint64
+}
+
+func newRing(n int64) ring {
+	r := ring{slots: make([]slot, n), bits: make([]uint64, (n+63)/64)}
+	for i := range r.slots {
+		r.slots[i].no = noSlot
+	}
+	return r
+}
+
+func (r *ring) idx(no int64) int64 {
+	i := no % int64(len(r.slots))
+	if i < 0 {
+		i += int64(len(r.slots))
+	}
+	return i
+}
+
+// at returns slot no when it holds records, else nil.
+func (r *ring) at(no int64) *slot {
+	s := &r.slots[r.idx(no)]
+	if s.no != no || s.empty() {
+		return nil
+	}
+	return s
+}
+
+func (r *ring) mark(no int64)   { i := r.idx(no); r.bits[i>>6] |= 1 << (i & 63) }
+func (r *ring) unmark(no int64) { i := r.idx(no); r.bits[i>>6] &^= 1 << (i & 63) }
+func (r *ring) marked(no int64) bool {
+	i := r.idx(no)
+	return r.bits[i>>6]&(1<<(i&63)) != 0
+}
+
+// nextMarked returns the smallest marked slot number in [from, limit),
+// looking at most one lap ahead.
+func (r *ring) nextMarked(from, limit int64) (int64, bool) {
+	n := int64(len(r.slots))
+	span := min(limit-from, n)
+	start := r.idx(from)
+	for d := int64(0); d < span; {
+		i := start + d
+		if i >= n {
+			i -= n
+		}
+		w := r.bits[i>>6] >> (i & 63)
+		if w == 0 {
+			step := 64 - (i & 63)
+			if i+step > n {
+				step = n - i
+			}
+			d += step
+			continue
+		}
+		d += int64(bits.TrailingZeros64(w))
+		if d >= span {
+			break
+		}
+		no := from + d
+		if r.slots[r.idx(no)].no == no {
+			return no, true
+		}
+		d++ // a bit for another lap; cannot happen while invariants hold
+	}
+	return 0, false
+}
+
+// floorDiv divides rounding toward minus infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// satSub returns a-b clamped at the int64 range.
+func satSub(a, b int64) int64 {
+	if b > 0 && a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
