@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -185,4 +186,33 @@ func copyDir(t testing.TB, src, dst string) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
+}
+
+// filepathGlobAll lists the non-test Go files under dir.
+func filepathGlobAll(dir string) ([]string, error) {
+	var out []string
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() && filepath.Ext(p) == ".go" && !strings.HasSuffix(p, "_test.go") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// containsAny reports whether the file at path contains any of subs.
+func containsAny(path string, subs ...string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, s := range subs {
+		if strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
 }

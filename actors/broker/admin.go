@@ -42,7 +42,7 @@ func (b *Broker) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) {
 		filter = "SINGLE_TAG"
 	}
 	cfg := meta.TopicConfig{TopicName: name, ReadQueueNums: readN, WriteQueueNums: writeN,
-		Perm: perm & (meta.PermRead | meta.PermWrite | meta.PermInherit | meta.PermPriority),
+		Perm:            perm & (meta.PermRead | meta.PermWrite | meta.PermInherit | meta.PermPriority),
 		TopicFilterType: filter, Order: cmd.Field("order") == "true"}
 	b.topicsSt.Send(&topics.Put{Config: cfg, Done: func(err error) {
 		if err != nil {

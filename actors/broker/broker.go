@@ -27,6 +27,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -34,6 +35,7 @@ import (
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
 // Broker is a running broker.
@@ -56,6 +58,8 @@ type Broker struct {
 	clientsSt  *stage.Stage
 	topicsSt   *stage.Stage
 	regSt      *stage.Stage
+	wheel      *timerwheel.Store
+	timers     atomic.Pointer[timer.Service]
 	stageMu    sync.RWMutex
 	stages     map[string]*stage.Stage // guarded by stageMu
 
@@ -77,13 +81,23 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
 	b := &Broker{cfg: cfg, store: st, stages: map[string]*stage.Stage{}}
-	b.system = actor.NewActorSystem(actor.WithLoggerFactory(slogFactory(log)))
+	wheel, err := timerwheel.Open(timerwheel.Options{
+		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
+	}, time.Now().UnixMilli())
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("broker start: open timer store: %w", err)
+	}
+	b.wheel = wheel
+	b.system = stage.NewSystem(log)
 	b.metrics = stage.NewMetrics(cfg.Registerer)
 	if cfg.Registerer != nil {
 		registerStoreMetrics(cfg.Registerer, b)
+		timer.RegisterWheelGauges(cfg.Registerer, wheel)
 	}
 	if err := b.spawn(); err != nil {
 		b.shutdownStages()
+		_ = wheel.Close()
 		_ = st.Close()
 		return nil, err
 	}
@@ -92,6 +106,7 @@ func Start(cfg Config) (*Broker, error) {
 	}, &router{b: b})
 	if err := b.server.Start(); err != nil {
 		b.shutdownStages()
+		_ = wheel.Close()
 		_ = st.Close()
 		return nil, fmt.Errorf("broker listen %s: %w", cfg.Listen, err)
 	}
@@ -169,11 +184,27 @@ func (b *Broker) spawn() error {
 	})); err != nil {
 		return err
 	}
+	ts, err := timer.Start(b.system, b.metrics, strategy, timer.Options{
+		Store: b.store, Wheel: b.wheel, Faults: cfg.TimerFaults,
+		Append:  func(a *writer.Append) { b.writerSt.Send(a) },
+		Metrics: timer.NewMetrics(cfg.Registerer),
+		Logger:  log.With().Str("component", "timer").Logger(),
+	})
+	if err != nil {
+		return err
+	}
+	b.timers.Store(ts)
+	ts.KickEnqueue()
 	return nil
 }
 
 // arrived forwards dispatcher news to the pull stage.
 func (b *Broker) arrived(a []dispatch.Arrival) {
+	for _, q := range a {
+		if ts := b.timers.Load(); q.Topic == timer.Topic && ts != nil {
+			ts.KickEnqueue()
+		}
+	}
 	b.pullSt.Send(&pull.Arrived{Queues: a})
 }
 
@@ -198,6 +229,9 @@ func (b *Broker) Stop(ctx context.Context) error {
 		}
 	}
 	b.shutdownStages()
+	if err := b.wheel.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close timer store: %w", err))
+	}
 	if err := b.store.Close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -209,6 +243,9 @@ func (b *Broker) Stop(ctx context.Context) error {
 // shutdownStages stops the stages in dependency order; each one persists its
 // state in its Stopping handler.
 func (b *Broker) shutdownStages() {
+	if ts := b.timers.Load(); ts != nil {
+		ts.Stop()
+	}
 	for _, name := range []string{registrarStage, clients.StageName, pull.StageName, writer.StageName,
 		dispatch.StageName, offsets.StageName, topics.StageName} {
 		if s := b.stage(name); s != nil {

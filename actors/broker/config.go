@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -50,6 +51,12 @@ type Config struct {
 	// MaxWriterBacklog bounds appends queued at the writer before
 	// SYSTEM_BUSY (default 65536).
 	MaxWriterBacklog int64
+	// TimerEnabled accepts timer and delay messages (default true).
+	TimerEnabled bool
+	// MaxTimerDelay is the longest accepted delay (default 365 days).
+	MaxTimerDelay time.Duration
+	// TimerFaults injects stage failures in tests (nil in production).
+	TimerFaults *timer.Faults
 	// Registerer receives the broker's metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Logger is the broker's logger.
@@ -71,6 +78,8 @@ func DefaultConfig() Config {
 		RegisterInterval:   30 * time.Second,
 		MaxInflightPerConn: 4096,
 		MaxWriterBacklog:   65536,
+		TimerEnabled:       true,
+		MaxTimerDelay:      365 * 24 * time.Hour,
 		Logger:             zerolog.Nop(),
 	}
 }
@@ -108,6 +117,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxFrame < c.MaxMessageSize+64<<10 {
 		errs = append(errs, fmt.Errorf("max frame %d must exceed max message size %d by at least 64 KiB", c.MaxFrame, c.MaxMessageSize))
+	}
+	if c.MaxTimerDelay <= 0 {
+		errs = append(errs, fmt.Errorf("max timer delay %s must be > 0", c.MaxTimerDelay))
 	}
 	if c.RegisterInterval <= 0 {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))

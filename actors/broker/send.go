@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -227,7 +228,20 @@ func (b *Broker) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 		b.topicsSt.Send(&topics.Ensure{Config: meta.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
 			Perm: meta.PermRead | meta.PermWrite, TopicFilterType: "SINGLE_TAG"}, Done: func(meta.TopicConfig, error) {}})
 	}
-	records, uniqKeys, code, remark := b.buildRecords(c, cmd, h, topic, queueID)
+	reqQueue := queueID
+	var props map[string]string
+	if !h.batch {
+		props = message.DecodeProperties([]byte(h.properties))
+		plan := b.planTimer(props, time.Now().UnixMilli())
+		if plan.code != 0 {
+			b.refuseSend(c, cmd, plan.code, plan.remark)
+			return
+		}
+		if plan.timer {
+			topic, queueID = toTimerTopic(props, plan, topic, queueID)
+		}
+	}
+	records, uniqKeys, code, remark := b.buildRecords(c, cmd, h, topic, queueID, props)
 	if code != remoting.Success {
 		b.refuseSend(c, cmd, code, remark)
 		return
@@ -245,7 +259,7 @@ func (b *Broker) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 		Reply: func(res writer.Result) {
 			cs.inflight.Add(-1)
 			b.backlog.Add(-1)
-			b.answerSend(c, cmd, h, queueID, uniqKeys, res)
+			b.answerSend(c, cmd, h, reqQueue, uniqKeys, res)
 		},
 	})
 }
@@ -286,7 +300,8 @@ func (b *Broker) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 }
 
 // buildRecords encodes the request's message(s) in the stored layout.
-func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, topic string, queueID int32) (
+func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, topic string, queueID int32,
+	props map[string]string) (
 	[][]byte, []string, int32, string) {
 	born := c.RemoteAddrPort()
 	now := time.Now().UnixMilli()
@@ -297,7 +312,7 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 			props[message.PropUniqKey] = uniq
 		}
 		props[message.PropCluster] = b.cfg.Cluster
-		if topic != h.topic {
+		if topic != h.topic && topic != timer.Topic {
 			props[message.PropDLQOriginTopic] = h.topic
 		}
 		rec := &message.Record{
@@ -309,7 +324,7 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 		return out, uniq, err
 	}
 	if !h.batch {
-		rec, uniq, err := mk(cmd.Body, h.flag, message.DecodeProperties([]byte(h.properties)))
+		rec, uniq, err := mk(cmd.Body, h.flag, props)
 		if err != nil {
 			return nil, nil, remoting.MessageIllegal, fmt.Sprintf("message cannot be stored: %v", err)
 		}
@@ -329,7 +344,12 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 			return nil, nil, remoting.MessageIllegal,
 				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), b.cfg.MaxMessageSize)
 		}
-		rec, uniq, err := mk(e.Body, e.Flag, message.DecodeProperties(e.Properties))
+		eprops := message.DecodeProperties(e.Properties)
+		if hasTimerProps(eprops) {
+			return nil, nil, remoting.MessageIllegal,
+				fmt.Sprintf("batch message %d: delay and timer properties are not supported in batches", i)
+		}
+		rec, uniq, err := mk(e.Body, e.Flag, eprops)
 		if err != nil {
 			return nil, nil, remoting.MessageIllegal, fmt.Sprintf("batch message %d cannot be stored: %v", i, err)
 		}

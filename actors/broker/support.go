@@ -1,23 +1,10 @@
 package broker
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 )
-
-// slogFactory bridges protoactor's slog logging into zerolog, at warn level
-// and above (protoactor logs every actor start at info).
-func slogFactory(log zerolog.Logger) func(*actor.ActorSystem) *slog.Logger {
-	return func(*actor.ActorSystem) *slog.Logger {
-		l := log.With().Str("component", "protoactor").Logger().Level(zerolog.WarnLevel)
-		return slog.New(zerolog.NewSlogHandler(l))
-	}
-}
 
 func osPid() int { return os.Getpid() }
 
@@ -46,5 +33,3 @@ func registerStoreMetrics(reg prometheus.Registerer, b *Broker) {
 		}, func() float64 { return float64(b.backlog.Load()) }),
 	)
 }
-
-var _ = context.Background

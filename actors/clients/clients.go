@@ -285,4 +285,3 @@ func FormatConsumerList(ids []string) []byte {
 	}{IDs: ids})
 	return b
 }
-

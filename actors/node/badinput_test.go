@@ -47,9 +47,9 @@ func TestBadInputIsContained(t *testing.T) {
 	sendOK("start")
 
 	frames := map[string][]byte{
-		"garbage":          []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-		"lying length":     {0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1},
-		"negative length":  {0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0},
+		"garbage":         []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+		"lying length":    {0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1},
+		"negative length": {0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0},
 		"truncated header": func() []byte { // header length says 100, frame holds 10
 			b := make([]byte, 4+4+10)
 			binary.BigEndian.PutUint32(b, 14)

@@ -91,7 +91,7 @@ func Start(cfg Config) (*Node, error) {
 
 func (n *Node) startNamesrv() error {
 	log := n.cfg.Logger.With().Str("component", "namesrv").Logger()
-	n.nsSystem = actor.NewActorSystem()
+	n.nsSystem = stage.NewSystem(log)
 	metrics := stage.NewMetrics(nil)
 	strategy := supervisor.New(supervisor.Policy{Logger: log})
 	st, err := metrics.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(namesrv.Options{Logger: log}))
@@ -115,8 +115,8 @@ type namesrvHandler struct {
 	log zerolog.Logger
 }
 
-func (h *namesrvHandler) OnOpen(*netloop.Conn)             {}
-func (h *namesrvHandler) OnClose(*netloop.Conn, error)     {}
+func (h *namesrvHandler) OnOpen(*netloop.Conn)         {}
+func (h *namesrvHandler) OnClose(*netloop.Conn, error) {}
 func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return

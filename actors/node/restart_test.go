@@ -35,8 +35,8 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 	if !rec1.WaitFor(len(first), 30*time.Second) {
 		t.Fatalf("first consumer got %d of %d", rec1.Len(), len(first))
 	}
-	time.Sleep(200 * time.Millisecond) // let the consume results settle into the offset table
-	if err := c1.Shutdown(); err != nil {  // persists its offsets to the broker
+	time.Sleep(200 * time.Millisecond)    // let the consume results settle into the offset table
+	if err := c1.Shutdown(); err != nil { // persists its offsets to the broker
 		t.Fatalf("consumer shutdown: %v", err)
 	}
 	_ = p1.Shutdown()

@@ -18,12 +18,14 @@ package stage
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 )
 
 // Metrics holds the per-stage instrument families.
@@ -144,4 +146,13 @@ func (s *Stage) Depth() int64 { return s.pending.Load() }
 // Stop stops the stage and waits for it to finish its current message.
 func (s *Stage) Stop() {
 	_ = s.root.StopFuture(s.pid).Wait()
+}
+
+// NewSystem creates an actor system whose own logging goes to log, at warn
+// level and above (protoactor logs every system start at info).
+func NewSystem(log zerolog.Logger) *actor.ActorSystem {
+	l := log.With().Str("component", "protoactor").Logger().Level(zerolog.WarnLevel)
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(zerolog.NewSlogHandler(l))
+	}))
 }

@@ -96,7 +96,10 @@ type Options struct {
 	FlushInterval time.Duration // async mode fsync period (default 500 ms)
 	// Appended is called after every successful append (wake the dispatcher).
 	Appended func()
-	Logger   zerolog.Logger
+	// OnSync, when set, is called on the writer's goroutine after each
+	// CommitLog fsync the writer makes (observability and tests).
+	OnSync func()
+	Logger zerolog.Logger
 }
 
 type flushNow struct{}
@@ -145,6 +148,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 		if err := w.opts.Store.CommitLog.Sync(); err != nil {
 			w.opts.Logger.Error().Err(err).Msg("periodic commitlog fsync failed")
 		}
+		w.synced()
 		w.armTick()
 	case *actor.Stopping, *actor.Restarting:
 		if w.timer != nil {
@@ -195,6 +199,7 @@ func (w *Writer) flushWaiting() {
 		return
 	}
 	err := w.opts.Store.CommitLog.Sync()
+	w.synced()
 	for _, p := range w.waiting {
 		r := p.result
 		if err != nil {
@@ -206,6 +211,12 @@ func (w *Writer) flushWaiting() {
 		w.opts.Logger.Error().Err(err).Int("appends", len(w.waiting)).Msg("commitlog fsync failed")
 	}
 	w.waiting = w.waiting[:0]
+}
+
+func (w *Writer) synced() {
+	if w.opts.OnSync != nil {
+		w.opts.OnSync()
+	}
 }
 
 func (w *Writer) queueMax(k QueueKey) int64 {

@@ -1,0 +1,153 @@
+package timer
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// maxDequeueInFlight bounds the batches released and not yet acknowledged.
+const maxDequeueInFlight = 8
+
+type deqKick struct{}
+type deqRewind struct{}
+
+// deqTick fires at the wheel's next due time; gen tells stale ticks apart.
+type deqTick struct{ gen uint64 }
+
+// deqBatch carries a released batch from dequeue_get to dequeue_message.
+type deqBatch struct {
+	epoch uint64
+	batch timerwheel.Batch
+}
+
+// put is one record to write back, with its identity for replay checks.
+type put struct {
+	key    writer.QueueKey
+	record []byte
+	ident  string // UNIQ_KEY + "@" + TIMER_OUT_MS
+	due    int64
+}
+
+// putBatch carries rebuilt messages from dequeue_message to dequeue_put.
+type putBatch struct {
+	epoch uint64
+	batch timerwheel.Batch
+	puts  []put
+}
+
+// dequeueGet releases due timers from the wheel.
+type dequeueGet struct {
+	svc   *Service
+	timer *time.Timer
+	gen   uint64
+}
+
+// Receive implements actor.Actor.
+func (d *dequeueGet) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if d.svc.started(StageDequeueGet) {
+			d.svc.restartDequeue("dequeue_get restarted")
+			return
+		}
+		d.run()
+	case deqKick:
+		d.svc.deqKick.Store(false)
+		d.run()
+	case deqTick:
+		if m.gen == d.gen {
+			d.run()
+		}
+	case deqRewind:
+		if err := d.svc.opts.Wheel.Rewind(); err != nil {
+			panic(err)
+		}
+		d.run()
+	case *actor.Stopping, *actor.Restarting:
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+	}
+}
+
+// run releases every due batch the pipeline has room for, then arms one
+// timer for the next due time.
+func (d *dequeueGet) run() {
+	svc := d.svc
+	w := svc.opts.Wheel
+	for svc.deqInFly.Load() < maxDequeueInFlight {
+		b, err := w.Due(svc.opts.Now().UnixMilli(), svc.opts.BatchSize)
+		if b.Len() > 0 || b.From != b.To {
+			svc.opts.Faults.hit(StageDequeueGet)
+			svc.deqInFly.Add(1)
+			svc.send(StageDequeueMessage, &deqBatch{epoch: svc.deqEpoch.Load(), batch: b})
+		}
+		if err != nil {
+			panic(err)
+		}
+		if b.Len() < svc.opts.BatchSize {
+			break
+		}
+	}
+	d.arm()
+}
+
+// arm schedules the next run at the wheel's next due time (at most one
+// second ahead, so clock jumps are noticed).
+func (d *dequeueGet) arm() {
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.gen++
+	gen, svc := d.gen, d.svc
+	wait := time.Second
+	if at, ok := svc.opts.Wheel.NextDue(); ok {
+		wait = min(wait, max(time.Duration(at-svc.opts.Now().UnixMilli())*time.Millisecond, time.Millisecond))
+	}
+	if svc.deqInFly.Load() >= maxDequeueInFlight {
+		wait = max(wait, 5*time.Millisecond)
+	}
+	d.timer = time.AfterFunc(wait, func() { svc.send(StageDequeueGet, deqTick{gen: gen}) })
+}
+
+// dequeueMessage reads released timers' messages and rebuilds them for
+// their real topic.
+type dequeueMessage struct{ svc *Service }
+
+// Receive implements actor.Actor.
+func (d *dequeueMessage) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if d.svc.started(StageDequeueMessage) {
+			d.svc.restartDequeue("dequeue_message restarted")
+		}
+	case *deqBatch:
+		svc := d.svc
+		if m.epoch != svc.deqEpoch.Load() {
+			return
+		}
+		now := svc.opts.Now().UnixMilli()
+		puts := make([]put, 0, len(m.batch.Timers))
+		for i, t := range m.batch.Timers {
+			if i == len(m.batch.Timers)/2 {
+				svc.opts.Faults.hit(StageDequeueMessage)
+			}
+			p, reason := rebuild(svc.opts.Store, t, now)
+			if reason != "" {
+				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
+				svc.opts.Logger.Warn().Int64("commitlog_offset", t.CommitLogOffset).Str("reason", reason).
+					Msg("due timer message dropped")
+				continue
+			}
+			puts = append(puts, p)
+		}
+		if n := len(m.batch.Cancelled); n > 0 {
+			svc.opts.Metrics.Cancelled.Add(float64(n))
+		}
+		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, batch: m.batch, puts: puts})
+	}
+}

@@ -1,0 +1,176 @@
+package timer
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// maxEnqueueInFlight bounds the batches between enqueue_get and enqueue_put.
+const maxEnqueueInFlight = 4
+
+// enqueueReadBatch is how many consume-queue units enqueue_get reads per batch.
+const enqueueReadBatch = 4096
+
+type enqKick struct{}
+type enqResume struct{}
+type enqPoll struct{}
+
+// enqBatch carries timers from enqueue_get to enqueue_put.
+type enqBatch struct {
+	epoch  uint64
+	timers []timerwheel.Timer
+}
+
+// enqDone tells enqueue_get that enqueue_put finished a batch.
+type enqDone struct{}
+
+// enqueueGet reads the timer topic's consume queue.
+type enqueueGet struct {
+	svc   *Service
+	next  int64 // next consume-queue offset to read
+	timer *time.Timer
+}
+
+// Receive implements actor.Actor.
+func (e *enqueueGet) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		if e.svc.started(StageEnqueueGet) {
+			e.svc.restartEnqueue("enqueue_get restarted")
+		}
+		e.resume()
+		e.arm()
+	case enqResume:
+		e.resume()
+		e.run()
+	case enqKick:
+		e.svc.enqKick.Store(false)
+		e.run()
+	case enqDone:
+		e.run()
+	case enqPoll:
+		e.run()
+		e.arm()
+	case *actor.Stopping, *actor.Restarting:
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+	}
+}
+
+// resume reads the enqueue position from the wheel: everything up to it is
+// in the TimerLog.
+func (e *enqueueGet) resume() {
+	e.next = e.svc.opts.Wheel.Checkpoint().EnqueueQueueOffset + 1
+}
+
+func (e *enqueueGet) arm() {
+	svc := e.svc
+	e.timer = time.AfterFunc(100*time.Millisecond, func() { svc.send(StageEnqueueGet, enqPoll{}) })
+}
+
+// run turns new consume-queue units into timer batches, keeping at most
+// maxEnqueueInFlight batches ahead of enqueue_put.
+func (e *enqueueGet) run() {
+	svc := e.svc
+	q := svc.opts.Store.Queues.Lookup(Topic, 0)
+	if q == nil {
+		return
+	}
+	if min := q.MinOffset(); e.next < min {
+		e.next = min
+	}
+	for svc.enqInFly.Load() < maxEnqueueInFlight && e.next < q.MaxOffset() {
+		units, err := q.Read(e.next, enqueueReadBatch)
+		if err != nil {
+			svc.opts.Logger.Error().Err(err).Int64("offset", e.next).Msg("read timer consume queue failed")
+			return
+		}
+		if len(units) == 0 {
+			return
+		}
+		timers := make([]timerwheel.Timer, 0, len(units))
+		for i, u := range units {
+			if i == len(units)/2 {
+				svc.opts.Faults.hit(StageEnqueueGet)
+			}
+			t, reason := e.timerOf(u.Offset, u.Size, e.next+int64(i))
+			if reason != "" {
+				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
+				svc.opts.Logger.Warn().Int64("commitlog_offset", u.Offset).Str("reason", reason).
+					Msg("timer message skipped")
+				continue
+			}
+			timers = append(timers, t)
+		}
+		e.next += int64(len(units))
+		svc.enqInFly.Add(1)
+		svc.send(StageEnqueuePut, &enqBatch{epoch: svc.enqEpoch.Load(), timers: timers})
+	}
+}
+
+// timerOf reads one timer message; reason is non-empty when it is unusable.
+func (e *enqueueGet) timerOf(off int64, size int32, queueOffset int64) (timerwheel.Timer, string) {
+	rec, err := e.svc.opts.Store.CommitLog.ReadAt(off, size)
+	if err != nil {
+		return timerwheel.Timer{}, "unreadable"
+	}
+	props, err := message.PeekProperties(rec)
+	if err != nil {
+		return timerwheel.Timer{}, "undecodable"
+	}
+	p := message.DecodeProperties(props)
+	due, err := strconv.ParseInt(p[message.PropTimerOutMS], 10, 64)
+	if err != nil || due < 0 || due > timerwheel.MaxDeliverMs {
+		return timerwheel.Timer{}, "bad_timer_out_ms"
+	}
+	t := timerwheel.Timer{DeliverMs: due, CommitLogOffset: off, Size: size, Kind: timerwheel.KindNormal,
+		QueueOffset: queueOffset}
+	if del := p[message.PropTimerDelUniqKey]; del != "" {
+		t.Kind, t.KeyHash = timerwheel.KindCancel, timerwheel.HashKey(del)
+		return t, ""
+	}
+	if uniq := p[message.PropUniqKey]; uniq != "" {
+		t.KeyHash = timerwheel.KeyHash(p[message.PropRealTopic], uniq)
+	}
+	return t, ""
+}
+
+// enqueuePut adds timer batches to the wheel.
+type enqueuePut struct{ svc *Service }
+
+// Receive implements actor.Actor.
+func (e *enqueuePut) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if e.svc.started(StageEnqueuePut) {
+			e.svc.restartEnqueue("enqueue_put restarted")
+		}
+	case *enqBatch:
+		svc := e.svc
+		if m.epoch != svc.enqEpoch.Load() {
+			return // from before a restart: enqueue_get re-reads it
+		}
+		half := len(m.timers) / 2
+		if svc.opts.Faults != nil && half > 0 {
+			// Fail mid-batch: half of it is already in the wheel.
+			if err := svc.opts.Wheel.Add(m.timers[:half], svc.opts.Now().UnixMilli()); err != nil {
+				panic(err)
+			}
+			svc.opts.Faults.hit(StageEnqueuePut)
+		}
+		if err := svc.opts.Wheel.Add(m.timers, svc.opts.Now().UnixMilli()); err != nil {
+			panic(err) // the supervisor restarts us; enqueue resumes from the wheel's position
+		}
+		svc.opts.Metrics.Enqueued.Add(float64(len(m.timers)))
+		svc.dirty.Store(true)
+		svc.enqInFly.Add(-1)
+		svc.send(StageEnqueueGet, enqDone{})
+		svc.KickDequeue()
+	}
+}

@@ -1,0 +1,225 @@
+package timer
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+type deqResync struct{}
+type putFlush struct{}
+
+// putDone reports one writer answer for the batch with sequence seq.
+type putDone struct {
+	epoch uint64
+	seq   uint64
+	err   error
+}
+
+// pendingBatch is a batch being written back.
+type pendingBatch struct {
+	seq       uint64
+	pb        *putBatch
+	waiting   int
+	failed    bool
+	startedAt time.Time
+	startOff  int64 // CommitLog end before its first append
+}
+
+// dequeuePut writes due messages back and acknowledges batches in order.
+type dequeuePut struct {
+	svc      *Service
+	queue    []*pendingBatch
+	seq      uint64
+	replayed map[string]bool // idents already written back before a rewind
+	ackedOff int64           // replay scan start matching the last acknowledgement
+	timer    *time.Timer
+}
+
+// Receive implements actor.Actor.
+func (d *dequeuePut) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if d.svc.started(StageDequeuePut) {
+			d.svc.restartDequeue("dequeue_put restarted")
+		} else {
+			d.resync()
+		}
+		d.arm()
+	case deqResync:
+		d.resync()
+	case *putBatch:
+		if m.epoch != d.svc.deqEpoch.Load() {
+			return
+		}
+		d.start(m)
+	case *putDone:
+		if m.epoch != d.svc.deqEpoch.Load() {
+			return
+		}
+		d.done(m)
+	case putFlush:
+		d.flush()
+		d.checkStuck()
+		d.arm()
+	case *actor.Stopping, *actor.Restarting:
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+		d.flush()
+	}
+}
+
+func (d *dequeuePut) arm() {
+	svc := d.svc
+	d.timer = time.AfterFunc(svc.opts.FlushInterval, func() { svc.send(StageDequeuePut, putFlush{}) })
+}
+
+// resync forgets pending batches and collects the timer messages written
+// back since the last durable acknowledgement, so their replay is skipped.
+func (d *dequeuePut) resync() {
+	svc := d.svc
+	d.queue = nil
+	d.replayed = map[string]bool{}
+	cp, err := svc.opts.Store.LoadCheckpoint()
+	if err != nil {
+		svc.opts.Logger.Warn().Err(err).Msg("checkpoint unreadable; timer replays will not be deduplicated")
+		d.ackedOff = svc.opts.Store.CommitLog.MaxOffset()
+		return
+	}
+	from, ok := cp.Values[ReplayCheckpointKey]
+	cl := svc.opts.Store.CommitLog
+	if !ok || from < cl.MinOffset() {
+		from = cl.MinOffset()
+		if !ok {
+			from = cl.MaxOffset() // nothing was ever written back
+		}
+	}
+	for off := from; ; {
+		rec, next, err := cl.Read(off)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			svc.opts.Logger.Error().Err(err).Int64("offset", off).Msg("timer replay scan stopped early")
+			break
+		}
+		if id, ok := isWrittenBack(rec); ok {
+			d.replayed[id] = true
+		}
+		off = next
+	}
+	d.ackedOff = from
+	if len(d.replayed) > 0 {
+		svc.opts.Logger.Info().Int("already_written", len(d.replayed)).Int64("scan_from", from).
+			Msg("timer replay: skipping messages written back before the restart")
+	}
+}
+
+// start sends a batch's records to the writer, skipping replays.
+func (d *dequeuePut) start(pb *putBatch) {
+	svc := d.svc
+	d.seq++
+	p := &pendingBatch{seq: d.seq, pb: pb, startedAt: time.Now(), startOff: svc.opts.Store.CommitLog.MaxOffset()}
+	d.queue = append(d.queue, p)
+	epoch := svc.deqEpoch.Load()
+	groups := map[writer.QueueKey][][]byte{}
+	var order []writer.QueueKey
+	for i, pu := range pb.puts {
+		if i == len(pb.puts)/2 && i > 0 {
+			svc.opts.Faults.hit(StageDequeuePut)
+		}
+		if d.replayed[pu.ident] {
+			svc.opts.Metrics.Duplicates.WithLabelValues("suppressed").Inc()
+			continue
+		}
+		if _, ok := groups[pu.key]; !ok {
+			order = append(order, pu.key)
+		}
+		groups[pu.key] = append(groups[pu.key], pu.record)
+	}
+	p.waiting = len(order)
+	for _, k := range order {
+		seq := p.seq
+		svc.opts.Append(&writer.Append{Key: k, Records: groups[k], Reply: func(r writer.Result) {
+			svc.send(StageDequeuePut, &putDone{epoch: epoch, seq: seq, err: r.Err})
+		}})
+	}
+	d.ackReady()
+}
+
+func (d *dequeuePut) done(m *putDone) {
+	for _, p := range d.queue {
+		if p.seq == m.seq {
+			p.waiting--
+			if m.err != nil {
+				p.failed = true
+				d.svc.opts.Logger.Error().Err(m.err).Msg("timer write-back failed; will rewind and retry")
+			}
+			break
+		}
+	}
+	d.ackReady()
+}
+
+// ackReady acknowledges finished batches at the head of the queue.
+func (d *dequeuePut) ackReady() {
+	svc := d.svc
+	for len(d.queue) > 0 && d.queue[0].waiting == 0 {
+		p := d.queue[0]
+		if p.failed {
+			svc.restartDequeue("write-back failed")
+			return
+		}
+		if err := svc.opts.Wheel.Ack(p.pb.batch); err != nil {
+			svc.opts.Logger.Error().Err(err).Msg("timer ack refused; rewinding")
+			svc.restartDequeue("ack refused")
+			return
+		}
+		now := svc.opts.Now()
+		delivered := len(p.pb.puts)
+		svc.opts.Metrics.Delivered.Add(float64(delivered))
+		for _, pu := range p.pb.puts {
+			svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)
+		}
+		d.queue = d.queue[1:]
+		svc.deqInFly.Add(-1)
+		svc.dirty.Store(true)
+		if len(d.queue) > 0 {
+			d.ackedOff = d.queue[0].startOff
+		} else {
+			d.ackedOff = svc.opts.Store.CommitLog.MaxOffset()
+		}
+		svc.KickDequeue()
+	}
+}
+
+// flush makes the wheel durable, then records where a replay scan starts.
+func (d *dequeuePut) flush() {
+	svc := d.svc
+	if !svc.dirty.Swap(false) {
+		return
+	}
+	from := d.ackedOff
+	if err := svc.opts.Wheel.Flush(); err != nil {
+		svc.dirty.Store(true)
+		panic(err)
+	}
+	if err := meta.UpdateCheckpoint(svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
+		svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
+	}
+	svc.KickDequeue()
+}
+
+// checkStuck rewinds when the writer has not answered the oldest batch in
+// time (a lost append after a writer restart).
+func (d *dequeuePut) checkStuck() {
+	if len(d.queue) > 0 && time.Since(d.queue[0].startedAt) > d.svc.opts.PutTimeout {
+		d.svc.restartDequeue("write-back timed out")
+	}
+}

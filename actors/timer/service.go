@@ -1,0 +1,248 @@
+// Package timer runs RocketMQ 5 timer messages (RIP-43) through five
+// supervised stages around the timerwheel store, fed and drained by the
+// commitlog writer stage:
+//
+//	commitlog ─► enqueue_get ─► enqueue_put ─► [timerwheel] ─► dequeue_get ─► dequeue_message ─► dequeue_put ─► commitlog
+//
+//   - enqueue_get reads the rmq_sys_wheel_timer consume queue from the
+//     store's persisted enqueue position and turns each message into a
+//     timerwheel.Timer (bad ones are counted and skipped: one message can
+//     never stall the pipeline);
+//   - enqueue_put adds each batch to the store (one TimerLog write);
+//   - dequeue_get asks the store for what is due, armed by one timer at
+//     NextDue, and releases batches of up to 4096 (never a timer early: the
+//     store releases by exact millisecond);
+//   - dequeue_message reads the messages and rebuilds them for their real
+//     topic and queue (cancelled timers are counted and dropped);
+//   - dequeue_put writes them back through the commitlog writer, then
+//     acknowledges the batch in order; a flush tick makes acknowledgements
+//     durable (timerwheel.Store.Flush: TimerLog, snapshot, checkpoint).
+//
+// Restarts: a stage that fails is restarted by its supervisor. The enqueue
+// side then resumes from the store's enqueue position (Add skips what it
+// already holds). The dequeue side rewinds to the acknowledged position and
+// re-releases; dequeue_put first collects which timer messages were already
+// written back since the last durable acknowledgement (a CommitLog scan from
+// a persisted offset) and skips them, so a replay does not deliver twice.
+// Messages in flight between stages carry an epoch; a restart bumps it and
+// older messages are dropped.
+package timer
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// Stage names (stable metric labels).
+const (
+	StageEnqueueGet     = "enqueue_get"
+	StageEnqueuePut     = "enqueue_put"
+	StageDequeueGet     = "dequeue_get"
+	StageDequeueMessage = "dequeue_message"
+	StageDequeuePut     = "dequeue_put"
+)
+
+// Topic is the system topic timer messages wait in; it has one queue, 0.
+const Topic = "rmq_sys_wheel_timer"
+
+// ReplayCheckpointKey is the checkpoint entry holding the CommitLog offset
+// from which dequeue_put scans for already written-back timer messages.
+const ReplayCheckpointKey = "timer_replay_from"
+
+// errInjected is the panic value of an injected fault.
+var errInjected = errors.New("timer: injected fault")
+
+// Options configures the timer service.
+type Options struct {
+	Store *storage.Store
+	Wheel *timerwheel.Store
+	// Append hands records to the commitlog writer stage.
+	Append func(*writer.Append)
+	// BatchSize caps a dequeue batch (default 4096).
+	BatchSize int
+	// FlushInterval is how often acknowledgements are made durable
+	// (default 20 ms).
+	FlushInterval time.Duration
+	// PutTimeout is how long dequeue_put waits for the writer before it
+	// rewinds and retries (default 10 s).
+	PutTimeout time.Duration
+	// Faults injects failures in tests; nil in production.
+	Faults *Faults
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger zerolog.Logger
+	// Metrics receives the timer instruments (nil: not exported).
+	Metrics *Metrics
+}
+
+// Service owns the state that survives stage restarts.
+type Service struct {
+	opts   Options
+	stages map[string]*stage.Stage
+	mu     sync.Mutex
+	seen   map[string]bool // stages that started at least once (guarded by mu)
+
+	enqEpoch atomic.Uint64
+	deqEpoch atomic.Uint64
+	enqKick  atomic.Bool // an enqueue kick is queued
+	deqKick  atomic.Bool // a dequeue kick is queued
+	dirty    atomic.Bool // the wheel has unflushed changes
+	enqInFly atomic.Int64
+	deqInFly atomic.Int64
+}
+
+// Start spawns the five timer stages under guardian.
+func Start(system *actor.ActorSystem, metrics *stage.Metrics, guardian actor.SupervisorStrategy, opts Options) (*Service, error) {
+	if opts.Store == nil || opts.Wheel == nil || opts.Append == nil {
+		return nil, errors.New("timer service: Store, Wheel and Append are required")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 4096
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 20 * time.Millisecond
+	}
+	if opts.PutTimeout <= 0 {
+		opts.PutTimeout = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(nil)
+	}
+	s := &Service{opts: opts, stages: map[string]*stage.Stage{}, seen: map[string]bool{}}
+	producers := []struct {
+		name string
+		p    actor.Producer
+	}{
+		{StageEnqueuePut, func() actor.Actor { return &enqueuePut{svc: s} }},
+		{StageEnqueueGet, func() actor.Actor { return &enqueueGet{svc: s} }},
+		{StageDequeuePut, func() actor.Actor { return &dequeuePut{svc: s} }},
+		{StageDequeueMessage, func() actor.Actor { return &dequeueMessage{svc: s} }},
+		{StageDequeueGet, func() actor.Actor { return &dequeueGet{svc: s} }},
+	}
+	for _, p := range producers {
+		st, err := metrics.Spawn(system, guardian, p.name, p.p)
+		if err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("timer service: %w", err)
+		}
+		s.mu.Lock()
+		s.stages[p.name] = st
+		s.mu.Unlock()
+	}
+	s.KickEnqueue()
+	s.KickDequeue()
+	return s, nil
+}
+
+func (s *Service) stage(name string) *stage.Stage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stages[name]
+}
+
+func (s *Service) send(name string, msg any) {
+	if st := s.stage(name); st != nil {
+		st.Send(msg)
+	}
+}
+
+// KickEnqueue tells enqueue_get that the timer queue grew (coalesced).
+func (s *Service) KickEnqueue() {
+	if s.enqKick.CompareAndSwap(false, true) {
+		s.send(StageEnqueueGet, enqKick{})
+	}
+}
+
+// KickDequeue tells dequeue_get to look at the wheel again (coalesced).
+func (s *Service) KickDequeue() {
+	if s.deqKick.CompareAndSwap(false, true) {
+		s.send(StageDequeueGet, deqKick{})
+	}
+}
+
+// started records that a stage started and reports whether this is a
+// restart.
+func (s *Service) started(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	again := s.seen[name]
+	s.seen[name] = true
+	return again
+}
+
+// restartEnqueue invalidates in-flight enqueue batches and makes
+// enqueue_get resume from the store's position.
+func (s *Service) restartEnqueue(why string) {
+	s.enqEpoch.Add(1)
+	s.enqInFly.Store(0)
+	s.opts.Logger.Warn().Str("reason", why).Msg("timer enqueue side restarting from its persisted position")
+	s.send(StageEnqueueGet, enqResume{})
+}
+
+// restartDequeue invalidates in-flight dequeue batches, rewinds the wheel
+// to the acknowledged position and makes dequeue_put rebuild its replay set.
+func (s *Service) restartDequeue(why string) {
+	s.deqEpoch.Add(1)
+	s.deqInFly.Store(0)
+	s.opts.Logger.Warn().Str("reason", why).Msg("timer dequeue side rewinding to its acknowledged position")
+	s.send(StageDequeuePut, deqResync{})
+	s.send(StageDequeueGet, deqRewind{})
+}
+
+// Stop stops the stages in pipeline order and flushes the wheel.
+func (s *Service) Stop() {
+	for _, name := range []string{StageEnqueueGet, StageEnqueuePut, StageDequeueGet, StageDequeueMessage, StageDequeuePut} {
+		if st := s.stage(name); st != nil {
+			st.Stop()
+		}
+	}
+	if err := s.opts.Wheel.Flush(); err != nil {
+		s.opts.Logger.Error().Err(err).Msg("final timer flush failed")
+	}
+}
+
+// Faults injects one panic into a stage's next batch (tests only).
+type Faults struct {
+	mu    sync.Mutex
+	armed map[string]int
+}
+
+// Arm makes the named stage fail mid-batch on its next batch.
+func (f *Faults) Arm(stage string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.armed == nil {
+		f.armed = map[string]int{}
+	}
+	f.armed[stage]++
+}
+
+// hit panics if a fault is armed for stage.
+func (f *Faults) hit(stage string) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	n := f.armed[stage]
+	if n > 0 {
+		f.armed[stage] = n - 1
+	}
+	f.mu.Unlock()
+	if n > 0 {
+		panic(fmt.Errorf("%s: %w", stage, errInjected))
+	}
+}
