@@ -173,7 +173,7 @@ func (b *Broker) spawn() error {
 	b.kicker.Bind(b.dispatchSt)
 	b.kicker.Kick()
 	if b.writerSt, err = spawn(writer.StageName, writer.Producer(writer.Options{
-		Store: b.store, Mode: cfg.Flush, Appended: b.kicker.Kick,
+		Store: b.store, Mode: cfg.Flush, Appended: b.kicker.Kick, Fault: writerFault(cfg.TimerFaults),
 		Logger: log.With().Str("stage", writer.StageName).Logger(),
 	}, self(writer.StageName))); err != nil {
 		return err
@@ -185,7 +185,7 @@ func (b *Broker) spawn() error {
 		return err
 	}
 	ts, err := timer.Start(b.system, b.metrics, strategy, timer.Options{
-		Store: b.store, Wheel: b.wheel, Faults: cfg.TimerFaults,
+		Store: b.store, Wheel: b.wheel, Faults: cfg.TimerFaults, PutTimeout: cfg.TimerPutTimeout,
 		Append:  func(a *writer.Append) { b.writerSt.Send(a) },
 		Metrics: timer.NewMetrics(cfg.Registerer),
 		Logger:  log.With().Str("component", "timer").Logger(),
@@ -271,4 +271,12 @@ func (b *Broker) strategy() *supervisor.Strategy {
 		})
 	}
 	return b.strat
+}
+
+// writerFault returns the writer's fault hook (nil without faults).
+func writerFault(f *timer.Faults) func() {
+	if f == nil {
+		return nil
+	}
+	return func() { f.Hit(writer.StageName) }
 }

@@ -55,8 +55,12 @@ type Config struct {
 	TimerEnabled bool
 	// MaxTimerDelay is the longest accepted delay (default 365 days).
 	MaxTimerDelay time.Duration
-	// TimerFaults injects stage failures in tests (nil in production).
+	// TimerFaults injects stage failures in tests (nil in production; no
+	// flag sets it). Stage "commitlog" fails the writer after an append.
 	TimerFaults *timer.Faults
+	// TimerPutTimeout is how long a timer write-back may wait for the
+	// writer before it is retried (0: 10 s).
+	TimerPutTimeout time.Duration
 	// Registerer receives the broker's metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Logger is the broker's logger.

@@ -158,9 +158,13 @@ func (m *Manager) Receive(ctx actor.Context) {
 	}
 }
 
+// arm schedules the next expiry scan: every 10 s, or every ExpireAfter/2
+// when that is shorter (so a client is dropped at most 1.5 x ExpireAfter
+// after its last heartbeat).
 func (m *Manager) arm() {
 	self := m.opts.Self
-	m.timer = time.AfterFunc(10*time.Second, func() { self().Send(expireTick{}) })
+	every := max(min(10*time.Second, m.opts.ExpireAfter/2), time.Millisecond)
+	m.timer = time.AfterFunc(every, func() { self().Send(expireTick{}) })
 }
 
 func (m *Manager) heartbeat(h *Heartbeat) {

@@ -122,7 +122,7 @@ func (p *Puller) Receive(ctx actor.Context) {
 		if p.timer != nil {
 			p.timer.Stop()
 		}
-		p.expire(time.Now().Add(time.Hour))
+		p.answerAll()
 	}
 }
 
@@ -169,6 +169,17 @@ func (p *Puller) expire(now time.Time) {
 			delete(p.parked, k)
 		} else {
 			p.parked[k] = kept
+		}
+	}
+}
+
+// answerAll answers every parked pull, whatever its suspend timeout (on
+// stop or restart: a new instance starts with an empty table).
+func (p *Puller) answerAll() {
+	for k, reqs := range p.parked {
+		delete(p.parked, k)
+		for _, r := range reqs {
+			p.serve(r, false)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func (d *dequeueGet) run() {
 	for svc.deqInFly.Load() < maxDequeueInFlight {
 		b, err := w.Due(svc.opts.Now().UnixMilli(), svc.opts.BatchSize)
 		if b.Len() > 0 || b.From != b.To {
-			svc.opts.Faults.hit(StageDequeueGet)
+			svc.opts.Faults.Hit(StageDequeueGet)
 			svc.deqInFly.Add(1)
 			svc.send(StageDequeueMessage, &deqBatch{epoch: svc.deqEpoch.Load(), batch: b})
 		}
@@ -134,7 +134,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		puts := make([]put, 0, len(m.batch.Timers))
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
-				svc.opts.Faults.hit(StageDequeueMessage)
+				svc.opts.Faults.Hit(StageDequeueMessage)
 			}
 			p, reason := rebuild(svc.opts.Store, t, now)
 			if reason != "" {

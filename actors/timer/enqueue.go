@@ -97,7 +97,7 @@ func (e *enqueueGet) run() {
 		timers := make([]timerwheel.Timer, 0, len(units))
 		for i, u := range units {
 			if i == len(units)/2 {
-				svc.opts.Faults.hit(StageEnqueueGet)
+				svc.opts.Faults.Hit(StageEnqueueGet)
 			}
 			t, reason := e.timerOf(u.Offset, u.Size, e.next+int64(i))
 			if reason != "" {
@@ -162,7 +162,7 @@ func (e *enqueuePut) Receive(ctx actor.Context) {
 			if err := svc.opts.Wheel.Add(m.timers[:half], svc.opts.Now().UnixMilli()); err != nil {
 				panic(err)
 			}
-			svc.opts.Faults.hit(StageEnqueuePut)
+			svc.opts.Faults.Hit(StageEnqueuePut)
 		}
 		if err := svc.opts.Wheel.Add(m.timers, svc.opts.Now().UnixMilli()); err != nil {
 			panic(err) // the supervisor restarts us; enqueue resumes from the wheel's position

@@ -132,7 +132,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 	var order []writer.QueueKey
 	for i, pu := range pb.puts {
 		if i == len(pb.puts)/2 && i > 0 {
-			svc.opts.Faults.hit(StageDequeuePut)
+			svc.opts.Faults.Hit(StageDequeuePut)
 		}
 		if d.replayed[pu.ident] {
 			svc.opts.Metrics.Duplicates.WithLabelValues("suppressed").Inc()

@@ -2,21 +2,21 @@
 // supervised stages around the timerwheel store, fed and drained by the
 // commitlog writer stage:
 //
-//	commitlog ─► enqueue_get ─► enqueue_put ─► [timerwheel] ─► dequeue_get ─► dequeue_message ─► dequeue_put ─► commitlog
+//		commitlog ─► enqueue_get ─► enqueue_put ─► [timerwheel] ─► dequeue_get ─► dequeue_message ─► dequeue_put ─► commitlog
 //
-//   - enqueue_get reads the rmq_sys_wheel_timer consume queue from the
-//     store's persisted enqueue position and turns each message into a
-//     timerwheel.Timer (bad ones are counted and skipped: one message can
-//     never stall the pipeline);
-//   - enqueue_put adds each batch to the store (one TimerLog write);
-//   - dequeue_get asks the store for what is due, armed by one timer at
-//     NextDue, and releases batches of up to 4096 (never a timer early: the
-//     store releases by exact millisecond);
-//   - dequeue_message reads the messages and rebuilds them for their real
-//     topic and queue (cancelled timers are counted and dropped);
-//   - dequeue_put writes them back through the commitlog writer, then
-//     acknowledges the batch in order; a flush tick makes acknowledgements
-//     durable (timerwheel.Store.Flush: TimerLog, snapshot, checkpoint).
+//	  - enqueue_get reads the rmq_sys_wheel_timer consume queue from the
+//	    store's persisted enqueue position and turns each message into a
+//	    timerwheel.Timer (bad ones are counted and skipped: one message can
+//	    never stall the pipeline);
+//	  - enqueue_put adds each batch to the store (one TimerLog write);
+//	  - dequeue_get asks the store for what is due, armed by one timer at
+//	    NextDue, and releases batches of up to 4096 (never a timer early: the
+//	    store releases by exact millisecond);
+//	  - dequeue_message reads the messages and rebuilds them for their real
+//	    topic and queue (cancelled timers are counted and dropped);
+//	  - dequeue_put writes them back through the commitlog writer, then
+//	    acknowledges the batch in order; a flush tick makes acknowledgements
+//	    durable (timerwheel.Store.Flush: TimerLog, snapshot, checkpoint).
 //
 // Restarts: a stage that fails is restarted by its supervisor. The enqueue
 // side then resumes from the store's enqueue position (Add skips what it
@@ -231,8 +231,8 @@ func (f *Faults) Arm(stage string) {
 	f.armed[stage]++
 }
 
-// hit panics if a fault is armed for stage.
-func (f *Faults) hit(stage string) {
+// Hit panics if a fault is armed for stage (a no-op on a nil Faults).
+func (f *Faults) Hit(stage string) {
 	if f == nil {
 		return
 	}

@@ -99,6 +99,9 @@ type Options struct {
 	// OnSync, when set, is called on the writer's goroutine after each
 	// CommitLog fsync the writer makes (observability and tests).
 	OnSync func()
+	// Fault, when set (tests only), is called after each append and before
+	// its reply: a panic there loses the reply but not the data.
+	Fault  func()
 	Logger zerolog.Logger
 }
 
@@ -180,6 +183,9 @@ func (w *Writer) append(m *Append) {
 	w.next[m.Key] = base + int64(len(m.Records))
 	if w.opts.Appended != nil {
 		w.opts.Appended()
+	}
+	if w.opts.Fault != nil {
+		w.opts.Fault()
 	}
 	res := Result{Offsets: offsets, QueueOffset: base}
 	if w.opts.Mode == FlushAsync {

@@ -4,6 +4,7 @@
 //	                           wheelmq side by side with an ack-only peer
 //	wheelctl send [flags]      send messages
 //	wheelctl consume [flags]   consume and print messages
+//	wheelctl cancel [flags]    cancel a pending timer message
 //
 // Run "wheelctl <command> -h" for the flags of each command.
 package main
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runSend(args[1:], stdout, stderr)
 	case "consume":
 		err = runConsume(args[1:], stdout, stderr)
+	case "cancel":
+		err = runCancel(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return 0
@@ -53,5 +56,6 @@ commands:
   bench     send throughput of wheelmq against an ack-only peer, side by side
   send      send messages to a topic
   consume   consume a topic and print the messages
+  cancel    cancel a pending timer message by its offset message id
 `)
 }

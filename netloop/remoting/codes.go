@@ -54,3 +54,10 @@ const (
 	SubscriptionNotExist    int32 = 24
 	InvalidParameter        int32 = 29
 )
+
+// wheelmq extensions to the request codes (outside RocketMQ's ranges).
+const (
+	// CancelTimerMessage cancels a pending timer message by the offset
+	// message id of its stored copy (wheelctl cancel). extFields: msgId.
+	CancelTimerMessage int32 = 3501
+)
