@@ -68,6 +68,8 @@ func (r *router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		b.handleDeleteTopic(c, cmd)
 	case remoting.GetAllTopicConfig:
 		b.handleAllTopicConfig(c, cmd)
+	case remoting.ConsumerSendMsgBack:
+		b.handleSendBack(c, cmd)
 	case remoting.CancelTimerMessage:
 		b.handleCancelTimer(c, cmd)
 	default:
