@@ -120,15 +120,13 @@ func (s *Store) expireTombs() {
 func (s *Store) advance(nowMs int64) (bool, error) {
 	g := &s.geo
 	nowSlot := floorDiv(nowMs, g.SlotMs)
-	if s.base > nowSlot {
-		return false, nil
-	}
 	baseMs := s.base * g.SlotMs
 	if s.relinkedUpTo+g.FarSlotMs > s.ringBase*g.SlotMs+s.nearSpan {
 		s.skipEmptyRetained()
 	}
 	room := s.ringBase*g.SlotMs + s.nearSpan
-	for s.relinkedUpTo <= baseMs+g.FarSlotMs && s.relinkedUpTo+g.FarSlotMs <= room {
+	ref := max(baseMs, nowMs)
+	for s.relinkedUpTo <= ref+g.FarSlotMs && s.relinkedUpTo+g.FarSlotMs <= room {
 		f := s.relinkedUpTo / g.FarSlotMs
 		if s.far.at(f) != nil {
 			if err := s.relink(f); err != nil {
@@ -138,11 +136,14 @@ func (s *Store) advance(nowMs int64) (bool, error) {
 		}
 		// Empty: jump to the next bucket with records, staying in the room
 		// and no further than needed.
-		target := floorDiv(min(room, baseMs+2*g.FarSlotMs), g.FarSlotMs) * g.FarSlotMs
+		target := floorDiv(min(room, ref+2*g.FarSlotMs), g.FarSlotMs) * g.FarSlotMs
 		if nf, ok := s.far.nextMarked(f+1, f+g.FarSlots); ok {
 			target = min(target, nf*g.FarSlotMs)
 		}
 		s.relinkedUpTo = max(target, s.relinkedUpTo+g.FarSlotMs)
+	}
+	if s.base > nowSlot {
+		return false, nil
 	}
 	if baseMs >= s.relinkedUpTo {
 		s.st.stalls++

@@ -72,19 +72,23 @@ type harness struct {
 	calls      int
 	flushEvery int
 	max        int
+	called     map[int64]bool // times Due was called at
 }
 
 func newHarness(t testing.TB, s *Store) *harness {
-	return &harness{t: t, s: s, flushEvery: 4, max: 1000}
+	return &harness{t: t, s: s, flushEvery: 4, max: 1000, called: map[int64]bool{}}
 }
 
 // due calls Due at now until it returns nothing more, checking never-early
 // and the cursor order, and acknowledging each batch.
 func (h *harness) due(now int64) {
 	h.t.Helper()
+	h.called[now] = true
 	for i := 0; ; i++ {
-		if i > 1_000_000 {
-			h.t.Fatalf("Due(%d) does not settle", now)
+		if i > 10_000 {
+			nd, ok := h.s.NextDue()
+			h.t.Fatalf("Due(%d) does not settle: next %d %v base %d R %d ringBase %d heap %d issued %v acked %v durable %v",
+				now, nd, ok, h.s.base*h.s.geo.SlotMs, h.s.relinkedUpTo, h.s.ringBase*h.s.geo.SlotMs, h.s.ready.Len(), h.s.issued, h.s.acked, h.s.durable)
 		}
 		b, err := h.s.Due(now, h.max)
 		if err != nil {

@@ -1,5 +1,6 @@
 // Package node runs one wheelmq process: an embedded name server, a broker,
-// or both, plus the HTTP endpoint for /metrics and /healthz.
+// or both, plus the HTTP endpoint for /metrics, /healthz and /debug/pprof
+// (bound to loopback by default).
 //
 // Start order: the name server first (so that an embedded broker registers
 // with its real bound address, even when the port was 0), then the broker,
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -135,6 +137,11 @@ func (n *Node) startHTTP() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
