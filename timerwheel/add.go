@@ -114,6 +114,7 @@ func (s *Store) link(r *timerlog.Record) error {
 	}
 	r.Prev = sl.head
 	sl.head = r.Seq
+	setBit(rg.occ, rg.idx(r.Slot))
 	if r.Kind == timerlog.KindCancel {
 		sl.nc++
 	} else {

@@ -178,11 +178,13 @@ func (s *Store) advance(nowMs int64) (bool, error) {
 // mu must be held.
 func (s *Store) skipEmptyRetained() {
 	lim := min(s.base, floorDiv(s.issued.Ms-s.tailMs, s.geo.SlotMs))
-	for s.ringBase < lim {
-		if sl := &s.near.slots[s.near.idx(s.ringBase)]; sl.no == s.ringBase && !sl.empty() {
-			return
-		}
-		s.ringBase++
+	if lim <= s.ringBase {
+		return
+	}
+	if no, ok := s.near.nextOcc(s.ringBase, lim); ok {
+		s.ringBase = no
+	} else {
+		s.ringBase = lim
 	}
 }
 
@@ -289,14 +291,14 @@ func (s *Store) resetDequeue() error {
 	clear(s.tombs)
 	s.base = max(floorDiv(s.issued.Ms-s.tailMs, s.geo.SlotMs), s.ringBase)
 	s.nearAhead = counts{}
-	clear(s.near.bits)
+	clear(s.near.ahead)
 	for i := range s.near.slots {
 		sl := &s.near.slots[i]
 		if sl.empty() {
 			continue
 		}
 		if sl.no < s.ringBase {
-			*sl = slot{no: noSlot}
+			s.near.clearSlot(int64(i))
 			continue
 		}
 		if sl.no >= s.base {

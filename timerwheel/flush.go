@@ -1,6 +1,7 @@
 package timerwheel
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -73,7 +74,12 @@ func (s *Store) Flush() error {
 		s.wantSnap = false
 	}
 	s.advanceRingBase()
-	cut := s.truncateTarget()
+	var cut uint64
+	gc := false
+	if segs, _ := s.tl.Segments(); segs >= 3 {
+		gc = true
+		cut = s.truncateTarget()
+	}
 	s.mu.Unlock()
 
 	if cut > 0 {
@@ -91,6 +97,9 @@ func (s *Store) Flush() error {
 			}
 		}
 		s.mu.Unlock()
+	}
+	if !gc {
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,16 +123,14 @@ func (s *Store) snapshot() *checkpoint.Snapshot {
 		EnqueueQueueOffset: s.maxQO,
 		Geometry:           s.geo,
 	}
-	for i := range s.near.slots {
-		if sl := &s.near.slots[i]; !sl.empty() && sl.no >= s.ringBase {
+	s.eachOcc(&s.near, func(sl *slot) {
+		if sl.no >= s.ringBase {
 			sn.Near = append(sn.Near, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc})
 		}
-	}
-	for i := range s.far.slots {
-		if sl := &s.far.slots[i]; !sl.empty() {
-			sn.Far = append(sn.Far, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc})
-		}
-	}
+	})
+	s.eachOcc(&s.far, func(sl *slot) {
+		sn.Far = append(sn.Far, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc})
+	})
 	for first, v := range s.segMin {
 		sn.Segments = append(sn.Segments, checkpoint.Segment{First: first, MinCLOffset: v})
 	}
@@ -152,16 +159,18 @@ func (s *Store) advanceRingBase() {
 	if nb <= s.ringBase {
 		return
 	}
-	if nb-s.ringBase >= s.geo.NearSlots {
+	for from := s.ringBase; ; {
+		no, ok := s.near.nextOcc(from, nb)
+		if !ok {
+			break
+		}
+		s.near.clearSlot(s.near.idx(no))
+		from = no + 1
+	}
+	if nb-s.ringBase > s.geo.NearSlots { // more than a lap: catch slots of older laps
 		for i := range s.near.slots {
 			if sl := &s.near.slots[i]; !sl.empty() && sl.no < nb {
-				*sl = slot{no: noSlot}
-			}
-		}
-	} else {
-		for no := s.ringBase; no < nb; no++ {
-			if sl := &s.near.slots[s.near.idx(no)]; sl.no == no {
-				*sl = slot{no: noSlot}
+				s.near.clearSlot(int64(i))
 			}
 		}
 	}
@@ -177,19 +186,30 @@ func (s *Store) entriesPerSegment() uint64 {
 // number of records in live chains. mu must be held.
 func (s *Store) liveFirst() (first uint64, live uint64) {
 	first = s.tl.Last() + 1
-	for i := range s.near.slots {
-		if sl := &s.near.slots[i]; !sl.empty() && sl.no >= s.ringBase {
-			first = min(first, sl.first)
-			live += uint64(sl.n + sl.nc)
-		}
+	visit := func(sl *slot) {
+		first = min(first, sl.first)
+		live += uint64(sl.n + sl.nc)
 	}
-	for i := range s.far.slots {
-		if sl := &s.far.slots[i]; !sl.empty() {
-			first = min(first, sl.first)
-			live += uint64(sl.n + sl.nc)
+	s.eachOcc(&s.near, func(sl *slot) {
+		if sl.no >= s.ringBase {
+			visit(sl)
 		}
-	}
+	})
+	s.eachOcc(&s.far, visit)
 	return first, live
+}
+
+// eachOcc calls fn for every non-empty slot of rg, in ring order.
+func (s *Store) eachOcc(rg *ring, fn func(*slot)) {
+	for w, word := range rg.occ {
+		for word != 0 {
+			i := w*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if sl := &rg.slots[i]; !sl.empty() {
+				fn(sl)
+			}
+		}
+	}
 }
 
 // truncateTarget returns the sequence to truncate the TimerLog front to, or

@@ -112,8 +112,10 @@ func (s *Store) recover(nowMs int64) error {
 	s.acked, s.issued = acked, acked
 	s.durable = [2]Cursor{older, acked}
 	s.sinceSnap = last - s.snapSeq
+	s.near.rebuildOcc()
+	s.far.rebuildOcc()
 	s.farCnt = counts{}
-	clear(s.far.bits)
+	clear(s.far.ahead)
 	for i := range s.far.slots {
 		if sl := &s.far.slots[i]; !sl.empty() {
 			s.far.mark(sl.no)

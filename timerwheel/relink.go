@@ -65,13 +65,13 @@ func (s *Store) relink(f int64) error {
 // setSlot applies a mark to a far slot: new head and counts; head 0 empties
 // it. mu must be held.
 func (s *Store) setSlot(rg *ring, no int64, head uint64, n, nc uint32) {
-	sl := &rg.slots[rg.idx(no)]
+	i := rg.idx(no)
+	sl := &rg.slots[i]
 	if sl.no != no {
 		return
 	}
 	if head == 0 {
-		*sl = slot{no: noSlot}
-		rg.unmark(no)
+		rg.clearSlot(i)
 		return
 	}
 	sl.head, sl.n, sl.nc = head, n, nc

@@ -20,16 +20,18 @@ func (s *slot) empty() bool { return s.head == 0 }
 const noSlot = math.MinInt64
 
 // ring is a wheel: slot number no lives at index no mod len(slots), so a
-// ring of N slots holds any N consecutive slot numbers. bits marks slots
-// whose records are still ahead: not yet loaded (near) or not yet
-// relinked (far).
+// ring of N slots holds any N consecutive slot numbers. Two bitmaps index
+// it: ahead marks slots whose records are still ahead (not yet loaded in
+// the near wheel, not yet relinked in the far wheel), occ marks every slot
+// holding records. Both let scans skip empty stretches 64 slots at a time.
 type ring struct {
 	slots []slot
-	bits  []uint64
+	ahead []uint64
+	occ   []uint64
 }
 
 func newRing(n int64) ring {
-	r := ring{slots: make([]slot, n), bits: make([]uint64, (n+63)/64)}
+	r := ring{slots: make([]slot, n), ahead: make([]uint64, (n+63)/64), occ: make([]uint64, (n+63)/64)}
 	for i := range r.slots {
 		r.slots[i].no = noSlot
 	}
@@ -53,16 +55,38 @@ func (r *ring) at(no int64) *slot {
 	return s
 }
 
-func (r *ring) mark(no int64)   { i := r.idx(no); r.bits[i>>6] |= 1 << (i & 63) }
-func (r *ring) unmark(no int64) { i := r.idx(no); r.bits[i>>6] &^= 1 << (i & 63) }
-func (r *ring) marked(no int64) bool {
-	i := r.idx(no)
-	return r.bits[i>>6]&(1<<(i&63)) != 0
+func setBit(b []uint64, i int64)   { b[i>>6] |= 1 << (i & 63) }
+func clearBit(b []uint64, i int64) { b[i>>6] &^= 1 << (i & 63) }
+
+func (r *ring) mark(no int64)        { setBit(r.ahead, r.idx(no)) }
+func (r *ring) unmark(no int64)      { clearBit(r.ahead, r.idx(no)) }
+func (r *ring) marked(no int64) bool { i := r.idx(no); return r.ahead[i>>6]&(1<<(i&63)) != 0 }
+
+// clearSlot empties the slot at ring index i.
+func (r *ring) clearSlot(i int64) {
+	r.slots[i] = slot{no: noSlot}
+	clearBit(r.ahead, i)
+	clearBit(r.occ, i)
 }
 
-// nextMarked returns the smallest marked slot number in [from, limit),
-// looking at most one lap ahead.
-func (r *ring) nextMarked(from, limit int64) (int64, bool) {
+// rebuildOcc recomputes occ from the slots.
+func (r *ring) rebuildOcc() {
+	clear(r.occ)
+	for i := range r.slots {
+		if !r.slots[i].empty() {
+			setBit(r.occ, int64(i))
+		}
+	}
+}
+
+// nextMarked returns the smallest slot number in [from, limit) marked in
+// ahead, looking at most one lap ahead.
+func (r *ring) nextMarked(from, limit int64) (int64, bool) { return r.next(r.ahead, from, limit) }
+
+// nextOcc is nextMarked for occ.
+func (r *ring) nextOcc(from, limit int64) (int64, bool) { return r.next(r.occ, from, limit) }
+
+func (r *ring) next(bm []uint64, from, limit int64) (int64, bool) {
 	n := int64(len(r.slots))
 	span := min(limit-from, n)
 	start := r.idx(from)
@@ -71,7 +95,7 @@ func (r *ring) nextMarked(from, limit int64) (int64, bool) {
 		if i >= n {
 			i -= n
 		}
-		w := r.bits[i>>6] >> (i & 63)
+		w := bm[i>>6] >> (i & 63)
 		if w == 0 {
 			step := 64 - (i & 63)
 			if i+step > n {
@@ -88,7 +112,7 @@ func (r *ring) nextMarked(from, limit int64) (int64, bool) {
 		if r.slots[r.idx(no)].no == no {
 			return no, true
 		}
-		d++ // a bit for another lap; cannot happen while invariants hold
+		d++ // a slot of another lap
 	}
 	return 0, false
 }

@@ -64,7 +64,7 @@ type Broker struct {
 	stages     map[string]*stage.Stage // guarded by stageMu
 
 	strat      *supervisor.Strategy
-	regPending *atomic.Bool
+	regPending atomic.Bool // a registerNow is queued
 
 	backlog atomic.Int64 // appends sent to the writer and not answered
 	stopped atomic.Bool

@@ -39,7 +39,7 @@ func (b *Broker) spawnRegistrar() error {
 	if len(b.cfg.NameServers) == 0 {
 		return nil
 	}
-	pending := &atomic.Bool{}
+	pending := &b.regPending
 	strategyLog := b.cfg.Logger.With().Str("stage", registrarStage).Logger()
 	s, err := b.metrics.Spawn(b.system, b.strategy(), registrarStage, func() actor.Actor {
 		return &registrar{b: b, pending: pending, log: strategyLog}
@@ -51,7 +51,6 @@ func (b *Broker) spawnRegistrar() error {
 	b.stages[registrarStage] = s
 	b.regSt = s
 	b.stageMu.Unlock()
-	b.regPending = pending
 	b.topicsChanged()
 	return nil
 }
@@ -59,7 +58,7 @@ func (b *Broker) spawnRegistrar() error {
 // topicsChanged asks for a registration soon (coalesced).
 func (b *Broker) topicsChanged() {
 	s := b.stage(registrarStage)
-	if s == nil || b.regPending == nil {
+	if s == nil {
 		return
 	}
 	if b.regPending.CompareAndSwap(false, true) {
@@ -94,6 +93,11 @@ func (r *registrar) Receive(ctx actor.Context) {
 }
 
 func (r *registrar) arm() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if r.timer != nil {
+		r.timer.Stop()
+	}
 	b := r.b
 	r.timer = time.AfterFunc(b.cfg.RegisterInterval, func() {
 		if s := b.stage(registrarStage); s != nil {

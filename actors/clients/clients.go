@@ -162,6 +162,11 @@ func (m *Manager) Receive(ctx actor.Context) {
 // when that is shorter (so a client is dropped at most 1.5 x ExpireAfter
 // after its last heartbeat).
 func (m *Manager) arm() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if m.timer != nil {
+		m.timer.Stop()
+	}
 	self := m.opts.Self
 	every := max(min(10*time.Second, m.opts.ExpireAfter/2), time.Millisecond)
 	m.timer = time.AfterFunc(every, func() { self().Send(expireTick{}) })

@@ -153,6 +153,11 @@ func (d *Dispatcher) start() {
 }
 
 func (d *Dispatcher) armTick() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if d.timer != nil {
+		d.timer.Stop()
+	}
 	k := d.kicker
 	d.timer = time.AfterFunc(d.opts.CheckpointInterval, func() {
 		if s := k.stage.Load(); s != nil {

@@ -66,6 +66,7 @@ func (r *rig) start(t *testing.T, interval time.Duration) {
 		t.Fatal(err)
 	}
 	r.kicker.Bind(s)
+	r.kicker.Kick() // as the broker does: Started may run before Bind
 	r.d = s
 }
 

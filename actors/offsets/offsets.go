@@ -104,6 +104,11 @@ func (s *Store) Receive(ctx actor.Context) {
 }
 
 func (s *Store) arm() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 	self := s.opts.Self
 	s.timer = time.AfterFunc(s.opts.FlushInterval, func() { self().Send(flushTick{}) })
 }

@@ -149,7 +149,7 @@ func TestCommitQueryFlushDrop(t *testing.T) {
 }
 
 func TestPeriodicFlush(t *testing.T) {
-	r := newRig(t, 20*time.Millisecond)
+	r := newRig(t, 50*time.Millisecond)
 	r.s.Send(&Commit{Group: "G", Topic: "T", QueueID: 0, Offset: 42})
 	want := meta.OffsetTable{"T@G": {0: 42}}
 	deadline := time.Now().Add(wait)

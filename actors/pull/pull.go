@@ -127,6 +127,11 @@ func (p *Puller) Receive(ctx actor.Context) {
 }
 
 func (p *Puller) arm() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 	self := p.opts.Self
 	p.timer = time.AfterFunc(200*time.Millisecond, func() { self().Send(expireTick{}) })
 }

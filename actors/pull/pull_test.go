@@ -79,7 +79,7 @@ func (r *rig) put(t *testing.T, topic string, queue int32, tags string, storeTS 
 		t.Fatal(err)
 	}
 	rec := &message.Record{QueueID: queue, Topic: topic, QueueOffset: q.MaxOffset(), StoreTimestamp: storeTS,
-		Body: []byte("body-" + strconv.FormatInt(q.MaxOffset(), 10)),
+		Body:       []byte("body-" + strconv.FormatInt(q.MaxOffset(), 10)),
 		Properties: message.EncodeProperties(map[string]string{message.PropTags: tags})}
 	b, err := rec.Encode(nil)
 	if err != nil {

@@ -70,6 +70,11 @@ func (e *enqueueGet) resume() {
 }
 
 func (e *enqueueGet) arm() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if e.timer != nil {
+		e.timer.Stop()
+	}
 	svc := e.svc
 	e.timer = time.AfterFunc(100*time.Millisecond, func() { svc.send(StageEnqueueGet, enqPoll{}) })
 }

@@ -76,6 +76,11 @@ func (d *dequeuePut) Receive(ctx actor.Context) {
 }
 
 func (d *dequeuePut) arm() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if d.timer != nil {
+		d.timer.Stop()
+	}
 	svc := d.svc
 	d.timer = time.AfterFunc(svc.opts.FlushInterval, func() { svc.send(StageDequeuePut, putFlush{}) })
 }

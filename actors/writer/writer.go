@@ -162,6 +162,11 @@ func (w *Writer) Receive(ctx actor.Context) {
 }
 
 func (w *Writer) armTick() {
+	// Replace, never add: a tick left in the mailbox by the instance before
+	// a restart must not start a second timer.
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 	w.timer = time.AfterFunc(w.opts.FlushInterval, func() { w.self().Send(flushTick{}) })
 }
 

@@ -341,21 +341,30 @@ func mustRead(t *testing.T, st *storage.Store, off int64, size int) []byte {
 func TestFlushAsyncAnswersThenTicks(t *testing.T) {
 	r := newRig(t)
 	var syncs atomic.Int32
-	r.start(t, Options{Mode: FlushAsync, FlushInterval: 10 * time.Millisecond, OnSync: func() { syncs.Add(1) }})
+	r.start(t, Options{Mode: FlushAsync, FlushInterval: 50 * time.Millisecond, OnSync: func() { syncs.Add(1) }})
 	k := QueueKey{"A", 0}
-	res := r.send(t, k, records(t, k, 3))
-	if res.Err != nil || res.QueueOffset != 0 {
-		t.Fatalf("append = %+v", res)
+	flushedAtReply := make(chan int64, 1)
+	r.w.Send(&Append{Key: k, Records: records(t, k, 3), Reply: func(res Result) {
+		if res.Err != nil || res.QueueOffset != 0 {
+			t.Errorf("append = %+v", res)
+		}
+		flushedAtReply <- r.st.CommitLog.FlushedOffset()
+	}})
+	select {
+	case f := <-flushedAtReply:
+		if f != 0 {
+			t.Errorf("async append answered after an fsync (FlushedOffset %d), want before", f)
+		}
+	case <-time.After(wait):
+		t.Fatal("append not answered")
 	}
 	deadline := time.Now().Add(wait)
-	for r.st.CommitLog.FlushedOffset() != r.st.CommitLog.MaxOffset() {
+	for r.st.CommitLog.FlushedOffset() != r.st.CommitLog.MaxOffset() || syncs.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("FlushedOffset %d never reached %d", r.st.CommitLog.FlushedOffset(), r.st.CommitLog.MaxOffset())
+			t.Fatalf("FlushedOffset %d never reached %d (%d periodic syncs)", r.st.CommitLog.FlushedOffset(),
+				r.st.CommitLog.MaxOffset(), syncs.Load())
 		}
 		time.Sleep(time.Millisecond)
-	}
-	if syncs.Load() == 0 {
-		t.Error("OnSync not called by the periodic flush")
 	}
 }
 

@@ -2,6 +2,9 @@
 //
 //	wheelctl bench [flags]     send throughput with the official Go client,
 //	                           wheelmq side by side with an ack-only peer
+//	wheelctl bench-timer [flags]
+//	                           timer messages: enqueue rate, lateness, bursts,
+//	                           memory, disk and restart with many pending
 //	wheelctl send [flags]      send messages
 //	wheelctl consume [flags]   consume and print messages
 //	wheelctl cancel [flags]    cancel a pending timer message
@@ -28,6 +31,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "bench":
 		err = runBench(args[1:], stdout, stderr)
+	case "bench-timer":
+		err = runBenchTimer(args[1:], stdout, stderr)
 	case "send":
 		err = runSend(args[1:], stdout, stderr)
 	case "consume":
@@ -54,6 +59,9 @@ func usage(w io.Writer) {
 
 commands:
   bench     send throughput of wheelmq against an ack-only peer, side by side
+  bench-timer
+            timer messages: enqueue rate, lateness, 500k-in-a-second bursts,
+            memory/disk/restart with millions pending
   send      send messages to a topic
   consume   consume a topic and print the messages
   cancel    cancel a pending timer message by its offset message id

@@ -51,11 +51,12 @@
 // Records are appended in wal batches with NoSync; SyncTo fsyncs. A group of
 // records that must appear together (a relink chunk and its mark) carries
 // FlagCommit only on its last record; a plain timer carries it on itself.
-// Open repairs the tail before wal sees it: partial or invalid trailing
-// entries are cut (torn write), then every record after the last FlagCommit
-// record is cut (incomplete group), walking back over segments if a group
-// spans them. Invalid entries followed by valid ones, or at or below the
-// caller's MinKeep, are bit rot: they stay (with wal's length byte restored)
+// Open repairs the tail before wal sees it: after the caller's MinKeep (the
+// last sequence known to be synced) the log is cut at the first partial or
+// invalid entry (torn or out-of-order write-back), then every record after
+// the last FlagCommit record is cut (incomplete group), walking back over
+// segments if a group spans them. Invalid entries at or below MinKeep were
+// synced, so they are bit rot: they stay (with wal's length byte restored)
 // and reading them fails with ErrCorrupt. The directory is fsynced after
 // segment files are created, truncated or removed (wal does not).
 //

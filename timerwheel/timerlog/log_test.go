@@ -177,10 +177,13 @@ func TestTornTailRepair(t *testing.T) {
 		{name: "flip in last entry", last: 99, damage: func(t *testing.T, dir string) {
 			flipAt(t, tailPath(t, dir), -20)
 		}},
-		{name: "flip mid tail kept as corrupt", last: 100, corrupt: 1, damage: func(t *testing.T, dir string) {
+		{name: "unsynced hole cuts the rest", last: 97, damage: func(t *testing.T, dir string) {
 			flipAt(t, tailPath(t, dir), -3*EntrySize+40)
 		}},
-		{name: "length byte flipped mid tail", last: 100, corrupt: 1, healed: true, damage: func(t *testing.T, dir string) {
+		{name: "synced flip kept as corrupt", minKeep: 100, last: 100, corrupt: 1, damage: func(t *testing.T, dir string) {
+			flipAt(t, tailPath(t, dir), -3*EntrySize+40)
+		}},
+		{name: "synced length byte flipped", minKeep: 100, last: 100, corrupt: 1, healed: true, damage: func(t *testing.T, dir string) {
 			writeAt(t, tailPath(t, dir), -2*EntrySize, []byte{0x7f})
 		}},
 		{name: "uncommitted group", last: 100, uncomm: 5, setup: func(t *testing.T, l *Log) {

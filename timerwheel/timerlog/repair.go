@@ -16,9 +16,9 @@ type Repair struct {
 	// atomic group they belonged to was not complete (no FlagCommit record
 	// after them).
 	Uncommitted uint64
-	// Corrupt is the number of invalid entries kept in place because valid
-	// entries follow them or they are at or below MinKeep (bit rot, not a
-	// torn write). Reading them returns ErrCorrupt.
+	// Corrupt is the number of invalid entries kept in place because they
+	// are at or below MinKeep: they were synced, so this is bit rot, not a
+	// torn write. Reading them returns ErrCorrupt.
 	Corrupt uint64
 	// RemovedSegments counts segment files deleted because they held only
 	// uncommitted records.
@@ -74,17 +74,20 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 		if minKeep >= seg.first {
 			keepMin = min(minKeep-seg.first+1, n)
 		}
-		// Torn tail: cut everything after the last valid entry.
+		// Torn tail: after the synced prefix, cut at the first invalid
+		// entry. Nothing there was synced, so a valid entry after a hole
+		// (pages written back out of order) may go as well.
 		keep := keepMin
-		for k := n; k > keepMin; k-- {
-			if _, ok := entry(k - 1); ok {
-				keep = k
+		for keep < n {
+			if _, ok := entry(keep); !ok {
 				break
 			}
+			keep++
 		}
 		rep.TornBytes += int64(len(data)) - int64(keep*EntrySize)
-		// Invalid entries that stay are bit rot. Restore the length byte so
-		// that wal can parse the segment; the checksum still fails on read.
+		// Invalid entries that stay (synced ones) are bit rot. Restore the
+		// length byte so that wal can parse the segment; the checksum still
+		// fails on read.
 		for k := uint64(0); k < keep; k++ {
 			if _, ok := entry(k); ok {
 				continue
