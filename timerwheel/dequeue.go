@@ -54,20 +54,27 @@ func (s *Store) Due(nowMs int64, max int) (Batch, error) {
 		}
 	}
 	if b.Len() < max {
-		// Everything due at nowMs is released: move the position past it so
-		// that an idle wheel still lets the acknowledged position advance.
-		lim := min(nowMs, s.base*s.geo.SlotMs-1)
-		if s.ready.Len() > 0 {
-			lim = min(lim, s.ready.top().EffMs-1)
-		}
-		if c := (Cursor{Ms: lim, Seq: s.tl.Last()}); s.issued.Less(c) {
-			s.issued = c
-		}
+		s.bumpIssued(nowMs)
 	}
 	s.expireTombs()
 	b.To = s.issued
 	s.st.issued += uint64(b.Len())
 	return b, err
+}
+
+// bumpIssued moves the issued position over everything released: up to
+// nowMs, but before the first record not yet released (in the ready heap or
+// in a slot not yet loaded), with the current last sequence so that records
+// added later sort after it. An idle wheel thus still lets the acknowledged
+// position (and with it the retained window) advance. mu must be held.
+func (s *Store) bumpIssued(nowMs int64) {
+	lim := min(nowMs, s.base*s.geo.SlotMs-1)
+	if s.ready.Len() > 0 {
+		lim = min(lim, s.ready.top().EffMs-1)
+	}
+	if c := (Cursor{Ms: lim, Seq: s.tl.Last()}); s.issued.Less(c) {
+		s.issued = c
+	}
 }
 
 func timerOf(r *timerlog.Record) Timer {
@@ -120,34 +127,44 @@ func (s *Store) expireTombs() {
 func (s *Store) advance(nowMs int64) (bool, error) {
 	g := &s.geo
 	nowSlot := floorDiv(nowMs, g.SlotMs)
-	baseMs := s.base * g.SlotMs
-	if s.relinkedUpTo+g.FarSlotMs > s.ringBase*g.SlotMs+s.nearSpan {
-		s.skipEmptyRetained()
-	}
-	room := s.ringBase*g.SlotMs + s.nearSpan
-	ref := max(baseMs, nowMs)
-	for s.relinkedUpTo <= ref+g.FarSlotMs && s.relinkedUpTo+g.FarSlotMs <= room {
-		f := s.relinkedUpTo / g.FarSlotMs
-		if s.far.at(f) != nil {
-			if err := s.relink(f); err != nil {
-				return false, err
+	for attempt := 0; ; attempt++ {
+		baseMs := s.base * g.SlotMs
+		if s.relinkedUpTo+g.FarSlotMs > s.ringBase*g.SlotMs+s.nearSpan {
+			s.skipEmptyRetained()
+		}
+		room := s.ringBase*g.SlotMs + s.nearSpan
+		ref := max(baseMs, nowMs)
+		for s.relinkedUpTo <= ref+g.FarSlotMs && s.relinkedUpTo+g.FarSlotMs <= room {
+			f := s.relinkedUpTo / g.FarSlotMs
+			if s.far.at(f) != nil {
+				if err := s.relink(f); err != nil {
+					return false, err
+				}
+				continue
 			}
-			continue
+			// Empty: jump to the next bucket with records, staying in the
+			// room and no further than needed.
+			target := floorDiv(min(room, ref+2*g.FarSlotMs), g.FarSlotMs) * g.FarSlotMs
+			if nf, ok := s.far.nextMarked(f+1, f+g.FarSlots); ok {
+				target = min(target, nf*g.FarSlotMs)
+			}
+			s.relinkedUpTo = max(target, s.relinkedUpTo+g.FarSlotMs)
 		}
-		// Empty: jump to the next bucket with records, staying in the room
-		// and no further than needed.
-		target := floorDiv(min(room, ref+2*g.FarSlotMs), g.FarSlotMs) * g.FarSlotMs
-		if nf, ok := s.far.nextMarked(f+1, f+g.FarSlots); ok {
-			target = min(target, nf*g.FarSlotMs)
+		if s.base > nowSlot {
+			return false, nil
 		}
-		s.relinkedUpTo = max(target, s.relinkedUpTo+g.FarSlotMs)
-	}
-	if s.base > nowSlot {
-		return false, nil
-	}
-	if baseMs >= s.relinkedUpTo {
-		s.st.stalls++
-		return false, nil
+		if baseMs < s.relinkedUpTo {
+			break
+		}
+		if attempt > 0 {
+			s.st.stalls++
+			return false, nil
+		}
+		// The slot to load waits for a relink that waits for room. What
+		// lies before the load position is released, so the issued
+		// position may move up and empty retained slots can go; if
+		// released slots still hold records, room comes with Ack + Flush.
+		s.bumpIssued(nowMs)
 	}
 	if s.near.marked(s.base) {
 		if err := s.loadSlot(s.base); err != nil {
@@ -335,6 +352,9 @@ func (s *Store) NextDue() (int64, bool) {
 	}
 	if no, found := s.near.nextMarked(s.base, s.base+g.NearSlots); found {
 		best, ok = min(best, no*g.SlotMs), true
+	} else if s.nearAhead.n+s.nearAhead.nc > 0 {
+		// Only slots more than a lap ahead (possible right after recovery).
+		best, ok = min(best, (s.base+g.NearSlots)*g.SlotMs), true
 	}
 	rb := s.relinkedUpTo / g.FarSlotMs
 	if f, found := s.far.nextMarked(rb, rb+g.FarSlots); found {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "time per workload per target")
 	fs.IntVar(&o.size, "size", 256, "message body bytes")
 	fs.IntVar(&o.window, "window", 256, "outstanding async sends")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process broker) to this file")
 	wl := fs.String("workloads", "sync1,sync16,async", "comma-separated: sync1 (one producer), sync16 (16 goroutines), async (windowed)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,6 +54,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	rlog.SetLogLevel("error")
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	peer, err := startNullBroker(log)
 	if err != nil {
