@@ -28,6 +28,7 @@ func (s *Store) Due(nowMs int64, max int) (Batch, error) {
 		return Batch{}, err
 	}
 	b := Batch{From: s.issued}
+	s.relinkBudget = s.opts.RelinkChunk
 	var err error
 	for {
 		for s.ready.Len() > 0 && s.ready.top().EffMs <= nowMs && b.Len() < max {
@@ -137,8 +138,11 @@ func (s *Store) advance(nowMs int64) (bool, error) {
 		for s.relinkedUpTo <= ref+g.FarSlotMs && s.relinkedUpTo+g.FarSlotMs <= room {
 			f := s.relinkedUpTo / g.FarSlotMs
 			if s.far.at(f) != nil {
-				if err := s.relink(f); err != nil {
+				if err := s.relink(f, f*g.FarSlotMs <= baseMs); err != nil {
 					return false, err
+				}
+				if s.far.at(f) != nil {
+					break // budget spent: the rest on the next call
 				}
 				continue
 			}
@@ -150,21 +154,22 @@ func (s *Store) advance(nowMs int64) (bool, error) {
 			}
 			s.relinkedUpTo = max(target, s.relinkedUpTo+g.FarSlotMs)
 		}
+		if s.relinkedUpTo <= ref+g.FarSlotMs && attempt == 0 && s.relinkBudget > 0 {
+			// A relink waits for room. What lies before the load position
+			// is released, so the issued position may move up and empty
+			// retained slots can go (if released slots still hold records,
+			// room comes with Ack + Flush).
+			s.bumpIssued(nowMs)
+			continue
+		}
 		if s.base > nowSlot {
 			return false, nil
 		}
 		if baseMs < s.relinkedUpTo {
 			break
 		}
-		if attempt > 0 {
-			s.st.stalls++
-			return false, nil
-		}
-		// The slot to load waits for a relink that waits for room. What
-		// lies before the load position is released, so the issued
-		// position may move up and empty retained slots can go; if
-		// released slots still hold records, room comes with Ack + Flush.
-		s.bumpIssued(nowMs)
+		s.st.stalls++
+		return false, nil
 	}
 	if s.near.marked(s.base) {
 		if err := s.loadSlot(s.base); err != nil {

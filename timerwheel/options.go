@@ -19,7 +19,7 @@ const (
 	DefaultMaxDelay      = 365 * 24 * time.Hour
 	DefaultCancelWindow  = time.Second
 	DefaultSnapshotEvery = 1 << 20
-	DefaultRelinkChunk   = 1 << 16
+	DefaultRelinkChunk   = 1 << 13
 	DefaultAddChunk      = 1 << 13
 	DefaultCompactBudget = 1 << 14
 	// DefaultDueMax is used by Due when max <= 0.
@@ -56,7 +56,9 @@ type Options struct {
 	// SnapshotEvery is the number of TimerLog records after which Flush
 	// writes a new wheel snapshot; it bounds the replay on recovery.
 	SnapshotEvery int
-	// RelinkChunk is the number of records relinked per atomic group.
+	// RelinkChunk is the number of records relinked per atomic group, and
+	// the most a Due call relinks ahead of need (bounding how long it holds
+	// the store lock for a large far bucket).
 	RelinkChunk int
 	// AddChunk is the number of records Add writes per wal batch.
 	AddChunk int

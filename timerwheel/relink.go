@@ -15,9 +15,17 @@ import (
 // leaves the bucket either before or after each chunk. Only the small
 // TimerLog record moves; the message stays where it is in the CommitLog.
 // mu must be held.
-func (s *Store) relink(f int64) error {
+//
+// Unless mandatory (the load position has reached the bucket), relink stops
+// when the call's relink budget is spent, leaving the rest of the chain for
+// the next Due: the store lock is never held for a whole large bucket
+// ahead of time.
+func (s *Store) relink(f int64, mandatory bool) error {
 	end := (f + 1) * s.geo.FarSlotMs
 	for sl := s.far.at(f); sl != nil; sl = s.far.at(f) {
+		if !mandatory && s.relinkBudget <= 0 {
+			return nil
+		}
 		chunk, rest, err := s.collect(sl.head, s.opts.RelinkChunk, true, f)
 		if err != nil {
 			return err
@@ -53,12 +61,15 @@ func (s *Store) relink(f int64) error {
 		s.farCnt.nc -= int64(sl.nc) - nc
 		s.setSlot(&s.far, f, rest, uint32(n), uint32(nc))
 		s.st.relinked += uint64(len(chunk))
+		s.relinkBudget -= len(chunk)
 		s.recs = recs[:0]
 		if err := s.appendRecs(recs); err != nil {
 			return err
 		}
 	}
-	s.relinkedUpTo = max(s.relinkedUpTo, end)
+	if s.far.at(f) == nil {
+		s.relinkedUpTo = max(s.relinkedUpTo, end)
+	}
 	return nil
 }
 

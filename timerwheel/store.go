@@ -74,6 +74,8 @@ type Store struct {
 	sinceSnap  uint64 // records appended after snapSeq
 	wantSnap   bool   // truncation waits for a newer snapshot
 
+	relinkBudget int // records Due may still relink ahead of need in this call
+
 	nearAhead, farCnt, readyCnt counts
 	st                          counters
 	recs                        []timerlog.Record // scratch for appends

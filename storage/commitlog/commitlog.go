@@ -10,13 +10,15 @@ import (
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // segment is one open segment file.
 type segment struct {
 	base int64  // global offset of the file's first byte
 	path string // full path
-	f    file
+	f    vfs.File
 }
 
 // CommitLog is a segmented append-only log of stored-message records. See the
@@ -24,7 +26,7 @@ type segment struct {
 type CommitLog struct {
 	dir     string
 	segSize int64
-	fs      fsys
+	fs      vfs.FS
 	log     zerolog.Logger
 
 	// segs guards the segment list. The writer mutates it (new segments,
@@ -88,12 +90,16 @@ func Open(dir string, opts Options) (*CommitLog, error) {
 
 // openSegments lists and opens the existing segment files.
 func (c *CommitLog) openSegments() error {
-	names, err := c.fs.ReadDir(c.dir)
+	entries, err := c.fs.ReadDir(c.dir)
 	if err != nil {
 		return fmt.Errorf("commitlog open %s: %w", c.dir, err)
 	}
 	var bases []int64
-	for _, name := range names {
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue // subdirectories and the like are not ours
+		}
+		name := e.Name()
 		base, ok := parseSegmentName(name)
 		if !ok {
 			c.log.Warn().Str("dir", c.dir).Str("file", name).Msg("commitlog: ignoring unknown file")

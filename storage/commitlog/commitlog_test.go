@@ -270,6 +270,10 @@ func TestOpenOptions(t *testing.T) {
 	if err := os.WriteFile(segPath(dir, 0)+".tmp", []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A directory with a segment's name is not a segment either.
+	if err := os.Mkdir(segPath(dir, 512), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	c = mustOpen(t, dir, Options{SegmentSize: 256}) // unknown files are ignored
 	if c.MaxOffset() != 256+204 {
 		t.Fatalf("MaxOffset %d", c.MaxOffset())

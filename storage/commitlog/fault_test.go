@@ -5,98 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
 )
-
-// faultFS wraps the real file system and fails chosen operations.
-type faultFS struct {
-	osFS
-	mu           sync.Mutex
-	writes       int  // WriteAt calls so far
-	failWrite    int  // 1-based WriteAt call to fail after writing half; 0 = never
-	syncs        int  // file Sync calls so far
-	failSync     int  // 1-based file Sync call to fail; 0 = never
-	failTruncate bool // every Truncate fails
-	failCreate   bool // creating a file fails
-	failSyncDir  bool // SyncDir fails
-	hit          bool // a fault was injected
-}
-
-func (fs *faultFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
-	fs.mu.Lock()
-	fail := fs.failCreate && flag&os.O_CREATE != 0
-	fs.hit = fs.hit || fail
-	fs.mu.Unlock()
-	if fail {
-		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
-	}
-	f, err := fs.osFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{file: f, fs: fs}, nil
-}
-
-func (fs *faultFS) SyncDir(dir string) error {
-	fs.mu.Lock()
-	fail := fs.failSyncDir
-	fs.hit = fs.hit || fail
-	fs.mu.Unlock()
-	if fail {
-		return syscall.EIO
-	}
-	return fs.osFS.SyncDir(dir)
-}
-
-type faultFile struct {
-	file
-	fs *faultFS
-}
-
-func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	f.fs.writes++
-	fail := f.fs.writes == f.fs.failWrite
-	f.fs.hit = f.fs.hit || fail
-	f.fs.mu.Unlock()
-	if fail {
-		n, _ := f.file.WriteAt(b[:len(b)/2], off)
-		return n, syscall.ENOSPC
-	}
-	return f.file.WriteAt(b, off)
-}
-
-func (f *faultFile) Sync() error {
-	f.fs.mu.Lock()
-	f.fs.syncs++
-	fail := f.fs.syncs == f.fs.failSync
-	f.fs.hit = f.fs.hit || fail
-	f.fs.mu.Unlock()
-	if fail {
-		return syscall.EIO
-	}
-	return f.file.Sync()
-}
-
-func (f *faultFile) Truncate(size int64) error {
-	f.fs.mu.Lock()
-	fail := f.fs.failTruncate
-	f.fs.mu.Unlock()
-	if fail {
-		return syscall.EIO
-	}
-	return f.file.Truncate(size)
-}
-
-// reset clears every fault and the counters.
-func (fs *faultFS) reset() {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
-	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
-}
 
 // snapshotSizes returns the size of every segment file in dir.
 func snapshotSizes(t *testing.T, dir string) map[string]int64 {
@@ -125,16 +38,14 @@ func sameSizes(a, b map[string]int64) bool {
 func TestWriteFaultRollsBack(t *testing.T) {
 	for n := 1; ; n++ {
 		dir := t.TempDir()
-		fs := &faultFS{}
+		fs := &vfstest.FaultFS{}
 		c := mustOpen(t, dir, Options{SegmentSize: 256, fs: fs})
 		mustAppend(t, c, makeRecords(0, 100))
 		before, max := snapshotSizes(t, dir), c.MaxOffset()
 
-		fs.mu.Lock()
-		fs.writes, fs.failWrite = 0, n
-		fs.mu.Unlock()
+		fs.FailWrite(n)
 		_, err := c.Append(makeRecords(1, 100, 100, 100, 100))
-		if !fs.hit {
+		if !fs.Hit() {
 			if err != nil {
 				t.Fatalf("write %d: Append without fault: %v", n, err)
 			}
@@ -152,7 +63,7 @@ func TestWriteFaultRollsBack(t *testing.T) {
 		if after := snapshotSizes(t, dir); !sameSizes(before, after) {
 			t.Fatalf("write %d: files %v after rollback, want %v", n, after, before)
 		}
-		fs.reset()
+		fs.Reset()
 		mustAppend(t, c, makeRecords(1, 100, 100))
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
@@ -169,29 +80,27 @@ func TestWriteFaultRollsBack(t *testing.T) {
 func TestSegmentCreateFault(t *testing.T) {
 	tests := []struct {
 		name   string
-		inject func(fs *faultFS)
+		inject func(fs *vfstest.FaultFS)
 		want   error
 	}{
-		{"create fails", func(fs *faultFS) { fs.failCreate = true }, syscall.ENOSPC},
-		{"directory sync fails", func(fs *faultFS) { fs.failSyncDir = true }, syscall.EIO},
+		{"create fails", func(fs *vfstest.FaultFS) { fs.FailCreate(true) }, syscall.ENOSPC},
+		{"directory sync fails", func(fs *vfstest.FaultFS) { fs.FailSyncDir(true) }, syscall.EIO},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			fs := &faultFS{}
+			fs := &vfstest.FaultFS{}
 			c := mustOpen(t, dir, Options{SegmentSize: 256, fs: fs})
 			mustAppend(t, c, makeRecords(0, 100, 100))
 			before := snapshotSizes(t, dir)
-			fs.mu.Lock()
 			tt.inject(fs)
-			fs.mu.Unlock()
 			if _, err := c.Append(makeRecords(2, 100)); !errors.Is(err, tt.want) {
 				t.Fatalf("Append: %v, want %v", err, tt.want)
 			}
 			if after := snapshotSizes(t, dir); !sameSizes(before, after) {
 				t.Fatalf("files %v, want %v", after, before)
 			}
-			fs.reset()
+			fs.Reset()
 			mustAppend(t, c, makeRecords(2, 100))
 			recs, _ := readAll(t, c)
 			checkSeqs(t, recs, 3)
@@ -201,15 +110,13 @@ func TestSegmentCreateFault(t *testing.T) {
 
 func TestSyncFaultIsSticky(t *testing.T) {
 	dir := t.TempDir()
-	fs := &faultFS{}
+	fs := &vfstest.FaultFS{}
 	c, err := Open(dir, Options{SegmentSize: 256, fs: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, c, makeRecords(0, 100, 100, 100))
-	fs.mu.Lock()
-	fs.syncs, fs.failSync = 0, 1
-	fs.mu.Unlock()
+	fs.FailSync(1)
 	if err := c.Sync(); !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Sync: %v, want ErrFailed and EIO", err)
 	}
@@ -235,19 +142,18 @@ func TestSyncFaultIsSticky(t *testing.T) {
 
 func TestRollbackFaultIsSticky(t *testing.T) {
 	dir := t.TempDir()
-	fs := &faultFS{}
+	fs := &vfstest.FaultFS{}
 	c, err := Open(dir, Options{SegmentSize: 1024, fs: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, c, makeRecords(0, 100))
-	fs.mu.Lock()
-	fs.writes, fs.failWrite, fs.failTruncate = 0, 1, true
-	fs.mu.Unlock()
+	fs.FailWrite(1)
+	fs.FailTruncate(true)
 	if _, err := c.Append(makeRecords(1, 200)); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Append: %v", err)
 	}
-	fs.reset()
+	fs.Reset()
 	if _, err := c.Append(makeRecords(1, 100)); !errors.Is(err, ErrFailed) {
 		t.Fatalf("Append after failed rollback: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
 )
 
 // fuzzSegSize is the segment size used by FuzzRecover.
@@ -71,7 +73,7 @@ func FuzzRecover(f *testing.F) {
 		if err := os.WriteFile(segPath(dir, target), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		opts := Options{SegmentSize: fuzzSegSize, fs: noSyncFS{}}
+		opts := Options{SegmentSize: fuzzSegSize, fs: vfstest.NoSyncFS{}}
 		if mode&2 != 0 {
 			opts.RecoverFrom = 1
 		}
@@ -91,7 +93,7 @@ func FuzzRecover(f *testing.F) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		c, err = Open(dir, Options{SegmentSize: fuzzSegSize, RecoverFrom: 1, fs: noSyncFS{}})
+		c, err = Open(dir, Options{SegmentSize: fuzzSegSize, RecoverFrom: 1, fs: vfstest.NoSyncFS{}})
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}
@@ -103,21 +105,3 @@ func FuzzRecover(f *testing.F) {
 		}
 	})
 }
-
-// noSyncFS is the real file system with fsync turned off, so that fuzzing
-// is not bound by disk flushes.
-type noSyncFS struct{ osFS }
-
-func (fs noSyncFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
-	f, err := fs.osFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{f}, nil
-}
-
-func (noSyncFS) SyncDir(string) error { return nil }
-
-type noSyncFile struct{ file }
-
-func (noSyncFile) Sync() error { return nil }

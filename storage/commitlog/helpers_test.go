@@ -112,14 +112,14 @@ func fileSize(t testing.TB, path string) int64 {
 // segmentFiles lists the segment files in dir.
 func segmentFiles(t testing.TB, dir string) []string {
 	t.Helper()
-	names, err := osFS{}.ReadDir(dir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, n := range names {
-		if _, ok := parseSegmentName(n); ok {
-			out = append(out, n)
+	for _, e := range entries {
+		if _, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			out = append(out, e.Name())
 		}
 	}
 	return out

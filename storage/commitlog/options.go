@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 const (
@@ -31,7 +33,7 @@ type Options struct {
 
 	// fs replaces the operating system's file system (fault injection in
 	// tests); nil means the real one.
-	fs fsys
+	fs vfs.FS
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error
@@ -44,7 +46,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("segment size %d below %d: %w", o.SegmentSize, MinSegmentSize, ErrInvalidOptions)
 	}
 	if o.fs == nil {
-		o.fs = osFS{}
+		o.fs = vfs.OS{}
 	}
 	return o, nil
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
 )
 
 // FuzzLoad writes arbitrary bytes as a queue's last unit file (after a full,
@@ -44,7 +46,7 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(qdir, fileName(base)), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		opts := Options{UnitsPerFile: upf, fs: noSyncFS{}}
+		opts := Options{UnitsPerFile: upf, fs: vfstest.NoSyncFS{}}
 		s, err := Open(dir, opts)
 		if err != nil {
 			t.Fatalf("Open: %v", err)
@@ -90,21 +92,3 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
-
-// noSyncFS is the real file system with fsync turned off, so that fuzzing
-// is not bound by disk flushes.
-type noSyncFS struct{ osFS }
-
-func (fs noSyncFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
-	f, err := fs.osFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{f}, nil
-}
-
-func (noSyncFS) SyncDir(string) error { return nil }
-
-type noSyncFile struct{ file }
-
-func (noSyncFile) Sync() error { return nil }

@@ -10,10 +10,12 @@ import (
 	"sort"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // openQueue loads the queue stored in dir, repairing its tail.
-func openQueue(dir string, id QueueID, upf int64, fs fsys, log zerolog.Logger) (*Queue, error) {
+func openQueue(dir string, id QueueID, upf int64, fs vfs.FS, log zerolog.Logger) (*Queue, error) {
 	q := &Queue{id: id, dir: dir, upf: upf, fs: fs, log: log}
 	if err := q.openFiles(); err != nil {
 		_ = q.close(false)

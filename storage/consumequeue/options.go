@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // DefaultUnitsPerFile is the number of units per file (RocketMQ's default,
@@ -20,7 +22,7 @@ type Options struct {
 
 	// fs replaces the operating system's file system (fault injection in
 	// tests); nil means the real one.
-	fs fsys
+	fs vfs.FS
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error
@@ -33,7 +35,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("units per file %d: %w", o.UnitsPerFile, ErrInvalidOptions)
 	}
 	if o.fs == nil {
-		o.fs = osFS{}
+		o.fs = vfs.OS{}
 	}
 	return o, nil
 }

@@ -8,13 +8,15 @@ import (
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // unitFile is one open unit file.
 type unitFile struct {
 	base int64  // logical offset of the file's first unit
 	path string // full path
-	f    file
+	f    vfs.File
 }
 
 // Queue is one consume queue. See the package documentation for the
@@ -23,7 +25,7 @@ type Queue struct {
 	id  QueueID
 	dir string
 	upf int64 // units per file
-	fs  fsys
+	fs  vfs.FS
 	log zerolog.Logger
 
 	// files guards the file list. The writer changes it under the write

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Store holds every consume queue under one directory. Its methods are safe
@@ -17,7 +19,7 @@ import (
 type Store struct {
 	dir string
 	upf int64
-	fs  fsys
+	fs  vfs.FS
 	log zerolog.Logger
 
 	// queues guards the queue map. Queue creation and deletion hold the

@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultSegmentSize is the default target size of a segment file.
-const DefaultSegmentSize = 8 << 20
+const DefaultSegmentSize = 4 << 20
 
 // Options configure a Log.
 type Options struct {
@@ -285,41 +285,49 @@ func (l *Log) fail(err error) error {
 	return err
 }
 
-// TruncateFront removes whole segments that end before seq: afterwards the
-// first sequence is the start of the segment holding seq. wal rewrites that
-// segment while it truncates, so call this rarely, for many segments at once.
-// It returns the new first sequence.
+// TruncateFront removes the segments that end before seq: afterwards the
+// first sequence is the start of the segment holding seq. It never removes
+// the segment being written. It returns the new first sequence.
+//
+// It deletes the segment files itself instead of calling
+// wal.TruncateFront, which rewrites the kept segment and holds wal's lock
+// (blocking appends) while it copies and fsyncs it. wal only reads a
+// segment file again through wal.Read, which this package does not use, and
+// lists the directory afresh on open, so its stale list of old segments is
+// harmless.
 func (l *Log) TruncateFront(seq uint64) (uint64, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
+		l.mu.Unlock()
 		return l.first, err
 	}
-	last := l.mirror.last()
-	if seq > last {
-		seq = last // wal keeps at least one entry
-	}
-	i := l.mirror.segmentOf(seq)
+	i := l.mirror.segmentOf(min(seq, l.mirror.last()))
 	if i <= 0 {
-		return l.first, nil
+		first := l.first
+		l.mu.Unlock()
+		return first, nil
 	}
-	target := l.mirror.segs[i].first
-	if err := l.w.TruncateFront(target); err != nil {
-		l.err = err
-		return l.first, fmt.Errorf("timerlog truncate front to %d: %w", target, err)
-	}
-	l.rd.forget(l.mirror.segs[:i+1])
-	if l.syncF != nil && l.syncAt <= target {
+	gone := append([]segment(nil), l.mirror.segs[:i]...)
+	l.rd.forget(gone)
+	if l.syncF != nil && l.syncAt < l.mirror.segs[i].first {
 		_ = l.syncF.Close()
 		l.syncF = nil
 	}
 	l.mirror.segs = append([]segment(nil), l.mirror.segs[i:]...)
-	l.first = target
-	if err := syncDir(l.opts.Dir); err != nil {
-		l.err = err
-		return l.first, err
+	l.first = l.mirror.segs[0].first
+	first := l.first
+	l.mu.Unlock()
+
+	// Oldest first, so that a crash midway leaves a contiguous log.
+	for _, g := range gone {
+		if err := os.Remove(g.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return first, l.fail(fmt.Errorf("timerlog truncate remove %s: %w", g.path, err))
+		}
 	}
-	return l.first, nil
+	if err := syncDir(l.opts.Dir); err != nil {
+		return first, l.fail(err)
+	}
+	return first, nil
 }
 
 // Close closes the log. Unsynced records stay in the page cache; call

@@ -15,9 +15,9 @@ import (
 // walking a chain whose records were appended together costs one read per
 // block, not per record.
 const (
-	entriesPerBlock = 736 // 65,504 bytes
+	entriesPerBlock = 46 // 4,094 bytes: about a page
 	blockBytes      = entriesPerBlock * EntrySize
-	cachedBlocks    = 32 // 2 MiB
+	cachedBlocks    = 512 // 2 MiB
 	openFiles       = 64
 )
 
@@ -191,7 +191,7 @@ func (l *Log) Scan(from uint64, fn func(seq uint64, r Record, err error) error) 
 	segs := append([]segment(nil), l.mirror.segs...)
 	l.mu.Unlock()
 
-	buf := make([]byte, 16*blockBytes)
+	buf := make([]byte, 256*blockBytes)
 	for seq := from; seq <= last; {
 		i := segmentIndex(segs, seq)
 		seg := segs[i]

@@ -1,0 +1,151 @@
+// Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
+// operations (the Nth write, the Nth sync, creates, truncates, directory
+// syncs) and NoSyncFS turns fsync off so fuzzing is not bound by the disk.
+package vfstest
+
+import (
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
+)
+
+// FaultFS is the real file system (vfs.OS) with injectable faults. The zero
+// value injects none. It is safe for concurrent use. Write faults return
+// syscall.ENOSPC; sync, truncate and directory-sync faults return
+// syscall.EIO; create faults return an *os.PathError wrapping ENOSPC.
+type FaultFS struct {
+	vfs.OS
+
+	mu           sync.Mutex
+	writes       int  // WriteAt calls since FailWrite
+	failWrite    int  // 1-based WriteAt call to fail after writing half; 0 = never
+	syncs        int  // file Sync calls since FailSync
+	failSync     int  // 1-based file Sync call to fail; 0 = never
+	failTruncate bool // every Truncate fails
+	failCreate   bool // every OpenFile with O_CREATE fails
+	failSyncDir  bool // every SyncDir fails
+	hit          bool // a fault was injected since Reset
+}
+
+var _ vfs.FS = (*FaultFS)(nil)
+
+// FailWrite makes the nth WriteAt from now (1-based) write the first half of
+// its bytes and then fail with ENOSPC, like a disk filling up mid-write.
+// Zero disarms it.
+func (fs *FaultFS) FailWrite(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.writes, fs.failWrite = 0, n
+}
+
+// FailSync makes the nth file Sync from now (1-based) fail with EIO. Zero
+// disarms it.
+func (fs *FaultFS) FailSync(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.syncs, fs.failSync = 0, n
+}
+
+// FailTruncate makes every Truncate fail with EIO while on.
+func (fs *FaultFS) FailTruncate(on bool) { fs.setFlag(&fs.failTruncate, on) }
+
+// FailCreate makes every OpenFile with os.O_CREATE fail while on.
+func (fs *FaultFS) FailCreate(on bool) { fs.setFlag(&fs.failCreate, on) }
+
+// FailSyncDir makes every SyncDir fail with EIO while on.
+func (fs *FaultFS) FailSyncDir(on bool) { fs.setFlag(&fs.failSyncDir, on) }
+
+func (fs *FaultFS) setFlag(p *bool, on bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	*p = on
+}
+
+// Hit reports whether a fault has been injected since the last Reset.
+func (fs *FaultFS) Hit() bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.hit
+}
+
+// Reset disarms every fault and clears the counters and Hit.
+func (fs *FaultFS) Reset() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
+	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
+}
+
+// inject reports whether the fault cond holds and records it as hit.
+// fs.mu must be held.
+func (fs *FaultFS) inject(cond bool) bool {
+	fs.hit = fs.hit || cond
+	return cond
+}
+
+// OpenFile implements vfs.FS.
+func (fs *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	fs.mu.Lock()
+	fail := fs.inject(fs.failCreate && flag&os.O_CREATE != 0)
+	fs.mu.Unlock()
+	if fail {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	f, err := fs.OS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: f, fs: fs}, nil
+}
+
+// SyncDir implements vfs.FS.
+func (fs *FaultFS) SyncDir(dir string) error {
+	fs.mu.Lock()
+	fail := fs.inject(fs.failSyncDir)
+	fs.mu.Unlock()
+	if fail {
+		return syscall.EIO
+	}
+	return fs.OS.SyncDir(dir)
+}
+
+// faultFile is a file opened through a FaultFS.
+type faultFile struct {
+	vfs.File
+	fs *FaultFS
+}
+
+func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	f.fs.writes++
+	fail := f.fs.inject(f.fs.writes == f.fs.failWrite)
+	f.fs.mu.Unlock()
+	if fail {
+		n, _ := f.File.WriteAt(b[:len(b)/2], off)
+		return n, syscall.ENOSPC
+	}
+	return f.File.WriteAt(b, off)
+}
+
+func (f *faultFile) Sync() error {
+	f.fs.mu.Lock()
+	f.fs.syncs++
+	fail := f.fs.inject(f.fs.syncs == f.fs.failSync)
+	f.fs.mu.Unlock()
+	if fail {
+		return syscall.EIO
+	}
+	return f.File.Sync()
+}
+
+func (f *faultFile) Truncate(size int64) error {
+	f.fs.mu.Lock()
+	fail := f.fs.inject(f.fs.failTruncate)
+	f.fs.mu.Unlock()
+	if fail {
+		return syscall.EIO
+	}
+	return f.File.Truncate(size)
+}

@@ -1,0 +1,115 @@
+package vfstest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
+)
+
+// ops runs one of each operation FaultFS can fail, in order, and returns
+// their errors by name.
+func ops(t *testing.T, fs vfs.FS) map[string]error {
+	t.Helper()
+	dir := t.TempDir()
+	out := map[string]error{}
+	f, err := fs.OpenFile(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	out["create"] = err
+	if err != nil {
+		// Fall back to an uninjected file so the other operations still run.
+		if f, err = (vfs.OS{}).OpenFile(filepath.Join(dir, "g"), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer f.Close()
+	for _, name := range []string{"write1", "write2", "write3"} {
+		_, out[name] = f.WriteAt([]byte("abcd"), 0)
+	}
+	for _, name := range []string{"sync1", "sync2"} {
+		out[name] = f.Sync()
+	}
+	out["truncate"] = f.Truncate(0)
+	out["syncdir"] = fs.SyncDir(dir)
+	return out
+}
+
+func TestFaultFS(t *testing.T) {
+	tests := []struct {
+		name string
+		arm  func(fs *FaultFS)
+		fail map[string]error // operations that must fail, with the error
+	}{
+		{"none", func(*FaultFS) {}, nil},
+		{"second write", func(fs *FaultFS) { fs.FailWrite(2) }, map[string]error{"write2": syscall.ENOSPC}},
+		{"first sync", func(fs *FaultFS) { fs.FailSync(1) }, map[string]error{"sync1": syscall.EIO}},
+		{"create", func(fs *FaultFS) { fs.FailCreate(true) }, map[string]error{"create": syscall.ENOSPC}},
+		{"truncate", func(fs *FaultFS) { fs.FailTruncate(true) }, map[string]error{"truncate": syscall.EIO}},
+		{"syncdir", func(fs *FaultFS) { fs.FailSyncDir(true) }, map[string]error{"syncdir": syscall.EIO}},
+		{"armed then reset", func(fs *FaultFS) {
+			fs.FailWrite(1)
+			fs.FailSync(1)
+			fs.FailCreate(true)
+			fs.FailTruncate(true)
+			fs.FailSyncDir(true)
+			fs.Reset()
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &FaultFS{}
+			tt.arm(fs)
+			for op, err := range ops(t, fs) {
+				want := tt.fail[op]
+				if (want == nil) != (err == nil) || (want != nil && !errors.Is(err, want)) {
+					t.Errorf("%s: error %v, want %v", op, err, want)
+				}
+			}
+			if fs.Hit() != (len(tt.fail) > 0) {
+				t.Errorf("Hit %v with %d faults", fs.Hit(), len(tt.fail))
+			}
+		})
+	}
+}
+
+func TestFaultFSWriteFaultWritesHalf(t *testing.T) {
+	fs := &FaultFS{}
+	path := filepath.Join(t.TempDir(), "f")
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fs.FailWrite(1)
+	if n, err := f.WriteAt([]byte("abcdef"), 2); n != 3 || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("WriteAt: %d, %v; want 3, ENOSPC", n, err)
+	}
+	if size, _ := f.Size(); size != 5 {
+		t.Fatalf("size %d after half write, want 5", size)
+	}
+	fs.Reset()
+	if fs.Hit() {
+		t.Fatal("Hit after Reset")
+	}
+}
+
+func TestNoSyncFS(t *testing.T) {
+	var fs vfs.FS = NoSyncFS{}
+	dir := t.TempDir()
+	f, err := fs.OpenFile(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SyncDir(filepath.Join(dir, "missing")); err != nil {
+		t.Fatalf("SyncDir: %v, want no-op", err)
+	}
+}
