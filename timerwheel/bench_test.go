@@ -15,7 +15,9 @@ import (
 // Benchmarks measure the store alone, on real files with fsync (Flush as a
 // flusher actor would call it). The wall clock appears only here, to time
 // the work and, in BenchmarkBurst500k, to drive the store's clock in real
-// time. Run with -benchtime=1x; see docs/benchmarks.md for figures.
+// time. Run with -benchtime=1x; figures and how they were taken are in
+// docs/timer.md. NOSYNC=1 makes BenchmarkBurst500k skip fsync (to tell disk
+// from CPU effects).
 
 // BenchmarkAddDue adds 1M timers due over 10 s in batches of 1000 (Flush
 // every 100 batches), then drains them all with Due(max 10000) and Ack.

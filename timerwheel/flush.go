@@ -67,6 +67,7 @@ func (s *Store) Flush() error {
 
 	s.mu.Lock()
 	s.flushedSeq = last
+	s.durableQO = ck.EnqueueQueueOffset
 	s.durable = [2]Cursor{s.durable[1], {Ms: ck.AckedMs, Seq: ck.AckedSeq}}
 	if snap != nil {
 		s.snapSeq = last

@@ -75,6 +75,7 @@ func (s *Store) recover(nowMs int64) error {
 		relinked = max(relinked, latest.RelinkedUpToMs)
 		s.maxQO = max(s.maxQO, latest.EnqueueQueueOffset)
 		s.flushedSeq = latest.FlushedSeq
+		s.durableQO = latest.EnqueueQueueOffset
 	case snap != nil:
 		acked = Cursor{Ms: snap.AckedMs, Seq: snap.AckedSeq}
 		older = acked

@@ -68,6 +68,7 @@ type Store struct {
 	tombs         map[uint64]tomb
 
 	maxQO      int64            // highest queue offset added
+	durableQO  int64            // maxQO in the last checkpoint written
 	segMin     map[uint64]int64 // TimerLog segment first seq -> min CommitLog offset
 	snapSeq    uint64           // TimerLog seq the snapshot on disk covers
 	flushedSeq uint64
@@ -102,15 +103,16 @@ func Open(opts Options, nowMs int64) (*Store, error) {
 		return nil, fmt.Errorf("timerwheel open %s: %w", opts.Dir, err)
 	}
 	s := &Store{
-		opts:     opts,
-		geo:      opts.geometry(),
-		log:      opts.Logger.With().Str("component", "timerwheel").Logger(),
-		snapPath: filepath.Join(opts.Dir, snapshotName),
-		tailMs:   2*opts.cancelWindowMs() + 1,
-		nearSpan: int64(opts.NearSlots) * opts.SlotMs,
-		tombs:    make(map[uint64]tomb),
-		segMin:   make(map[uint64]int64),
-		maxQO:    -1,
+		opts:      opts,
+		geo:       opts.geometry(),
+		log:       opts.Logger.With().Str("component", "timerwheel").Logger(),
+		snapPath:  filepath.Join(opts.Dir, snapshotName),
+		tailMs:    2*opts.cancelWindowMs() + 1,
+		nearSpan:  int64(opts.NearSlots) * opts.SlotMs,
+		tombs:     make(map[uint64]tomb),
+		segMin:    make(map[uint64]int64),
+		maxQO:     -1,
+		durableQO: -1,
 	}
 	s.near = newRing(s.geo.NearSlots)
 	s.far = newRing(s.geo.FarSlots)
@@ -241,10 +243,7 @@ func (s *Store) Checkpoint() Checkpoint {
 		SnapshotSeq:        s.snapSeq,
 		RelinkedUpToMs:     s.relinkedUpTo,
 	}
-	c.DurableEnqueueQueueOffset = -1
-	if latest, ok := s.ck.Latest(); ok {
-		c.DurableEnqueueQueueOffset = latest.EnqueueQueueOffset
-	}
+	c.DurableEnqueueQueueOffset = s.durableQO
 	if s.tl != nil && !s.closed {
 		c.LastSeq = s.tl.Last()
 	}

@@ -39,6 +39,7 @@ type dequeuePut struct {
 	replayed map[string]bool // idents already written back before a rewind
 	ackedOff int64           // replay scan start matching the last acknowledgement
 	timer    *time.Timer
+	stalls   uint64 // wheel Stats().Stalls at the last flush
 }
 
 // Receive implements actor.Actor.
@@ -193,14 +194,17 @@ func (d *dequeuePut) ackReady() {
 			svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)
 		}
 		d.queue = d.queue[1:]
-		svc.deqInFly.Add(-1)
+		wasFull := svc.deqInFly.Add(-1) == maxDequeueInFlight-1
+		full := p.pb.batch.Len() >= svc.opts.BatchSize
 		svc.dirty.Store(true)
 		if len(d.queue) > 0 {
 			d.ackedOff = d.queue[0].startOff
 		} else {
 			d.ackedOff = svc.opts.Store.CommitLog.MaxOffset()
 		}
-		svc.KickDequeue()
+		if wasFull || full {
+			svc.KickDequeue() // more may be due right now; otherwise dequeue_get's timer is armed
+		}
 	}
 }
 
@@ -218,7 +222,10 @@ func (d *dequeuePut) flush() {
 	if err := meta.UpdateCheckpoint(svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
 		svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
 	}
-	svc.KickDequeue()
+	if st := svc.opts.Wheel.Stats().Stalls; st != d.stalls {
+		d.stalls = st
+		svc.KickDequeue() // Due held back until this flush: go on now
+	}
 }
 
 // checkStuck rewinds when the writer has not answered the oldest batch in

@@ -159,6 +159,8 @@ type scenarioResult struct {
 	burstStart   time.Time
 	notReady     string // why the scenario's premise failed
 	pending      *pendingResult
+	nullRate     float64 // --baseline: same client against the ack-only peer
+	plainRate    float64 // --baseline: same client, plain messages to the same broker
 }
 
 // failed reports a result that must fail the command.
@@ -188,6 +190,12 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 		p, st, err := runPending(ctx, t, topic, n, o, log)
 		r.send, r.pending = st, p
 		return r, err
+	}
+	if o.baseline {
+		if r.nullRate, r.plainRate, err = baselines(ctx, t.broker(), n, o); err != nil {
+			return r, err
+		}
+		fmt.Fprintf(log, "  baselines: ack-only peer %.0f/s, plain sends to wheelmq %.0f/s\n", r.nullRate, r.plainRate)
 	}
 	rng := rand.New(rand.NewPCG(o.seed, uint64(n)))
 	start := time.Now()
@@ -237,6 +245,32 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 	return r, ctx.Err()
 }
 
+// baselines measures the same client with n plain messages against the
+// ack-only peer and against the broker at addr.
+func baselines(ctx context.Context, addr string, n int, o timerOpts) (null, plain float64, err error) {
+	nb, err := startNullBroker(o.target.log)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer nb.stop()
+	plainDue := func(int) int64 { return 0 }
+	quiet := o.send
+	quiet.progress = nil
+	st, err := sendTimers(ctx, nb.addr(), "bench_timer_baseline", n, plainDue, quiet)
+	if err != nil {
+		return 0, 0, fmt.Errorf("baseline against the ack-only peer: %w", err)
+	}
+	topic := fmt.Sprintf("bench_timer_plain_%d", time.Now().UnixNano())
+	if err := createTopicAt(ctx, addr, topic, o.send.queues); err != nil {
+		return 0, 0, err
+	}
+	st2, err := sendTimers(ctx, addr, topic, n, plainDue, quiet)
+	if err != nil {
+		return 0, 0, fmt.Errorf("baseline of plain sends: %w", err)
+	}
+	return st.rate(), st2.rate(), nil
+}
+
 // createTopicAt creates the benchmark topic on the broker at addr.
 func createTopicAt(ctx context.Context, addr, topic string, queues int) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -271,6 +305,12 @@ func printResults(w io.Writer, rs []scenarioResult, o timerOpts) {
 			}
 			fmt.Fprintf(w, "%-8s %9d %10.0f %10d %6d %9.1f %9.1f %9.1f %10s  %s\n",
 				r.name, r.n, r.send.rate(), r.delivered, r.early+r.storeEarly, r.lat.p50, r.lat.p99, r.lat.max, last, notes(r))
+		}
+		for _, r := range delivery {
+			if r.plainRate > 0 {
+				fmt.Fprintf(w, "%-8s same client, %d plain messages: ack-only peer %.0f/s, wheelmq %.0f/s\n",
+					r.name, r.n, r.nullRate, r.plainRate)
+			}
 		}
 	}
 	for _, r := range pending {

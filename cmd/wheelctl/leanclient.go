@@ -143,11 +143,12 @@ func (c *leanConn) writeLoop() {
 		}
 		c.outMu.Lock()
 		buf := c.out
-		c.out = c.spare[:0]
-		c.outMu.Unlock()
-		if len(buf) == 0 {
+		if len(buf) == 0 { // already written by an earlier wake-up; keep both buffers apart
+			c.outMu.Unlock()
 			continue
 		}
+		c.out = c.spare[:0]
+		c.outMu.Unlock()
 		if _, err := c.conn.Write(buf); err != nil {
 			c.fail(fmt.Errorf("write: %w", err))
 			return

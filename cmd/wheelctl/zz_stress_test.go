@@ -41,7 +41,7 @@ func stress(t *testing.T, addr string, n int) {
 	}
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatalf("timeout ok %d bad %d", ok.Load(), bad.Load())
 	}
 	if bad.Load() > 0 {
