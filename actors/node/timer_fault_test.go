@@ -52,6 +52,8 @@ func TestTimerStagesSurviveFaults(t *testing.T) {
 	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
 	p := nodetest.Producer(t, n.NamesrvAddr())
 	before := scrape(t, n.MetricsAddr(), "wheelmq_timer_delivered_total")
+	enqBefore := scrape(t, n.MetricsAddr(), "wheelmq_timer_enqueued_total")
+	lateBefore := scrape(t, n.MetricsAddr(), "wheelmq_timer_lateness_seconds_count")
 
 	for _, s := range []string{timer.StageEnqueueGet, timer.StageEnqueuePut, timer.StageDequeueGet,
 		timer.StageDequeueMessage, timer.StageDequeuePut} {
@@ -95,5 +97,14 @@ func TestTimerStagesSurviveFaults(t *testing.T) {
 	}
 	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_delivered_total") - before; got < float64(len(due)) {
 		t.Errorf("wheelmq_timer_delivered_total moved by %v, want >= %d", got, len(due))
+	}
+	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_enqueued_total") - enqBefore; got < float64(len(due)) {
+		t.Errorf("wheelmq_timer_enqueued_total moved by %v, want >= %d", got, len(due))
+	}
+	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_lateness_seconds_count") - lateBefore; got < float64(len(due)) {
+		t.Errorf("wheelmq_timer_lateness_seconds_count moved by %v, want >= %d", got, len(due))
+	}
+	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_pending"); got != 0 {
+		t.Errorf("wheelmq_timer_pending = %v after every timer was delivered", got)
 	}
 }

@@ -172,7 +172,6 @@ func (e *enqueuePut) Receive(ctx actor.Context) {
 		if err := svc.opts.Wheel.Add(m.timers, svc.opts.Now().UnixMilli()); err != nil {
 			panic(err) // the supervisor restarts us; enqueue resumes from the wheel's position
 		}
-		svc.opts.Metrics.Enqueued.Add(float64(len(m.timers)))
 		svc.dirty.Store(true)
 		svc.enqInFly.Add(-1)
 		svc.send(StageEnqueueGet, enqDone{})

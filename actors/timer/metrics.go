@@ -6,9 +6,10 @@ import (
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
-// Metrics are the timer instruments. Counters are added once per batch.
+// Metrics are the timer instruments counted by the stages; the wheel's own
+// counters (pending, enqueued, rolled) are read at scrape time, see
+// RegisterWheelGauges.
 type Metrics struct {
-	Enqueued   prometheus.Counter
 	Delivered  prometheus.Counter
 	Cancelled  prometheus.Counter
 	Duplicates *prometheus.CounterVec
@@ -21,9 +22,6 @@ type Metrics struct {
 // scrape time.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Enqueued: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "wheelmq_timer_enqueued_total", Help: "Timer messages added to the timer wheel.",
-		}),
 		Delivered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wheelmq_timer_delivered_total", Help: "Timer messages written back to their real topic.",
 		}),
@@ -44,7 +42,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Enqueued, m.Delivered, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness)
+		reg.MustRegister(m.Delivered, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness)
 	}
 	return m
 }
@@ -62,6 +60,8 @@ func RegisterWheelGauges(reg prometheus.Registerer, wheel *timerwheel.Store) {
 	reg.MustRegister(
 		gauge("wheelmq_timer_pending", "Timers waiting in the wheel.", func(s timerwheel.Stats) float64 { return float64(s.Pending) }),
 		gauge("wheelmq_timer_log_bytes", "Bytes in the TimerLog.", func(s timerwheel.Stats) float64 { return float64(s.LogBytes) }),
+		counter("wheelmq_timer_enqueued_total", "Timer records added to the timer wheel (cancels included, replays not).",
+			func(s timerwheel.Stats) float64 { return float64(s.Added) }),
 		counter("wheelmq_timer_rolled_total", "Timer records moved from the far wheel to the near wheel (the message is never rewritten).",
 			func(s timerwheel.Stats) float64 { return float64(s.Relinked + s.Rolled) }),
 	)
