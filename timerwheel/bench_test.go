@@ -142,7 +142,8 @@ func BenchmarkBurst500k(b *testing.B) {
 
 // BenchmarkPendingMemory adds WHEELMQ_BENCH_PENDING timers (default 1M)
 // spread over 365 days and reports the heap and RSS with all of them
-// pending, the disk bytes per timer and the time to reopen (recover).
+// pending, the disk bytes per timer and the time to reopen: with the
+// snapshot (the normal case) and without it (every record replayed).
 func BenchmarkPendingMemory(b *testing.B) {
 	n := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("WHEELMQ_BENCH_PENDING")); err == nil && v > 0 {
@@ -191,6 +192,23 @@ func BenchmarkPendingMemory(b *testing.B) {
 		runtime.GC()
 		debug.FreeOSMemory()
 		heap2, _ := memNow()
+		if st := s.Stats(); st.Pending != int64(n) {
+			b.Fatalf("pending after reopen %d", st.Pending)
+		}
+		must(b, s.Close())
+		// Worst case: no usable snapshot, every record replayed.
+		if err := os.Remove(filepath.Join(dir, snapshotName)); err != nil && !os.IsNotExist(err) {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		s, err = Open(Options{Dir: dir}, T0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		replay := time.Since(start)
+		if st := s.Stats(); st.Pending != int64(n) {
+			b.Fatalf("pending after full replay %d", st.Pending)
+		}
 		must(b, s.Close())
 		b.ReportMetric(float64(n)/add.Seconds(), "add/s")
 		b.ReportMetric(float64(heap1-heap0)/(1<<20), "heap-MiB")
@@ -198,7 +216,75 @@ func BenchmarkPendingMemory(b *testing.B) {
 		b.ReportMetric(float64(rss1)/(1<<20), "rss-MiB")
 		b.ReportMetric(float64(disk)/float64(n), "disk-B/timer")
 		b.ReportMetric(float64(reopen.Milliseconds()), "reopen-ms")
+		b.ReportMetric(float64(replay.Milliseconds()), "reopen-full-replay-ms")
 		b.ReportMetric(float64(heap2-heap0)/(1<<20), "heap-after-reopen-MiB")
+	}
+}
+
+// BenchmarkSteady100k is the store's part of issue benchmark 1: 100k
+// timers due spread over 5 to 10 s from now are added as fast as one
+// enqueue goroutine can (batches of 100), while a dequeue goroutine on the
+// wall clock waits for NextDue (polling at most every 0.2 ms), releases
+// with Due(1000) and Acks, and a flusher runs every 10 ms. Reported:
+// enqueue rate, lateness p50/p99/max of release time against DeliverMs,
+// and the early count (must be 0).
+func BenchmarkSteady100k(b *testing.B) {
+	const n = 100_000
+	for i := 0; i < b.N; i++ {
+		wall0 := time.Now()
+		base := T0
+		clock := func() int64 { return base + time.Since(wall0).Milliseconds() }
+		s, err := Open(Options{Dir: b.TempDir()}, clock())
+		if err != nil {
+			b.Fatal(err)
+		}
+		stop := startFlusher(b, s)
+		addDone := make(chan time.Duration)
+		go func() {
+			start := time.Now()
+			batch := make([]Timer, 0, 100)
+			for id := int64(1); id <= n; id++ {
+				now := clock()
+				batch = append(batch, timerAt(id, now+5000+(id*7919)%5000))
+				if len(batch) == cap(batch) {
+					if err := s.Add(batch, now); err != nil {
+						b.Error(err)
+						break
+					}
+					batch = batch[:0]
+				}
+			}
+			addDone <- time.Since(start)
+		}()
+		lateness := make([]int64, 0, n)
+		early := 0
+		for len(lateness) < n {
+			now := clock()
+			if next, ok := s.NextDue(); !ok || next > now {
+				time.Sleep(200 * time.Microsecond)
+				continue
+			}
+			bt, err := s.Due(now, 1000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, t := range bt.Timers {
+				if t.DeliverMs > now {
+					early++
+				}
+				lateness = append(lateness, now-t.DeliverMs)
+			}
+			must(b, s.Ack(bt))
+		}
+		add := <-addDone
+		stop()
+		must(b, s.Close())
+		slices.Sort(lateness)
+		b.ReportMetric(float64(n)/add.Seconds(), "enqueue/s")
+		b.ReportMetric(float64(lateness[n/2]), "p50-late-ms")
+		b.ReportMetric(float64(lateness[n*99/100]), "p99-late-ms")
+		b.ReportMetric(float64(lateness[n-1]), "max-late-ms")
+		b.ReportMetric(float64(early), "early")
 	}
 }
 

@@ -100,6 +100,7 @@ func (s *Store) activate(r *timerlog.Record) {
 		t.lo, t.hi = min(t.lo, old.lo), max(t.hi, old.hi)
 	}
 	s.tombs[r.KeyHash] = t
+	s.tombMinHi = min(s.tombMinHi, t.hi)
 	s.st.cancels++
 }
 
@@ -112,10 +113,17 @@ func (s *Store) cancelledBy(r *timerlog.Record) bool {
 }
 
 // expireTombs drops tombstones no unreleased timer can match any more.
+// It scans only when the position has passed the earliest expiry.
 func (s *Store) expireTombs() {
+	if len(s.tombs) == 0 || s.issued.Ms <= s.tombMinHi {
+		return
+	}
+	s.tombMinHi = math.MaxInt64
 	for k, t := range s.tombs {
 		if t.hi < s.issued.Ms {
 			delete(s.tombs, k)
+		} else {
+			s.tombMinHi = min(s.tombMinHi, t.hi)
 		}
 	}
 }
@@ -300,6 +308,11 @@ func (s *Store) Rewind() error {
 		return err
 	}
 	s.issued = s.acked
+	// Slots below the retained window were empty or acknowledged: the
+	// position may start at the window (new records must not land below it).
+	if c := (Cursor{Ms: s.ringBase * s.geo.SlotMs}); s.issued.Less(c) {
+		s.issued, s.acked = c, c
+	}
 	return s.resetDequeue()
 }
 
@@ -311,6 +324,7 @@ func (s *Store) resetDequeue() error {
 	s.ready.reset()
 	s.readyCnt = counts{}
 	clear(s.tombs)
+	s.tombMinHi = math.MaxInt64
 	s.base = max(floorDiv(s.issued.Ms-s.tailMs, s.geo.SlotMs), s.ringBase)
 	s.nearAhead = counts{}
 	clear(s.near.ahead)

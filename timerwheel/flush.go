@@ -50,10 +50,8 @@ func (s *Store) Flush() error {
 	}
 	s.mu.Unlock()
 
-	if !s.opts.NoSync {
-		if err := s.tl.SyncTo(last); err != nil {
-			return s.failLocked(err)
-		}
+	if err := s.tl.SyncTo(last); err != nil {
+		return s.failLocked(err)
 	}
 	if snap != nil {
 		if err := checkpoint.WriteSnapshot(s.snapPath, snap, !s.opts.NoSync); err != nil {

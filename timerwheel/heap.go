@@ -13,7 +13,9 @@ func less(a, b *timerlog.Record) bool {
 	return a.EffMs < b.EffMs || a.EffMs == b.EffMs && a.Seq < b.Seq
 }
 
-func (h *readyHeap) Len() int              { return len(h.recs) }
+// Len is the number of records held.
+func (h *readyHeap) Len() int { return len(h.recs) }
+
 func (h *readyHeap) top() *timerlog.Record { return &h.recs[0] }
 func (h *readyHeap) reset()                { clear(h.recs); h.recs = h.recs[:0] }
 

@@ -25,6 +25,7 @@ func (s *Store) recover(nowMs int64) error {
 		Dir:         filepath.Join(s.opts.Dir, logDirName),
 		SegmentSize: s.opts.SegmentSize,
 		MinKeep:     latest.FlushedSeq,
+		NoSync:      s.opts.NoSync,
 		Logger:      s.log,
 	})
 	if err != nil {
@@ -108,13 +109,14 @@ func (s *Store) recover(nowMs int64) error {
 			relinked = sl.no * s.geo.FarSlotMs
 		}
 	}
-	s.relinkedUpTo = relinked
+	s.near.rebuildOcc()
+	s.far.rebuildOcc()
 	s.ringBase = floorDiv(older.Ms-s.tailMs, s.geo.SlotMs)
+	acked, relinked = s.fitRing(acked, relinked)
+	s.relinkedUpTo = relinked
 	s.acked, s.issued = acked, acked
 	s.durable = [2]Cursor{older, acked}
 	s.sinceSnap = last - s.snapSeq
-	s.near.rebuildOcc()
-	s.far.rebuildOcc()
 	s.farCnt = counts{}
 	clear(s.far.ahead)
 	for i := range s.far.slots {
@@ -132,6 +134,40 @@ func (s *Store) recover(nowMs int64) error {
 		Bool("snapshot", snap != nil).Str("acked", acked.String()).Int64("relinked_up_to", relinked).
 		Int64("pending", st.Pending).Int64("enqueue_queue_offset", s.maxQO).Msg("timer store recovered")
 	return nil
+}
+
+// fitRing makes the recovered near wheel fit its ring from ringBase. While
+// running, the retained window skips empty slots ahead of the checkpointed
+// ack position (skipEmptyRetained), so records may have been placed up to
+// a lap beyond what the checkpoint alone allows. The slots skipped were
+// empty, so the window can start a lap below the highest live slot: the
+// ack position moves up to that slot boundary (no record lies before it)
+// and the relink boundary down to where the ring reaches (the far buckets
+// in between are empty; timers added there are relinked again).
+func (s *Store) fitRing(acked Cursor, relinked int64) (Cursor, int64) {
+	g := &s.geo
+	hi := int64(noSlot)
+	s.eachOcc(&s.near, func(sl *slot) { hi = max(hi, sl.no) })
+	if lo := hi - g.NearSlots + 1; hi != noSlot && lo > s.ringBase {
+		var below int
+		s.eachOcc(&s.near, func(sl *slot) {
+			if sl.no >= s.ringBase && sl.no < lo { // below ringBase: delivered, dropped anyway
+				below++
+			}
+		})
+		if below > 0 {
+			s.st.corrupt++
+			s.log.Error().Int("slots", below).Int64("lo", lo).Msg("near slots below the recovered window are dropped")
+		}
+		s.ringBase = lo
+		if c := (Cursor{Ms: lo * g.SlotMs}); acked.Less(c) {
+			acked = c
+		}
+	}
+	if lim := floorDiv(s.ringBase*g.SlotMs+s.nearSpan, g.FarSlotMs) * g.FarSlotMs; relinked > lim {
+		relinked = lim
+	}
+	return acked, relinked
 }
 
 // loadSnapshot installs the slots of a snapshot.

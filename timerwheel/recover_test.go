@@ -391,3 +391,80 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestCrashAfterIdleSkip: an idle stretch lets the dequeue side run far
+// ahead of the checkpointed ack position (empty retained slots are
+// skipped), so a relinked record lands more than a ring lap beyond it. A
+// crash before the next Flush must still recover a consistent wheel: the
+// relinked timer is delivered, a timer added afterwards whose slot shares
+// its ring index does not collide, and nothing is early.
+func TestCrashAfterIdleSkip(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	s, err := Open(opts, T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.geo
+	h := newHarness(t, s)
+	mustAdd(t, s, T0, timerAt(1, T0+100))
+	h.run(T0, T0+200)
+	must(t, s.Flush())
+	must(t, s.Flush())
+	far := T0 + 3*3_600_000
+	mustAdd(t, s, T0+200, timerAt(2, far))
+	// Due well ahead: the first call stops at the retained slot of timer
+	// 1; once that is checkpointed away, the next runs over the empty
+	// stretch and relinks timer 2 into the near wheel. No Flush after it.
+	for i := 0; i < 2; i++ {
+		b, err := s.Due(far-5*60_000, 100)
+		if err != nil || b.Len() != 0 {
+			t.Fatal(err, b.Len())
+		}
+		must(t, s.Ack(b))
+		if i == 0 {
+			must(t, s.Flush())
+			must(t, s.Flush())
+		}
+	}
+	if c := s.Checkpoint(); (far-c.DurableAcked.Ms)/g.SlotMs < g.NearSlots {
+		t.Fatalf("durable ack %d not a lap behind %d", c.DurableAcked.Ms, far)
+	}
+	if st := s.Stats(); st.Relinked != 1 {
+		t.Fatalf("relinked %d", st.Relinked)
+	}
+	// crash
+	s2 := openStore(t, opts, far-5*60_000)
+	// Same ring index as timer 2's slot, one lap earlier.
+	lapEarlier := far - int64(g.NearSlots)*g.SlotMs
+	mustAdd(t, s2, far-5*60_000, timerAt(3, lapEarlier), timerAt(4, far+1))
+	h2 := newHarness(t, s2)
+	h2.run(far-5*60_000, far+10_000)
+	got := h2.delivered()
+	if got[2] != 1 || got[3] != 1 || got[4] != 1 || got[1] != 0 {
+		t.Fatalf("delivered %v", got)
+	}
+}
+
+// TestRewindAfterIdleSkip: Due ran over an empty stretch (the retained
+// window moved past the acknowledged position) and its batch was never
+// acknowledged; after Rewind, timers added just after the acknowledged
+// position must still fit the window and come out, none early.
+func TestRewindAfterIdleSkip(t *testing.T) {
+	s := openStore(t, testOptions(t.TempDir()), T0)
+	g := s.geo
+	far := T0 + 3*3_600_000
+	mustAdd(t, s, T0, timerAt(1, far))
+	b, err := s.Due(far-5*60_000, 100) // not acknowledged
+	if err != nil || b.Len() != 0 || s.Stats().Relinked != 1 {
+		t.Fatal(err, b.Len(), s.Stats().Relinked)
+	}
+	must(t, s.Rewind())
+	lapEarlier := far - int64(g.NearSlots)*g.SlotMs
+	mustAdd(t, s, T0+10, timerAt(2, lapEarlier), timerAt(3, T0+20))
+	h := newHarness(t, s)
+	h.run(far-5*60_000, far+10)
+	if got := h.delivered(); len(got) != 3 {
+		t.Fatalf("delivered %v", got)
+	}
+}

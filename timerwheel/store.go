@@ -66,6 +66,7 @@ type Store struct {
 	durable       [2]Cursor // acked cursors of the two latest checkpoints: older, newer
 	ready         readyHeap
 	tombs         map[uint64]tomb
+	tombMinHi     int64 // no tombstone expires before this
 
 	maxQO      int64            // highest queue offset added
 	durableQO  int64            // maxQO in the last checkpoint written
@@ -216,9 +217,11 @@ type Checkpoint struct {
 	Issued Cursor
 	// Acked is the position acknowledged with Ack.
 	Acked Cursor
-	// DurableAcked and DurableEnqueueQueueOffset are the values of the last
-	// checkpoint written by Flush: what a crash now would resume from.
-	DurableAcked              Cursor
+	// DurableAcked is the ack position in the last checkpoint written by
+	// Flush: what a crash now would resume from.
+	DurableAcked Cursor
+	// DurableEnqueueQueueOffset is the enqueue queue offset in that
+	// checkpoint.
 	DurableEnqueueQueueOffset int64
 	// FlushedSeq is the last TimerLog sequence made durable by Flush.
 	FlushedSeq uint64
@@ -267,26 +270,52 @@ func (s *Store) MinCommitLogOffset() (offset int64, ok bool) {
 
 // Stats is a snapshot of the store's gauges and counters.
 type Stats struct {
-	// Pending is the number of normal timers not yet released by Due
-	// (PendingCancels likewise for cancels).
-	Pending, PendingCancels int64
-	// Loaded is the number of records held in memory, ready to release;
-	// Tombstones the number of active cancels.
-	Loaded, Tombstones int
-	// Counters since Open: timers added, skipped as enqueue replays
-	// (DuplicateAdds), released by Due (Issued), acknowledged as delivered
-	// or cancelled, cancels activated, records relinked from the far
-	// wheel, parked past the far span (Rolled), moved by compaction,
-	// corrupt records met, Due calls held back waiting for Ack/Flush
-	// (Stalls), TimerLog segments dropped (Truncated) and records replayed
-	// on recovery.
-	Added, DuplicateAdds, Issued, Delivered, Cancelled, CancelsActivated uint64
-	Relinked, Rolled, Moved, Corrupt, Stalls, Truncated, Replayed        uint64
-	// LogFirst and LogLast bound the TimerLog; LogSegments and LogBytes
-	// are its files and size.
-	LogFirst, LogLast uint64
-	LogSegments       int
-	LogBytes          int64
+	// Pending is the number of normal timers not yet released by Due.
+	Pending int64
+	// PendingCancels is the number of cancels not yet released.
+	PendingCancels int64
+	// Loaded is the number of records held in memory, ready to release.
+	Loaded int
+	// Tombstones is the number of active cancels.
+	Tombstones int
+
+	// Counters since Open.
+
+	// Added counts timers added.
+	Added uint64
+	// DuplicateAdds counts timers skipped as enqueue replays.
+	DuplicateAdds uint64
+	// Issued counts timers released by Due (delivered or cancelled).
+	Issued uint64
+	// Delivered counts timers acknowledged as delivered.
+	Delivered uint64
+	// Cancelled counts timers acknowledged as suppressed by a cancel.
+	Cancelled uint64
+	// CancelsActivated counts cancels that became active.
+	CancelsActivated uint64
+	// Relinked counts records moved from the far to the near wheel.
+	Relinked uint64
+	// Rolled counts records parked in the last far bucket (beyond the span).
+	Rolled uint64
+	// Moved counts records re-appended by compaction.
+	Moved uint64
+	// Corrupt counts corrupt or lost TimerLog records met.
+	Corrupt uint64
+	// Stalls counts Due calls held back until Ack and Flush free room.
+	Stalls uint64
+	// Truncated counts TimerLog segments dropped.
+	Truncated uint64
+	// Replayed counts records replayed on recovery.
+	Replayed uint64
+
+	// LogFirst is the first TimerLog sequence.
+	LogFirst uint64
+	// LogLast is the last TimerLog sequence.
+	LogLast uint64
+	// LogSegments is the number of TimerLog segment files.
+	LogSegments int
+	// LogBytes is the TimerLog size in bytes.
+	LogBytes int64
 }
 
 // Stats returns the current gauges and counters.

@@ -107,7 +107,9 @@ func KeyHash(realTopic, uniqKey string) uint64 {
 // increasing (Ms, Seq), where Ms is a timer's EffMs and Seq its TimerLog
 // sequence. A cursor c covers every timer whose position is <= c.
 type Cursor struct {
-	Ms  int64
+	// Ms is an effective time (EffMs) in epoch ms.
+	Ms int64
+	// Seq is a TimerLog sequence.
 	Seq uint64
 }
 

@@ -138,10 +138,11 @@ func (e *enqueueGet) timerOf(off int64, size int32, queueOffset int64) (timerwhe
 		QueueOffset: queueOffset}
 	if del := p[message.PropTimerDelUniqKey]; del != "" {
 		t.Kind, t.KeyHash = timerwheel.KindCancel, timerwheel.HashKey(del)
-		return t, ""
-	}
-	if uniq := p[message.PropUniqKey]; uniq != "" {
+	} else if uniq := p[message.PropUniqKey]; uniq != "" {
 		t.KeyHash = timerwheel.KeyHash(p[message.PropRealTopic], uniq)
+	}
+	if t.Validate() != nil {
+		return timerwheel.Timer{}, "invalid" // Add would refuse the whole batch
 	}
 	return t, ""
 }

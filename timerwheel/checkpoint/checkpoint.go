@@ -25,10 +25,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Geometry is the wheel shape a store was created with. Slot numbers in the
 // TimerLog depend on it, so a store refuses to open with a different one.
 type Geometry struct {
-	SlotMs         int64
-	NearSlots      int64
-	FarSlotMs      int64
-	FarSlots       int64
+	// SlotMs is the near-wheel slot width.
+	SlotMs int64
+	// NearSlots is the number of near-wheel slots.
+	NearSlots int64
+	// FarSlotMs is the far-wheel bucket width.
+	FarSlotMs int64
+	// FarSlots is the number of far-wheel buckets.
+	FarSlots int64
+	// CancelWindowMs is the cancel matching window.
 	CancelWindowMs int64
 }
 
@@ -39,8 +44,9 @@ type Checkpoint struct {
 	// Counter increases by one per write; the copy with the higher counter
 	// is the latest.
 	Counter uint64
-	// AckedMs and AckedSeq are the dequeue cursor acknowledged so far.
-	AckedMs  int64
+	// AckedMs is the time part of the acknowledged dequeue cursor.
+	AckedMs int64
+	// AckedSeq is the sequence part of the acknowledged dequeue cursor.
 	AckedSeq uint64
 	// FlushedSeq is the last TimerLog sequence synced before this write.
 	FlushedSeq uint64

@@ -43,14 +43,24 @@ type Segment struct {
 // Snapshot is the wheel state as of TimerLog sequence Seq: recovery loads
 // it and replays the records after Seq.
 type Snapshot struct {
-	Seq                uint64
-	AckedMs            int64
-	AckedSeq           uint64
-	RelinkedUpToMs     int64
+	// Seq is the last TimerLog sequence the snapshot covers.
+	Seq uint64
+	// AckedMs and AckedSeq are the ack position when it was taken.
+	AckedMs int64
+	// AckedSeq: see AckedMs.
+	AckedSeq uint64
+	// RelinkedUpToMs is the far-wheel relink boundary.
+	RelinkedUpToMs int64
+	// EnqueueQueueOffset is the highest queue offset up to Seq.
 	EnqueueQueueOffset int64
-	Geometry           Geometry
-	Near, Far          []Slot
-	Segments           []Segment
+	// Geometry is the wheel shape.
+	Geometry Geometry
+	// Near lists the non-empty near-wheel slots.
+	Near []Slot
+	// Far lists the non-empty far-wheel buckets.
+	Far []Slot
+	// Segments summarises the TimerLog segments.
+	Segments []Segment
 }
 
 // EncodeSnapshot returns the file encoding of s.

@@ -24,6 +24,9 @@ type Options struct {
 	// MinKeep is the last sequence known to be synced (from the caller's
 	// checkpoint). Tail repair never removes it or anything before it.
 	MinKeep uint64
+	// NoSync skips SyncTo and the directory fsync after truncation (tests
+	// and benchmarks). wal still fsyncs a segment when it starts the next.
+	NoSync bool
 	// Logger receives repair and error events. The zero value discards.
 	Logger zerolog.Logger
 }
@@ -48,7 +51,12 @@ type Log struct {
 	rd     reader
 	syncF  *os.File // tail segment handle used by SyncTo
 	syncAt uint64   // first sequence of the segment syncF belongs to
+	stale  int      // segments deleted behind wal's back since it was opened
 }
+
+// reopenAfter is how many deleted segments wal may still list before the
+// log reopens it to drop them from its memory (a variable for tests).
+var reopenAfter = 1024
 
 func walOptions(segSize int) *wal.Options {
 	return &wal.Options{
@@ -233,6 +241,9 @@ func (l *Log) writable() error {
 // cycled them), and the directory when segment files were created since the
 // last call. It does not block Append while the fsync runs.
 func (l *Log) SyncTo(seq uint64) error {
+	if l.opts.NoSync {
+		return nil
+	}
 	l.mu.Lock()
 	if err := l.writable(); err != nil {
 		l.mu.Unlock()
@@ -316,6 +327,7 @@ func (l *Log) TruncateFront(seq uint64) (uint64, error) {
 	l.mirror.segs = append([]segment(nil), l.mirror.segs[i:]...)
 	l.first = l.mirror.segs[0].first
 	first := l.first
+	l.stale += len(gone)
 	l.mu.Unlock()
 
 	// Oldest first, so that a crash midway leaves a contiguous log.
@@ -324,10 +336,34 @@ func (l *Log) TruncateFront(seq uint64) (uint64, error) {
 			return first, l.fail(fmt.Errorf("timerlog truncate remove %s: %w", g.path, err))
 		}
 	}
-	if err := syncDir(l.opts.Dir); err != nil {
-		return first, l.fail(err)
+	if !l.opts.NoSync {
+		if err := syncDir(l.opts.Dir); err != nil {
+			return first, l.fail(err)
+		}
 	}
-	return first, nil
+	return first, l.refreshWAL()
+}
+
+// refreshWAL reopens wal once it lists many deleted segments (it keeps a
+// small entry per segment it has ever seen).
+func (l *Log) refreshWAL() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stale < reopenAfter || l.closed || l.err != nil {
+		return nil
+	}
+	if err := l.w.Close(); err != nil {
+		l.err = err
+		return fmt.Errorf("timerlog reopen wal %s: %w", l.opts.Dir, err)
+	}
+	w, err := wal.Open(l.opts.Dir, walOptions(l.opts.SegmentSize))
+	if err != nil {
+		l.err = err
+		return fmt.Errorf("timerlog reopen wal %s: %w", l.opts.Dir, err)
+	}
+	l.w = w
+	l.stale = 0
+	return nil
 }
 
 // Close closes the log. Unsynced records stay in the page cache; call

@@ -305,3 +305,39 @@ func TestSegmentNames(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestTruncateManyReopensWAL: after many front truncations (files deleted
+// behind wal's back) the log reopens wal, and appends, reads and a reopen
+// still line up.
+func TestTruncateManyReopensWAL(t *testing.T) {
+	old := reopenAfter
+	reopenAfter = 3
+	defer func() { reopenAfter = old }()
+	dir := t.TempDir()
+	l, _ := openTest(t, dir, 0)
+	for round := 0; round < 6; round++ {
+		appendN(t, l, 150, 10)
+		if _, err := l.TruncateFront(l.Last() - 20); err != nil {
+			t.Fatal(err)
+		}
+		checkMirror(t, l)
+	}
+	if l.stale >= reopenAfter {
+		t.Fatalf("wal not reopened: %d stale segments", l.stale)
+	}
+	walLast, err := l.w.LastIndex()
+	if err != nil || walLast != l.Last() {
+		t.Fatalf("wal last %d (%v), log last %d", walLast, err, l.Last())
+	}
+	for seq := l.First(); seq <= l.Last(); seq++ {
+		if _, err := l.Read(seq); err != nil {
+			t.Fatalf("read %d: %v", seq, err)
+		}
+	}
+	last := l.Last()
+	must(t, l.Close())
+	l2, _ := openTest(t, dir, 0)
+	if l2.Last() != last {
+		t.Fatalf("reopen last %d, want %d", l2.Last(), last)
+	}
+}
