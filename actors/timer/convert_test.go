@@ -1,0 +1,106 @@
+package timer
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+func storeWithRecord(t *testing.T, rec *message.Record) (*storage.Store, int64, int32) {
+	t.Helper()
+	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	enc, err := rec.Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs, err := st.CommitLog.Append([][]byte{enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, offs[0], int32(len(enc))
+}
+
+func TestRebuildRestoresRealTopic(t *testing.T) {
+	host := netip.MustParseAddrPort("10.0.0.1:10911")
+	props := map[string]string{
+		message.PropRealTopic: "orders", message.PropRealQueueID: "3", message.PropTimerOutMS: "5000",
+		message.PropUniqKey: "U1", message.PropTags: "A", message.PropKeys: "k1 k2", message.PropDelay: "2",
+	}
+	st, off, size := storeWithRecord(t, &message.Record{
+		QueueID: 0, Flag: 9, SysFlag: 0, BornTimestamp: 11, BornHost: host, StoreTimestamp: 12, StoreHost: host,
+		ReconsumeTimes: 2, Body: []byte("payload"), Topic: Topic, Properties: message.EncodeProperties(props),
+	})
+	p, reason := rebuild(st, timerwheel.Timer{DeliverMs: 5000, CommitLogOffset: off, Size: size, AddedMs: 100}, 6000)
+	if reason != "" {
+		t.Fatalf("rebuild refused: %s", reason)
+	}
+	if p.key.Topic != "orders" || p.key.QueueID != 3 || p.due != 5000 || p.ident != "U1@5000" {
+		t.Fatalf("put %+v", p)
+	}
+	r, _, err := message.Decode(p.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := message.DecodeProperties(r.Properties)
+	if r.Topic != "orders" || r.QueueID != 3 || string(r.Body) != "payload" || r.Flag != 9 || r.ReconsumeTimes != 2 ||
+		r.BornTimestamp != 11 || r.StoreTimestamp != 6000 {
+		t.Fatalf("record %+v", r)
+	}
+	if got[message.PropTimerEnqueueMS] != "100" || got[message.PropTimerDequeueMS] != "6000" || got[message.PropTags] != "A" ||
+		got[message.PropKeys] != "k1 k2" || got[message.PropUniqKey] != "U1" || got[message.PropTimerOutMS] != "5000" {
+		t.Fatalf("properties %v", got)
+	}
+	if _, ok := got[message.PropDelay]; ok {
+		t.Fatal("DELAY kept: a consumer re-sending it would delay it again")
+	}
+	id, ok := isWrittenBack(p.record)
+	if !ok || id != "U1@5000" {
+		t.Fatalf("isWrittenBack = %q %v", id, ok)
+	}
+}
+
+func TestRebuildRefusals(t *testing.T) {
+	host := netip.MustParseAddrPort("10.0.0.1:10911")
+	st, off, size := storeWithRecord(t, &message.Record{BornHost: host, StoreHost: host, Body: []byte("x"), Topic: Topic,
+		Properties: message.EncodeProperties(map[string]string{message.PropTimerOutMS: "1"})})
+	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off, Size: size}, 2); reason != "no_real_topic" {
+		t.Fatalf("missing REAL_TOPIC: reason %q", reason)
+	}
+	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off + 1 << 30, Size: size}, 2); reason != "unreadable" {
+		t.Fatalf("offset past the end: reason %q", reason)
+	}
+	if _, ok := isWrittenBack([]byte("short")); ok {
+		t.Fatal("garbage recognised as a written-back timer")
+	}
+	timerCopy, _ := st.CommitLog.ReadAt(off, size)
+	if _, ok := isWrittenBack(timerCopy); ok {
+		t.Fatal("a message still in the timer topic is not written back")
+	}
+}
+
+func TestFaultsFireOnce(t *testing.T) {
+	var nilFaults *Faults
+	nilFaults.Hit("x") // no-op
+	f := &Faults{}
+	f.Arm("s")
+	f.Hit("other")
+	func() {
+		defer func() {
+			r := recover()
+			err, ok := r.(error)
+			if !ok || !errors.Is(err, errInjected) {
+				t.Fatalf("recovered %v, want the injected fault", r)
+			}
+		}()
+		f.Hit("s")
+	}()
+	f.Hit("s") // disarmed after firing
+}
