@@ -74,7 +74,7 @@ func TestRebuildRefusals(t *testing.T) {
 	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off, Size: size}, 2); reason != "no_real_topic" {
 		t.Fatalf("missing REAL_TOPIC: reason %q", reason)
 	}
-	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off + 1 << 30, Size: size}, 2); reason != "unreadable" {
+	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off + 1<<30, Size: size}, 2); reason != "unreadable" {
 		t.Fatalf("offset past the end: reason %q", reason)
 	}
 	if _, ok := isWrittenBack([]byte("short")); ok {
