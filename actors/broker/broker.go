@@ -66,6 +66,7 @@ type Broker struct {
 	strat      *supervisor.Strategy
 	regPending atomic.Bool // a registerNow is queued
 
+	ready   atomic.Bool // advertise and uniq are set: requests are served
 	backlog atomic.Int64 // appends sent to the writer and not answered
 	stopped atomic.Bool
 }
@@ -117,6 +118,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.advertise = adv
 	b.uniq = message.NewUniqKeyGenerator(adv.Addr(), osPid(), int32(time.Now().UnixNano()))
+	b.ready.Store(true)
 	if err := b.spawnRegistrar(); err != nil {
 		_ = b.Stop(context.Background())
 		return nil, err

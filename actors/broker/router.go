@@ -42,6 +42,12 @@ func (r *router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		return // answers to our oneway notifications: nothing waits for them
 	}
 	b := r.b
+	if !b.ready.Load() {
+		// Listening starts before the advertised address (which may depend
+		// on the bound port) is known; requests in that window are refused.
+		b.reply(c, cmd, remoting.SystemBusy, "[STARTING]broker is starting, try again")
+		return
+	}
 	switch cmd.Code {
 	case remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage,
 		remoting.SendReplyMessage, remoting.SendReplyMessageV2:

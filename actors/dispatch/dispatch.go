@@ -181,7 +181,9 @@ func (d *Dispatcher) run() bool {
 		if err != nil {
 			panic(fmt.Errorf("dispatch: read commitlog at %d: %w", d.offset, err))
 		}
-		if err := d.dispatchRecord(d.offset, rec); err != nil {
+		// Read skips a segment's end-of-file filler, so the record may start
+		// after d.offset: its own PHYSICALOFFSET field says where.
+		if err := d.dispatchRecord(message.PeekPhysicalOffset(rec), rec); err != nil {
 			panic(err)
 		}
 		d.offset = next

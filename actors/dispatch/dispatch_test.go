@@ -38,8 +38,14 @@ type rig struct {
 }
 
 func newRig(t *testing.T) *rig {
+	return newRigSegment(t, 0)
+}
+
+// newRigSegment opens the store with the given CommitLog segment size (0:
+// the default).
+func newRigSegment(t *testing.T, segment int64) *rig {
 	t.Helper()
-	st, err := storage.Open(t.TempDir(), storage.Options{})
+	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: segment})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,5 +342,30 @@ func TestKickBeforeBindIsNoop(t *testing.T) {
 	k.Kick() // must not panic
 	if k.pending.Load() {
 		t.Error("unbound Kick left a pending flag")
+	}
+}
+
+// TestUnitsAcrossSegmentEnds fills several small CommitLog segments, so
+// that records follow end-of-segment fillers: every unit must point at its
+// record's real offset, and each one must read back.
+func TestUnitsAcrossSegmentEnds(t *testing.T) {
+	r := newRigSegment(t, 4096)
+	var want []consumequeue.Unit
+	for i := 0; i < 200; i++ {
+		want = append(want, r.put(t, "seg", 0, ""))
+	}
+	r.start(t, time.Hour)
+	r.caughtUp(t)
+	got := units(t, r.st, "seg", 0)
+	if len(got) != len(want) {
+		t.Fatalf("%d units, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("unit %d = %+v, want %+v", i, got[i], want[i])
+		}
+		if _, err := r.st.CommitLog.ReadAt(got[i].Offset, got[i].Size); err != nil {
+			t.Fatalf("unit %d does not read back: %v", i, err)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 // pendingResult holds the figures of the pending scenario.
 type pendingResult struct {
+	delay        time.Duration // timers are due after this, plus up to a day
 	wheelReady   time.Duration // sends start until wheelmq_timer_pending >= acknowledged (0: unknown)
 	pendingSeen  float64
 	rss, hwm     int64 // broker process, once the wheel holds every timer
@@ -30,7 +31,8 @@ type pendingResult struct {
 	recovered    time.Duration // new broker started until wheelmq_timer_pending was back
 	pendingAfter float64
 	rssAfter     int64
-	lost         int64 // timers missing from the wheel after the restart
+	lost         int64   // timers the wheel held before the restart and not after
+	skipped      float64 // wheelmq_timer_skipped_total before the restart
 }
 
 // splitmix64 is a stateless hash for due times that need no table.
@@ -42,7 +44,7 @@ func splitmix64(x uint64) uint64 {
 }
 
 func runPending(ctx context.Context, t benchTarget, topic string, n int, o timerOpts, log io.Writer) (*pendingResult, sendStats, error) {
-	p := &pendingResult{}
+	p := &pendingResult{delay: o.pendingDelay}
 	_, p.inProcess = t.(*inProcessTarget)
 	start := time.Now()
 	base := start.Add(o.pendingDelay).UnixMilli()
@@ -59,6 +61,7 @@ func runPending(ctx context.Context, t benchTarget, topic string, n int, o timer
 		if v >= want {
 			p.wheelReady = time.Since(start)
 		}
+		p.skipped, _ = t.metric("wheelmq_timer_skipped_total")
 	} else {
 		fmt.Fprintf(log, "  wheelmq_timer_pending not readable (give --metrics for an external broker); waiting 5 s\n")
 		time.Sleep(5 * time.Second)
@@ -97,11 +100,15 @@ func runPending(ctx context.Context, t benchTarget, topic string, n int, o timer
 		return p, st, err
 	}
 	p.serveAfter = time.Since(p.restart.startedAt)
-	if v, ok := waitPending(ctx, t, want, 10*time.Minute); ok {
+	before := want
+	if p.pendingSeen > 0 {
+		before = p.pendingSeen // what the wheel held when the broker was stopped
+	}
+	if v, ok := waitPending(ctx, t, before, 10*time.Minute); ok {
 		p.pendingAfter = v
 		p.recovered = time.Since(p.restart.startedAt)
-		if v < want {
-			p.lost = int64(want - v)
+		if v < before {
+			p.lost = int64(before - v)
 		}
 	}
 	if pid := t.pid(); pid != 0 {
@@ -110,18 +117,25 @@ func runPending(ctx context.Context, t benchTarget, topic string, n int, o timer
 	return p, st, nil
 }
 
-// waitPending polls wheelmq_timer_pending until it reaches want or limit
-// passes; ok is false when the gauge cannot be read at all.
+// waitPending polls wheelmq_timer_pending until it reaches want, stops
+// growing for 15 s, or limit passes; ok is false when the gauge cannot be
+// read at all.
 func waitPending(ctx context.Context, t benchTarget, want float64, limit time.Duration) (float64, bool) {
 	start := time.Now()
-	var v float64
+	var v, last float64
 	var ok bool
+	lastChange := start
 	for time.Since(start) < limit && ctx.Err() == nil {
-		if v, ok = t.timerPending(); ok && v >= want {
+		if v, ok = t.metric("wheelmq_timer_pending"); ok && v >= want {
 			return v, true
 		}
 		if !ok && time.Since(start) > 5*time.Second {
 			return 0, false // not exported
+		}
+		if v != last {
+			last, lastChange = v, time.Now()
+		} else if time.Since(lastChange) > 15*time.Second {
+			return v, ok // stalled below want: some timers never reached the wheel
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -138,14 +152,18 @@ func printPending(w io.Writer, r scenarioResult) {
 		}
 		return fmt.Sprintf("%.1f B/timer", float64(b)/float64(r.send.acked))
 	}
-	fmt.Fprintf(w, "pending: %d timers due in %s + up to 1 day, broker: %s\n", r.n, "the future", r.target)
+	fmt.Fprintf(w, "pending: %d timers due in %.0f days + up to 1 day, broker: %s\n", r.n, p.delay.Hours()/24, r.target)
 	fmt.Fprintf(w, "  %-34s %d acknowledged, %.0f/s (%.1f s), %d failed, %d SYSTEM_BUSY retried\n",
 		"enqueue", r.send.acked, r.send.rate(), r.send.elapsed.Seconds(), r.send.failed, r.send.busy)
 	if p.wheelReady > 0 {
 		fmt.Fprintf(w, "  %-34s %.1f s after the first send (%.0f timers/s)\n", "all in the wheel",
 			p.wheelReady.Seconds(), float64(r.send.acked)/p.wheelReady.Seconds())
 	} else {
-		fmt.Fprintf(w, "  %-34s unknown (wheelmq_timer_pending read %.0f)\n", "all in the wheel", p.pendingSeen)
+		fmt.Fprintf(w, "  %-34s no: wheelmq_timer_pending stopped at %.0f of %d\n", "all in the wheel", p.pendingSeen, r.send.acked)
+	}
+	if p.skipped > 0 {
+		fmt.Fprintf(w, "  %-34s %.0f (wheelmq_timer_skipped_total: acknowledged timers the broker dropped)\n",
+			"timers skipped by the broker", p.skipped)
 	}
 	if p.rss > 0 {
 		note := ""

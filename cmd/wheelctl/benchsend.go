@@ -6,6 +6,7 @@ package main
 // and missing deliveries.
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -225,6 +226,8 @@ type recorder struct {
 	dueMs       []int64  // by sequence number
 	seen        []uint64 // bitset by sequence number
 	lateUs      []int64  // lateness at the consumer, µs, one per first delivery
+	storeLateUs []int64  // STORETIMESTAMP - due, µs (ms resolution), one per first delivery
+	seqs        []uint64 // sequence number of each first delivery, in arrival order
 	early       int      // arrived at the consumer before their due time
 	storeEarly  int      // written back (STORETIMESTAMP) before their due time
 	dups        int      // delivered again
@@ -235,7 +238,8 @@ type recorder struct {
 }
 
 func newRecorder(dueMs []int64) *recorder {
-	return &recorder{dueMs: dueMs, seen: make([]uint64, (len(dueMs)+63)/64), lateUs: make([]int64, 0, len(dueMs))}
+	return &recorder{dueMs: dueMs, seen: make([]uint64, (len(dueMs)+63)/64),
+		lateUs: make([]int64, 0, len(dueMs)), storeLateUs: make([]int64, 0, len(dueMs)), seqs: make([]uint64, 0, len(dueMs))}
 }
 
 // onBody records one pull response body.
@@ -272,8 +276,34 @@ func (r *recorder) onBody(arrival time.Time, body []byte) {
 			r.storeEarly++
 		}
 		r.lateUs = append(r.lateUs, late)
+		r.storeLateUs = append(r.storeLateUs, (d.storeMs-due)*1000)
+		r.seqs = append(r.seqs, d.seq)
 		r.lastArrival = arrival
 	}
+}
+
+// dump writes one CSV line per first delivery, in arrival order: sequence
+// number, due time (ms), written back minus due (ms), arrival minus due (µs).
+func (r *recorder) dump(path string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("dump deliveries: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "seq,due_ms,store_late_ms,late_us")
+	for i, seq := range r.seqs {
+		fmt.Fprintf(w, "%d,%d,%d,%d\n", seq, r.dueMs[seq], r.storeLateUs[i]/1000, r.lateUs[i])
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("dump deliveries: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("dump deliveries: %w", err)
+	}
+	return nil
 }
 
 // delivered returns the number of distinct messages received.

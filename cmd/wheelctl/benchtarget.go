@@ -44,8 +44,9 @@ type benchTarget interface {
 	pid() int
 	// dataDir is the broker's store root ("": unknown).
 	dataDir() string
-	// timerPending reads wheelmq_timer_pending (ok false: not available).
-	timerPending() (float64, bool)
+	// metric reads the sum of every series of a metric, e.g.
+	// wheelmq_timer_pending (ok false: not available).
+	metric(name string) (float64, bool)
 	// restart stops the broker (kill: SIGKILL where possible) and starts it
 	// again on the same store. It returns how long the stop took, how it
 	// was done, and when the new broker was started (it may not serve yet).
@@ -69,6 +70,7 @@ type targetOpts struct {
 	metricsURL          string
 	spawn               string
 	flush               string
+	segmentSize         int64
 	keep                bool
 	log                 zerolog.Logger
 }
@@ -113,6 +115,7 @@ func startInProcess(o targetOpts) (*inProcessTarget, error) {
 	}
 	bc := broker.DefaultConfig()
 	bc.DataDir, bc.Listen, bc.Flush, bc.Logger = dir, "127.0.0.1:0", mode, o.log
+	bc.SegmentSize = o.segmentSize
 	t := &inProcessTarget{cfg: node.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: o.log},
 		dir: dir, keep: o.keep || o.data != ""}
 	if t.n, err = node.Start(t.cfg); err != nil {
@@ -128,15 +131,20 @@ func (t *inProcessTarget) describe() string {
 func (t *inProcessTarget) pid() int        { return os.Getpid() }
 func (t *inProcessTarget) dataDir() string { return t.dir }
 
-func (t *inProcessTarget) timerPending() (float64, bool) {
+func (t *inProcessTarget) metric(name string) (float64, bool) {
 	mfs, err := t.n.Registry().Gather()
 	if err != nil {
 		return 0, false
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == "wheelmq_timer_pending" && len(mf.GetMetric()) > 0 {
-			return mf.GetMetric()[0].GetGauge().GetValue(), true
+		if mf.GetName() != name {
+			continue
 		}
+		var sum float64
+		for _, m := range mf.GetMetric() {
+			sum += m.GetGauge().GetValue() + m.GetCounter().GetValue() + m.GetUntyped().GetValue()
+		}
+		return sum, true
 	}
 	return 0, false
 }
@@ -210,8 +218,8 @@ func (t *spawnedTarget) broker() string   { return t.addr }
 func (t *spawnedTarget) describe() string { return "wheelmq process " + t.bin + " (spawned)" }
 func (t *spawnedTarget) pid() int         { return t.cmd.Process.Pid }
 func (t *spawnedTarget) dataDir() string  { return t.dir }
-func (t *spawnedTarget) timerPending() (float64, bool) {
-	return scrapeGauge("http://"+t.metrics+"/metrics", "wheelmq_timer_pending")
+func (t *spawnedTarget) metric(name string) (float64, bool) {
+	return scrapeMetric("http://"+t.metrics+"/metrics", name)
 }
 
 func (t *spawnedTarget) restart(kill bool) (restartInfo, error) {
@@ -258,11 +266,11 @@ func (t *externalTarget) pid() int                          { return t.p }
 func (t *externalTarget) dataDir() string                   { return t.data }
 func (t *externalTarget) restart(bool) (restartInfo, error) { return restartInfo{}, errNoRestart }
 func (t *externalTarget) close()                            {}
-func (t *externalTarget) timerPending() (float64, bool) {
+func (t *externalTarget) metric(name string) (float64, bool) {
 	if t.metrics == "" {
 		return 0, false
 	}
-	return scrapeGauge(t.metrics, "wheelmq_timer_pending")
+	return scrapeMetric(t.metrics, name)
 }
 
 // freeLoopback returns a loopback address with a currently free port.
@@ -291,8 +299,9 @@ func waitServing(ctx context.Context, addr string, limit time.Duration) error {
 	}
 }
 
-// scrapeGauge reads one unlabelled sample from a Prometheus text endpoint.
-func scrapeGauge(url, name string) (float64, bool) {
+// scrapeMetric reads a metric from a Prometheus text endpoint (see
+// metricValue).
+func scrapeMetric(url, name string) (float64, bool) {
 	client := http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get(url)
 	if err != nil {
@@ -306,20 +315,41 @@ func scrapeGauge(url, name string) (float64, bool) {
 	return metricValue(b, name)
 }
 
-// metricValue finds "name value" in Prometheus text exposition.
+// metricValue sums the samples of metric name (with or without labels)
+// in Prometheus text exposition; ok is false when there is none.
 func metricValue(text []byte, name string) (float64, bool) {
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var sum float64
+	found := false
 	for sc.Scan() {
 		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name+" ")
-		if !ok {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" {
 			continue
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-		return v, err == nil
+		switch rest[0] {
+		case ' ':
+		case '{':
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			rest = rest[end+1:]
+		default:
+			continue // a longer name
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			continue
+		}
+		sum, found = sum+v, true
 	}
-	return 0, false
+	return sum, found
 }
 
 // procMemory reads VmRSS and VmHWM (bytes) of pid.

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ type timerOpts struct {
 	drain        time.Duration
 	softKill     bool
 	baseline     bool
+	dump         string
 	seed         uint64
 	target       targetOpts
 }
@@ -83,8 +85,11 @@ func runBenchTimer(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.target.spawn, "spawn", "", "path of a wheelmq binary to run as the broker (RSS without the client, SIGKILL restart)")
 	fs.StringVar(&o.target.flush, "flush", "async", "flush mode of the in-process broker: async or sync")
 	fs.BoolVar(&o.target.keep, "keep", false, "keep the temporary store directories")
+	fs.Int64Var(&o.target.segmentSize, "segment-size", 0, "CommitLog segment size of the in-process broker (0: default 1 GiB)")
 	fs.BoolVar(&o.baseline, "baseline", false, "first measure plain (non-timer) sends with the same client, for comparison")
+	fs.StringVar(&o.dump, "dump", "", "write every delivery as CSV to <dump>-<scenario>.csv (seq, due_ms, store_late_ms, late_us)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (client, and broker when in-process)")
+	traceOut := fs.String("trace", "", "write a runtime execution trace of this process (go tool trace)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +125,17 @@ func runBenchTimer(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *traceOut != "" {
+		f, err := os.Create(*traceOut)
+		if err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+		defer trace.Stop()
+	}
 
 	var results []scenarioResult
 	var failed bool
@@ -149,6 +165,9 @@ type scenarioResult struct {
 	send         sendStats
 	delivered    int
 	lat          latency
+	storeLat     latency // written back: STORETIMESTAMP - due
+	steadyLat    latency // spread: timers due 1 s or more after the last send was acknowledged
+	steadyN      int
 	early        int
 	storeEarly   int
 	dups, strays int
@@ -156,8 +175,7 @@ type scenarioResult struct {
 	badRecords   int
 	pullFailures int
 	burstLast    time.Duration // burst: due second's start to last delivery
-	burstStart   time.Time
-	notReady     string // why the scenario's premise failed
+	notReady     string        // why the scenario's premise failed
 	pending      *pendingResult
 	nullRate     float64 // --baseline: same client against the ack-only peer
 	plainRate    float64 // --baseline: same client, plain messages to the same broker
@@ -169,7 +187,7 @@ func (r scenarioResult) failed() bool {
 		return true
 	}
 	if r.pending != nil {
-		return r.pending.lost > 0
+		return r.pending.lost > 0 || r.pending.skipped > 0
 	}
 	return r.early > 0 || r.storeEarly > 0 || r.delivered < int(r.send.acked) || r.strays > 0 || r.mismatched > 0
 }
@@ -206,7 +224,6 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 			lead = 5*time.Second + time.Duration(n)*time.Second/20000
 		}
 		base, span = start.Add(lead).Truncate(time.Second).Add(time.Second), time.Second
-		r.burstStart = base
 	}
 	due := make([]int64, n)
 	for i := range due {
@@ -234,11 +251,27 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 	}
 	time.Sleep(200 * time.Millisecond) // let duplicates show up
 	r.pullFailures = stopConsume()
+	if o.dump != "" {
+		if err := rec.dump(o.dump + "-" + name + ".csv"); err != nil {
+			return r, err
+		}
+	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	r.delivered, r.lat = len(rec.lateUs), percentiles(rec.lateUs)
+	r.delivered, r.lat, r.storeLat = len(rec.lateUs), percentiles(rec.lateUs), percentiles(rec.storeLateUs)
 	r.early, r.storeEarly, r.dups, r.strays = rec.early, rec.storeEarly, rec.dups, rec.strays
 	r.mismatched, r.badRecords = rec.mismatched, rec.badRecords
+	if name == "spread" {
+		// Timers due once the broker has absorbed the send phase.
+		from := r.send.lastAck.Add(time.Second).UnixMilli()
+		var us []int64
+		for i, seq := range rec.seqs {
+			if rec.dueMs[seq] >= from {
+				us = append(us, rec.lateUs[i])
+			}
+		}
+		r.steadyN, r.steadyLat = len(us), percentiles(us)
+	}
 	if name == "burst" && !rec.lastArrival.IsZero() {
 		r.burstLast = rec.lastArrival.Sub(base)
 	}
@@ -305,6 +338,16 @@ func printResults(w io.Writer, rs []scenarioResult, o timerOpts) {
 			}
 			fmt.Fprintf(w, "%-8s %9d %10.0f %10d %6d %9.1f %9.1f %9.1f %10s  %s\n",
 				r.name, r.n, r.send.rate(), r.delivered, r.early+r.storeEarly, r.lat.p50, r.lat.p99, r.lat.max, last, notes(r))
+		}
+		for _, r := range delivery {
+			fmt.Fprintf(w, "%-8s written back (STORETIMESTAMP - due, ms resolution): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n",
+				r.name, r.storeLat.p50, r.storeLat.p99, r.storeLat.max)
+		}
+		for _, r := range delivery {
+			if r.steadyN > 0 {
+				fmt.Fprintf(w, "%-8s %d timers due >= 1 s after the last send ack: lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+					r.name, r.steadyN, r.steadyLat.p50, r.steadyLat.p99, r.steadyLat.max)
+			}
 		}
 		for _, r := range delivery {
 			if r.plainRate > 0 {
