@@ -66,7 +66,7 @@ type Broker struct {
 	strat      *supervisor.Strategy
 	regPending atomic.Bool // a registerNow is queued
 
-	ready   atomic.Bool // advertise and uniq are set: requests are served
+	ready   atomic.Bool  // advertise and uniq are set: requests are served
 	backlog atomic.Int64 // appends sent to the writer and not answered
 	stopped atomic.Bool
 }
