@@ -166,34 +166,45 @@ func (d *Dispatcher) armTick() {
 	})
 }
 
-// run dispatches up to batchLimit records; it reports whether more remain.
+// run dispatches about batchLimit records (read in blocks, appended to each
+// consume queue in one write per queue); it reports whether more remain.
 func (d *Dispatcher) run() bool {
 	st := d.opts.Store
 	if d.touched == nil {
 		d.touched = map[consumequeue.QueueID]int64{}
 	}
+	pending := map[*consumequeue.Queue][]consumequeue.Unit{}
 	n := 0
-	for ; n < batchLimit; n++ {
-		rec, next, err := st.CommitLog.Read(d.offset)
+	for n < batchLimit {
+		recs, offs, next, err := st.CommitLog.ReadBlock(d.offset, 0)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			panic(fmt.Errorf("dispatch: read commitlog at %d: %w", d.offset, err))
 		}
-		// Read skips a segment's end-of-file filler, so the record may start
-		// after d.offset: its own PHYSICALOFFSET field says where.
-		if err := d.dispatchRecord(message.PeekPhysicalOffset(rec), rec); err != nil {
-			panic(err)
+		for i, rec := range recs {
+			if err := d.dispatchRecord(offs[i], rec, pending); err != nil {
+				panic(err)
+			}
 		}
+		n += len(recs)
 		d.offset = next
+	}
+	for q, units := range pending {
+		if err := q.Append(units...); err != nil {
+			id := q.ID()
+			panic(fmt.Errorf("dispatch: append %d units to %s/%d: %w", len(units), id.Topic, id.QueueID, err))
+		}
+		d.touched[q.ID()] = q.MaxOffset()
 	}
 	st.Dispatched.Store(d.offset)
 	d.notify()
-	return n == batchLimit
+	return n >= batchLimit
 }
 
-func (d *Dispatcher) dispatchRecord(off int64, rec []byte) error {
+// dispatchRecord queues the unit of the record at off into pending.
+func (d *Dispatcher) dispatchRecord(off int64, rec []byte, pending map[*consumequeue.Queue][]consumequeue.Unit) error {
 	r, _, err := message.Decode(rec)
 	if err != nil {
 		return fmt.Errorf("dispatch: decode record at %d: %w", off, err)
@@ -202,7 +213,7 @@ func (d *Dispatcher) dispatchRecord(off int64, rec []byte) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: open queue %s/%d: %w", r.Topic, r.QueueID, err)
 	}
-	end := q.MaxOffset()
+	end := q.MaxOffset() + int64(len(pending[q]))
 	switch {
 	case r.QueueOffset < end:
 		return nil // already dispatched before a restart
@@ -212,11 +223,7 @@ func (d *Dispatcher) dispatchRecord(off int64, rec []byte) error {
 			Msg("consume queue gap: units before this record are missing")
 	}
 	tags, _ := message.LookupProperty(r.Properties, message.PropTags)
-	unit := consumequeue.Unit{Offset: off, Size: int32(len(rec)), TagsCode: message.TagsHashCode(tags)}
-	if err := q.Append(unit); err != nil {
-		return fmt.Errorf("dispatch: append unit to %s/%d: %w", r.Topic, r.QueueID, err)
-	}
-	d.touched[consumequeue.QueueID{Topic: r.Topic, QueueID: r.QueueID}] = q.MaxOffset()
+	pending[q] = append(pending[q], consumequeue.Unit{Offset: off, Size: int32(len(rec)), TagsCode: message.TagsHashCode(tags)})
 	return nil
 }
 

@@ -2,8 +2,11 @@
 // CommitLog.
 //
 // Producers' messages arrive already encoded in RocketMQ's stored-message
-// layout (the send path encodes them off the actor); the writer assigns
-// each one its consume-queue offset, appends the batch, and answers:
+// layout (the send path encodes them off the actor). The writer stashes each
+// Append and queues a drain message behind it, so that every Append already
+// in its mailbox is written with one CommitLog write (write batching; a
+// failed combined write is retried Append by Append so one bad request fails
+// alone). It assigns each record its consume-queue offset, and answers:
 //
 //   - async flush (default): right after the append (the data is in the page
 //     cache and visible to readers); a tick fsyncs every FlushInterval;
@@ -107,6 +110,10 @@ type Options struct {
 
 type flushNow struct{}
 type flushTick struct{}
+type drainNow struct{}
+
+// maxDrainRecords caps the records written by one drain.
+const maxDrainRecords = 4096
 
 // Writer is the actor; build it with Producer.
 type Writer struct {
@@ -116,6 +123,10 @@ type Writer struct {
 	waiting []pendingReply
 	queued  bool // a flushNow is in the mailbox
 	timer   *time.Timer
+
+	stash       []*Append // appends waiting for the next drain
+	stashed     int       // records in stash
+	drainQueued bool      // a drainNow is in the mailbox
 }
 
 type pendingReply struct {
@@ -144,6 +155,9 @@ func (w *Writer) Receive(ctx actor.Context) {
 		}
 	case *Append:
 		w.append(m)
+	case drainNow:
+		w.drainQueued = false
+		w.drain()
 	case flushNow:
 		w.queued = false
 		w.flushWaiting()
@@ -157,6 +171,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 		if w.timer != nil {
 			w.timer.Stop()
 		}
+		w.drain()
 		w.flushWaiting()
 	}
 }
@@ -170,35 +185,100 @@ func (w *Writer) armTick() {
 	w.timer = time.AfterFunc(w.opts.FlushInterval, func() { w.self().Send(flushTick{}) })
 }
 
+// append stashes m behind the appends already waiting and makes sure a
+// drain runs after them: every append in the mailbox at that point is then
+// written with one CommitLog write.
 func (w *Writer) append(m *Append) {
-	base, ok := w.next[m.Key]
-	if !ok {
-		base = w.queueMax(m.Key)
-	}
-	for i, rec := range m.Records {
-		message.SetQueueOffset(rec, base+int64(i))
-	}
-	offsets, err := w.opts.Store.CommitLog.Append(m.Records)
-	if err != nil {
-		w.opts.Logger.Error().Err(err).Str("topic", m.Key.Topic).Int32("queue", m.Key.QueueID).
-			Int("records", len(m.Records)).Msg("commitlog append failed")
-		m.Reply(Result{Err: fmt.Errorf("commitlog append: %w", err)})
+	w.stash = append(w.stash, m)
+	w.stashed += len(m.Records)
+	if w.stashed >= maxDrainRecords {
+		w.drain()
 		return
 	}
-	w.next[m.Key] = base + int64(len(m.Records))
+	if !w.drainQueued {
+		w.drainQueued = true
+		w.self().Send(drainNow{})
+	}
+}
+
+// drain writes every stashed append. A failed combined write is retried
+// append by append, so that one bad request fails alone.
+func (w *Writer) drain() {
+	batch := w.stash
+	w.stash, w.stashed = nil, 0
+	if len(batch) == 0 {
+		return
+	}
+	if len(batch) > 1 {
+		if res, ok := w.write(batch); ok {
+			w.answer(batch, res)
+			return
+		}
+	}
+	for _, m := range batch {
+		res, _ := w.write([]*Append{m})
+		w.answer([]*Append{m}, res)
+	}
+}
+
+// write assigns queue offsets and appends the records of batch in one
+// CommitLog write; ok is false (and nothing changed) when the write failed.
+func (w *Writer) write(batch []*Append) ([]Result, bool) {
+	next := map[QueueKey]int64{}
+	var records [][]byte
+	results := make([]Result, len(batch))
+	for i, m := range batch {
+		base, ok := next[m.Key]
+		if !ok {
+			if base, ok = w.next[m.Key]; !ok {
+				base = w.queueMax(m.Key)
+			}
+		}
+		for j, rec := range m.Records {
+			message.SetQueueOffset(rec, base+int64(j))
+		}
+		results[i].QueueOffset = base
+		next[m.Key] = base + int64(len(m.Records))
+		records = append(records, m.Records...)
+	}
+	offsets, err := w.opts.Store.CommitLog.Append(records)
+	if err != nil {
+		if len(batch) == 1 {
+			m := batch[0]
+			w.opts.Logger.Error().Err(err).Str("topic", m.Key.Topic).Int32("queue", m.Key.QueueID).
+				Int("records", len(m.Records)).Msg("commitlog append failed")
+			return []Result{{Err: fmt.Errorf("commitlog append: %w", err)}}, false
+		}
+		return nil, false
+	}
+	for k, v := range next {
+		w.next[k] = v
+	}
+	at := 0
+	for i, m := range batch {
+		results[i].Offsets = offsets[at : at+len(m.Records) : at+len(m.Records)]
+		at += len(m.Records)
+	}
 	if w.opts.Appended != nil {
 		w.opts.Appended()
 	}
 	if w.opts.Fault != nil {
 		w.opts.Fault()
 	}
-	res := Result{Offsets: offsets, QueueOffset: base}
-	if w.opts.Mode == FlushAsync {
-		m.Reply(res)
-		return
+	return results, true
+}
+
+// answer replies (async flush) or queues the replies behind one fsync.
+func (w *Writer) answer(batch []*Append, results []Result) {
+	for i, m := range batch {
+		res := results[i]
+		if w.opts.Mode == FlushAsync || res.Err != nil {
+			m.Reply(res)
+			continue
+		}
+		w.waiting = append(w.waiting, pendingReply{reply: m.Reply, result: res})
 	}
-	w.waiting = append(w.waiting, pendingReply{reply: m.Reply, result: res})
-	if !w.queued {
+	if len(w.waiting) > 0 && !w.queued {
 		w.queued = true
 		w.self().Send(flushNow{})
 	}
