@@ -10,10 +10,9 @@
 //
 //   - async flush (default): right after the append (the data is in the page
 //     cache and visible to readers); a tick fsyncs every FlushInterval;
-//   - sync flush: after an fsync. Appends that arrive while earlier ones are
-//     waiting share one fsync (group commit): the writer queues a flush
-//     message behind them in its own mailbox, so every append already queued
-//     is written before the single Sync that answers them all.
+//   - sync flush: after an fsync (group commit): a syncer goroutine fsyncs
+//     while the writer goes on appending, and each fsync answers every append
+//     written before it began (see syncer.go).
 //
 // The writer never panics on a failed append: it answers the error (so no
 // request is silently dropped) and the CommitLog rolls the failed batch back.
@@ -108,7 +107,6 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-type flushNow struct{}
 type flushTick struct{}
 type drainNow struct{}
 
@@ -120,18 +118,12 @@ type Writer struct {
 	opts    Options
 	self    func() *stage.Stage
 	next    map[QueueKey]int64
-	waiting []pendingReply
-	queued  bool // a flushNow is in the mailbox
+	syncer  *syncer // sync flush only
 	timer   *time.Timer
 
 	stash       []*Append // appends waiting for the next drain
 	stashed     int       // records in stash
 	drainQueued bool      // a drainNow is in the mailbox
-}
-
-type pendingReply struct {
-	reply  func(Result)
-	result Result
 }
 
 // Producer returns the actor producer; self must return the writer's own
@@ -152,15 +144,14 @@ func (w *Writer) Receive(ctx actor.Context) {
 		}
 		if w.opts.Mode == FlushAsync {
 			w.armTick()
+		} else {
+			w.syncer = startSyncer(w.opts.Store.CommitLog, w.opts.OnSync, w.opts.Logger)
 		}
 	case *Append:
 		w.append(m)
 	case drainNow:
 		w.drainQueued = false
 		w.drain()
-	case flushNow:
-		w.queued = false
-		w.flushWaiting()
 	case flushTick:
 		if err := w.opts.Store.CommitLog.Sync(); err != nil {
 			w.opts.Logger.Error().Err(err).Msg("periodic commitlog fsync failed")
@@ -172,7 +163,9 @@ func (w *Writer) Receive(ctx actor.Context) {
 			w.timer.Stop()
 		}
 		w.drain()
-		w.flushWaiting()
+		if w.syncer != nil {
+			w.syncer.close()
+		}
 	}
 }
 
@@ -268,40 +261,20 @@ func (w *Writer) write(batch []*Append) ([]Result, bool) {
 	return results, true
 }
 
-// answer replies (async flush) or queues the replies behind one fsync.
+// answer replies (async flush) or hands the replies to the syncer.
 func (w *Writer) answer(batch []*Append, results []Result) {
+	var waiting []pendingReply
 	for i, m := range batch {
 		res := results[i]
-		if w.opts.Mode == FlushAsync || res.Err != nil {
+		if w.syncer == nil || res.Err != nil {
 			m.Reply(res)
 			continue
 		}
-		w.waiting = append(w.waiting, pendingReply{reply: m.Reply, result: res})
+		waiting = append(waiting, pendingReply{reply: m.Reply, result: res})
 	}
-	if len(w.waiting) > 0 && !w.queued {
-		w.queued = true
-		w.self().Send(flushNow{})
+	if len(waiting) > 0 {
+		w.syncer.add(waiting...)
 	}
-}
-
-// flushWaiting fsyncs once and answers every waiting append.
-func (w *Writer) flushWaiting() {
-	if len(w.waiting) == 0 {
-		return
-	}
-	err := w.opts.Store.CommitLog.Sync()
-	w.synced()
-	for _, p := range w.waiting {
-		r := p.result
-		if err != nil {
-			r = Result{Err: fmt.Errorf("commitlog fsync: %w", err)}
-		}
-		p.reply(r)
-	}
-	if err != nil {
-		w.opts.Logger.Error().Err(err).Int("appends", len(w.waiting)).Msg("commitlog fsync failed")
-	}
-	w.waiting = w.waiting[:0]
 }
 
 func (w *Writer) synced() {
