@@ -290,6 +290,13 @@ func TestFlushSyncGroupCommit(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Let the writer take every append off its mailbox (they are written
+	// while the first fsync is held), then let the fsyncs go.
+	deadline := time.Now().Add(wait)
+	for r.w.Depth() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
 	close(release)
 
 	perQueue := map[int32][]int64{}
