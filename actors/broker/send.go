@@ -63,19 +63,21 @@ var v2Names = map[string]string{
 	"j": "reconsumeTimes", "k": "unitMode", "l": "maxReconsumeTimes", "m": "batch", "n": "bname",
 }
 
+// v1ToV2 maps the V1 names to the V2 one-letter keys.
+var v1ToV2 = func() map[string]string {
+	m := make(map[string]string, len(v2Names))
+	for short, long := range v2Names {
+		m[long] = short
+	}
+	return m
+}()
+
 // parseSendHeader decodes the header; it reports the first problem.
 func parseSendHeader(cmd *remoting.Command) (sendHeader, error) {
 	get := cmd.Field
 	if cmd.Code == remoting.SendMessageV2 || cmd.Code == remoting.SendBatchMessage || cmd.Code == remoting.SendReplyMessageV2 {
 		if _, v1 := cmd.ExtFields["topic"]; !v1 {
-			get = func(k string) string {
-				for short, long := range v2Names {
-					if long == k {
-						return cmd.Field(short)
-					}
-				}
-				return ""
-			}
+			get = func(k string) string { return cmd.Field(v1ToV2[k]) }
 		}
 	}
 	var h sendHeader

@@ -100,11 +100,15 @@ func (e *enqueueGet) run() {
 			return
 		}
 		timers := make([]timerwheel.Timer, 0, len(units))
+		records := readUnits(svc.opts.Store.CommitLog, units)
 		for i, u := range units {
 			if i == len(units)/2 {
 				svc.opts.Faults.Hit(StageEnqueueGet)
 			}
-			t, reason := e.timerOf(u.Offset, u.Size, e.next+int64(i))
+			t, reason := timerOf(records[i], u.Offset, e.next+int64(i))
+			if records[i] == nil {
+				reason = "unreadable"
+			}
 			if reason != "" {
 				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
 				svc.opts.Logger.Warn().Int64("commitlog_offset", u.Offset).Str("reason", reason).
@@ -119,27 +123,25 @@ func (e *enqueueGet) run() {
 	}
 }
 
-// timerOf reads one timer message; reason is non-empty when it is unusable.
-func (e *enqueueGet) timerOf(off int64, size int32, queueOffset int64) (timerwheel.Timer, string) {
-	rec, err := e.svc.opts.Store.CommitLog.ReadAt(off, size)
-	if err != nil {
-		return timerwheel.Timer{}, "unreadable"
-	}
+// timerOf turns one timer message (the stored record) into a Timer; reason
+// is non-empty when it is unusable.
+func timerOf(rec []byte, off int64, queueOffset int64) (timerwheel.Timer, string) {
 	props, err := message.PeekProperties(rec)
 	if err != nil {
 		return timerwheel.Timer{}, "undecodable"
 	}
-	p := message.DecodeProperties(props)
-	due, err := strconv.ParseInt(p[message.PropTimerOutMS], 10, 64)
+	out, _ := message.LookupProperty(props, message.PropTimerOutMS)
+	due, err := strconv.ParseInt(out, 10, 64)
 	if err != nil || due < 0 || due > timerwheel.MaxDeliverMs {
 		return timerwheel.Timer{}, "bad_timer_out_ms"
 	}
-	t := timerwheel.Timer{DeliverMs: due, CommitLogOffset: off, Size: size, Kind: timerwheel.KindNormal,
+	t := timerwheel.Timer{DeliverMs: due, CommitLogOffset: off, Size: int32(len(rec)), Kind: timerwheel.KindNormal,
 		QueueOffset: queueOffset}
-	if del := p[message.PropTimerDelUniqKey]; del != "" {
+	if del, ok := message.LookupProperty(props, message.PropTimerDelUniqKey); ok && del != "" {
 		t.Kind, t.KeyHash = timerwheel.KindCancel, timerwheel.HashKey(del)
-	} else if uniq := p[message.PropUniqKey]; uniq != "" {
-		t.KeyHash = timerwheel.KeyHash(p[message.PropRealTopic], uniq)
+	} else if uniq, ok := message.LookupProperty(props, message.PropUniqKey); ok && uniq != "" {
+		realTopic, _ := message.LookupProperty(props, message.PropRealTopic)
+		t.KeyHash = timerwheel.KeyHash(realTopic, uniq)
 	}
 	if t.Validate() != nil {
 		return timerwheel.Timer{}, "invalid" // Add would refuse the whole batch
