@@ -115,11 +115,11 @@ const maxDrainRecords = 4096
 
 // Writer is the actor; build it with Producer.
 type Writer struct {
-	opts    Options
-	self    func() *stage.Stage
-	next    map[QueueKey]int64
-	syncer  *syncer // sync flush only
-	timer   *time.Timer
+	opts   Options
+	self   func() *stage.Stage
+	next   map[QueueKey]int64
+	syncer *syncer // sync flush only
+	timer  *time.Timer
 
 	stash       []*Append // appends waiting for the next drain
 	stashed     int       // records in stash
