@@ -150,6 +150,11 @@ func (b *Broker) spawn() error {
 		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums
 		defaults["TBW102"] = tbw
 	}
+	table, ver, err := topics.Load(b.store.TopicsPath(), defaults)
+	if err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
+	b.topicView.Init(table, ver)
 	if b.topicsSt, err = spawn(topics.StageName, topics.Producer(topics.Options{
 		Path: b.store.TopicsPath(), Defaults: defaults, View: &b.topicView,
 		Changed: b.topicsChanged, Logger: log.With().Str("stage", topics.StageName).Logger(),

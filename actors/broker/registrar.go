@@ -125,7 +125,10 @@ func (r *registrar) registerAll() {
 	}
 	for _, addr := range r.b.cfg.NameServers {
 		if err := r.invoke(addr, req); err != nil {
-			r.log.Warn().Err(err).Str("namesrv", addr).Msg("register broker failed; will retry")
+			r.log.Warn().Err(err).Str("namesrv", addr).Msg("register broker failed; retrying in 1 s")
+			// Do not wait for the next 30 s round: clients cannot route to
+			// this broker until a registration gets through.
+			time.AfterFunc(time.Second, r.b.topicsChanged)
 			continue
 		}
 		r.log.Debug().Str("namesrv", addr).Int("topics", len(t.Topics)).Msg("broker registered")

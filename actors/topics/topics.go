@@ -40,6 +40,14 @@ func (v *View) Load() *Table {
 	return &Table{Topics: map[string]meta.TopicConfig{}}
 }
 
+// Init publishes the table loaded at start-up, before the stage runs, so
+// that readers (the first registration, the first sends) never see an empty
+// table while the stage is still starting. Only the broker's start-up calls
+// it; afterwards the stage is the only writer.
+func (v *View) Init(topics map[string]meta.TopicConfig, ver meta.DataVersion) {
+	v.p.Store(&Table{Topics: topics, Version: ver})
+}
+
 // Get returns one topic's configuration.
 func (v *View) Get(name string) (meta.TopicConfig, bool) {
 	c, ok := v.Load().Topics[name]
