@@ -38,7 +38,11 @@ func TestRebuildRestoresRealTopic(t *testing.T) {
 		QueueID: 0, Flag: 9, SysFlag: 0, BornTimestamp: 11, BornHost: host, StoreTimestamp: 12, StoreHost: host,
 		ReconsumeTimes: 2, Body: []byte("payload"), Topic: Topic, Properties: message.EncodeProperties(props),
 	})
-	p, reason := rebuild(st, timerwheel.Timer{DeliverMs: 5000, CommitLogOffset: off, Size: size, AddedMs: 100}, 6000)
+	raw, err := st.CommitLog.ReadAt(off, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, reason := rebuild(raw, timerwheel.Timer{DeliverMs: 5000, CommitLogOffset: off, Size: size, AddedMs: 100}, 6000)
 	if reason != "" {
 		t.Fatalf("rebuild refused: %s", reason)
 	}
@@ -71,11 +75,18 @@ func TestRebuildRefusals(t *testing.T) {
 	host := netip.MustParseAddrPort("10.0.0.1:10911")
 	st, off, size := storeWithRecord(t, &message.Record{BornHost: host, StoreHost: host, Body: []byte("x"), Topic: Topic,
 		Properties: message.EncodeProperties(map[string]string{message.PropTimerOutMS: "1"})})
-	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off, Size: size}, 2); reason != "no_real_topic" {
+	raw, err := st.CommitLog.ReadAt(off, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, reason := rebuild(raw, timerwheel.Timer{CommitLogOffset: off, Size: size}, 2); reason != "no_real_topic" {
 		t.Fatalf("missing REAL_TOPIC: reason %q", reason)
 	}
-	if _, reason := rebuild(st, timerwheel.Timer{CommitLogOffset: off + 1<<30, Size: size}, 2); reason != "unreadable" {
-		t.Fatalf("offset past the end: reason %q", reason)
+	if _, reason := rebuild(nil, timerwheel.Timer{CommitLogOffset: off + 1<<30, Size: size}, 2); reason != "unreadable" {
+		t.Fatalf("unreadable message: reason %q", reason)
+	}
+	if _, reason := rebuild([]byte("garbage"), timerwheel.Timer{}, 2); reason != "undecodable" {
+		t.Fatalf("garbage: reason %q", reason)
 	}
 	if _, ok := isWrittenBack([]byte("short")); ok {
 		t.Fatal("garbage recognised as a written-back timer")
@@ -103,4 +114,36 @@ func TestFaultsFireOnce(t *testing.T) {
 		f.Hit("s")
 	}()
 	f.Hit("s") // disarmed after firing
+}
+
+// TestRebuildFastPathKeepsProperties checks the common case (no DELAY, no
+// earlier TIMER_ENQUEUE_MS): stored properties are kept as they are and the
+// two timer properties appended.
+func TestRebuildFastPathKeepsProperties(t *testing.T) {
+	host := netip.MustParseAddrPort("10.0.0.1:10911")
+	props := map[string]string{message.PropRealTopic: "orders", message.PropRealQueueID: "0",
+		message.PropTimerOutMS: "7", message.PropUniqKey: "U2", "custom": "v"}
+	st, off, size := storeWithRecord(t, &message.Record{BornHost: host, StoreHost: host, Topic: Topic,
+		Body: []byte("b"), Properties: message.EncodeProperties(props)})
+	raw, err := st.CommitLog.ReadAt(off, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, reason := rebuild(raw, timerwheel.Timer{DeliverMs: 7, AddedMs: 3}, 9)
+	if reason != "" || p.ident != "U2@7" {
+		t.Fatalf("reason %q ident %q", reason, p.ident)
+	}
+	r, _, err := message.Decode(p.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := message.DecodeProperties(r.Properties)
+	for k, v := range props {
+		if got[k] != v {
+			t.Fatalf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if got[message.PropTimerEnqueueMS] != "3" || got[message.PropTimerDequeueMS] != "9" {
+		t.Fatalf("timer properties %v", got)
+	}
 }

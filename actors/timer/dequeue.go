@@ -6,6 +6,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
@@ -132,11 +133,16 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		}
 		now := svc.opts.Now().UnixMilli()
 		puts := make([]put, 0, len(m.batch.Timers))
+		units := make([]consumequeue.Unit, len(m.batch.Timers))
+		for i, t := range m.batch.Timers {
+			units[i] = consumequeue.Unit{Offset: t.CommitLogOffset, Size: t.Size}
+		}
+		raws := readUnits(svc.opts.Store.CommitLog, units)
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
 				svc.opts.Faults.Hit(StageDequeueMessage)
 			}
-			p, reason := rebuild(svc.opts.Store, t, now)
+			p, reason := rebuild(raws[i], t, now)
 			if reason != "" {
 				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
 				svc.opts.Logger.Warn().Int64("commitlog_offset", t.CommitLogOffset).Str("reason", reason).

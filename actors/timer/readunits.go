@@ -1,6 +1,8 @@
 package timer
 
 import (
+	"sort"
+
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 )
@@ -11,35 +13,44 @@ const maxRunBytes = 1 << 20
 // entryOverhead is the CommitLog's per-record trailer (CRC32C).
 const entryOverhead = 4
 
-// readUnits reads the records of units, coalescing units that follow each
-// other in the CommitLog into one read (timer messages sent in a burst sit
-// back to back). A record that cannot be read is nil.
+// readUnits reads the records of units (in any order), coalescing records
+// that follow each other in the CommitLog into one read: timer messages sent
+// together sit back to back. out[i] is units[i]'s record, nil when it cannot
+// be read.
 func readUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
 	out := make([][]byte, len(units))
-	for i := 0; i < len(units); {
-		j, end := i+1, units[i].Offset+int64(units[i].Size)+entryOverhead
-		for j < len(units) && units[j].Offset == end && end-units[i].Offset < maxRunBytes {
-			end += int64(units[j].Size) + entryOverhead
+	order := make([]int, len(units))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return units[order[a]].Offset < units[order[b]].Offset })
+	for i := 0; i < len(order); {
+		first := units[order[i]]
+		j, end := i+1, first.Offset+int64(first.Size)+entryOverhead
+		for j < len(order) && units[order[j]].Offset == end && end-first.Offset < maxRunBytes {
+			end += int64(units[order[j]].Size) + entryOverhead
 			j++
 		}
 		if j-i > 1 {
-			recs, offs, _, err := cl.ReadBlock(units[i].Offset, int(end-units[i].Offset))
+			recs, offs, _, err := cl.ReadBlock(first.Offset, int(end-first.Offset))
 			if err == nil {
-				at := map[int64][]byte{}
+				at := make(map[int64][]byte, len(recs))
 				for k, r := range recs {
 					at[offs[k]] = r
 				}
 				for k := i; k < j; k++ {
-					if r, ok := at[units[k].Offset]; ok && len(r) == int(units[k].Size) {
-						out[k] = r
+					u := units[order[k]]
+					if r, ok := at[u.Offset]; ok && len(r) == int(u.Size) {
+						out[order[k]] = r
 					}
 				}
 			}
 		}
 		for k := i; k < j; k++ {
-			if out[k] == nil {
-				if r, err := cl.ReadAt(units[k].Offset, units[k].Size); err == nil {
-					out[k] = r
+			idx := order[k]
+			if out[idx] == nil {
+				if r, err := cl.ReadAt(units[idx].Offset, units[idx].Size); err == nil {
+					out[idx] = r
 				}
 			}
 		}
