@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -48,8 +50,11 @@ func (p *Puller) read(r *Request) (*remoting.Command, bool) {
 	if maxNums <= 0 {
 		maxNums = 32
 	}
+	var picked []consumequeue.Unit
+	var pickedAt []int64 // queue offset of each picked unit
+	pickedBytes := 0
 scan:
-	for next < max && taken < maxNums && scanned < maxScanUnits {
+	for next < max && len(picked) < maxNums && scanned < maxScanUnits {
 		units, err := q.Read(next, unitsPerRead)
 		if err != nil {
 			p.opts.Logger.Error().Err(err).Str("topic", r.Topic).Int32("queue", r.QueueID).
@@ -61,27 +66,33 @@ scan:
 			break
 		}
 		for _, u := range units {
-			if taken >= maxNums || (taken > 0 && len(body)+int(u.Size) > p.opts.MaxBytes) {
+			if len(picked) >= maxNums || (len(picked) > 0 && pickedBytes+int(u.Size) > p.opts.MaxBytes) {
 				break scan
 			}
 			scanned++
-			if !r.Filter.Match(u.TagsCode) {
-				next++
-				continue
+			if r.Filter.Match(u.TagsCode) {
+				picked = append(picked, u)
+				pickedAt = append(pickedAt, next)
+				pickedBytes += int(u.Size)
 			}
-			rec, err := p.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
-			if err != nil {
-				p.opts.Logger.Error().Err(err).Int64("commitlog_offset", u.Offset).Msg("commitlog read failed")
-				if taken == 0 {
-					resp.Code, resp.Remark = remoting.SystemError, fmt.Sprintf("read commitlog: %v", err)
-					return resp, false
-				}
-				break scan
-			}
-			body = append(body, rec...)
-			taken++
 			next++
 		}
+	}
+	// One read per run of records that sit back to back in the CommitLog.
+	records := storage.ReadUnits(p.opts.Store.CommitLog, picked)
+	for i, rec := range records {
+		if rec == nil {
+			p.opts.Logger.Error().Int64("commitlog_offset", picked[i].Offset).Msg("commitlog read failed")
+			if taken == 0 {
+				resp.Code, resp.Remark = remoting.SystemError,
+					fmt.Sprintf("read commitlog at offset %d failed", picked[i].Offset)
+				return resp, false
+			}
+			next = pickedAt[i] // answer what was read; the next pull retries here
+			break
+		}
+		body = append(body, rec...)
+		taken++
 	}
 	if taken == 0 {
 		resp.Code, resp.Remark = remoting.PullRetryImmediately, "NO_MATCHED_MESSAGE"

@@ -6,6 +6,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -137,7 +138,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		for i, t := range m.batch.Timers {
 			units[i] = consumequeue.Unit{Offset: t.CommitLogOffset, Size: t.Size}
 		}
-		raws := readUnits(svc.opts.Store.CommitLog, units)
+		raws := storage.ReadUnits(svc.opts.Store.CommitLog, units)
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
 				svc.opts.Faults.Hit(StageDequeueMessage)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -100,7 +101,7 @@ func (e *enqueueGet) run() {
 			return
 		}
 		timers := make([]timerwheel.Timer, 0, len(units))
-		records := readUnits(svc.opts.Store.CommitLog, units)
+		records := storage.ReadUnits(svc.opts.Store.CommitLog, units)
 		for i, u := range units {
 			if i == len(units)/2 {
 				svc.opts.Faults.Hit(StageEnqueueGet)

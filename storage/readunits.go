@@ -1,4 +1,4 @@
-package timer
+package storage
 
 import (
 	"sort"
@@ -13,11 +13,11 @@ const maxRunBytes = 1 << 20
 // entryOverhead is the CommitLog's per-record trailer (CRC32C).
 const entryOverhead = 4
 
-// readUnits reads the records of units (in any order), coalescing records
+// ReadUnits reads the records of units (in any order), coalescing records
 // that follow each other in the CommitLog into one read: timer messages sent
 // together sit back to back. out[i] is units[i]'s record, nil when it cannot
 // be read.
-func readUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
+func ReadUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
 	out := make([][]byte, len(units))
 	order := make([]int, len(units))
 	for i := range order {

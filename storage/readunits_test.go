@@ -1,4 +1,4 @@
-package timer
+package storage_test
 
 import (
 	"net/netip"
@@ -20,7 +20,7 @@ func TestReadUnitsCoalescesRuns(t *testing.T) {
 	host := netip.MustParseAddrPort("10.0.0.1:1")
 	var all []consumequeue.Unit
 	for i := 0; i < 10; i++ {
-		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: Topic, Body: []byte{byte('a' + i)}}).Encode(nil)
+		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T", Body: []byte{byte('a' + i)}}).Encode(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestReadUnitsCoalescesRuns(t *testing.T) {
 	}
 	units := []consumequeue.Unit{all[0], all[1], all[2], all[5], all[7], all[8], all[9],
 		{Offset: 1 << 30, Size: all[0].Size}}
-	got := readUnits(st.CommitLog, units)
+	got := storage.ReadUnits(st.CommitLog, units)
 	for i, u := range units[:len(units)-1] {
 		body, err := message.PeekBody(got[i])
 		if err != nil {
@@ -46,5 +46,13 @@ func TestReadUnitsCoalescesRuns(t *testing.T) {
 	}
 	if got[len(got)-1] != nil {
 		t.Fatal("a unit past the end read as a record")
+	}
+	// Any order: out[i] still belongs to units[i].
+	rev := []consumequeue.Unit{all[9], all[3], all[8], all[2], all[1], all[0]}
+	for i, r := range storage.ReadUnits(st.CommitLog, rev) {
+		want, _ := st.CommitLog.ReadAt(rev[i].Offset, rev[i].Size)
+		if string(r) != string(want) {
+			t.Fatalf("reversed unit %d read the wrong record", i)
+		}
 	}
 }
