@@ -54,17 +54,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	rlog.SetLogLevel("error")
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 
 	peer, err := startNullBroker(log)
 	if err != nil {
@@ -195,4 +189,24 @@ func benchOne(namesrv, workload string, o benchOpts) (benchResult, error) {
 	}
 	elapsed := time.Since(start).Seconds()
 	return benchResult{rate: float64(sent.Load()) / elapsed, errors: failed.Load()}, nil
+}
+
+// startCPUProfile writes a CPU profile to path until the returned stop is
+// called; an empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

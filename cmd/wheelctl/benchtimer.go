@@ -24,7 +24,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"runtime/trace"
 	"strings"
 	"time"
@@ -114,17 +113,11 @@ func runBenchTimer(args []string, stdout, stderr io.Writer) error {
 	o.target.log = zerolog.New(stderr).Level(zerolog.WarnLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if *traceOut != "" {
 		f, err := os.Create(*traceOut)
 		if err != nil {
