@@ -1,6 +1,7 @@
 package netloop
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -37,6 +38,18 @@ type Conn struct {
 	// badFrame is why the server closed the connection, if it did. Only
 	// touched on the connection's event loop.
 	badFrame error
+
+	// out coalesces responses: Send appends encoded frames and schedules
+	// one flush task on the event loop; frames queued before that task runs
+	// leave in a single write.
+	out struct {
+		sync.Mutex
+		buf       []byte // frames waiting for the flush
+		spare     []byte // the other buffer, reused after each flush
+		frames    int64  // frames in buf
+		scheduled bool   // a flush task is queued
+	}
+	flushTask gnet.RunnableFunc
 }
 
 // ctxBox wraps a context value so that any value, including nil, can be
@@ -72,24 +85,67 @@ func (c *Conn) SetContext(v any) { c.ctx.Store(&ctxBox{v: v}) }
 
 // Send encodes cmd and queues it for writing on the connection's event
 // loop. It returns once queued; frames sent from one goroutine go out in
-// order. After the connection is closed it returns an error wrapping
+// order. Frames queued while an earlier flush is pending go out with it, in
+// one write. After the connection is closed it returns an error wrapping
 // ErrConnClosed.
 func (c *Conn) Send(cmd *remoting.Command) error {
-	frame, err := remoting.EncodeFrame(cmd)
-	if err != nil {
-		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, err)
-	}
 	c.state.RLock()
 	defer c.state.RUnlock()
 	if c.state.closed {
 		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, ErrConnClosed)
 	}
-	// gnet keeps frame until the write task runs; it is not reused here.
-	if err := c.gc.AsyncWrite(frame, c.srv.onWritten); err != nil {
+	c.out.Lock()
+	buf, err := remoting.AppendFrame(c.out.buf, cmd)
+	if err != nil {
+		c.out.Unlock()
+		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, err)
+	}
+	c.out.buf = buf
+	c.out.frames++
+	schedule := !c.out.scheduled
+	c.out.scheduled = true
+	c.out.Unlock()
+	if !schedule {
+		return nil
+	}
+	if err := c.gc.EventLoop().Execute(context.Background(), c.flushTask); err != nil {
+		c.out.Lock()
+		c.out.scheduled = false
+		c.out.Unlock()
 		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, err)
 	}
 	return nil
 }
+
+// flush writes every queued frame; it runs on the connection's event loop.
+func (c *Conn) flush(context.Context) error {
+	c.out.Lock()
+	buf, frames := c.out.buf, c.out.frames
+	c.out.buf, c.out.frames, c.out.scheduled = c.out.spare[:0], 0, false
+	c.out.spare = nil
+	c.out.Unlock()
+	c.state.RLock()
+	closed := c.state.closed
+	c.state.RUnlock()
+	if !closed && len(buf) > 0 {
+		// gnet writes what the socket takes and copies the rest into its
+		// outbound buffer, so buf can be reused afterwards.
+		if _, err := c.gc.Write(buf); err != nil {
+			c.srv.log.Debug().Err(err).Str("remote", c.remote).Msg("remoting send failed")
+		} else {
+			c.srv.stats.framesOut.Add(frames)
+		}
+	}
+	c.out.Lock()
+	if c.out.spare == nil && cap(buf) <= maxSpare {
+		c.out.spare = buf[:0]
+	}
+	c.out.Unlock()
+	return nil
+}
+
+// maxSpare is the largest flush buffer a connection keeps for reuse.
+const maxSpare = 1 << 20
 
 // Close closes the connection after the frames already queued. The
 // handler's OnClose follows on the event loop. Closing a closed

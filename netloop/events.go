@@ -55,6 +55,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		local:  localAddr(gc),
 	}
 	c.remoteAP = tcpAddrPort(gc.RemoteAddr())
+	c.flushTask = c.flush
 	gc.SetContext(c)
 	s.stats.conns.Add(1)
 	s.log.Debug().Uint64("conn", c.id).Str("remote", c.remote).Msg("remoting connection opened")
@@ -149,16 +150,6 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.log.Debug().Uint64("conn", c.id).Str("remote", c.remote).AnErr("cause", err).Msg("remoting connection closed")
 	s.h.OnClose(c, err)
 	return gnet.None
-}
-
-// written is the AsyncWrite callback of Send: it counts frames out.
-func (e *events) written(gc gnet.Conn, err error) error {
-	if err != nil {
-		e.s.log.Debug().Err(err).Msg("remoting send failed")
-		return nil
-	}
-	e.s.stats.framesOut.Add(1)
-	return nil
 }
 
 // addrString formats a connection address, tolerating nil.

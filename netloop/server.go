@@ -73,11 +73,10 @@ const (
 // NewServer, then Start and eventually Stop it; a stopped server cannot be
 // restarted.
 type Server struct {
-	cfg       Config
-	h         Handler
-	log       zerolog.Logger
-	ev        *events
-	onWritten gnet.AsyncCallback // made once so Send does not allocate it
+	cfg Config
+	h   Handler
+	log zerolog.Logger
+	ev  *events
 
 	mu struct {
 		sync.Mutex
@@ -111,7 +110,6 @@ func NewServer(cfg Config, h Handler) *Server {
 		done:   make(chan struct{}),
 	}
 	s.ev = &events{s: s}
-	s.onWritten = s.ev.written
 	return s
 }
 
