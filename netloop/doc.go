@@ -14,7 +14,10 @@
 //
 // Handlers run on an event loop and must not block: they copy what they
 // need, hand the work to actors, and answer later with Conn.Send, which
-// encodes the frame and queues it with gnet's AsyncWrite. Send, Close,
+// appends the encoded frame to the connection's outbox and, unless one is
+// already pending, schedules a flush task on the connection's event loop
+// (EventLoop().Execute): every frame queued before the task runs leaves in
+// one write, in the order sent. Send, Close,
 // Context and SetContext are safe from any goroutine; after the connection
 // is closed Send returns an error wrapping ErrConnClosed.
 //
