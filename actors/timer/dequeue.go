@@ -46,6 +46,10 @@ type dequeueGet struct {
 	svc   *Service
 	timer *time.Timer
 	gen   uint64
+	// epoch is the dequeue epoch this stage has rewound to; released
+	// batches carry it, so batches released before a rewind was processed
+	// are dropped downstream.
+	epoch uint64
 }
 
 // Receive implements actor.Actor.
@@ -54,8 +58,9 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 	case *actor.Started:
 		if d.svc.started(StageDequeueGet) {
 			d.svc.restartDequeue("dequeue_get restarted")
-			return
+			return // the deqRewind just queued takes the new epoch
 		}
+		d.epoch = d.svc.deqEpoch.Load()
 		d.run()
 	case deqKick:
 		d.svc.deqKick.Store(false)
@@ -65,6 +70,7 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 			d.run()
 		}
 	case deqRewind:
+		d.epoch = d.svc.deqEpoch.Load()
 		if err := d.svc.opts.Wheel.Rewind(); err != nil {
 			panic(err)
 		}
@@ -86,7 +92,7 @@ func (d *dequeueGet) run() {
 		if b.Len() > 0 || b.From != b.To {
 			svc.opts.Faults.Hit(StageDequeueGet)
 			svc.deqInFly.Add(1)
-			svc.send(StageDequeueMessage, &deqBatch{epoch: svc.deqEpoch.Load(), batch: b})
+			svc.send(StageDequeueMessage, &deqBatch{epoch: d.epoch, batch: b})
 		}
 		if err != nil {
 			panic(err)

@@ -33,7 +33,8 @@ type enqDone struct{}
 // enqueueGet reads the timer topic's consume queue.
 type enqueueGet struct {
 	svc   *Service
-	next  int64 // next consume-queue offset to read
+	next  int64  // next consume-queue offset to read
+	epoch uint64 // the epoch of next: batches carry it
 	timer *time.Timer
 }
 
@@ -66,7 +67,13 @@ func (e *enqueueGet) Receive(ctx actor.Context) {
 
 // resume reads the enqueue position from the wheel: everything up to it is
 // in the TimerLog.
+//
+// The epoch is taken here, not when sending: a batch read before this
+// stage saw a restart of the enqueue side carries the old epoch and is
+// dropped, so it cannot push the wheel's position past timers that the
+// resumed read has yet to deliver.
 func (e *enqueueGet) resume() {
+	e.epoch = e.svc.enqEpoch.Load()
 	e.next = e.svc.opts.Wheel.Checkpoint().EnqueueQueueOffset + 1
 }
 
@@ -120,7 +127,7 @@ func (e *enqueueGet) run() {
 		}
 		e.next += int64(len(units))
 		svc.enqInFly.Add(1)
-		svc.send(StageEnqueuePut, &enqBatch{epoch: svc.enqEpoch.Load(), timers: timers})
+		svc.send(StageEnqueuePut, &enqBatch{epoch: e.epoch, timers: timers})
 	}
 }
 
@@ -165,11 +172,12 @@ func (e *enqueuePut) Receive(ctx actor.Context) {
 		if m.epoch != svc.enqEpoch.Load() {
 			return // from before a restart: enqueue_get re-reads it
 		}
-		half := len(m.timers) / 2
-		if svc.opts.Faults != nil && half > 0 {
+		if svc.opts.Faults != nil {
 			// Fail mid-batch: half of it is already in the wheel.
-			if err := svc.opts.Wheel.Add(m.timers[:half], svc.opts.Now().UnixMilli()); err != nil {
-				panic(err)
+			if half := len(m.timers) / 2; half > 0 {
+				if err := svc.opts.Wheel.Add(m.timers[:half], svc.opts.Now().UnixMilli()); err != nil {
+					panic(err)
+				}
 			}
 			svc.opts.Faults.Hit(StageEnqueuePut)
 		}

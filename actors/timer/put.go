@@ -133,7 +133,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 	d.seq++
 	p := &pendingBatch{seq: d.seq, pb: pb, startedAt: time.Now(), startOff: svc.opts.Store.CommitLog.MaxOffset()}
 	d.queue = append(d.queue, p)
-	epoch := svc.deqEpoch.Load()
+	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
 	for i, pu := range pb.puts {
@@ -142,6 +142,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		}
 		if d.replayed[pu.ident] {
 			svc.opts.Metrics.Duplicates.WithLabelValues("suppressed").Inc()
+			svc.opts.Logger.Debug().Str("ident", pu.ident).Msg("timer write-back skipped: already in the CommitLog")
 			continue
 		}
 		if _, ok := groups[pu.key]; !ok {
