@@ -25,7 +25,9 @@
 // written back since the last durable acknowledgement (a CommitLog scan from
 // a persisted offset) and skips them, so a replay does not deliver twice.
 // Messages in flight between stages carry an epoch; a restart bumps it and
-// older messages are dropped.
+// older messages are dropped. The reading stages (enqueue_get, dequeue_get)
+// stamp batches with the epoch they last resumed at, not the current one,
+// so a batch read before they processed the restart is dropped too.
 package timer
 
 import (
