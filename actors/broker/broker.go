@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,7 +58,6 @@ type Broker struct {
 	offsetsSt  *stage.Stage
 	clientsSt  *stage.Stage
 	topicsSt   *stage.Stage
-	regSt      *stage.Stage
 	wheel      *timerwheel.Store
 	timers     atomic.Pointer[timer.Service]
 	stageMu    sync.RWMutex
@@ -117,7 +117,7 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.advertise = adv
-	b.uniq = message.NewUniqKeyGenerator(adv.Addr(), osPid(), int32(time.Now().UnixNano()))
+	b.uniq = message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), int32(time.Now().UnixNano()))
 	b.ready.Store(true)
 	if err := b.spawnRegistrar(); err != nil {
 		_ = b.Stop(context.Background())
@@ -132,16 +132,7 @@ func Start(cfg Config) (*Broker, error) {
 func (b *Broker) spawn() error {
 	cfg, log := b.cfg, b.cfg.Logger
 	strategy := b.strategy()
-	spawn := func(name string, p actor.Producer) (*stage.Stage, error) {
-		s, err := b.metrics.Spawn(b.system, strategy, name, p)
-		if err != nil {
-			return nil, err
-		}
-		b.stageMu.Lock()
-		b.stages[name] = s
-		b.stageMu.Unlock()
-		return s, nil
-	}
+	spawn := b.spawnStage
 	self := func(name string) func() *stage.Stage { return func() *stage.Stage { return b.stage(name) } }
 	b.store.Dispatched.Store(dispatch.StartOffset(b.store, log))
 	var err error
@@ -259,6 +250,18 @@ func (b *Broker) shutdownStages() {
 			s.Stop()
 		}
 	}
+}
+
+// spawnStage spawns a supervised stage and records it by name.
+func (b *Broker) spawnStage(name string, p actor.Producer) (*stage.Stage, error) {
+	s, err := b.metrics.Spawn(b.system, b.strategy(), name, p)
+	if err != nil {
+		return nil, err
+	}
+	b.stageMu.Lock()
+	b.stages[name] = s
+	b.stageMu.Unlock()
+	return s, nil
 }
 
 // stage returns a spawned stage by name (nil before it is spawned).

@@ -21,12 +21,21 @@ const maxSuspend = 60 * time.Second
 
 // fieldParser collects missing or malformed header fields.
 type fieldParser struct {
-	cmd  *remoting.Command
+	cmd *remoting.Command
+	// get looks a field up; nil means cmd.Field.
+	get  func(string) string
 	errs []string
 }
 
+func (p *fieldParser) field(k string) string {
+	if p.get != nil {
+		return p.get(k)
+	}
+	return p.cmd.Field(k)
+}
+
 func (p *fieldParser) str(k string) string {
-	v := p.cmd.Field(k)
+	v := p.field(k)
 	if v == "" {
 		p.errs = append(p.errs, "the custom field <"+k+"> is null")
 	}
@@ -34,14 +43,19 @@ func (p *fieldParser) str(k string) string {
 }
 
 func (p *fieldParser) int(k string, required bool, def int64) int64 {
-	v := p.cmd.Field(k)
+	return p.intBits(k, required, def, 64)
+}
+
+// intBits parses a field that must fit in bits bits.
+func (p *fieldParser) intBits(k string, required bool, def int64, bits int) int64 {
+	v := p.field(k)
 	if v == "" {
 		if required {
 			p.errs = append(p.errs, "the custom field <"+k+"> is null")
 		}
 		return def
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := strconv.ParseInt(v, 10, bits)
 	if err != nil {
 		p.errs = append(p.errs, fmt.Sprintf("the custom field <%s> is not a number: %q", k, v))
 	}

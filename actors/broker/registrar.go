@@ -40,17 +40,12 @@ func (b *Broker) spawnRegistrar() error {
 		return nil
 	}
 	pending := &b.regPending
-	strategyLog := b.cfg.Logger.With().Str("stage", registrarStage).Logger()
-	s, err := b.metrics.Spawn(b.system, b.strategy(), registrarStage, func() actor.Actor {
-		return &registrar{b: b, pending: pending, log: strategyLog}
-	})
-	if err != nil {
+	log := b.cfg.Logger.With().Str("stage", registrarStage).Logger()
+	if _, err := b.spawnStage(registrarStage, func() actor.Actor {
+		return &registrar{b: b, pending: pending, log: log}
+	}); err != nil {
 		return err
 	}
-	b.stageMu.Lock()
-	b.stages[registrarStage] = s
-	b.regSt = s
-	b.stageMu.Unlock()
 	b.topicsChanged()
 	return nil
 }

@@ -80,46 +80,25 @@ func parseSendHeader(cmd *remoting.Command) (sendHeader, error) {
 			get = func(k string) string { return cmd.Field(v1ToV2[k]) }
 		}
 	}
+	p := fieldParser{cmd: cmd, get: get}
 	var h sendHeader
-	var errs []string
-	need := func(k string) string {
-		v := get(k)
-		if v == "" {
-			errs = append(errs, "the custom field <"+k+"> is null")
-		}
-		return v
-	}
-	num := func(k string, required bool, bits int) int64 {
-		v := get(k)
-		if v == "" {
-			if required {
-				errs = append(errs, "the custom field <"+k+"> is null")
-			}
-			return 0
-		}
-		n, err := strconv.ParseInt(v, 10, bits)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("the custom field <%s> is not a number: %q", k, v))
-		}
-		return n
-	}
-	h.producerGroup = need("producerGroup")
-	h.topic = need("topic")
+	h.producerGroup = p.str("producerGroup")
+	h.topic = p.str("topic")
 	h.defaultTopic = get("defaultTopic")
-	h.defaultQueueNums = int32(num("defaultTopicQueueNums", false, 32))
-	h.queueID = int32(num("queueId", true, 32))
-	h.sysFlag = int32(num("sysFlag", true, 32))
-	h.bornTimestamp = num("bornTimestamp", true, 64)
-	h.flag = int32(num("flag", true, 32))
+	h.defaultQueueNums = int32(p.intBits("defaultTopicQueueNums", false, 0, 32))
+	h.queueID = int32(p.intBits("queueId", true, 0, 32))
+	h.sysFlag = int32(p.intBits("sysFlag", true, 0, 32))
+	h.bornTimestamp = p.intBits("bornTimestamp", true, 0, 64)
+	h.flag = int32(p.intBits("flag", true, 0, 32))
 	h.properties = get("properties")
-	h.reconsumeTimes = int32(num("reconsumeTimes", false, 32))
+	h.reconsumeTimes = int32(p.intBits("reconsumeTimes", false, 0, 32))
 	if get("maxReconsumeTimes") != "" {
-		h.maxReconsumeTimes = int32(num("maxReconsumeTimes", false, 32))
+		h.maxReconsumeTimes = int32(p.intBits("maxReconsumeTimes", false, 0, 32))
 		h.hasMaxReconsume = true
 	}
 	h.batch = get("batch") == "true" || cmd.Code == remoting.SendBatchMessage
-	if len(errs) > 0 {
-		return h, errors.New(strings.Join(errs, "; "))
+	if len(p.errs) > 0 {
+		return h, errors.New(strings.Join(p.errs, "; "))
 	}
 	return h, nil
 }

@@ -1,12 +1,8 @@
 package broker
 
 import (
-	"os"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-func osPid() int { return os.Getpid() }
 
 // registerStoreMetrics exposes store gauges computed at scrape time.
 func registerStoreMetrics(reg prometheus.Registerer, b *Broker) {
