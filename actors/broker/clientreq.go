@@ -47,10 +47,13 @@ func (b *Broker) handleConsumerList(c *netloop.Conn, cmd *remoting.Command) {
 	}})
 }
 
-// ensureRetryTopic creates %RETRY%<group> (1 queue, read-write) if missing;
-// the topics stage re-registers the broker so the route is published.
-func (b *Broker) ensureRetryTopic(group string) {
-	name := meta.RetryTopic(group)
+// ensureRetryTopic creates %RETRY%<group> if missing.
+func (b *Broker) ensureRetryTopic(group string) { b.ensureGroupTopic(meta.RetryTopic(group)) }
+
+// ensureGroupTopic creates a group's %RETRY% or %DLQ% topic (1 queue,
+// read-write) if missing; the topics stage re-registers the broker so the
+// route is published.
+func (b *Broker) ensureGroupTopic(name string) {
 	if _, ok := b.topicView.Get(name); ok {
 		return
 	}

@@ -206,8 +206,7 @@ func (b *Broker) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	topic, queueID := h.topic, h.queueID
 	if dlq, ok := b.deadLetter(h); ok {
 		topic, queueID = dlq, 0
-		b.topicsSt.Send(&topics.Ensure{Config: meta.TopicConfig{TopicName: dlq, ReadQueueNums: 1, WriteQueueNums: 1,
-			Perm: meta.PermRead | meta.PermWrite, TopicFilterType: "SINGLE_TAG"}, Done: func(meta.TopicConfig, error) {}})
+		b.ensureGroupTopic(dlq)
 	}
 	reqQueue := queueID
 	var props map[string]string

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -74,9 +73,7 @@ func (b *Broker) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 		props[message.PropDelay] = strconv.Itoa(level)
 	}
 	props[message.PropMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
-	b.topicsSt.Send(&topics.Ensure{Config: meta.TopicConfig{TopicName: topic, ReadQueueNums: 1, WriteQueueNums: 1,
-		Perm: meta.PermRead | meta.PermWrite, TopicFilterType: "SINGLE_TAG"},
-		Done: func(meta.TopicConfig, error) {}})
+	b.ensureGroupTopic(topic)
 	now := time.Now().UnixMilli()
 	dest, queueID := topic, int32(0)
 	plan := b.planTimer(props, now)
