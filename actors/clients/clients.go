@@ -39,6 +39,7 @@ type Heartbeat struct {
 	Data HeartbeatData
 	// Done is called once the heartbeat is applied.
 	Done func()
+	stage.FailFunc
 }
 
 // Unregister removes a client from the named groups ("" = none).
@@ -47,6 +48,7 @@ type Unregister struct {
 	ProducerGroup string
 	ConsumerGroup string
 	Done          func()
+	stage.FailFunc
 }
 
 // Closed reports a closed connection.
@@ -56,6 +58,7 @@ type Closed struct{ ConnID uint64 }
 type ListConsumers struct {
 	Group string
 	Reply func(ids []string)
+	stage.FailFunc
 }
 
 type expireTick struct{}
@@ -85,7 +88,6 @@ type Options struct {
 	ExpireAfter time.Duration // default 120 s
 	// EnsureRetryTopic is called for each clustering consumer group seen.
 	EnsureRetryTopic func(group string)
-	Self             func() *stage.Stage
 	Logger           zerolog.Logger
 }
 
@@ -102,16 +104,16 @@ type Manager struct {
 	opts    Options
 	clients map[string]*client // by client id
 	opaque  int32
-	timer   *time.Timer
+	timer   *stage.Timer
 }
 
 // Producer returns the actor producer. The stage starts empty after a
 // restart: clients heartbeat every 30 s and are known again by then.
-func Producer(opts Options) actor.Producer {
+func Producer(opts Options) stage.Producer {
 	if opts.ExpireAfter <= 0 {
 		opts.ExpireAfter = 120 * time.Second
 	}
-	return func() actor.Actor { return &Manager{opts: opts} }
+	return func(self *stage.Stage) actor.Actor { return &Manager{opts: opts, timer: self.NewTimer()} }
 }
 
 // Receive implements actor.Actor.
@@ -152,9 +154,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.remove(gone, "no heartbeat")
 		m.arm()
 	case *actor.Stopping, *actor.Restarting:
-		if m.timer != nil {
-			m.timer.Stop()
-		}
+		m.timer.Stop()
 	}
 }
 
@@ -162,14 +162,8 @@ func (m *Manager) Receive(ctx actor.Context) {
 // when that is shorter (so a client is dropped at most 1.5 x ExpireAfter
 // after its last heartbeat).
 func (m *Manager) arm() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if m.timer != nil {
-		m.timer.Stop()
-	}
-	self := m.opts.Self
 	every := max(min(10*time.Second, m.opts.ExpireAfter/2), time.Millisecond)
-	m.timer = time.AfterFunc(every, func() { self().Send(expireTick{}) })
+	m.timer.Arm(every, expireTick{})
 }
 
 func (m *Manager) heartbeat(h *Heartbeat) {

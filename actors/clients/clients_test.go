@@ -66,9 +66,9 @@ type rig struct {
 func newRig(t *testing.T, expireAfter time.Duration) *rig {
 	t.Helper()
 	r := &rig{sys: stage.NewSystem(zerolog.Nop())}
-	m := stage.NewMetrics(prometheus.NewRegistry())
+	m := stage.NewRegistry(prometheus.NewRegistry())
 	s, err := m.Spawn(r.sys, supervisor.New(supervisor.Policy{}), StageName, Producer(Options{
-		View: &r.view, ExpireAfter: expireAfter, Self: r.self.Load,
+		View: &r.view, ExpireAfter: expireAfter,
 		EnsureRetryTopic: func(g string) {
 			r.mu.Lock()
 			r.ensured = append(r.ensured, g)

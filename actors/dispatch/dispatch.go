@@ -82,16 +82,19 @@ type Dispatcher struct {
 	kicker  *Kicker
 	offset  int64
 	saved   int64
-	timer   *time.Timer
+	timer   *stage.Timer
 	touched map[consumequeue.QueueID]int64
 }
 
 // Producer returns the actor producer.
-func Producer(opts Options, k *Kicker) actor.Producer {
+func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = time.Second
 	}
-	return func() actor.Actor { return &Dispatcher{opts: opts, kicker: k} }
+	return func(self *stage.Stage) actor.Actor {
+		k.Bind(self)
+		return &Dispatcher{opts: opts, kicker: k, timer: self.NewTimer()}
+	}
 }
 
 // Receive implements actor.Actor.
@@ -108,9 +111,7 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 		d.checkpoint()
 		d.armTick()
 	case *actor.Stopping, *actor.Restarting:
-		if d.timer != nil {
-			d.timer.Stop()
-		}
+		d.timer.Stop()
 		d.checkpoint()
 	}
 }
@@ -153,17 +154,7 @@ func (d *Dispatcher) start() {
 }
 
 func (d *Dispatcher) armTick() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if d.timer != nil {
-		d.timer.Stop()
-	}
-	k := d.kicker
-	d.timer = time.AfterFunc(d.opts.CheckpointInterval, func() {
-		if s := k.stage.Load(); s != nil {
-			s.Send(checkpointTick{})
-		}
-	})
+	d.timer.Arm(d.opts.CheckpointInterval, checkpointTick{})
 }
 
 // run dispatches about batchLimit records (read in blocks, appended to each

@@ -26,7 +26,7 @@ const wait = 5 * time.Second
 type rig struct {
 	st      *storage.Store
 	sys     *actor.ActorSystem
-	metrics *stage.Metrics
+	metrics *stage.Registry
 	strat   *supervisor.Strategy
 	d       *stage.Stage
 	kicker  *Kicker
@@ -50,7 +50,7 @@ func newRigSegment(t *testing.T, segment int64) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{st: st, sys: stage.NewSystem(zerolog.Nop()), next: map[consumequeue.QueueID]int64{}}
-	r.metrics = stage.NewMetrics(prometheus.NewRegistry())
+	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
 	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond})
 	t.Cleanup(func() {
 		if r.d != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -35,39 +36,34 @@ type Request struct {
 	Reply func(*remoting.Command)
 }
 
-// expireTick is the actor's self-sent scan timer message. token identifies
-// the timer that sent it, so ticks of a stopped timer (or of the instance
-// before a restart) are ignored.
-type expireTick struct {
-	token *struct{}
+// Fail implements stage.Failable: the request is answered with SYSTEM_ERROR.
+func (r *Request) Fail(err error) {
+	r.Reply(remoting.NewResponse(r.Cmd, remoting.SystemError, err.Error()))
 }
+
+// expireTick is the actor's scan timer message.
+type expireTick struct{}
 
 // registryActor owns one Registry.
 type registryActor struct {
 	opts  Options
 	reg   *Registry
-	timer *time.Timer
-	token *struct{}
+	timer *stage.Timer
 }
 
-// Props returns the props of the name-server registry actor. Its state lives
-// only in memory: a restart (or a process restart) starts from an empty
-// table, which refills as brokers re-register every 30 s.
-func Props(opts Options) *actor.Props {
-	return actor.PropsFromProducer(Producer(opts))
-}
-
-// Producer returns the registry actor's producer (for spawning it as a
-// supervised stage); like Props, each instance starts from an empty table.
-func Producer(opts Options) actor.Producer {
+// Producer returns the registry actor's producer, spawned as a supervised
+// stage. Its state lives only in memory: a restart (or a process restart)
+// starts from an empty table, which refills as brokers re-register every
+// 30 s.
+func Producer(opts Options) stage.Producer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.ScanInterval <= 0 {
 		opts.ScanInterval = DefaultScanInterval
 	}
-	return func() actor.Actor {
-		return &registryActor{opts: opts, reg: NewRegistry()}
+	return func(self *stage.Stage) actor.Actor {
+		return &registryActor{opts: opts, reg: NewRegistry(), timer: self.NewTimer()}
 	}
 }
 
@@ -75,40 +71,17 @@ func Producer(opts Options) actor.Producer {
 func (a *registryActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.arm(ctx)
+		a.timer.Arm(a.opts.ScanInterval, expireTick{})
 	case *actor.Stopping, *actor.Restarting:
-		a.disarm()
+		a.timer.Stop()
 	case *Request:
 		a.serve(m)
 	case Request:
 		a.serve(&m)
-	case *expireTick:
-		if m.token == a.token {
-			a.expire()
-			a.arm(ctx)
-		}
+	case expireTick:
+		a.expire()
+		a.timer.Arm(a.opts.ScanInterval, expireTick{})
 	}
-}
-
-// arm schedules the next expiry scan as a self-send through the root
-// context (safe from the timer goroutine, unlike ctx).
-func (a *registryActor) arm(ctx actor.Context) {
-	a.disarm()
-	token := new(struct{})
-	root, self := ctx.ActorSystem().Root, ctx.Self()
-	a.token = token
-	a.timer = time.AfterFunc(a.opts.ScanInterval, func() {
-		root.Send(self, &expireTick{token: token})
-	})
-}
-
-// disarm stops the scan timer; a tick already queued is ignored by token.
-func (a *registryActor) disarm() {
-	if a.timer != nil {
-		a.timer.Stop()
-		a.timer = nil
-	}
-	a.token = nil
 }
 
 // expire drops silent brokers and logs each.

@@ -12,6 +12,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -39,25 +41,31 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startActor spawns the registry actor on a quiet actor system.
-func startActor(t *testing.T, clock *fakeClock, logs *syncBuffer) (*actor.ActorSystem, *actor.PID) {
+// startActor spawns the registry actor as a supervised stage on a quiet
+// actor system.
+func startActor(t *testing.T, clock *fakeClock, logs *syncBuffer) *stage.Stage {
 	t.Helper()
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}))
-	pid := system.Root.Spawn(Props(Options{Logger: zerolog.New(logs), Now: clock.Now, ScanInterval: 2 * time.Millisecond}))
+	reg := stage.NewRegistry(nil)
+	st, err := reg.Spawn(system, supervisor.New(supervisor.Policy{OnRestart: reg.Restarted, Retire: reg.Retire}), "namesrv",
+		Producer(Options{Logger: zerolog.New(logs), Now: clock.Now, ScanInterval: 2 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		_ = system.Root.StopFuture(pid).Wait()
+		st.Stop()
 		system.Shutdown()
 	})
-	return system, pid
+	return st
 }
 
 // ask sends cmd as a Request and waits for the reply.
-func ask(t *testing.T, system *actor.ActorSystem, pid *actor.PID, cmd *remoting.Command) *remoting.Command {
+func ask(t *testing.T, st *stage.Stage, cmd *remoting.Command) *remoting.Command {
 	t.Helper()
 	ch := make(chan *remoting.Command, 1)
-	system.Root.Send(pid, &Request{Cmd: cmd, Reply: func(c *remoting.Command) { ch <- c }})
+	st.Send(&Request{Cmd: cmd, Reply: func(c *remoting.Command) { ch <- c }})
 	select {
 	case resp := <-ch:
 		return resp
@@ -70,20 +78,20 @@ func ask(t *testing.T, system *actor.ActorSystem, pid *actor.PID, cmd *remoting.
 func TestActor(t *testing.T) {
 	clock := &fakeClock{}
 	logs := &syncBuffer{}
-	system, pid := startActor(t, clock, logs)
+	st := startActor(t, clock, logs)
 
 	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{Counter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Opaque = 11
-	if resp := ask(t, system, pid, req); resp.Code != remoting.Success || resp.Opaque != 11 {
+	if resp := ask(t, st, req); resp.Code != remoting.Success || resp.Opaque != 11 {
 		t.Fatalf("register: %+v", resp)
 	}
 
 	// Value-typed Request, route lookup.
 	ch := make(chan *remoting.Command, 2)
-	system.Root.Send(pid, Request{Cmd: routeReq("T"), Reply: func(c *remoting.Command) { ch <- c }})
+	st.Send(Request{Cmd: routeReq("T"), Reply: func(c *remoting.Command) { ch <- c }})
 	if resp := <-ch; resp.Code != remoting.Success || !strings.Contains(string(resp.Body), `"0":"10.0.0.1:10911"`) {
 		t.Fatalf("route: %d %s", resp.Code, resp.Body)
 	}
@@ -92,8 +100,8 @@ func TestActor(t *testing.T) {
 	// next request's.
 	oneway := routeReq("T")
 	oneway.Flag = remoting.FlagOneway
-	system.Root.Send(pid, &Request{Cmd: oneway, Reply: func(c *remoting.Command) { ch <- c }})
-	if resp := ask(t, system, pid, remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil)); string(resp.Body) != `{"topicList":["T"]}` {
+	st.Send(&Request{Cmd: oneway, Reply: func(c *remoting.Command) { ch <- c }})
+	if resp := ask(t, st, remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil)); string(resp.Body) != `{"topicList":["T"]}` {
 		t.Fatalf("topic list: %s", resp.Body)
 	}
 	select {
@@ -103,15 +111,15 @@ func TestActor(t *testing.T) {
 	}
 
 	// Nil command and nil Reply do not crash the actor.
-	system.Root.Send(pid, &Request{Cmd: routeReq("T")})
-	if resp := ask(t, system, pid, nil); resp.Code != remoting.SystemError {
+	st.Send(&Request{Cmd: routeReq("T")})
+	if resp := ask(t, st, nil); resp.Code != remoting.SystemError {
 		t.Fatalf("nil cmd: %+v", resp)
 	}
 
 	// Expiry driven by the injected clock and the scan timer.
 	clock.Advance(DefaultHeartbeatTimeout + time.Second)
 	deadline := time.Now().Add(5 * time.Second)
-	for ask(t, system, pid, routeReq("T")).Code != remoting.TopicNotExist {
+	for ask(t, st, routeReq("T")).Code != remoting.TopicNotExist {
 		if time.Now().After(deadline) {
 			t.Fatal("broker never expired")
 		}
@@ -130,25 +138,25 @@ func TestActor(t *testing.T) {
 // table is rebuilt empty and the scan timer keeps running once.
 func TestActorRestartStartsEmpty(t *testing.T) {
 	clock := &fakeClock{}
-	system, pid := startActor(t, clock, &syncBuffer{})
+	st := startActor(t, clock, &syncBuffer{})
 	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp := ask(t, system, pid, req); resp.Code != remoting.Success {
+	if resp := ask(t, st, req); resp.Code != remoting.Success {
 		t.Fatal(resp.Remark)
 	}
 	// A panicking Reply fails the actor; the default strategy restarts it.
-	system.Root.Send(pid, &Request{Cmd: routeReq("T"), Reply: func(*remoting.Command) { panic("reply failed") }})
-	if resp := ask(t, system, pid, routeReq("T")); resp.Code != remoting.TopicNotExist {
+	st.Send(&Request{Cmd: routeReq("T"), Reply: func(*remoting.Command) { panic("reply failed") }})
+	if resp := ask(t, st, routeReq("T")); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("after restart: code %d", resp.Code)
 	}
-	if resp := ask(t, system, pid, req); resp.Code != remoting.Success {
+	if resp := ask(t, st, req); resp.Code != remoting.Success {
 		t.Fatal(resp.Remark)
 	}
 	clock.Advance(DefaultHeartbeatTimeout + time.Second)
 	deadline := time.Now().Add(5 * time.Second)
-	for ask(t, system, pid, routeReq("T")).Code != remoting.TopicNotExist {
+	for ask(t, st, routeReq("T")).Code != remoting.TopicNotExist {
 		if time.Now().After(deadline) {
 			t.Fatal("no expiry after restart")
 		}

@@ -34,10 +34,14 @@ type Query struct {
 	Topic   string
 	QueueID int32
 	Reply   func(offset int64, ok bool)
+	stage.FailFunc
 }
 
 // Flush persists the table now and calls Done with the outcome.
 type Flush struct{ Done func(error) }
+
+// Fail implements stage.Failable.
+func (f *Flush) Fail(err error) { f.Done(err) }
 
 // DropTopic forgets every offset of a deleted topic.
 type DropTopic struct{ Topic string }
@@ -48,7 +52,6 @@ type flushTick struct{}
 type Options struct {
 	Path          string
 	FlushInterval time.Duration // default 5 s
-	Self          func() *stage.Stage
 	Logger        zerolog.Logger
 }
 
@@ -57,15 +60,15 @@ type Store struct {
 	opts  Options
 	table meta.OffsetTable
 	dirty bool
-	timer *time.Timer
+	timer *stage.Timer
 }
 
 // Producer returns the actor producer.
-func Producer(opts Options) actor.Producer {
+func Producer(opts Options) stage.Producer {
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 5 * time.Second
 	}
-	return func() actor.Actor { return &Store{opts: opts} }
+	return func(self *stage.Stage) actor.Actor { return &Store{opts: opts, timer: self.NewTimer()} }
 }
 
 // Receive implements actor.Actor.
@@ -96,21 +99,13 @@ func (s *Store) Receive(ctx actor.Context) {
 		_ = s.flush()
 		s.arm()
 	case *actor.Stopping, *actor.Restarting:
-		if s.timer != nil {
-			s.timer.Stop()
-		}
+		s.timer.Stop()
 		_ = s.flush()
 	}
 }
 
 func (s *Store) arm() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	self := s.opts.Self
-	s.timer = time.AfterFunc(s.opts.FlushInterval, func() { self().Send(flushTick{}) })
+	s.timer.Arm(s.opts.FlushInterval, flushTick{})
 }
 
 func (s *Store) flush() error {

@@ -22,7 +22,7 @@ const wait = 5 * time.Second
 type rig struct {
 	path    string
 	sys     *actor.ActorSystem
-	metrics *stage.Metrics
+	metrics *stage.Registry
 	s       *stage.Stage
 	self    atomic.Pointer[stage.Stage]
 }
@@ -34,7 +34,7 @@ func newRig(t *testing.T, interval time.Duration) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{path: filepath.Join(dir, "consumerOffset.json"), sys: stage.NewSystem(zerolog.Nop()),
-		metrics: stage.NewMetrics(prometheus.NewRegistry())}
+		metrics: stage.NewRegistry(prometheus.NewRegistry())}
 	r.start(t, interval)
 	t.Cleanup(func() {
 		if r.s != nil {
@@ -48,7 +48,7 @@ func newRig(t *testing.T, interval time.Duration) *rig {
 func (r *rig) start(t *testing.T, interval time.Duration) {
 	t.Helper()
 	s, err := r.metrics.Spawn(r.sys, supervisor.New(supervisor.Policy{}), StageName,
-		Producer(Options{Path: r.path, FlushInterval: interval, Self: r.self.Load}))
+		Producer(Options{Path: r.path, FlushInterval: interval}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,22 @@ type Request struct {
 	Reply func(*remoting.Command)
 }
 
+// Fail implements stage.Failable: the pull is answered with SYSTEM_ERROR.
+func (r *Request) Fail(err error) {
+	r.Reply(remoting.NewResponse(r.Cmd, remoting.SystemError, err.Error()))
+}
+
+// ReadAt reads the stored record at a CommitLog offset for a request that
+// needs one (CONSUMER_SEND_MSG_BACK, the admin timer cancel). Reply runs on
+// the pull stage, which owns reads for requests: it must not block.
+type ReadAt struct {
+	Offset int64
+	Reply  func(record []byte, err error)
+}
+
+// Fail implements stage.Failable.
+func (r *ReadAt) Fail(err error) { r.Reply(nil, err) }
+
 // Arrived wakes pulls parked on the given queues.
 type Arrived struct{ Queues []dispatch.Arrival }
 
@@ -66,6 +82,7 @@ type SearchByTime struct {
 	QueueID   int32
 	Timestamp int64
 	Reply     func(offset int64)
+	stage.FailFunc
 }
 
 type expireTick struct{}
@@ -76,9 +93,7 @@ type Options struct {
 	// MaxBytes caps one pull response body (default 4 MiB; at least one
 	// message is always returned).
 	MaxBytes int
-	// Self returns the stage once spawned (for its ticks).
-	Self   func() *stage.Stage
-	Logger zerolog.Logger
+	Logger   zerolog.Logger
 }
 
 type queueKey struct {
@@ -90,15 +105,15 @@ type queueKey struct {
 type Puller struct {
 	opts   Options
 	parked map[queueKey][]*Request
-	timer  *time.Timer
+	timer  *stage.Timer
 }
 
 // Producer returns the actor producer.
-func Producer(opts Options) actor.Producer {
+func Producer(opts Options) stage.Producer {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 4 << 20
 	}
-	return func() actor.Actor { return &Puller{opts: opts} }
+	return func(self *stage.Stage) actor.Actor { return &Puller{opts: opts, timer: self.NewTimer()} }
 }
 
 // Receive implements actor.Actor.
@@ -118,22 +133,17 @@ func (p *Puller) Receive(ctx actor.Context) {
 		p.arm()
 	case *SearchByTime:
 		m.Reply(p.searchByTime(m))
+	case *ReadAt:
+		rec, _, err := p.opts.Store.CommitLog.Read(m.Offset)
+		m.Reply(rec, err)
 	case *actor.Stopping, *actor.Restarting:
-		if p.timer != nil {
-			p.timer.Stop()
-		}
+		p.timer.Stop()
 		p.answerAll()
 	}
 }
 
 func (p *Puller) arm() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	self := p.opts.Self
-	p.timer = time.AfterFunc(200*time.Millisecond, func() { self().Send(expireTick{}) })
+	p.timer.Arm(200*time.Millisecond, expireTick{})
 }
 
 // serve answers r, or parks it when allowed and nothing is there yet.

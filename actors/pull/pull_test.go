@@ -30,7 +30,7 @@ type rig struct {
 	sopts   storage.Options
 	st      *storage.Store
 	sys     *actor.ActorSystem
-	metrics *stage.Metrics
+	metrics *stage.Registry
 	p       *stage.Stage
 	self    atomic.Pointer[stage.Stage]
 }
@@ -38,7 +38,7 @@ type rig struct {
 func newRig(t *testing.T, sopts storage.Options) *rig {
 	t.Helper()
 	r := &rig{dir: t.TempDir(), sopts: sopts, sys: stage.NewSystem(zerolog.Nop())}
-	r.metrics = stage.NewMetrics(prometheus.NewRegistry())
+	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
 	r.open(t)
 	t.Cleanup(func() {
 		if r.p != nil {
@@ -62,7 +62,7 @@ func (r *rig) open(t *testing.T) {
 func (r *rig) start(t *testing.T, maxBytes int) {
 	t.Helper()
 	s, err := r.metrics.Spawn(r.sys, supervisor.New(supervisor.Policy{}), StageName,
-		Producer(Options{Store: r.st, MaxBytes: maxBytes, Self: r.self.Load}))
+		Producer(Options{Store: r.st, MaxBytes: maxBytes}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,5 @@
-// Package stage gives every wheelmq actor a name, a supervisor and metrics.
+// Package stage gives every wheelmq actor a name, a supervisor, metrics,
+// a way to reach itself, and a health state.
 //
 // A Stage is a spawned protoactor-go actor plus its instruments:
 //
@@ -6,17 +7,38 @@
 //	wheelmq_actor_messages_total{stage}    messages processed
 //	wheelmq_actor_process_seconds{stage}   time spent per message (histogram)
 //	wheelmq_actor_restarts_total{stage}    restarts ordered by the supervisor
+//	wheelmq_stage_up{stage}                1 while the stage runs, 0 once it is stopped for good
 //
 // Labels are the stable stage names only (commitlog, dispatch, pull, ...),
 // never connection or queue ids. Counting costs two atomics and one
 // histogram observation per message, with no allocation: the label-bound
 // instruments are resolved once at spawn.
 //
-// Every message to a stage must go through Stage.Send (also a stage's
-// self-ticks), so that the depth gauge stays exact.
+// Every message to a stage goes through Stage.Send, including the stage's
+// messages to itself: an actor is handed its own *Stage when it is made
+// (see Producer) and arms its ticks with Stage.NewTimer. Nothing reaches
+// for the actor system's root to send to itself, so the depth gauge stays
+// exact.
+//
+// # Failure
+//
+// A message that carries a reply implements Failable. When the stage fails
+// while processing such a message, or when it is stopped for good, the
+// reply is answered with an error instead of being dropped:
+//
+//   - a panic in the stage fails the message being processed (protoactor
+//     drops it) and re-panics for the supervisor;
+//   - a stage retired by its supervisor (Registry.Retire, wired to
+//     supervisor.Policy.Retire) comes back as a tombstone that fails every
+//     queued and later Failable message with a *DownError naming the stage
+//     and the cause; Stage.Send fails them at once without queueing.
+//
+// Registry.Down lists the retired stages; the broker turns it into its
+// health state (/healthz, wheelmq_broker_healthy).
 package stage
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -24,46 +46,39 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
-// Metrics holds the per-stage instrument families.
-type Metrics struct {
-	depth    *prometheus.GaugeVec
-	messages *prometheus.CounterVec
-	seconds  *prometheus.HistogramVec
-	restarts *prometheus.CounterVec
+// Producer makes a fresh actor instance for a stage; it is called again on
+// every restart. self is the stage the actor runs as: use it for messages to
+// itself and for ticks.
+type Producer func(self *Stage) actor.Actor
 
-	mu     sync.Mutex
-	stages map[string]*Stage // guarded by mu
+// Failable is implemented by messages that carry a reply: Fail answers the
+// reply with err. It must be safe to call from any goroutine and is called
+// at most once per message by the stage layer (and never after the stage
+// answered the message itself, which the stage guarantees by not panicking
+// after replying).
+type Failable interface {
+	Fail(err error)
 }
 
-// NewMetrics creates the instrument families and registers them with reg
-// (nil: not registered).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "wheelmq_actor_mailbox_depth", Help: "Messages sent to the stage and not yet processed.",
-		}, []string{"stage"}),
-		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wheelmq_actor_messages_total", Help: "Messages processed by the stage.",
-		}, []string{"stage"}),
-		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "wheelmq_actor_process_seconds",
-			Help:    "Time the stage spent processing one message.",
-			Buckets: []float64{1e-6, 5e-6, 2e-5, 1e-4, 5e-4, 1e-3, 5e-3, 2e-2, 1e-1, 5e-1, 2},
-		}, []string{"stage"}),
-		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wheelmq_actor_restarts_total", Help: "Restarts of the stage ordered by its supervisor.",
-		}, []string{"stage"}),
-		stages: map[string]*Stage{},
-	}
-	if reg != nil {
-		reg.MustRegister(m.depth, m.messages, m.seconds, m.restarts)
-	}
-	return m
+// DownError says that a stage was stopped for good.
+type DownError struct {
+	Stage string
+	Cause string
+	Since time.Time
 }
+
+func (e *DownError) Error() string {
+	return fmt.Sprintf("stage %s is down since %s: %s", e.Stage, e.Since.Format(time.RFC3339), e.Cause)
+}
+
+// ErrDown matches every *DownError with errors.Is.
+var ErrDown = errors.New("stage down")
+
+// Is makes errors.Is(err, ErrDown) true for a *DownError.
+func (e *DownError) Is(target error) bool { return target == ErrDown }
 
 // Stage is a running, supervised actor with its instruments.
 type Stage struct {
@@ -71,66 +86,22 @@ type Stage struct {
 	pid      *actor.PID
 	root     *actor.RootContext
 	pending  atomic.Int64
-	depth    prometheus.Gauge
-	messages prometheus.Counter
-	seconds  prometheus.Observer
-	restarts prometheus.Counter
+	down     atomic.Pointer[DownError]
+	inst     instruments
+	onFailed func(msg any, reason any) // test hook; nil in production
 }
 
-// Spawn starts an actor named name under guardian (the supervision
-// strategy) and wires its metrics. producer must return a fresh instance on
-// every call: a restart calls it again.
-func (m *Metrics) Spawn(system *actor.ActorSystem, guardian actor.SupervisorStrategy, name string,
-	producer actor.Producer) (*Stage, error) {
-	s := &Stage{
-		name:     name,
-		root:     system.Root,
-		depth:    m.depth.WithLabelValues(name),
-		messages: m.messages.WithLabelValues(name),
-		seconds:  m.seconds.WithLabelValues(name),
-		restarts: m.restarts.WithLabelValues(name),
-	}
-	props := actor.PropsFromProducer(producer, actor.WithReceiverMiddleware(s.middleware))
-	pid, err := system.Root.WithGuardian(guardian).SpawnNamed(props, name)
-	if err != nil {
-		return nil, fmt.Errorf("spawn stage %s: %w", name, err)
-	}
-	s.pid = pid
-	m.mu.Lock()
-	m.stages[pid.Id] = s
-	m.mu.Unlock()
-	return s, nil
-}
-
-// Restarted counts a restart of the stage whose actor id is id (wire it to
-// supervisor.Policy.OnRestart).
-func (m *Metrics) Restarted(id string) {
-	m.mu.Lock()
-	s := m.stages[id]
-	m.mu.Unlock()
-	if s != nil {
-		s.restarts.Inc()
-	}
-}
-
-func (s *Stage) middleware(next actor.ReceiverFunc) actor.ReceiverFunc {
-	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
-		switch env.Message.(type) {
-		case actor.SystemMessage, actor.AutoReceiveMessage:
-			next(c, env)
-			return
-		}
-		s.depth.Set(float64(s.pending.Add(-1)))
-		start := time.Now()
-		next(c, env)
-		s.seconds.Observe(time.Since(start).Seconds())
-		s.messages.Inc()
-	}
-}
-
-// Send delivers msg to the stage; safe from any goroutine, never blocks.
+// Send delivers msg to the stage; safe from any goroutine, never blocks. On
+// a stage that is down, a Failable msg is failed at once and others are
+// dropped.
 func (s *Stage) Send(msg any) {
-	s.depth.Set(float64(s.pending.Add(1)))
+	if d := s.down.Load(); d != nil {
+		if f, ok := msg.(Failable); ok {
+			f.Fail(d)
+		}
+		return
+	}
+	s.inst.depth.Set(float64(s.pending.Add(1)))
 	s.root.Send(s.pid, msg)
 }
 
@@ -143,9 +114,94 @@ func (s *Stage) PID() *actor.PID { return s.pid }
 // Depth is the number of messages sent and not yet processed.
 func (s *Stage) Depth() int64 { return s.pending.Load() }
 
+// Down returns why the stage was stopped for good, or nil while it runs.
+func (s *Stage) Down() *DownError { return s.down.Load() }
+
 // Stop stops the stage and waits for it to finish its current message.
 func (s *Stage) Stop() {
 	_ = s.root.StopFuture(s.pid).Wait()
+}
+
+// NewTimer returns a timer that sends messages to this stage.
+func (s *Stage) NewTimer() *Timer { return &Timer{s: s} }
+
+// Timer sends one message to its stage after a delay. Arming it again
+// replaces the pending message, so a tick left over from an instance that
+// was restarted never starts a second chain of ticks. Its methods are safe
+// from any goroutine.
+type Timer struct {
+	s  *Stage
+	mu sync.Mutex
+	t  *time.Timer // guarded by mu
+}
+
+// Arm sends msg to the stage after d, replacing any pending send.
+func (t *Timer) Arm(d time.Duration, msg any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.t != nil {
+		t.t.Stop()
+	}
+	t.t = time.AfterFunc(d, func() { t.s.Send(msg) })
+}
+
+// Stop cancels the pending send, if any.
+func (t *Timer) Stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.t != nil {
+		t.t.Stop()
+		t.t = nil
+	}
+}
+
+func (s *Stage) middleware(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+		switch env.Message.(type) {
+		case actor.SystemMessage, actor.AutoReceiveMessage:
+			next(c, env)
+			return
+		}
+		s.inst.depth.Set(float64(s.pending.Add(-1)))
+		start := time.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				s.failed(env.Message, r)
+				panic(r)
+			}
+		}()
+		next(c, env)
+		s.inst.seconds.Observe(time.Since(start).Seconds())
+		s.inst.messages.Inc()
+	}
+}
+
+// failed answers the message a panic interrupted.
+func (s *Stage) failed(msg any, reason any) {
+	if s.onFailed != nil {
+		s.onFailed(msg, reason)
+	}
+	f, ok := msg.(Failable)
+	if !ok {
+		return
+	}
+	defer func() {
+		// The reply itself may be what failed; the supervisor still gets
+		// the original panic.
+		_ = recover()
+	}()
+	f.Fail(fmt.Errorf("stage %s failed while handling %T: %v", s.name, msg, reason))
+}
+
+// tombstone is what a retired stage runs: it fails every Failable message.
+type tombstone struct{ s *Stage }
+
+func (t *tombstone) Receive(ctx actor.Context) {
+	if f, ok := ctx.Message().(Failable); ok {
+		if d := t.s.down.Load(); d != nil {
+			f.Fail(d)
+		}
+	}
 }
 
 // NewSystem creates an actor system whose own logging goes to log, at warn
@@ -155,4 +211,16 @@ func NewSystem(log zerolog.Logger) *actor.ActorSystem {
 	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(l))
 	}))
+}
+
+// FailFunc is embedded in messages that answer a client request and have
+// no error path of their own: the sender sets it to answer the request with
+// an error when the stage fails or is down. A nil FailFunc does nothing.
+type FailFunc func(err error)
+
+// Fail implements Failable.
+func (f FailFunc) Fail(err error) {
+	if f != nil {
+		f(err)
+	}
 }

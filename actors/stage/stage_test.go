@@ -82,14 +82,14 @@ func (w *worker) Receive(ctx actor.Context) {
 type env struct {
 	sys     *actor.ActorSystem
 	reg     *prometheus.Registry
-	metrics *stage.Metrics
+	metrics *stage.Registry
 	strat   *supervisor.Strategy
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{sys: stage.NewSystem(zerolog.Nop()), reg: prometheus.NewRegistry()}
-	e.metrics = stage.NewMetrics(e.reg)
+	e.metrics = stage.NewRegistry(e.reg)
 	e.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond,
 		OnRestart: e.metrics.Restarted})
 	t.Cleanup(e.sys.Shutdown)
@@ -98,7 +98,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) spawn(t *testing.T, name string, done chan string) *stage.Stage {
 	t.Helper()
-	s, err := e.metrics.Spawn(e.sys, e.strat, name, func() actor.Actor { return &worker{done: done} })
+	s, err := e.metrics.Spawn(e.sys, e.strat, name, func(*stage.Stage) actor.Actor { return &worker{done: done} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestRestartsCounted(t *testing.T) {
 func TestSpawnDuplicateName(t *testing.T) {
 	e := newEnv(t)
 	e.spawn(t, "dup", make(chan string, 1))
-	_, err := e.metrics.Spawn(e.sys, e.strat, "dup", func() actor.Actor { return &worker{} })
+	_, err := e.metrics.Spawn(e.sys, e.strat, "dup", func(*stage.Stage) actor.Actor { return &worker{} })
 	if err == nil {
 		t.Fatal("second Spawn with the same name succeeded")
 	}
@@ -224,7 +224,7 @@ func TestSpawnDuplicateName(t *testing.T) {
 func TestStopThenRespawnKeepsCounting(t *testing.T) {
 	e := newEnv(t)
 	done := make(chan string, 10)
-	s, err := e.metrics.Spawn(e.sys, e.strat, "again", func() actor.Actor { return &worker{done: done} })
+	s, err := e.metrics.Spawn(e.sys, e.strat, "again", func(*stage.Stage) actor.Actor { return &worker{done: done} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +240,11 @@ func TestStopThenRespawnKeepsCounting(t *testing.T) {
 }
 
 func TestNewMetricsWithoutRegistry(t *testing.T) {
-	m := stage.NewMetrics(nil)
+	m := stage.NewRegistry(nil)
 	sys := stage.NewSystem(zerolog.Nop())
 	defer sys.Shutdown()
 	done := make(chan string, 1)
-	s, err := m.Spawn(sys, supervisor.New(supervisor.Policy{}), "solo", func() actor.Actor { return &worker{done: done} })
+	s, err := m.Spawn(sys, supervisor.New(supervisor.Policy{}), "solo", func(*stage.Stage) actor.Actor { return &worker{done: done} })
 	if err != nil {
 		t.Fatal(err)
 	}

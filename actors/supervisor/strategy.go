@@ -53,6 +53,12 @@ type Policy struct {
 	// OnStop, when set, is called with the child's id when a stage is
 	// stopped for good.
 	OnStop func(childID string, reason any)
+	// Retire, when set, is asked first when a stage is stopped for good;
+	// when it returns true the stage layer has taken the stage over
+	// (stage.Registry.Retire) and the child is restarted into its retired
+	// form, which answers every request it still holds with an error,
+	// instead of being stopped with its mailbox silently discarded.
+	Retire func(childID string, reason any) bool
 }
 
 // DefaultPolicy returns the production defaults.
@@ -179,6 +185,10 @@ func (s *Strategy) stop(system *actor.ActorSystem, sup actor.Supervisor, child *
 	system.EventStream.Publish(&actor.SupervisorEvent{Child: child, Reason: reason, Directive: actor.StopDirective})
 	if s.policy.OnStop != nil {
 		s.policy.OnStop(child.Id, reason)
+	}
+	if s.policy.Retire != nil && s.policy.Retire(child.Id, reason) {
+		sup.RestartChildren(child)
+		return
 	}
 	sup.StopChildren(child)
 }

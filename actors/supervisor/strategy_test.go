@@ -192,8 +192,8 @@ func startProbe(t *testing.T, p Policy) *harness {
 		h.mu.Unlock()
 	}
 	sys := stage.NewSystem(zerolog.Nop())
-	m := stage.NewMetrics(prometheus.NewRegistry())
-	st, err := m.Spawn(sys, New(p), "probe", func() actor.Actor {
+	m := stage.NewRegistry(prometheus.NewRegistry())
+	st, err := m.Spawn(sys, New(p), "probe", func(*stage.Stage) actor.Actor {
 		return &probe{events: h.events, started: &h.started}
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
@@ -44,7 +45,7 @@ type putBatch struct {
 // dequeueGet releases due timers from the wheel.
 type dequeueGet struct {
 	svc   *Service
-	timer *time.Timer
+	timer *stage.Timer
 	gen   uint64
 	// epoch is the dequeue epoch this stage has rewound to; released
 	// batches carry it, so batches released before a rewind was processed
@@ -76,9 +77,7 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 		}
 		d.run()
 	case *actor.Stopping, *actor.Restarting:
-		if d.timer != nil {
-			d.timer.Stop()
-		}
+		d.timer.Stop()
 	}
 }
 
@@ -107,9 +106,6 @@ func (d *dequeueGet) run() {
 // arm schedules the next run at the wheel's next due time (at most one
 // second ahead, so clock jumps are noticed).
 func (d *dequeueGet) arm() {
-	if d.timer != nil {
-		d.timer.Stop()
-	}
 	d.gen++
 	gen, svc := d.gen, d.svc
 	wait := time.Second
@@ -119,7 +115,7 @@ func (d *dequeueGet) arm() {
 	if svc.deqInFly.Load() >= maxDequeueInFlight {
 		wait = max(wait, 5*time.Millisecond)
 	}
-	d.timer = time.AfterFunc(wait, func() { svc.send(StageDequeueGet, deqTick{gen: gen}) })
+	d.timer.Arm(wait, deqTick{gen: gen})
 }
 
 // dequeueMessage reads released timers' messages and rebuilds them for

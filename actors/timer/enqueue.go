@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/timerwheel"
@@ -35,7 +36,7 @@ type enqueueGet struct {
 	svc   *Service
 	next  int64  // next consume-queue offset to read
 	epoch uint64 // the epoch of next: batches carry it
-	timer *time.Timer
+	timer *stage.Timer
 }
 
 // Receive implements actor.Actor.
@@ -59,9 +60,7 @@ func (e *enqueueGet) Receive(ctx actor.Context) {
 		e.run()
 		e.arm()
 	case *actor.Stopping, *actor.Restarting:
-		if e.timer != nil {
-			e.timer.Stop()
-		}
+		e.timer.Stop()
 	}
 }
 
@@ -78,13 +77,7 @@ func (e *enqueueGet) resume() {
 }
 
 func (e *enqueueGet) arm() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if e.timer != nil {
-		e.timer.Stop()
-	}
-	svc := e.svc
-	e.timer = time.AfterFunc(100*time.Millisecond, func() { svc.send(StageEnqueueGet, enqPoll{}) })
+	e.timer.Arm(100*time.Millisecond, enqPoll{})
 }
 
 // run turns new consume-queue units into timer batches, keeping at most

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -38,7 +39,7 @@ type dequeuePut struct {
 	seq      uint64
 	replayed map[string]bool // idents already written back before a rewind
 	ackedOff int64           // replay scan start matching the last acknowledgement
-	timer    *time.Timer
+	timer    *stage.Timer
 	stalls   uint64 // wheel Stats().Stalls at the last flush
 }
 
@@ -69,21 +70,13 @@ func (d *dequeuePut) Receive(ctx actor.Context) {
 		d.checkStuck()
 		d.arm()
 	case *actor.Stopping, *actor.Restarting:
-		if d.timer != nil {
-			d.timer.Stop()
-		}
+		d.timer.Stop()
 		d.flush()
 	}
 }
 
 func (d *dequeuePut) arm() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if d.timer != nil {
-		d.timer.Stop()
-	}
-	svc := d.svc
-	d.timer = time.AfterFunc(svc.opts.FlushInterval, func() { svc.send(StageDequeuePut, putFlush{}) })
+	d.timer.Arm(d.svc.opts.FlushInterval, putFlush{})
 }
 
 // resync forgets pending batches and collects the timer messages written

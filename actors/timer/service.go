@@ -105,7 +105,7 @@ type Service struct {
 }
 
 // Start spawns the five timer stages under guardian.
-func Start(system *actor.ActorSystem, metrics *stage.Metrics, guardian actor.SupervisorStrategy, opts Options) (*Service, error) {
+func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.SupervisorStrategy, opts Options) (*Service, error) {
 	if opts.Store == nil || opts.Wheel == nil || opts.Append == nil {
 		return nil, errors.New("timer service: Store, Wheel and Append are required")
 	}
@@ -127,13 +127,13 @@ func Start(system *actor.ActorSystem, metrics *stage.Metrics, guardian actor.Sup
 	s := &Service{opts: opts, stages: map[string]*stage.Stage{}, seen: map[string]bool{}}
 	producers := []struct {
 		name string
-		p    actor.Producer
+		p    stage.Producer
 	}{
-		{StageEnqueuePut, func() actor.Actor { return &enqueuePut{svc: s} }},
-		{StageEnqueueGet, func() actor.Actor { return &enqueueGet{svc: s} }},
-		{StageDequeuePut, func() actor.Actor { return &dequeuePut{svc: s} }},
-		{StageDequeueMessage, func() actor.Actor { return &dequeueMessage{svc: s} }},
-		{StageDequeueGet, func() actor.Actor { return &dequeueGet{svc: s} }},
+		{StageEnqueuePut, func(*stage.Stage) actor.Actor { return &enqueuePut{svc: s} }},
+		{StageEnqueueGet, func(self *stage.Stage) actor.Actor { return &enqueueGet{svc: s, timer: self.NewTimer()} }},
+		{StageDequeuePut, func(self *stage.Stage) actor.Actor { return &dequeuePut{svc: s, timer: self.NewTimer()} }},
+		{StageDequeueMessage, func(*stage.Stage) actor.Actor { return &dequeueMessage{svc: s} }},
+		{StageDequeueGet, func(self *stage.Stage) actor.Actor { return &dequeueGet{svc: s, timer: self.NewTimer()} }},
 	}
 	for _, p := range producers {
 		st, err := metrics.Spawn(system, guardian, p.name, p.p)
@@ -149,6 +149,9 @@ func Start(system *actor.ActorSystem, metrics *stage.Metrics, guardian actor.Sup
 	s.KickDequeue()
 	return s, nil
 }
+
+// Stage returns one of the timer stages by name (nil for other names).
+func (s *Service) Stage(name string) *stage.Stage { return s.stage(name) }
 
 func (s *Service) stage(name string) *stage.Stage {
 	s.mu.Lock()
@@ -221,6 +224,19 @@ func (s *Service) Stop() {
 type Faults struct {
 	mu    sync.Mutex
 	armed map[string]int
+	errs  map[string]error // ArmError: the error of the next fault
+}
+
+// ArmError makes the named stage fail on its next batch with a panic
+// wrapping err (e.g. a corruption error, which stops a stage for good).
+func (f *Faults) ArmError(stage string, err error) {
+	f.mu.Lock()
+	if f.errs == nil {
+		f.errs = map[string]error{}
+	}
+	f.errs[stage] = err
+	f.mu.Unlock()
+	f.Arm(stage)
 }
 
 // Arm makes the named stage fail mid-batch on its next batch.
@@ -240,11 +256,16 @@ func (f *Faults) Hit(stage string) {
 	}
 	f.mu.Lock()
 	n := f.armed[stage]
+	cause := errInjected
 	if n > 0 {
 		f.armed[stage] = n - 1
+		if err, ok := f.errs[stage]; ok {
+			cause = err
+			delete(f.errs, stage)
+		}
 	}
 	f.mu.Unlock()
 	if n > 0 {
-		panic(fmt.Errorf("%s: %w", stage, errInjected))
+		panic(fmt.Errorf("%s: injected: %w", stage, cause))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -61,17 +62,26 @@ type Ensure struct {
 	Done   func(meta.TopicConfig, error)
 }
 
+// Fail implements stage.Failable.
+func (e *Ensure) Fail(err error) { e.Done(meta.TopicConfig{}, err) }
+
 // Put creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
 type Put struct {
 	Config meta.TopicConfig
 	Done   func(error)
 }
 
+// Fail implements stage.Failable.
+func (p *Put) Fail(err error) { p.Done(err) }
+
 // Delete removes a topic (DELETE_TOPIC_IN_BROKER).
 type Delete struct {
 	Topic string
 	Done  func(error)
 }
+
+// Fail implements stage.Failable.
+func (d *Delete) Fail(err error) { d.Done(err) }
 
 // Options configures the stage.
 type Options struct {
@@ -91,8 +101,8 @@ type Manager struct {
 }
 
 // Producer returns the actor producer.
-func Producer(opts Options) actor.Producer {
-	return func() actor.Actor { return &Manager{opts: opts} }
+func Producer(opts Options) stage.Producer {
+	return func(*stage.Stage) actor.Actor { return &Manager{opts: opts} }
 }
 
 // Load reads the topic file merged with defaults (used at start-up, before

@@ -23,7 +23,7 @@ type rig struct {
 	path     string
 	defaults map[string]meta.TopicConfig
 	sys      *actor.ActorSystem
-	metrics  *stage.Metrics
+	metrics  *stage.Registry
 	view     View
 	changed  atomic.Int32
 	s        *stage.Stage
@@ -36,7 +36,7 @@ func newRig(t *testing.T) *rig {
 		path:     filepath.Join(dir, "config", "topics.json"),
 		defaults: meta.DefaultTopics("broker-a", "DefaultCluster", true),
 		sys:      stage.NewSystem(zerolog.Nop()),
-		metrics:  stage.NewMetrics(prometheus.NewRegistry()),
+		metrics:  stage.NewRegistry(prometheus.NewRegistry()),
 	}
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
 		t.Fatal(err)

@@ -77,8 +77,23 @@ type QueueKey struct {
 type Append struct {
 	Key     QueueKey
 	Records [][]byte
-	// Reply is called from the writer's goroutine; it must not block.
+	// Reply is called from the writer's goroutine (or, in sync flush mode,
+	// the syncer's); it must not block.
 	Reply func(Result)
+
+	written *Result // set once the records are in the CommitLog
+	handled bool    // Reply was called or handed to the syncer
+}
+
+// Fail implements stage.Failable: an append not answered yet is answered
+// with err (the writer answers the appends it had stored before it failed
+// with their results; see Writer.rescue).
+func (a *Append) Fail(err error) {
+	if a.handled {
+		return
+	}
+	a.handled = true
+	a.Reply(Result{Err: err})
 }
 
 // Result is the outcome of an Append.
@@ -102,7 +117,8 @@ type Options struct {
 	// CommitLog fsync the writer makes (observability and tests).
 	OnSync func()
 	// Fault, when set (tests only), is called after each append and before
-	// its reply: a panic there loses the reply but not the data.
+	// its reply: a panic there restarts the writer, which still answers
+	// every append it had stored (Writer.rescue).
 	Fault  func()
 	Logger zerolog.Logger
 }
@@ -116,23 +132,22 @@ const maxDrainRecords = 4096
 // Writer is the actor; build it with Producer.
 type Writer struct {
 	opts   Options
-	self   func() *stage.Stage
+	self   *stage.Stage
 	next   map[QueueKey]int64
 	syncer *syncer // sync flush only
-	timer  *time.Timer
+	timer  *stage.Timer
 
 	stash       []*Append // appends waiting for the next drain
 	stashed     int       // records in stash
 	drainQueued bool      // a drainNow is in the mailbox
 }
 
-// Producer returns the actor producer; self must return the writer's own
-// stage once spawned (for self-messages that keep the depth gauge right).
-func Producer(opts Options, self func() *stage.Stage) actor.Producer {
+// Producer returns the actor producer.
+func Producer(opts Options) stage.Producer {
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 500 * time.Millisecond
 	}
-	return func() actor.Actor { return &Writer{opts: opts, self: self} }
+	return func(self *stage.Stage) actor.Actor { return &Writer{opts: opts, self: self, timer: self.NewTimer()} }
 }
 
 // Receive implements actor.Actor.
@@ -159,9 +174,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 		w.synced()
 		w.armTick()
 	case *actor.Stopping, *actor.Restarting:
-		if w.timer != nil {
-			w.timer.Stop()
-		}
+		w.timer.Stop()
 		w.drain()
 		if w.syncer != nil {
 			w.syncer.close()
@@ -170,12 +183,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 }
 
 func (w *Writer) armTick() {
-	// Replace, never add: a tick left in the mailbox by the instance before
-	// a restart must not start a second timer.
-	if w.timer != nil {
-		w.timer.Stop()
-	}
-	w.timer = time.AfterFunc(w.opts.FlushInterval, func() { w.self().Send(flushTick{}) })
+	w.timer.Arm(w.opts.FlushInterval, flushTick{})
 }
 
 // append stashes m behind the appends already waiting and makes sure a
@@ -190,7 +198,7 @@ func (w *Writer) append(m *Append) {
 	}
 	if !w.drainQueued {
 		w.drainQueued = true
-		w.self().Send(drainNow{})
+		w.self.Send(drainNow{})
 	}
 }
 
@@ -202,6 +210,12 @@ func (w *Writer) drain() {
 	if len(batch) == 0 {
 		return
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			w.rescue(batch, r)
+			panic(r)
+		}
+	}()
 	if len(batch) > 1 {
 		if res, ok := w.write(batch); ok {
 			w.answer(batch, res)
@@ -251,6 +265,7 @@ func (w *Writer) write(batch []*Append) ([]Result, bool) {
 	for i, m := range batch {
 		results[i].Offsets = offsets[at : at+len(m.Records) : at+len(m.Records)]
 		at += len(m.Records)
+		m.written = &results[i]
 	}
 	if w.opts.Appended != nil {
 		w.opts.Appended()
@@ -265,6 +280,10 @@ func (w *Writer) write(batch []*Append) ([]Result, bool) {
 func (w *Writer) answer(batch []*Append, results []Result) {
 	var waiting []pendingReply
 	for i, m := range batch {
+		if m.handled {
+			continue
+		}
+		m.handled = true
 		res := results[i]
 		if w.syncer == nil || res.Err != nil {
 			m.Reply(res)
@@ -275,6 +294,28 @@ func (w *Writer) answer(batch []*Append, results []Result) {
 	if len(waiting) > 0 {
 		w.syncer.add(waiting...)
 	}
+}
+
+// rescue answers every append of a drain that a panic interrupted: those
+// whose records reached the CommitLog get their result (in sync flush mode
+// through the syncer, which fsyncs before answering, also when the restart
+// closes it), the others an error the client retries. Nothing is left to
+// time out and no stored message is reported as failed.
+func (w *Writer) rescue(batch []*Append, reason any) {
+	stored := 0
+	for _, m := range batch {
+		if m.handled {
+			continue
+		}
+		if m.written != nil {
+			w.answer([]*Append{m}, []Result{*m.written})
+			stored++
+			continue
+		}
+		m.Fail(fmt.Errorf("commitlog writer failed before storing the message: %v", reason))
+	}
+	w.opts.Logger.Error().Str("reason", fmt.Sprint(reason)).Int("appends", len(batch)).Int("stored", stored).
+		Msg("commitlog writer failed during a drain; every append of it answered")
 }
 
 func (w *Writer) synced() {

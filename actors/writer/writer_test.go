@@ -27,7 +27,7 @@ type rig struct {
 	dir     string
 	st      *storage.Store
 	sys     *actor.ActorSystem
-	metrics *stage.Metrics
+	metrics *stage.Registry
 	strat   *supervisor.Strategy
 	w       *stage.Stage
 	self    atomic.Pointer[stage.Stage]
@@ -36,7 +36,7 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	r := &rig{dir: t.TempDir(), sys: stage.NewSystem(zerolog.Nop())}
-	r.metrics = stage.NewMetrics(prometheus.NewRegistry())
+	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
 	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond})
 	r.open(t)
 	t.Cleanup(func() {
@@ -64,7 +64,7 @@ func (r *rig) open(t *testing.T) {
 func (r *rig) start(t *testing.T, opts Options) {
 	t.Helper()
 	opts.Store = r.st
-	s, err := r.metrics.Spawn(r.sys, r.strat, StageName, Producer(opts, r.self.Load))
+	s, err := r.metrics.Spawn(r.sys, r.strat, StageName, Producer(opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/actors/node"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 )
 
 type benchOpts struct {
@@ -76,9 +76,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("temp dir: %w", err)
 		}
 		defer os.RemoveAll(dir)
-		bc := broker.DefaultConfig()
+		bc := pipeline.DefaultConfig()
 		bc.DataDir, bc.Listen, bc.Flush, bc.Logger = dir, "127.0.0.1:0", mode, log
-		n, err := node.Start(node.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: log})
+		n, err := process.Start(process.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: log})
 		if err != nil {
 			return fmt.Errorf("start wheelmq: %w", err)
 		}

@@ -25,9 +25,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/actors/node"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -96,8 +96,8 @@ func openTarget(ctx context.Context, o targetOpts) (benchTarget, error) {
 
 // inProcessTarget is a wheelmq node in this process.
 type inProcessTarget struct {
-	cfg  node.Config
-	n    *node.Node
+	cfg  process.Config
+	n    *process.Node
 	dir  string
 	keep bool
 }
@@ -113,12 +113,12 @@ func startInProcess(o targetOpts) (*inProcessTarget, error) {
 			return nil, fmt.Errorf("temp dir: %w", err)
 		}
 	}
-	bc := broker.DefaultConfig()
+	bc := pipeline.DefaultConfig()
 	bc.DataDir, bc.Listen, bc.Flush, bc.Logger = dir, "127.0.0.1:0", mode, o.log
 	bc.SegmentSize = o.segmentSize
-	t := &inProcessTarget{cfg: node.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: o.log},
+	t := &inProcessTarget{cfg: process.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: o.log},
 		dir: dir, keep: o.keep || o.data != ""}
-	if t.n, err = node.Start(t.cfg); err != nil {
+	if t.n, err = process.Start(t.cfg); err != nil {
 		return nil, fmt.Errorf("start wheelmq in-process: %w", err)
 	}
 	return t, nil
@@ -155,7 +155,7 @@ func (t *inProcessTarget) restart(bool) (restartInfo, error) {
 		return restartInfo{}, fmt.Errorf("stop in-process wheelmq: %w", err)
 	}
 	ri := restartInfo{stopped: time.Since(start), how: "graceful Stop (in-process)", startedAt: time.Now()}
-	n, err := node.Start(t.cfg)
+	n, err := process.Start(t.cfg)
 	if err != nil {
 		return ri, fmt.Errorf("restart in-process wheelmq: %w", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // buildBinary compiles cmd/wheelmq once per test run.
@@ -94,8 +94,8 @@ func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
 			bin := buildBinary(t)
 			dir := t.TempDir()
 			p1 := startProc(t, bin, dir, "--flush", flush)
-			topic := nodetest.Unique("crash")
-			prod := nodetest.Producer(t, p1.namesrv)
+			topic := processtest.Unique("crash")
+			prod := processtest.Producer(t, p1.namesrv)
 			var acked []string
 			for i := 0; i < 200; i++ {
 				body := fmt.Sprintf("%s-%d", flush, i)
@@ -114,8 +114,8 @@ func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
 			_ = prod.Shutdown()
 
 			p2 := startProc(t, bin, dir, "--flush", flush)
-			nodetest.WaitRoute(t, p2.namesrv, topic)
-			_, rec := nodetest.PushConsumer(t, p2.namesrv, nodetest.Unique("cg"), topic, "*")
+			processtest.WaitRoute(t, p2.namesrv, topic)
+			_, rec := processtest.PushConsumer(t, p2.namesrv, processtest.Unique("cg"), topic, "*")
 			if !rec.WaitFor(len(acked), 40*time.Second) {
 				t.Fatalf("after SIGKILL: consumed %d of %d acknowledged messages", rec.Len(), len(acked))
 			}
@@ -160,8 +160,8 @@ func TestSIGKILLWithPendingTimers(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	p1 := startProc(t, bin, dir)
-	topic := nodetest.Unique("crashtimer")
-	prod := nodetest.Producer(t, p1.namesrv)
+	topic := processtest.Unique("crashtimer")
+	prod := processtest.Producer(t, p1.namesrv)
 	due := map[string]int64{}
 	base := time.Now()
 	for i := 0; i < 300; i++ {
@@ -186,8 +186,8 @@ func TestSIGKILLWithPendingTimers(t *testing.T) {
 	_ = prod.Shutdown()
 
 	p2 := startProc(t, bin, dir)
-	nodetest.WaitRoute(t, p2.namesrv, topic)
-	_, rec := nodetest.PushConsumer(t, p2.namesrv, nodetest.Unique("cg"), topic, "*")
+	processtest.WaitRoute(t, p2.namesrv, topic)
+	_, rec := processtest.PushConsumer(t, p2.namesrv, processtest.Unique("cg"), topic, "*")
 	if !rec.WaitFor(len(due), 40*time.Second) {
 		t.Fatalf("after SIGKILL: %d of %d acknowledged timer messages delivered", rec.Len(), len(due))
 	}

@@ -5,20 +5,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/actors/node"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 )
 
 // errHelp means -h was asked for and usage was printed.
 var errHelp = errors.New("help requested")
 
 type options struct {
-	node      node.Config
+	node      process.Config
 	logLevel  zerolog.Level
 	logFormat string
 }
@@ -36,11 +37,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	default:
 		problems = append(problems, fmt.Sprintf("unknown mode %q (want broker or namesrv, or none for both)", mode))
 	}
-	def := broker.DefaultConfig()
+	def := pipeline.DefaultConfig()
 	fs := flag.NewFlagSet("wheelmq", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", def.DataDir, "store root directory")
-	listen := fs.String("listen", def.Listen, "broker remoting address")
+	listen := fs.String("listen", def.Listen, "broker remoting address (in namesrv mode: the name server's address)")
 	nsListen := fs.String("namesrv-listen", "0.0.0.0:9876", "embedded name server address (empty: none)")
 	nsAddrs := fs.String("namesrv", "", "name servers to register with, ';'-separated (default: the embedded one)")
 	metrics := fs.String("metrics-listen", "127.0.0.1:9108", "HTTP address for /metrics and /healthz (empty: none)")
@@ -68,6 +69,13 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Sprintf("unexpected arguments: %v", fs.Args()))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	problems = append(problems, inapplicable(mode, set)...)
+	if mode == "namesrv" && set["listen"] {
+		// The name server's own address: the flag users reach for first.
+		*nsListen = *listen
 	}
 	var o options
 	lvl, err := zerolog.ParseLevel(*level)
@@ -97,7 +105,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 			bc.NameServers = append(bc.NameServers, a)
 		}
 	}
-	o.node = node.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics}
+	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
 	}
@@ -116,4 +124,33 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		return o, fmt.Errorf("invalid configuration:\n  - %s", strings.Join(problems, "\n  - "))
 	}
 	return o, nil
+}
+
+// modeFlags lists, per mode, the flags that mean something in it.
+var modeFlags = map[string][]string{
+	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format"},
+	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
+		"auto-create-topic", "max-message-size", "log-level", "log-format"},
+}
+
+// inapplicable reports the command-line flags that mean nothing in mode
+// (the environment may carry settings for other modes, so WHEELMQ_*
+// variables are not checked).
+func inapplicable(mode string, set map[string]bool) []string {
+	allowed, ok := modeFlags[mode]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for name := range set {
+		if !slices.Contains(allowed, name) {
+			out = append(out, fmt.Sprintf("--%s means nothing in %s mode (it takes: --%s)", name, mode,
+				strings.Join(allowed, ", --")))
+		}
+	}
+	if mode == "namesrv" && set["listen"] && set["namesrv-listen"] {
+		out = append(out, "namesrv mode: give --listen or --namesrv-listen, not both")
+	}
+	slices.Sort(out)
+	return out
 }

@@ -65,3 +65,41 @@ func TestParseArgsModes(t *testing.T) {
 		t.Fatal("unknown mode accepted")
 	}
 }
+
+func TestParseArgsNamesrvListen(t *testing.T) {
+	o, err := parseArgs([]string{"namesrv", "--listen", "127.0.0.1:19876"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.node.NamesrvListen != "127.0.0.1:19876" || o.node.RunBroker {
+		t.Fatalf("namesrv --listen: name server on %q (broker %v), want 127.0.0.1:19876 only", o.node.NamesrvListen, o.node.RunBroker)
+	}
+	o, err = parseArgs([]string{"namesrv", "--namesrv-listen", "127.0.0.1:19877"}, env(nil), io.Discard)
+	if err != nil || o.node.NamesrvListen != "127.0.0.1:19877" {
+		t.Fatalf("namesrv --namesrv-listen still works: %q %v", o.node.NamesrvListen, err)
+	}
+	if _, err := parseArgs([]string{"namesrv", "--listen", "a:1", "--namesrv-listen", "b:2"}, env(nil), io.Discard); err == nil {
+		t.Fatal("both --listen and --namesrv-listen in namesrv mode must be refused")
+	}
+}
+
+func TestParseArgsRefusesFlagsOfOtherModes(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"namesrv", "--data", "/tmp/x"}, "--data means nothing in namesrv mode"},
+		{[]string{"namesrv", "--flush", "sync"}, "--flush means nothing in namesrv mode"},
+		{[]string{"broker", "--namesrv", "127.0.0.1:9876", "--namesrv-listen", "0.0.0.0:9876"}, "--namesrv-listen means nothing in broker mode"},
+	}
+	for _, c := range cases {
+		_, err := parseArgs(c.args, env(nil), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to say %q", c.args, err, c.want)
+		}
+	}
+	// The environment may carry settings for other modes: not an error.
+	if _, err := parseArgs([]string{"namesrv"}, env(map[string]string{"WHEELMQ_DATA": "/tmp/x"}), io.Discard); err != nil {
+		t.Fatalf("WHEELMQ_DATA in namesrv mode: %v", err)
+	}
+}

@@ -24,7 +24,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
 
-	"github.com/wheelmq/wheelmq/actors/node"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 )
 
 func main() {
@@ -49,7 +49,7 @@ func run(args []string, stderr io.Writer, ctx context.Context) int {
 	log := newLogger(stderr, cfg.logLevel, cfg.logFormat)
 	cfg.node.Logger = log
 	cfg.node.Broker.Logger = log
-	n, err := node.Start(cfg.node)
+	n, err := process.Start(cfg.node)
 	if err != nil {
 		log.Error().Err(err).Msg("start failed")
 		return 1

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // TestRestartKeepsMessagesAndOffsets stops a broker cleanly and starts a new
@@ -16,13 +16,13 @@ import (
 // offsets survive.
 func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 	dir := t.TempDir()
-	topic := nodetest.Unique("restart")
-	group := nodetest.Unique("cg")
+	topic := processtest.Unique("restart")
+	group := processtest.Unique("cg")
 	ctx := context.Background()
 
-	n1 := nodetest.Start(t, nodetest.Options{Dir: dir})
-	nodetest.CreateTopic(t, n1, topic, 2)
-	p1 := nodetest.Producer(t, n1.NamesrvAddr())
+	n1 := processtest.Start(t, processtest.Options{Dir: dir})
+	processtest.CreateTopic(t, n1, topic, 2)
+	p1 := processtest.Producer(t, n1.NamesrvAddr())
 	var first []string
 	for i := 0; i < 30; i++ {
 		body := fmt.Sprintf("before-%d", i)
@@ -31,7 +31,7 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 		}
 		first = append(first, body)
 	}
-	c1, rec1 := nodetest.PushConsumer(t, n1.NamesrvAddr(), group, topic, "*")
+	c1, rec1 := processtest.PushConsumer(t, n1.NamesrvAddr(), group, topic, "*")
 	if !rec1.WaitFor(len(first), 30*time.Second) {
 		t.Fatalf("first consumer got %d of %d", rec1.Len(), len(first))
 	}
@@ -47,9 +47,9 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 		t.Fatalf("stop: %v", err)
 	}
 
-	n2 := nodetest.Start(t, nodetest.Options{Dir: dir})
-	nodetest.WaitRoute(t, n2.NamesrvAddr(), topic)
-	p2 := nodetest.Producer(t, n2.NamesrvAddr())
+	n2 := processtest.Start(t, processtest.Options{Dir: dir})
+	processtest.WaitRoute(t, n2.NamesrvAddr(), topic)
+	p2 := processtest.Producer(t, n2.NamesrvAddr())
 	var second []string
 	for i := 0; i < 10; i++ {
 		body := fmt.Sprintf("after-%d", i)
@@ -58,14 +58,14 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 		}
 		second = append(second, body)
 	}
-	_, rec2 := nodetest.PushConsumer(t, n2.NamesrvAddr(), group, topic, "*")
+	_, rec2 := processtest.PushConsumer(t, n2.NamesrvAddr(), group, topic, "*")
 	if !rec2.WaitFor(len(second), 30*time.Second) {
 		t.Fatalf("same group after restart got %d of %d", rec2.Len(), len(second))
 	}
 	time.Sleep(time.Second)
 	sameSet(t, bodies(rec2.Snapshot()), second) // committed offsets survived: nothing old again
 
-	_, rec3 := nodetest.PushConsumer(t, n2.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
+	_, rec3 := processtest.PushConsumer(t, n2.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
 	all := append(append([]string{}, first...), second...)
 	if !rec3.WaitFor(len(all), 30*time.Second) {
 		t.Fatalf("new group after restart got %d of %d", rec3.Len(), len(all))

@@ -1,11 +1,10 @@
-package broker
+package router
 
 // UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215),
 // GET_ALL_TOPIC_CONFIG (21).
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/topics"
@@ -14,28 +13,23 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-func (b *Broker) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) {
+func (r *Router) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	name := p.str("topic")
 	readN := int32(p.int("readQueueNums", true, 0))
 	writeN := int32(p.int("writeQueueNums", true, 0))
 	perm := int32(p.int("perm", true, 0))
-	if e := p.err(); e != "" {
-		b.reply(c, cmd, remoting.InvalidParameter, e)
-		return
+	if ref := p.refusal(); ref != nil {
+		return ref
 	}
 	if err := meta.ValidateTopic(name); err != nil {
-		b.reply(c, cmd, remoting.InvalidParameter, err.Error())
-		return
+		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
 	if meta.IsSystemTopic(name) {
-		b.reply(c, cmd, remoting.InvalidParameter, fmt.Sprintf("the topic[%s] is conflict with system topic", name))
-		return
+		return refuse(remoting.InvalidParameter, "the topic[%s] is conflict with system topic", name)
 	}
 	if readN <= 0 || writeN <= 0 || readN > 1024 || writeN > 1024 {
-		b.reply(c, cmd, remoting.InvalidParameter,
-			fmt.Sprintf("queue counts must be in 1..1024, got read %d write %d", readN, writeN))
-		return
+		return refuse(remoting.InvalidParameter, "queue counts must be in 1..1024, got read %d write %d", readN, writeN)
 	}
 	filter := cmd.Field("topicFilterType")
 	if filter == "" {
@@ -44,46 +38,46 @@ func (b *Broker) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) {
 	cfg := meta.TopicConfig{TopicName: name, ReadQueueNums: readN, WriteQueueNums: writeN,
 		Perm:            perm & (meta.PermRead | meta.PermWrite | meta.PermInherit | meta.PermPriority),
 		TopicFilterType: filter, Order: cmd.Field("order") == "true"}
-	b.topicsSt.Send(&topics.Put{Config: cfg, Done: func(err error) {
+	r.topicsSt.Send(&topics.Put{Config: cfg, Done: func(err error) {
 		if err != nil {
-			b.reply(c, cmd, remoting.SystemError, err.Error())
+			r.reply(c, cmd, remoting.SystemError, err.Error())
 			return
 		}
-		b.reply(c, cmd, remoting.Success, "")
+		r.reply(c, cmd, remoting.Success, "")
 	}})
+	return nil
 }
 
-func (b *Broker) handleDeleteTopic(c *netloop.Conn, cmd *remoting.Command) {
+func (r *Router) handleDeleteTopic(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	name := cmd.Field("topic")
 	if name == "" {
-		b.reply(c, cmd, remoting.InvalidParameter, "the custom field <topic> is null")
-		return
+		return &Refusal{Code: remoting.InvalidParameter, Remark: "the custom field <topic> is null"}
 	}
 	if meta.IsSystemTopic(name) {
-		b.reply(c, cmd, remoting.InvalidParameter, fmt.Sprintf("the topic[%s] is a system topic and cannot be deleted", name))
-		return
+		return refuse(remoting.InvalidParameter, "the topic[%s] is a system topic and cannot be deleted", name)
 	}
-	b.topicsSt.Send(&topics.Delete{Topic: name, Done: func(err error) {
+	r.topicsSt.Send(&topics.Delete{Topic: name, Done: func(err error) {
 		if err != nil {
-			b.reply(c, cmd, remoting.SystemError, err.Error())
+			r.reply(c, cmd, remoting.SystemError, err.Error())
 			return
 		}
-		b.offsetsSt.Send(&offsets.DropTopic{Topic: name})
-		b.reply(c, cmd, remoting.Success, "")
+		r.offsetsSt.Send(&offsets.DropTopic{Topic: name})
+		r.reply(c, cmd, remoting.Success, "")
 	}})
+	return nil
 }
 
-func (b *Broker) handleAllTopicConfig(c *netloop.Conn, cmd *remoting.Command) {
-	t := b.topicView.Load()
+func (r *Router) handleAllTopicConfig(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	t := r.topicView.Load()
 	body, err := json.Marshal(struct {
 		TopicConfigTable map[string]meta.TopicConfig `json:"topicConfigTable"`
 		DataVersion      meta.DataVersion            `json:"dataVersion"`
 	}{t.Topics, t.Version})
 	if err != nil {
-		b.reply(c, cmd, remoting.SystemError, err.Error())
-		return
+		return &Refusal{Code: remoting.SystemError, Remark: err.Error()}
 	}
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
 	resp.Body = body
-	b.send(c, cmd, resp)
+	r.send(c, cmd, resp)
+	return nil
 }

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -17,11 +17,11 @@ import (
 // message and one with the admin request, and leaves a third alone: only the
 // third arrives. A cancel for an unknown key is a no-op.
 func TestTimerCancel(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("cancel")
-	nodetest.CreateTopic(t, n, topic, 1)
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("cancel")
+	processtest.CreateTopic(t, n, topic, 1)
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
+	p := processtest.Producer(t, n.NamesrvAddr())
 	ctx := context.Background()
 	at := time.Now().Add(2 * time.Second)
 	send := func(body string, set func(*primitive.Message)) *primitive.SendResult {
@@ -46,21 +46,21 @@ func TestTimerCancel(t *testing.T) {
 	send("cancel-unknown", func(m *primitive.Message) {
 		m.WithProperty("TIMER_DEL_UNIQKEY", topic+"+NO_SUCH_KEY")
 	})
-	resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.CancelTimerMessage,
+	resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.CancelTimerMessage,
 		map[string]string{"msgId": byAdmin.OffsetMsgID}, nil))
 	if resp.Code != remoting.Success {
 		t.Fatalf("admin cancel: code %d %s", resp.Code, resp.Remark)
 	}
-	plain, err := p.SendSync(ctx, primitive.NewMessage(nodetest.Unique("plain"), []byte("not a timer")))
+	plain, err := p.SendSync(ctx, primitive.NewMessage(processtest.Unique("plain"), []byte("not a timer")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp = nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.CancelTimerMessage,
+	resp = processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.CancelTimerMessage,
 		map[string]string{"msgId": plain.OffsetMsgID}, nil))
 	if resp.Code != remoting.QueryNotFound {
 		t.Fatalf("admin cancel of a non-timer id: code %d %s", resp.Code, resp.Remark)
 	}
-	resp = nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.CancelTimerMessage,
+	resp = processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.CancelTimerMessage,
 		map[string]string{"msgId": "not-hex"}, nil))
 	if resp.Code != remoting.InvalidParameter {
 		t.Fatalf("admin cancel with a malformed id: code %d %s", resp.Code, resp.Remark)
@@ -82,10 +82,10 @@ func TestTimerCancel(t *testing.T) {
 // TestTimerBadInput checks the refusals of malformed timer messages and
 // that the pipeline keeps delivering afterwards.
 func TestTimerBadInput(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("tbad")
-	nodetest.CreateTopic(t, n, topic, 1)
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("tbad")
+	processtest.CreateTopic(t, n, topic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
 	ctx := context.Background()
 	year := 366 * 24 * time.Hour
 	cases := map[string]func(*primitive.Message){
@@ -107,7 +107,7 @@ func TestTimerBadInput(t *testing.T) {
 			t.Errorf("%s: want MESSAGE_ILLEGAL (13), got %v", name, err)
 		}
 	}
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
 	m := primitive.NewMessage(topic, []byte("fine"))
 	m.WithDelayTimestamp(time.Now().Add(500 * time.Millisecond))
 	if _, err := p.SendSync(ctx, m); err != nil {

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 func bodies(msgs []*primitive.MessageExt) []string {
@@ -38,10 +38,10 @@ func sameSet(t *testing.T, got, want []string) {
 // TestSendModesThenConsume sends with every mode of the official client and
 // checks that a push consumer receives exactly what was sent.
 func TestSendModesThenConsume(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("modes")
-	nodetest.CreateTopic(t, n, topic, 4)
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("modes")
+	processtest.CreateTopic(t, n, topic, 4)
+	p := processtest.Producer(t, n.NamesrvAddr())
 	ctx := context.Background()
 	var want []string
 
@@ -105,7 +105,7 @@ func TestSendModesThenConsume(t *testing.T) {
 		}
 	}
 
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
 	if !rec.WaitFor(len(want), 30*time.Second) {
 		t.Fatalf("received %d of %d messages", rec.Len(), len(want))
 	}
@@ -122,10 +122,10 @@ func TestSendModesThenConsume(t *testing.T) {
 // TestTagFilter checks that a consumer of "TagA || TagC" receives only
 // those tags.
 func TestTagFilter(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("tags")
-	nodetest.CreateTopic(t, n, topic, 2)
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("tags")
+	processtest.CreateTopic(t, n, topic, 2)
+	p := processtest.Producer(t, n.NamesrvAddr())
 	var want []string
 	for i := 0; i < 30; i++ {
 		tag := []string{"TagA", "TagB", "TagC"}[i%3]
@@ -139,7 +139,7 @@ func TestTagFilter(t *testing.T) {
 			want = append(want, body)
 		}
 	}
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "TagA || TagC")
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "TagA || TagC")
 	if !rec.WaitFor(len(want), 30*time.Second) {
 		t.Fatalf("received %d of %d messages", rec.Len(), len(want))
 	}
@@ -156,15 +156,15 @@ func TestTagFilter(t *testing.T) {
 // TestConsumerGroupSplitsQueues starts two consumers in one group: they
 // share the queues and together receive every message exactly once.
 func TestConsumerGroupSplitsQueues(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("split")
-	nodetest.CreateTopic(t, n, topic, 4)
-	group := nodetest.Unique("cg")
-	_, rec1 := nodetest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
-	_, rec2 := nodetest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("split")
+	processtest.CreateTopic(t, n, topic, 4)
+	group := processtest.Unique("cg")
+	_, rec1 := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
+	_, rec2 := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
 	time.Sleep(3 * time.Second) // both registered, notified, rebalanced
 
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	p := processtest.Producer(t, n.NamesrvAddr())
 	var want []string
 	for i := 0; i < 80; i++ {
 		body := fmt.Sprintf("m-%d", i)

@@ -1,9 +1,10 @@
-package broker
+package router
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -47,7 +48,8 @@ func TestParseSendHeader(t *testing.T) {
 }
 
 func TestDeadLetter(t *testing.T) {
-	b := &Broker{cfg: DefaultConfig()}
+	cfg := pipeline.DefaultConfig()
+	r := &Router{cfg: &cfg}
 	for _, c := range []struct {
 		h    sendHeader
 		want string
@@ -57,7 +59,7 @@ func TestDeadLetter(t *testing.T) {
 		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 30}, ""},
 		{sendHeader{topic: "orders", reconsumeTimes: 30, maxReconsumeTimes: 1, hasMaxReconsume: true}, ""},
 	} {
-		got, ok := b.deadLetter(&c.h)
+		got, ok := r.deadLetter(&c.h)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("deadLetter(%+v) = %q %v, want %q", c.h, got, ok, c.want)
 		}

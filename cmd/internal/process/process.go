@@ -1,13 +1,14 @@
-// Package node runs one wheelmq process: an embedded name server, a broker,
-// or both, plus the HTTP endpoint for /metrics, /healthz and /debug/pprof
-// (bound to loopback by default).
+// Package process assembles one wheelmq process: an embedded name server,
+// a broker, or both, plus the HTTP endpoint for /metrics, /healthz and
+// /debug/pprof (bound to loopback by default). cmd/wheelmq runs it; tests
+// and wheelctl's benchmarks start it in-process (see processtest).
 //
 // Start order: the name server first (so that an embedded broker registers
 // with its real bound address, even when the port was 0), then the broker,
 // then the HTTP endpoint. Stop runs in reverse: the broker unregisters,
 // stops accepting, answers what is pending and flushes; then the name
 // server stops.
-package node
+package process
 
 import (
 	"context"
@@ -25,8 +26,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -36,7 +37,7 @@ import (
 // Config selects what the process runs.
 type Config struct {
 	// Broker configures the broker; RunBroker false runs none.
-	Broker    broker.Config
+	Broker    pipeline.Config
 	RunBroker bool
 	// NamesrvListen is the embedded name server's address ("" = none).
 	NamesrvListen string
@@ -51,9 +52,10 @@ type Node struct {
 	cfg      Config
 	registry *prometheus.Registry
 	nsSystem *actor.ActorSystem
+	stages   *stage.Registry // every stage of the process: metrics and health
 	nsStage  *stage.Stage
 	nsServer *netloop.Server
-	broker   *broker.Broker
+	broker   *Broker
 	http     *http.Server
 	httpAddr string
 	stopOnce sync.Once
@@ -64,6 +66,7 @@ type Node struct {
 func Start(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, registry: prometheus.NewRegistry()}
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	n.stages = stage.NewRegistry(n.registry)
 	if cfg.NamesrvListen != "" {
 		if err := n.startNamesrv(); err != nil {
 			return nil, err
@@ -75,7 +78,8 @@ func Start(cfg Config) (*Node, error) {
 			bc.NameServers = []string{dialable(n.nsServer.Addr())}
 		}
 		bc.Registerer = n.registry
-		b, err := broker.Start(bc)
+		bc.Stages = n.stages
+		b, err := StartBroker(bc)
 		if err != nil {
 			n.stopNamesrv(context.Background())
 			return nil, err
@@ -94,9 +98,8 @@ func Start(cfg Config) (*Node, error) {
 func (n *Node) startNamesrv() error {
 	log := n.cfg.Logger.With().Str("component", "namesrv").Logger()
 	n.nsSystem = stage.NewSystem(log)
-	metrics := stage.NewMetrics(nil)
-	strategy := supervisor.New(supervisor.Policy{Logger: log})
-	st, err := metrics.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(namesrv.Options{Logger: log}))
+	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
+	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(namesrv.Options{Logger: log}))
 	if err != nil {
 		return fmt.Errorf("start name server: %w", err)
 	}
@@ -142,10 +145,7 @@ func (n *Node) startHTTP() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("/healthz", n.healthz)
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpAddr = ln.Addr().String()
 	go func() {
@@ -155,6 +155,21 @@ func (n *Node) startHTTP() error {
 	}()
 	n.cfg.Logger.Info().Str("listen", n.httpAddr).Msg("metrics endpoint started")
 	return nil
+}
+
+// healthz answers 200 "ok" while every stage runs, else 503 with one line
+// per stage stopped for good (its name, since when and the cause).
+func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	down := n.stages.Down()
+	if len(down) == 0 {
+		_, _ = w.Write([]byte("ok\n"))
+		return
+	}
+	w.WriteHeader(http.StatusServiceUnavailable)
+	for _, d := range down {
+		_, _ = fmt.Fprintf(w, "down: %v\n", d)
+	}
 }
 
 // NamesrvAddr is the embedded name server's bound address ("" if none).
@@ -174,7 +189,7 @@ func (n *Node) BrokerAddr() string {
 }
 
 // Broker is the running broker (nil if none).
-func (n *Node) Broker() *broker.Broker { return n.broker }
+func (n *Node) Broker() *Broker { return n.broker }
 
 // MetricsAddr is the HTTP endpoint's bound address ("" if none).
 func (n *Node) MetricsAddr() string { return n.httpAddr }

@@ -1,9 +1,9 @@
-// Package nodetest starts real wheelmq processes for tests and drives them
+// Package processtest starts real wheelmq processes for tests and drives them
 // with the official RocketMQ Go client, in the style of net/http/httptest.
 //
 // Everything runs on loopback with ports picked by the kernel: a test never
 // needs a fixed port and tests can run in parallel.
-package nodetest
+package processtest
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/actors/node"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -45,20 +45,20 @@ type Options struct {
 	// Dir is the data directory (default t.TempDir()).
 	Dir string
 	// Mutate adjusts the broker configuration.
-	Mutate func(*broker.Config)
+	Mutate func(*pipeline.Config)
 	// Metrics enables the HTTP endpoint.
 	Metrics bool
 }
 
 // Start runs a broker with an embedded name server on loopback; it is
 // stopped when the test ends (Stop it earlier to restart on the same Dir).
-func Start(t testing.TB, o Options) *node.Node {
+func Start(t testing.TB, o Options) *process.Node {
 	t.Helper()
 	QuietClient()
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
 	}
-	bc := broker.DefaultConfig()
+	bc := pipeline.DefaultConfig()
 	bc.DataDir = o.Dir
 	bc.Listen = "127.0.0.1:0"
 	bc.SegmentSize = 8 << 20
@@ -71,11 +71,11 @@ func Start(t testing.TB, o Options) *node.Node {
 	if o.Mutate != nil {
 		o.Mutate(&bc)
 	}
-	cfg := node.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: bc.Logger}
+	cfg := process.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: bc.Logger}
 	if o.Metrics {
 		cfg.MetricsListen = "127.0.0.1:0"
 	}
-	n, err := node.Start(cfg)
+	n, err := process.Start(cfg)
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
@@ -106,7 +106,7 @@ func Invoke(t testing.TB, addr string, req *remoting.Command) *remoting.Command 
 
 // CreateTopic creates topic with n queues on the node's broker and waits
 // until the name server serves its route.
-func CreateTopic(t testing.TB, n *node.Node, topic string, queues int) {
+func CreateTopic(t testing.TB, n *process.Node, topic string, queues int) {
 	t.Helper()
 	q := strconv.Itoa(queues)
 	resp := Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{

@@ -1,10 +1,11 @@
-package broker
+package router
 
 import (
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -21,8 +22,9 @@ func TestDelayLevel(t *testing.T) {
 }
 
 func TestPlanTimer(t *testing.T) {
-	b := &Broker{cfg: DefaultConfig()}
-	b.cfg.MaxTimerDelay = 24 * time.Hour
+	cfg := pipeline.DefaultConfig()
+	r := &Router{cfg: &cfg}
+	r.cfg.MaxTimerDelay = 24 * time.Hour
 	const now = int64(1_700_000_000_000)
 	day := (24 * time.Hour).Milliseconds()
 	for _, c := range []struct {
@@ -59,7 +61,7 @@ func TestPlanTimer(t *testing.T) {
 		{name: "already transformed", props: map[string]string{"TIMER_OUT_MS": "5", "TIMER_DELAY_MS": "100"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			plan := b.planTimer(c.props, now)
+			plan := r.planTimer(c.props, now)
 			if plan.code != c.code {
 				t.Fatalf("code %d (%s), want %d", plan.code, plan.remark, c.code)
 			}
@@ -79,9 +81,10 @@ func TestPlanTimer(t *testing.T) {
 }
 
 func TestPlanTimerDisabled(t *testing.T) {
-	b := &Broker{cfg: DefaultConfig()}
-	b.cfg.TimerEnabled = false
-	plan := b.planTimer(map[string]string{"TIMER_DELAY_MS": "100"}, 1000)
+	cfg := pipeline.DefaultConfig()
+	r := &Router{cfg: &cfg}
+	r.cfg.TimerEnabled = false
+	plan := r.planTimer(map[string]string{"TIMER_DELAY_MS": "100"}, 1000)
 	if plan.code != remoting.SystemError {
 		t.Fatalf("code %d, want SYSTEM_ERROR when timers are disabled", plan.code)
 	}

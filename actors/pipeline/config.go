@@ -1,4 +1,4 @@
-package broker
+package pipeline
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -63,6 +64,10 @@ type Config struct {
 	TimerPutTimeout time.Duration
 	// Registerer receives the broker's metrics (nil: none).
 	Registerer prometheus.Registerer
+	// Stages, when set, is the stage registry to spawn into (a process that
+	// also runs a name server shares one, so that the per-stage metrics and
+	// the health state cover both); nil: a new one on Registerer.
+	Stages *stage.Registry
 	// Logger is the broker's logger.
 	Logger zerolog.Logger
 }
@@ -129,35 +134,4 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))
 	}
 	return errors.Join(errs...)
-}
-
-// advertiseFor returns the address to advertise for a bound listen address.
-func advertiseFor(configured, bound string) (netip.AddrPort, error) {
-	if configured != "" {
-		return netip.ParseAddrPort(configured)
-	}
-	ap, err := netip.ParseAddrPort(bound)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("bound address %q: %w", bound, err)
-	}
-	if !ap.Addr().IsUnspecified() {
-		return ap, nil
-	}
-	return netip.AddrPortFrom(reachableIP(), ap.Port()), nil
-}
-
-// reachableIP picks the first non-loopback IPv4 address of the host, or
-// 127.0.0.1 when there is none.
-func reachableIP() netip.Addr {
-	addrs, err := net.InterfaceAddrs()
-	if err == nil {
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(ipn.IP.To4()); ok && ipn.IP.To4() != nil && !ip.IsLoopback() {
-					return ip
-				}
-			}
-		}
-	}
-	return netip.MustParseAddr("127.0.0.1")
 }

@@ -1,4 +1,4 @@
-package broker
+package router
 
 // The send-path half of timer messages: RocketMQ's transformation of a
 // message carrying DELAY, TIMER_DELAY_SEC, TIMER_DELAY_MS or
@@ -22,6 +22,10 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
+
+// timerStages are the stages a timer message needs to be delivered.
+var timerStages = []string{timer.StageEnqueueGet, timer.StageEnqueuePut, timer.StageDequeueGet,
+	timer.StageDequeueMessage, timer.StageDequeuePut}
 
 // delayLevels are RocketMQ's 18 classic delay levels.
 var delayLevels = [...]time.Duration{
@@ -50,7 +54,7 @@ type timerPlan struct {
 }
 
 // planTimer applies the transformation rules to props (modified in place).
-func (b *Broker) planTimer(props map[string]string, nowMs int64) timerPlan {
+func (r *Router) planTimer(props map[string]string, nowMs int64) timerPlan {
 	if _, done := props[message.PropTimerOutMS]; done {
 		return timerPlan{} // already transformed once (e.g. a re-sent timer message)
 	}
@@ -65,7 +69,7 @@ func (b *Broker) planTimer(props map[string]string, nowMs int64) timerPlan {
 			delete(props, message.PropTimerDelayMS)
 			delete(props, message.PropTimerDeliverMS)
 			dueMs = nowMs + DelayLevel(level).Milliseconds()
-			return b.planDue(props, dueMs, nowMs)
+			return r.planDue(props, dueMs, nowMs)
 		}
 	}
 	parse := func(key string) (int64, bool, *timerPlan) {
@@ -83,23 +87,23 @@ func (b *Broker) planTimer(props map[string]string, nowMs int64) timerPlan {
 	if n, ok, bad := parse(message.PropTimerDelaySec); bad != nil {
 		return *bad
 	} else if ok {
-		if n > b.cfg.MaxTimerDelay.Milliseconds()/1000+1 {
-			return b.tooLate()
+		if n > r.cfg.MaxTimerDelay.Milliseconds()/1000+1 {
+			return r.tooLate()
 		}
-		return b.planDue(props, nowMs+n*1000, nowMs)
+		return r.planDue(props, nowMs+n*1000, nowMs)
 	}
 	if n, ok, bad := parse(message.PropTimerDelayMS); bad != nil {
 		return *bad
 	} else if ok {
-		if n > b.cfg.MaxTimerDelay.Milliseconds()+1 {
-			return b.tooLate()
+		if n > r.cfg.MaxTimerDelay.Milliseconds()+1 {
+			return r.tooLate()
 		}
-		return b.planDue(props, nowMs+n, nowMs)
+		return r.planDue(props, nowMs+n, nowMs)
 	}
 	if n, ok, bad := parse(message.PropTimerDeliverMS); bad != nil {
 		return *bad
 	} else if ok {
-		return b.planDue(props, n, nowMs)
+		return r.planDue(props, n, nowMs)
 	}
 	if _, ok := props[message.PropTimerDelUniqKey]; ok {
 		return timerPlan{code: remoting.MessageIllegal,
@@ -108,16 +112,16 @@ func (b *Broker) planTimer(props map[string]string, nowMs int64) timerPlan {
 	return timerPlan{}
 }
 
-func (b *Broker) tooLate() timerPlan {
+func (r *Router) tooLate() timerPlan {
 	return timerPlan{code: remoting.MessageIllegal, remark: fmt.Sprintf(
 		"timer message illegal: the delay time should not be bigger than the max delay %dms",
-		b.cfg.MaxTimerDelay.Milliseconds())}
+		r.cfg.MaxTimerDelay.Milliseconds())}
 }
 
 // planDue decides for a computed due time.
-func (b *Broker) planDue(props map[string]string, dueMs, nowMs int64) timerPlan {
-	if dueMs-nowMs > b.cfg.MaxTimerDelay.Milliseconds() {
-		return b.tooLate()
+func (r *Router) planDue(props map[string]string, dueMs, nowMs int64) timerPlan {
+	if dueMs-nowMs > r.cfg.MaxTimerDelay.Milliseconds() {
+		return r.tooLate()
 	}
 	if dueMs <= nowMs {
 		if _, cancel := props[message.PropTimerDelUniqKey]; cancel {
@@ -126,7 +130,7 @@ func (b *Broker) planDue(props map[string]string, dueMs, nowMs int64) timerPlan 
 		}
 		return timerPlan{} // already due: an ordinary message, delivered at once
 	}
-	if !b.cfg.TimerEnabled {
+	if !r.cfg.TimerEnabled {
 		return timerPlan{code: remoting.SystemError, remark: "timer messages are disabled on this broker"}
 	}
 	return timerPlan{timer: true, dueMs: dueMs}

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // TestConsumeRetryLater has a consumer ask for a retry (delay level 1, 1 s):
 // the message comes back through %RETRY%<group> after the delay, on its
 // original topic, with its reconsume count raised.
 func TestConsumeRetryLater(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("retry")
-	nodetest.CreateTopic(t, n, topic, 1)
-	group := nodetest.Unique("cg")
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("retry")
+	processtest.CreateTopic(t, n, topic, 1)
+	group := processtest.Unique("cg")
 	type delivery struct {
 		at       time.Time
 		topic    string
@@ -30,7 +30,7 @@ func TestConsumeRetryLater(t *testing.T) {
 	done := make(chan struct{})
 	c, err := consumer.NewPushConsumer(
 		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{n.NamesrvAddr()})),
-		consumer.WithGroupName(group), consumer.WithInstance(nodetest.Unique("c")),
+		consumer.WithGroupName(group), consumer.WithInstance(processtest.Unique("c")),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestConsumeRetryLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Shutdown()
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	p := processtest.Producer(t, n.NamesrvAddr())
 	if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("again"))); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -33,10 +33,10 @@ func closedByServer(conn net.Conn) bool {
 // the broker: each gets its documented reaction and a producer on another
 // connection keeps working throughout.
 func TestBadInputIsContained(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("bad")
-	nodetest.CreateTopic(t, n, topic, 2)
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("bad")
+	processtest.CreateTopic(t, n, topic, 2)
+	p := processtest.Producer(t, n.NamesrvAddr())
 	ctx := context.Background()
 	sendOK := func(step string) {
 		t.Helper()
@@ -88,7 +88,7 @@ func TestBadInputIsContained(t *testing.T) {
 	}
 
 	t.Run("unknown request code", func(t *testing.T) {
-		resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(9999, nil, nil))
+		resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(9999, nil, nil))
 		if resp.Code != remoting.RequestCodeNotSupported || !strings.Contains(resp.Remark, "9999") {
 			t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
 		}
@@ -114,7 +114,7 @@ func TestBadInputIsContained(t *testing.T) {
 			}
 		}
 		// The broker itself answers INVALID_PARAMETER for a bad name.
-		resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, map[string]string{
+		resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, map[string]string{
 			"producerGroup": "g", "topic": "bad topic", "defaultTopic": "TBW102", "defaultTopicQueueNums": "4",
 			"queueId": "0", "sysFlag": "0", "bornTimestamp": "1", "flag": "0", "properties": "",
 		}, []byte("x")))
@@ -129,7 +129,7 @@ func TestBadInputIsContained(t *testing.T) {
 			"producerGroup": "g", "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": "4",
 			"queueId": "0", "sysFlag": "0", "bornTimestamp": "1", "flag": "0", "properties": "",
 		}
-		if resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, base, nil)); resp.Code != remoting.MessageIllegal {
+		if resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, base, nil)); resp.Code != remoting.MessageIllegal {
 			t.Fatalf("empty body: got code %d %q", resp.Code, resp.Remark)
 		}
 		sys := map[string]string{}
@@ -137,11 +137,11 @@ func TestBadInputIsContained(t *testing.T) {
 			sys[k] = v
 		}
 		sys["topic"] = "SCHEDULE_TOPIC_XXXX"
-		if resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, sys, []byte("x"))); resp.Code != remoting.NoPermission {
+		if resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, sys, []byte("x"))); resp.Code != remoting.NoPermission {
 			t.Fatalf("system topic: got code %d %q", resp.Code, resp.Remark)
 		}
 		missing := map[string]string{"topic": topic}
-		if resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, missing, []byte("x"))); resp.Code != remoting.InvalidParameter {
+		if resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, missing, []byte("x"))); resp.Code != remoting.InvalidParameter {
 			t.Fatalf("missing fields: got code %d %q", resp.Code, resp.Remark)
 		}
 		bad := map[string]string{}
@@ -149,7 +149,7 @@ func TestBadInputIsContained(t *testing.T) {
 			bad[k] = v
 		}
 		bad["queueId"] = "77"
-		if resp := nodetest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, bad, []byte("x"))); resp.Code != remoting.InvalidParameter {
+		if resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.SendMessage, bad, []byte("x"))); resp.Code != remoting.InvalidParameter {
 			t.Fatalf("bad queue id: got code %d %q", resp.Code, resp.Remark)
 		}
 		sendOK("illegal sends")
@@ -158,7 +158,7 @@ func TestBadInputIsContained(t *testing.T) {
 	t.Run("binary header request", func(t *testing.T) {
 		req := remoting.NewRequest(remoting.GetMaxOffset, map[string]string{"topic": topic, "queueId": "0"}, nil)
 		req.Serialize = remoting.SerializeRocketMQ
-		resp := nodetest.Invoke(t, n.BrokerAddr(), req)
+		resp := processtest.Invoke(t, n.BrokerAddr(), req)
 		if resp.Code != remoting.Success || resp.Serialize != remoting.SerializeRocketMQ || resp.Field("offset") == "" {
 			t.Fatalf("binary request: code %d serialize %v offset %q", resp.Code, resp.Serialize, resp.Field("offset"))
 		}

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -57,14 +57,14 @@ func TestTimerStagesSurviveFaults(t *testing.T) {
 // never-early delivery and the restart metrics.
 func faultRun(t *testing.T, stages []string) {
 	faults := &timer.Faults{}
-	n := nodetest.Start(t, nodetest.Options{Metrics: true, Mutate: func(c *broker.Config) {
+	n := processtest.Start(t, processtest.Options{Metrics: true, Mutate: func(c *pipeline.Config) {
 		c.TimerFaults = faults
 		c.TimerPutTimeout = time.Second
 	}})
-	topic := nodetest.Unique("tfault")
-	nodetest.CreateTopic(t, n, topic, 2)
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	topic := processtest.Unique("tfault")
+	processtest.CreateTopic(t, n, topic, 2)
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
+	p := processtest.Producer(t, n.NamesrvAddr())
 	before := scrape(t, n.MetricsAddr(), "wheelmq_timer_delivered_total")
 	enqBefore := scrape(t, n.MetricsAddr(), "wheelmq_timer_enqueued_total")
 	lateBefore := scrape(t, n.MetricsAddr(), "wheelmq_timer_lateness_seconds_count")
@@ -78,6 +78,7 @@ func faultRun(t *testing.T, stages []string) {
 		faults.Arm(s)
 	}
 	due := map[string]int64{}
+	timed := 0 // messages still in the future when their send returned: surely timers
 	start := time.Now().Add(1500 * time.Millisecond)
 	for i := 0; i < 300; i++ {
 		at := start.Add(time.Duration(i%30) * 20 * time.Millisecond)
@@ -87,7 +88,13 @@ func faultRun(t *testing.T, stages []string) {
 		if _, err := p.SendSync(context.Background(), m); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
+		if time.Now().Before(at) {
+			timed++ // on a slow machine the last ones may be due already and go straight to the topic
+		}
 		due[body] = at.UnixMilli()
+	}
+	if timed < len(due)/2 {
+		t.Fatalf("only %d of %d sends returned before their due time: the machine is too slow for this test", timed, len(due))
 	}
 	if armWriter {
 		faults.Arm(writer.StageName) // fails while timers are written back
@@ -141,14 +148,14 @@ func faultRun(t *testing.T, stages []string) {
 			t.Errorf("stage %s: restarts_total %v, want >= 1", s, v)
 		}
 	}
-	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_delivered_total") - before; got < float64(len(due)) {
-		t.Errorf("wheelmq_timer_delivered_total moved by %v, want >= %d", got, len(due))
+	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_delivered_total") - before; got < float64(timed) {
+		t.Errorf("wheelmq_timer_delivered_total moved by %v, want >= %d", got, timed)
 	}
-	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_enqueued_total") - enqBefore; got < float64(len(due)) {
-		t.Errorf("wheelmq_timer_enqueued_total moved by %v, want >= %d", got, len(due))
+	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_enqueued_total") - enqBefore; got < float64(timed) {
+		t.Errorf("wheelmq_timer_enqueued_total moved by %v, want >= %d", got, timed)
 	}
-	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_lateness_seconds_count") - lateBefore; got < float64(len(due)) {
-		t.Errorf("wheelmq_timer_lateness_seconds_count moved by %v, want >= %d", got, len(due))
+	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_lateness_seconds_count") - lateBefore; got < float64(timed) {
+		t.Errorf("wheelmq_timer_lateness_seconds_count moved by %v, want >= %d", got, timed)
 	}
 	if got := scrape(t, n.MetricsAddr(), "wheelmq_timer_pending"); got != 0 {
 		t.Errorf("wheelmq_timer_pending = %v after every timer was delivered", got)

@@ -1,4 +1,4 @@
-package broker
+package router
 
 // CONSUMER_SEND_MSG_BACK (36): a consumer gives a message back for a later
 // retry. The broker reads the original from the CommitLog and stores a copy
@@ -8,10 +8,10 @@ package broker
 // level). The delay runs on the timer wheel like any timer message.
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -22,29 +22,34 @@ import (
 // defaultMaxReconsumeTimes is RocketMQ's retryMaxTimes.
 const defaultMaxReconsumeTimes = 16
 
-func (b *Broker) handleSendBack(c *netloop.Conn, cmd *remoting.Command) {
+func (r *Router) handleSendBack(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	group := p.str("group")
 	off := p.int("offset", true, 0)
 	level := int(p.int("delayLevel", false, 0))
 	maxTimes := int32(p.int("maxReconsumeTimes", false, defaultMaxReconsumeTimes))
-	if e := p.err(); e != "" {
-		b.reply(c, cmd, remoting.InvalidParameter, e)
-		return
+	if ref := p.refusal(); ref != nil {
+		return ref
 	}
-	go b.sendBack(c, cmd, group, off, level, maxTimes) // CommitLog read: off the event loop
+	// Reading the CommitLog is file I/O: the pull stage does it.
+	r.pullSt.Send(&pull.ReadAt{Offset: off, Reply: func(raw []byte, err error) {
+		if ref := r.sendBack(c, cmd, group, off, raw, err, level, maxTimes); ref != nil {
+			r.refuse(c, cmd, ref)
+		}
+	}})
+	return nil
 }
 
-func (b *Broker) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, off int64, level int, maxTimes int32) {
-	raw, _, err := b.store.CommitLog.Read(off)
+// sendBack stores the retry (or dead-letter) copy of the message read at
+// off; it runs on the pull stage, with the record it read.
+func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, off int64, raw []byte, err error,
+	level int, maxTimes int32) *Refusal {
 	if err != nil {
-		b.reply(c, cmd, remoting.SystemError, fmt.Sprintf("look up message at offset %d: %v", off, err))
-		return
+		return refuse(remoting.SystemError, "look up message at offset %d: %v", off, err)
 	}
 	orig, _, err := message.Decode(raw)
 	if err != nil {
-		b.reply(c, cmd, remoting.SystemError, fmt.Sprintf("decode message at offset %d: %v", off, err))
-		return
+		return refuse(remoting.SystemError, "decode message at offset %d: %v", off, err)
 	}
 	props := message.DecodeProperties(orig.Properties)
 	if _, ok := props[message.PropRetryTopic]; !ok {
@@ -73,33 +78,32 @@ func (b *Broker) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 		props[message.PropDelay] = strconv.Itoa(level)
 	}
 	props[message.PropMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
-	b.ensureGroupTopic(topic)
+	r.p.EnsureGroupTopic(topic, nil)
 	now := time.Now().UnixMilli()
 	dest, queueID := topic, int32(0)
-	plan := b.planTimer(props, now)
+	plan := r.planTimer(props, now)
 	if plan.code != 0 {
-		b.reply(c, cmd, plan.code, plan.remark)
-		return
+		return &Refusal{Code: plan.code, Remark: plan.remark}
 	}
 	if plan.timer {
 		dest, queueID = toTimerTopic(props, plan, topic, 0)
 	}
 	rec := &message.Record{
 		QueueID: queueID, Flag: orig.Flag, SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp,
-		BornHost: orig.BornHost, StoreTimestamp: now, StoreHost: b.advertise, ReconsumeTimes: orig.ReconsumeTimes + 1,
+		BornHost: orig.BornHost, StoreTimestamp: now, StoreHost: r.advertise, ReconsumeTimes: orig.ReconsumeTimes + 1,
 		Body: orig.Body, Topic: dest, Properties: message.EncodeProperties(props),
 	}
 	enc, err := rec.Encode(nil)
 	if err != nil {
-		b.reply(c, cmd, remoting.MessageIllegal, fmt.Sprintf("retry message cannot be stored: %v", err))
-		return
+		return refuse(remoting.MessageIllegal, "retry message cannot be stored: %v", err)
 	}
-	b.writerSt.Send(&writer.Append{Key: writer.QueueKey{Topic: dest, QueueID: queueID}, Records: [][]byte{enc},
+	r.writerSt.Send(&writer.Append{Key: writer.QueueKey{Topic: dest, QueueID: queueID}, Records: [][]byte{enc},
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
-				b.reply(c, cmd, remoting.SystemError, res.Err.Error())
+				r.reply(c, cmd, remoting.SystemError, res.Err.Error())
 				return
 			}
-			b.reply(c, cmd, remoting.Success, "")
+			r.reply(c, cmd, remoting.Success, "")
 		}})
+	return nil
 }

@@ -1,4 +1,4 @@
-package node_test
+package process_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // TestTimerMessagesNeverEarly sends timer messages (absolute time, relative
@@ -17,13 +17,13 @@ import (
 // client and checks each arrives on its real topic and queue, not before
 // its due time, with RocketMQ's timer properties.
 func TestTimerMessagesNeverEarly(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("timer")
-	nodetest.CreateTopic(t, n, topic, 2)
-	group := nodetest.Unique("cg")
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("timer")
+	processtest.CreateTopic(t, n, topic, 2)
+	group := processtest.Unique("cg")
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
 	time.Sleep(time.Second)
-	p := nodetest.Producer(t, n.NamesrvAddr())
+	p := processtest.Producer(t, n.NamesrvAddr())
 	ctx := context.Background()
 	due := map[string]int64{}
 	send := func(body string, dueMs int64, set func(*primitive.Message)) {

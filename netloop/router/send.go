@@ -1,4 +1,4 @@
-package broker
+package router
 
 // SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
 // the reply variants (324, 325).
@@ -103,75 +103,65 @@ func parseSendHeader(cmd *remoting.Command) (sendHeader, error) {
 	return h, nil
 }
 
-func (b *Broker) handleSend(c *netloop.Conn, cmd *remoting.Command) {
+func (r *Router) handleSend(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	h, err := parseSendHeader(cmd)
 	if err != nil {
-		b.refuseSend(c, cmd, remoting.InvalidParameter, err.Error())
-		return
+		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
 	if err := meta.ValidateTopic(h.topic); err != nil {
-		b.refuseSend(c, cmd, remoting.InvalidParameter, err.Error())
-		return
+		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
 	if meta.IsClientWriteForbidden(h.topic) {
-		b.refuseSend(c, cmd, remoting.NoPermission, fmt.Sprintf("sending message to topic[%s] is forbidden", h.topic))
-		return
+		return refuse(remoting.NoPermission, "sending message to topic[%s] is forbidden", h.topic)
 	}
-	if code, remark := b.checkBody(cmd, &h); code != remoting.Success {
-		b.refuseSend(c, cmd, code, remark)
-		return
+	if ref := r.checkBody(cmd, &h); ref != nil {
+		return ref
 	}
-	if cfg, ok := b.topicView.Get(h.topic); ok {
-		b.sendToTopic(c, cmd, &h, cfg)
-		return
+	if cfg, ok := r.topicView.Get(h.topic); ok {
+		return r.sendToTopic(c, cmd, &h, cfg)
 	}
-	auto, ok := b.autoCreateConfig(&h)
+	auto, ok := r.autoCreateConfig(&h)
 	if !ok {
-		b.refuseSend(c, cmd, remoting.TopicNotExist,
-			fmt.Sprintf("topic[%s] not exist, apply first please!", h.topic))
-		return
+		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", h.topic)
 	}
-	b.topicsSt.Send(&topics.Ensure{Config: auto, Done: func(cfg meta.TopicConfig, err error) {
+	r.topicsSt.Send(&topics.Ensure{Config: auto, Done: func(cfg meta.TopicConfig, err error) {
 		if err != nil {
-			b.reply(c, cmd, remoting.SystemError, fmt.Sprintf("create topic %s: %v", h.topic, err))
+			r.refuse(c, cmd, refuse(remoting.SystemError, "create topic %s: %v", h.topic, err))
 			return
 		}
-		b.sendToTopic(c, cmd, &h, cfg)
+		if ref := r.sendToTopic(c, cmd, &h, cfg); ref != nil {
+			r.refuse(c, cmd, ref)
+		}
 	}})
-}
-
-// refuseSend answers a refused send and logs why at debug level.
-func (b *Broker) refuseSend(c *netloop.Conn, cmd *remoting.Command, code int32, remark string) {
-	b.cfg.Logger.Debug().Str("remote", c.RemoteAddr()).Int32("code", code).Str("reason", remark).Msg("send refused")
-	b.reply(c, cmd, code, remark)
+	return nil
 }
 
 // checkBody enforces the body and properties limits.
-func (b *Broker) checkBody(cmd *remoting.Command, h *sendHeader) (int32, string) {
+func (r *Router) checkBody(cmd *remoting.Command, h *sendHeader) *Refusal {
 	if len(cmd.Body) == 0 {
-		return remoting.MessageIllegal, "message body is empty"
+		return &Refusal{Code: remoting.MessageIllegal, Remark: "message body is empty"}
 	}
-	if !h.batch && len(cmd.Body) > b.cfg.MaxMessageSize {
-		return remoting.MessageIllegal, fmt.Sprintf("message body size %d exceeds the limit %d", len(cmd.Body), b.cfg.MaxMessageSize)
+	if !h.batch && len(cmd.Body) > r.cfg.MaxMessageSize {
+		return refuse(remoting.MessageIllegal, "message body size %d exceeds the limit %d", len(cmd.Body), r.cfg.MaxMessageSize)
 	}
 	if len(h.properties) > maxPropertiesSize {
-		return remoting.MessageIllegal, fmt.Sprintf("message properties size %d exceeds the limit %d", len(h.properties), maxPropertiesSize)
+		return refuse(remoting.MessageIllegal, "message properties size %d exceeds the limit %d", len(h.properties), maxPropertiesSize)
 	}
-	return remoting.Success, ""
+	return nil
 }
 
 // autoCreateConfig returns the configuration a missing topic gets, or false
 // when it may not be created.
-func (b *Broker) autoCreateConfig(h *sendHeader) (meta.TopicConfig, bool) {
+func (r *Router) autoCreateConfig(h *sendHeader) (meta.TopicConfig, bool) {
 	cfg := meta.TopicConfig{TopicName: h.topic, TopicFilterType: "SINGLE_TAG", Perm: meta.PermRead | meta.PermWrite}
 	if strings.HasPrefix(h.topic, meta.RetryGroupTopicPrefix) || strings.HasPrefix(h.topic, meta.DLQGroupTopicPrefix) {
 		cfg.ReadQueueNums, cfg.WriteQueueNums = 1, 1
 		return cfg, true
 	}
-	if !b.cfg.AutoCreateTopic || h.defaultTopic == "" {
+	if !r.cfg.AutoCreateTopic || h.defaultTopic == "" {
 		return cfg, false
 	}
-	def, ok := b.topicView.Get(h.defaultTopic)
+	def, ok := r.topicView.Get(h.defaultTopic)
 	if !ok || def.Perm&meta.PermInherit == 0 {
 		return cfg, false
 	}
@@ -186,66 +176,64 @@ func (b *Broker) autoCreateConfig(h *sendHeader) (meta.TopicConfig, bool) {
 
 // sendToTopic runs the checks that need the topic's configuration, builds
 // the records and hands them to the writer.
-func (b *Broker) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, cfg meta.TopicConfig) {
+func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, cfg meta.TopicConfig) *Refusal {
 	if cfg.Perm&meta.PermWrite == 0 {
-		b.refuseSend(c, cmd, remoting.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", h.topic))
-		return
+		return refuse(remoting.NoPermission, "the topic[%s] sending message is forbidden", h.topic)
 	}
 	queues := cfg.WriteQueueNums
 	if cfg.ReadQueueNums > queues {
 		queues = cfg.ReadQueueNums
 	}
 	if h.queueID >= queues {
-		b.refuseSend(c, cmd, remoting.InvalidParameter,
-			fmt.Sprintf("request queueId[%d] is illegal, topic %s has %d queues", h.queueID, h.topic, queues))
-		return
+		return refuse(remoting.InvalidParameter, "request queueId[%d] is illegal, topic %s has %d queues", h.queueID, h.topic, queues)
 	}
 	if h.queueID < 0 {
 		h.queueID = rand.Int32N(max(cfg.WriteQueueNums, 1))
 	}
 	topic, queueID := h.topic, h.queueID
-	if dlq, ok := b.deadLetter(h); ok {
+	if dlq, ok := r.deadLetter(h); ok {
 		topic, queueID = dlq, 0
-		b.ensureGroupTopic(dlq)
+		r.p.EnsureGroupTopic(dlq, nil)
 	}
 	reqQueue := queueID
 	var props map[string]string
 	if !h.batch {
 		props = message.DecodeProperties([]byte(h.properties))
-		plan := b.planTimer(props, time.Now().UnixMilli())
+		plan := r.planTimer(props, time.Now().UnixMilli())
 		if plan.code != 0 {
-			b.refuseSend(c, cmd, plan.code, plan.remark)
-			return
+			return &Refusal{Code: plan.code, Remark: plan.remark}
 		}
 		if plan.timer {
+			if ref := r.stagesDown(timerStages); ref != nil {
+				return ref // stored now, it would wait for a restart
+			}
 			topic, queueID = toTimerTopic(props, plan, topic, queueID)
 		}
 	}
-	records, uniqKeys, code, remark := b.buildRecords(c, cmd, h, topic, queueID, props)
+	records, uniqKeys, code, remark := r.buildRecords(c, cmd, h, topic, queueID, props)
 	if code != remoting.Success {
-		b.refuseSend(c, cmd, code, remark)
-		return
+		return &Refusal{Code: code, Remark: remark}
 	}
 	cs := connStateOf(c)
-	if cs.inflight.Load() >= b.cfg.MaxInflightPerConn || b.backlog.Load() >= b.cfg.MaxWriterBacklog {
-		b.refuseSend(c, cmd, remoting.SystemBusy, "[REJECTREQUEST]system busy, start flow control for a while")
-		return
+	if cs.inflight.Load() >= r.cfg.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
+		return &Refusal{Code: remoting.SystemBusy, Remark: "[REJECTREQUEST]system busy, start flow control for a while"}
 	}
 	cs.inflight.Add(1)
-	b.backlog.Add(1)
-	b.writerSt.Send(&writer.Append{
+	r.backlog.Add(1)
+	r.writerSt.Send(&writer.Append{
 		Key:     writer.QueueKey{Topic: topic, QueueID: queueID},
 		Records: records,
 		Reply: func(res writer.Result) {
 			cs.inflight.Add(-1)
-			b.backlog.Add(-1)
-			b.answerSend(c, cmd, h, reqQueue, uniqKeys, res)
+			r.backlog.Add(-1)
+			r.answerSend(c, cmd, h, reqQueue, uniqKeys, res)
 		},
 	})
+	return nil
 }
 
 // deadLetter redirects a retry message that exhausted its reconsume times.
-func (b *Broker) deadLetter(h *sendHeader) (string, bool) {
+func (r *Router) deadLetter(h *sendHeader) (string, bool) {
 	if !strings.HasPrefix(h.topic, meta.RetryGroupTopicPrefix) || !h.hasMaxReconsume {
 		return "", false
 	}
@@ -256,19 +244,19 @@ func (b *Broker) deadLetter(h *sendHeader) (string, bool) {
 }
 
 // answerSend writes the send response.
-func (b *Broker) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string, res writer.Result) {
+func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string, res writer.Result) {
 	if res.Err != nil {
 		code := int32(remoting.SystemError)
 		if errors.Is(res.Err, syscall.ENOSPC) {
 			code = remoting.ServiceNotAvailable
 		}
-		b.reply(c, cmd, code, res.Err.Error())
+		r.reply(c, cmd, code, res.Err.Error())
 		return
 	}
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
 	ids := make([]string, len(res.Offsets))
 	for i, off := range res.Offsets {
-		ids[i] = message.OffsetMsgID(b.advertise, off)
+		ids[i] = message.OffsetMsgID(r.advertise, off)
 	}
 	resp.SetField("msgId", strings.Join(ids, ","))
 	resp.SetField("queueId", strconv.Itoa(int(queueID)))
@@ -276,11 +264,11 @@ func (b *Broker) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	resp.SetField("transactionId", strings.Join(uniq, ","))
 	resp.SetField("MSG_REGION", "DefaultRegion")
 	resp.SetField("TRACE_ON", "true")
-	b.send(c, cmd, resp)
+	r.send(c, cmd, resp)
 }
 
 // buildRecords encodes the request's message(s) in the stored layout.
-func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, topic string, queueID int32,
+func (r *Router) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, topic string, queueID int32,
 	props map[string]string) (
 	[][]byte, []string, int32, string) {
 	born := c.RemoteAddrPort()
@@ -288,16 +276,16 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 	mk := func(body []byte, flag int32, props map[string]string) ([]byte, string, error) {
 		uniq := props[message.PropUniqKey]
 		if uniq == "" {
-			uniq = b.uniq.Next()
+			uniq = r.uniq.Next()
 			props[message.PropUniqKey] = uniq
 		}
-		props[message.PropCluster] = b.cfg.Cluster
+		props[message.PropCluster] = r.cfg.Cluster
 		if topic != h.topic && topic != timer.Topic {
 			props[message.PropDLQOriginTopic] = h.topic
 		}
 		rec := &message.Record{
 			QueueID: queueID, Flag: flag, SysFlag: h.sysFlag, BornTimestamp: h.bornTimestamp, BornHost: born,
-			StoreTimestamp: now, StoreHost: b.advertise, ReconsumeTimes: h.reconsumeTimes,
+			StoreTimestamp: now, StoreHost: r.advertise, ReconsumeTimes: h.reconsumeTimes,
 			Body: body, Topic: topic, Properties: message.EncodeProperties(props),
 		}
 		out, err := rec.Encode(make([]byte, 0, rec.EncodedSize()))
@@ -320,9 +308,9 @@ func (b *Broker) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 	records := make([][]byte, 0, len(entries))
 	uniqs := make([]string, 0, len(entries))
 	for i, e := range entries {
-		if len(e.Body) == 0 || len(e.Body) > b.cfg.MaxMessageSize {
+		if len(e.Body) == 0 || len(e.Body) > r.cfg.MaxMessageSize {
 			return nil, nil, remoting.MessageIllegal,
-				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), b.cfg.MaxMessageSize)
+				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), r.cfg.MaxMessageSize)
 		}
 		eprops := message.DecodeProperties(e.Properties)
 		if hasTimerProps(eprops) {

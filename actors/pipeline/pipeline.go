@@ -1,0 +1,314 @@
+// Package pipeline is a broker's composition root on the actor side: it
+// opens the store and the timer store, spawns every supervised stage
+// (commitlog writer, dispatch, pull, offsets, clients, topics, the five
+// timer stages and, once the broker's address is known, the registrar)
+// under one supervision strategy, and stops them in dependency order.
+//
+// It also owns the broker's health: a stage that its supervisor stops for
+// good (a fatal error, or more restarts than the policy allows) is retired
+// by the stage layer (its queued and later requests are answered with an
+// error) and listed by Down; the broker's /healthz, its
+// wheelmq_broker_healthy gauge and the request router read it from here.
+//
+// The request handlers that feed the stages run on the network event
+// loops, in netloop/router.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/clients"
+	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/registrar"
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// Pipeline is a broker's running stages and the stores they own.
+type Pipeline struct {
+	cfg    Config
+	store  *storage.Store
+	wheel  *timerwheel.Store
+	system *actor.ActorSystem
+	stages *stage.Registry
+	strat  *supervisor.Strategy
+
+	topicView topics.View
+	subView   clients.View
+	kicker    dispatch.Kicker
+	regKicker registrar.Kicker
+	timers    atomic.Pointer[timer.Service]
+
+	mu     sync.RWMutex
+	byName map[string]*stage.Stage // guarded by mu
+
+	closed atomic.Bool
+}
+
+// Open validates cfg, opens the stores and spawns the stages (all but the
+// registrar: see StartRegistrar).
+func Open(cfg Config) (*Pipeline, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("broker config: %w", err)
+	}
+	log := cfg.Logger
+	st, err := storage.Open(cfg.DataDir, storage.Options{SegmentSize: cfg.SegmentSize, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("broker start: %w", err)
+	}
+	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}}
+	wheel, err := timerwheel.Open(timerwheel.Options{
+		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
+	}, time.Now().UnixMilli())
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("broker start: open timer store: %w", err)
+	}
+	p.wheel = wheel
+	p.system = stage.NewSystem(log)
+	p.stages = cfg.Stages
+	if p.stages == nil {
+		p.stages = stage.NewRegistry(cfg.Registerer)
+	}
+	p.strat = supervisor.New(supervisor.Policy{
+		Logger:    log,
+		Fatal:     []error{commitlog.ErrCorrupt, meta.ErrCorrupt},
+		OnRestart: p.stages.Restarted,
+		Retire:    p.retire,
+	})
+	if cfg.Registerer != nil {
+		registerMetrics(cfg.Registerer, p)
+		timer.RegisterWheelGauges(cfg.Registerer, wheel)
+	}
+	if err := p.spawn(); err != nil {
+		p.shutdownStages()
+		_ = wheel.Close()
+		_ = st.Close()
+		p.system.Shutdown()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Pipeline) spawn() error {
+	cfg, log := p.cfg, p.cfg.Logger
+	logFor := func(name string) zerolog.Logger { return log.With().Str("stage", name).Logger() }
+	p.store.Dispatched.Store(dispatch.StartOffset(p.store, log))
+	defaults := meta.DefaultTopics(cfg.BrokerName, cfg.Cluster, cfg.AutoCreateTopic)
+	if tbw, ok := defaults["TBW102"]; ok {
+		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums
+		defaults["TBW102"] = tbw
+	}
+	table, ver, err := topics.Load(p.store.TopicsPath(), defaults)
+	if err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
+	p.topicView.Init(table, ver)
+	spawns := []struct {
+		name     string
+		producer stage.Producer
+	}{
+		{topics.StageName, topics.Producer(topics.Options{
+			Path: p.store.TopicsPath(), Defaults: defaults, View: &p.topicView,
+			Changed: p.regKicker.Kick, Logger: logFor(topics.StageName),
+		})},
+		{offsets.StageName, offsets.Producer(offsets.Options{
+			Path: p.store.OffsetsPath(), Logger: logFor(offsets.StageName),
+		})},
+		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Logger: logFor(pull.StageName)})},
+		{dispatch.StageName, dispatch.Producer(dispatch.Options{
+			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
+		}, &p.kicker)},
+		{writer.StageName, writer.Producer(writer.Options{
+			Store: p.store, Mode: cfg.Flush, Appended: p.kicker.Kick, Fault: writerFault(cfg.TimerFaults),
+			Logger: logFor(writer.StageName),
+		})},
+		{clients.StageName, clients.Producer(clients.Options{
+			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
+			Logger: logFor(clients.StageName),
+		})},
+	}
+	for _, s := range spawns {
+		if _, err := p.spawnStage(s.name, s.producer); err != nil {
+			return err
+		}
+	}
+	p.kicker.Kick()
+	ts, err := timer.Start(p.system, p.stages, p.strat, timer.Options{
+		Store: p.store, Wheel: p.wheel, Faults: cfg.TimerFaults, PutTimeout: cfg.TimerPutTimeout,
+		Append:  func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },
+		Metrics: timer.NewMetrics(cfg.Registerer),
+		Logger:  log.With().Str("component", "timer").Logger(),
+	})
+	if err != nil {
+		return err
+	}
+	p.timers.Store(ts)
+	ts.KickEnqueue()
+	return nil
+}
+
+// StartRegistrar starts registering the broker, described by info, with
+// the configured name servers (nothing when there are none). Call it once
+// the broker's advertised address is known.
+func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
+	if len(p.cfg.NameServers) == 0 {
+		return nil
+	}
+	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
+		NameServers: p.cfg.NameServers, Interval: p.cfg.RegisterInterval, Info: info, Topics: &p.topicView,
+		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
+	}, &p.regKicker))
+	return err
+}
+
+// RegisterNow registers the broker with its name servers at once and calls
+// done when every name server answered or failed (at once without a
+// registrar). done may run on the registrar's goroutine: it must not block.
+func (p *Pipeline) RegisterNow(done func()) {
+	s := p.regKicker.Stage()
+	if s == nil {
+		done()
+		return
+	}
+	s.Send(&registrar.Register{Done: done})
+}
+
+// EnsureGroupTopic creates a group's %RETRY% or %DLQ% topic (1 queue,
+// read-write) if missing and calls done (when not nil) with the outcome;
+// the topics stage has the registrar publish the new route.
+func (p *Pipeline) EnsureGroupTopic(name string, done func(error)) {
+	if _, ok := p.topicView.Get(name); ok {
+		if done != nil {
+			done(nil)
+		}
+		return
+	}
+	p.Stage(topics.StageName).Send(&topics.Ensure{Config: meta.TopicConfig{
+		TopicName: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: meta.PermRead | meta.PermWrite,
+		TopicFilterType: "SINGLE_TAG",
+	}, Done: func(_ meta.TopicConfig, err error) {
+		if done != nil {
+			done(err)
+		}
+	}})
+}
+
+// arrived forwards dispatcher news to the pull stage and the timer side.
+func (p *Pipeline) arrived(a []dispatch.Arrival) {
+	for _, q := range a {
+		if ts := p.timers.Load(); q.Topic == timer.Topic && ts != nil {
+			ts.KickEnqueue()
+		}
+	}
+	p.Stage(pull.StageName).Send(&pull.Arrived{Queues: a})
+}
+
+// Config is the configuration the pipeline was opened with.
+func (p *Pipeline) Config() *Config { return &p.cfg }
+
+// Store is the open store.
+func (p *Pipeline) Store() *storage.Store { return p.store }
+
+// Wheel is the open timer store.
+func (p *Pipeline) Wheel() *timerwheel.Store { return p.wheel }
+
+// Topics is the published topic table.
+func (p *Pipeline) Topics() *topics.View { return &p.topicView }
+
+// Subscriptions is the published subscription table.
+func (p *Pipeline) Subscriptions() *clients.View { return &p.subView }
+
+// Stage returns a spawned stage by name (nil when there is none; the timer
+// stages are included).
+func (p *Pipeline) Stage(name string) *stage.Stage {
+	p.mu.RLock()
+	s := p.byName[name]
+	p.mu.RUnlock()
+	if s == nil {
+		if ts := p.timers.Load(); ts != nil {
+			return ts.Stage(name)
+		}
+	}
+	return s
+}
+
+// Down lists the stages stopped for good, with their causes; empty while
+// the broker is healthy.
+func (p *Pipeline) Down() []*stage.DownError { return p.stages.Down() }
+
+// retire is the supervisor's Retire hook: the stage layer takes the stage
+// over and the broker turns unhealthy.
+func (p *Pipeline) retire(id string, reason any) bool {
+	ok := p.stages.Retire(id, reason)
+	p.cfg.Logger.Error().Str("stage", id).Str("cause", fmt.Sprint(reason)).
+		Msg("stage stopped for good: the broker is unhealthy and refuses the requests that need it")
+	return ok
+}
+
+// Close stops the stages in dependency order (each persists its state when
+// it stops) and closes the stores.
+func (p *Pipeline) Close() error {
+	if !p.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	p.shutdownStages()
+	var errs []error
+	if err := p.wheel.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close timer store: %w", err))
+	}
+	if err := p.store.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	p.system.Shutdown()
+	return errors.Join(errs...)
+}
+
+func (p *Pipeline) shutdownStages() {
+	if ts := p.timers.Load(); ts != nil {
+		ts.Stop()
+	}
+	for _, name := range []string{registrar.StageName, clients.StageName, pull.StageName, writer.StageName,
+		dispatch.StageName, offsets.StageName, topics.StageName} {
+		if s := p.Stage(name); s != nil {
+			s.Stop()
+		}
+	}
+}
+
+// spawnStage spawns a supervised stage and records it by name.
+func (p *Pipeline) spawnStage(name string, producer stage.Producer) (*stage.Stage, error) {
+	s, err := p.stages.Spawn(p.system, p.strat, name, producer)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.byName[name] = s
+	p.mu.Unlock()
+	return s, nil
+}
+
+// writerFault returns the writer's fault hook (nil without faults).
+func writerFault(f *timer.Faults) func() {
+	if f == nil {
+		return nil
+	}
+	return func() { f.Hit(writer.StageName) }
+}

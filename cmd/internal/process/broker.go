@@ -1,0 +1,128 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/router"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// Broker is a running broker: its stages (actors/pipeline), the remoting
+// port (netloop) and the request router between them (netloop/router).
+type Broker struct {
+	cfg       pipeline.Config
+	pipe      *pipeline.Pipeline
+	router    *router.Router
+	server    *netloop.Server
+	advertise netip.AddrPort
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// StartBroker opens the pipeline, listens, and once the advertised address
+// is known serves requests and starts registering with the name servers.
+func StartBroker(cfg pipeline.Config) (*Broker, error) {
+	pipe, err := pipeline.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe)}
+	b.server = netloop.NewServer(netloop.Config{
+		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
+	}, b.router)
+	if err := b.server.Start(); err != nil {
+		_ = pipe.Close()
+		return nil, fmt.Errorf("broker listen %s: %w", cfg.Listen, err)
+	}
+	adv, err := advertiseFor(cfg.Advertise, b.server.Addr())
+	if err != nil {
+		_ = b.Stop(context.Background())
+		return nil, err
+	}
+	b.advertise = adv
+	b.router.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), int32(time.Now().UnixNano())))
+	if err := pipe.StartRegistrar(namesrv.BrokerInfo{
+		Cluster: cfg.Cluster, BrokerName: cfg.BrokerName, BrokerAddr: adv.String(),
+		HAServerAddr: adv.String(), BrokerID: 0, HeartbeatTimeout: 120 * time.Second,
+	}); err != nil {
+		_ = b.Stop(context.Background())
+		return nil, err
+	}
+	cfg.Logger.Info().Str("listen", b.server.Addr()).Str("advertise", adv.String()).Str("broker", cfg.BrokerName).
+		Str("cluster", cfg.Cluster).Str("flush", cfg.Flush.String()).Strs("namesrv", cfg.NameServers).
+		Msg("broker started")
+	return b, nil
+}
+
+// Addr is the bound remoting address.
+func (b *Broker) Addr() string { return b.server.Addr() }
+
+// Advertise is the address published in routes.
+func (b *Broker) Advertise() string { return b.advertise.String() }
+
+// Store exposes the open store (for tools and tests).
+func (b *Broker) Store() *storage.Store { return b.pipe.Store() }
+
+// Pipeline exposes the broker's stages (for tools and tests).
+func (b *Broker) Pipeline() *pipeline.Pipeline { return b.pipe }
+
+// Stop stops accepting, answers what is pending, flushes and closes; later
+// calls return the first call's result.
+func (b *Broker) Stop(ctx context.Context) error {
+	b.stopOnce.Do(func() { b.stopErr = b.stop(ctx) })
+	return b.stopErr
+}
+
+func (b *Broker) stop(ctx context.Context) error {
+	var errs []error
+	if err := b.server.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stop server: %w", err))
+	}
+	if err := b.pipe.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	b.cfg.Logger.Info().Msg("broker stopped")
+	return errors.Join(errs...)
+}
+
+// advertiseFor returns the address to advertise for a bound listen address.
+func advertiseFor(configured, bound string) (netip.AddrPort, error) {
+	if configured != "" {
+		return netip.ParseAddrPort(configured)
+	}
+	ap, err := netip.ParseAddrPort(bound)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bound address %q: %w", bound, err)
+	}
+	if !ap.Addr().IsUnspecified() {
+		return ap, nil
+	}
+	return netip.AddrPortFrom(reachableIP(), ap.Port()), nil
+}
+
+// reachableIP picks the first non-loopback IPv4 address of the host, or
+// 127.0.0.1 when there is none.
+func reachableIP() netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(ipn.IP.To4()); ok && ipn.IP.To4() != nil && !ip.IsLoopback() {
+					return ip
+				}
+			}
+		}
+	}
+	return netip.MustParseAddr("127.0.0.1")
+}

@@ -1,0 +1,141 @@
+package router
+
+// PULL_MESSAGE (11) and the offset family: QUERY_CONSUMER_OFFSET (14),
+// UPDATE_CONSUMER_OFFSET (15), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31),
+// SEARCH_OFFSET_BY_TIMESTAMP (29).
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// maxSuspend caps how long a pull may be parked.
+const maxSuspend = 60 * time.Second
+
+func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	group := p.str("consumerGroup")
+	topic := p.str("topic")
+	queueID := int32(p.int("queueId", true, 0))
+	offset := p.int("queueOffset", true, 0)
+	maxNums := int32(p.int("maxMsgNums", true, 32))
+	sysFlag := int32(p.int("sysFlag", true, 0))
+	commitOffset := p.int("commitOffset", true, -1)
+	suspend := time.Duration(p.int("suspendTimeoutMillis", false, 0)) * time.Millisecond
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	cfg, ok := r.topicView.Get(topic)
+	if !ok {
+		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
+	}
+	if cfg.Perm&meta.PermRead == 0 {
+		return refuse(remoting.NoPermission, "the topic[%s] pulling message is forbidden", topic)
+	}
+	if queueID < 0 || queueID >= max(cfg.ReadQueueNums, cfg.WriteQueueNums) {
+		return refuse(remoting.InvalidParameter, "queueId[%d] is illegal, topic[%s] has %d read queues", queueID, topic, cfg.ReadQueueNums)
+	}
+	if sysFlag&pull.FlagCommitOffset != 0 && commitOffset >= 0 {
+		r.offsetsSt.Send(&offsets.Commit{Group: group, Topic: topic, QueueID: queueID, Offset: commitOffset})
+	}
+	var filter pull.Filter
+	if sysFlag&pull.FlagSubscription != 0 {
+		filter = pull.ParseFilter(cmd.Field("subscription"))
+	} else if expr, ok := r.subView.Lookup(group, topic); ok {
+		filter = pull.ParseFilter(expr)
+	} else {
+		filter = pull.Filter{All: true} // clients filter by tag again
+	}
+	if suspend > maxSuspend {
+		suspend = maxSuspend
+	}
+	r.pullSt.Send(&pull.Request{
+		Cmd: cmd, Group: group, Topic: topic, QueueID: queueID, Offset: offset, MaxNums: maxNums,
+		SysFlag: sysFlag, Filter: filter, SuspendUntil: time.Now().Add(suspend),
+		Reply: func(resp *remoting.Command) { r.send(c, cmd, resp) },
+	})
+	return nil
+}
+
+func (r *Router) handleQueryOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	group, topic := p.str("consumerGroup"), p.str("topic")
+	queueID := int32(p.int("queueId", true, 0))
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	r.offsetsSt.Send(&offsets.Query{Group: group, Topic: topic, QueueID: queueID, FailFunc: r.failWith(c, cmd), Reply: func(off int64, ok bool) {
+		if !ok {
+			// Like RocketMQ: a group that never committed starts at 0 while
+			// the queue still holds its first message, so nothing sent
+			// before the consumer's first start is skipped.
+			q := r.store.Queues.Lookup(topic, queueID)
+			if q == nil || q.MinOffset() > 0 || q.MaxOffset() == 0 {
+				r.reply(c, cmd, remoting.QueryNotFound, "Not found, maybe this group consumer boot first")
+				return
+			}
+			off = 0
+		}
+		resp := remoting.NewResponse(cmd, remoting.Success, "")
+		resp.SetField("offset", strconv.FormatInt(off, 10))
+		r.send(c, cmd, resp)
+	}})
+	return nil
+}
+
+func (r *Router) handleUpdateOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	group, topic := p.str("consumerGroup"), p.str("topic")
+	queueID := int32(p.int("queueId", true, 0))
+	off := p.int("commitOffset", true, 0)
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	r.offsetsSt.Send(&offsets.Commit{Group: group, Topic: topic, QueueID: queueID, Offset: off})
+	r.reply(c, cmd, remoting.Success, "")
+	return nil
+}
+
+// handleQueueBounds answers GET_MAX_OFFSET / GET_MIN_OFFSET from atomics.
+func (r *Router) handleQueueBounds(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	topic := p.str("topic")
+	queueID := int32(p.int("queueId", true, 0))
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	var off int64
+	if q := r.store.Queues.Lookup(topic, queueID); q != nil {
+		if cmd.Code == remoting.GetMaxOffset {
+			off = q.MaxOffset()
+		} else {
+			off = q.MinOffset()
+		}
+	}
+	resp := remoting.NewResponse(cmd, remoting.Success, "")
+	resp.SetField("offset", strconv.FormatInt(off, 10))
+	r.send(c, cmd, resp)
+	return nil
+}
+
+func (r *Router) handleSearchOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	topic := p.str("topic")
+	queueID := int32(p.int("queueId", true, 0))
+	ts := p.int("timestamp", true, 0)
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	r.pullSt.Send(&pull.SearchByTime{Topic: topic, QueueID: queueID, Timestamp: ts, FailFunc: r.failWith(c, cmd), Reply: func(off int64) {
+		resp := remoting.NewResponse(cmd, remoting.Success, "")
+		resp.SetField("offset", strconv.FormatInt(off, 10))
+		r.send(c, cmd, resp)
+	}})
+	return nil
+}

@@ -1,0 +1,214 @@
+// Package router serves a broker's remoting port. Its code runs on the
+// gnet event loops (netloop): for each request it parses and validates the
+// header and body, refuses at once what cannot be served, and hands the
+// rest to the supervised stages of actors/pipeline, which answer through
+// Conn.Send. Nothing here blocks: no file I/O, no waiting on a stage.
+//
+// One file per request family, in the style of franz-go's kfake:
+// send.go (SEND_MESSAGE, V2, batch, reply variants) with timersend.go (the
+// send-path half of timer messages), pull.go (PULL_MESSAGE and the offset
+// family), clientreq.go (heartbeat, unregister, consumer list), admin.go
+// (topics), sendback.go (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin
+// cancel of a timer message). header.go reads header fields; refusal.go is
+// the one typed answer every handler gives when it refuses.
+//
+// Every handler returns a *Refusal: nil when the work went to a stage (the
+// stage answers), else the code and remark the client gets. The router
+// also refuses, before the handler runs, a request that needs a stage that
+// was stopped for good (SYSTEM_ERROR naming the stage and its cause).
+package router
+
+import (
+	"fmt"
+	"net/netip"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/clients"
+	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// Router is the netloop.Handler of a broker port.
+type Router struct {
+	p   *pipeline.Pipeline
+	cfg *pipeline.Config
+	log zerolog.Logger
+
+	store     *storage.Store
+	topicView *topics.View
+	subView   *clients.View
+	writerSt  *stage.Stage
+	pullSt    *stage.Stage
+	offsetsSt *stage.Stage
+	clientsSt *stage.Stage
+	topicsSt  *stage.Stage
+
+	ready     atomic.Bool // Serve was called: advertise and uniq are set
+	advertise netip.AddrPort
+	uniq      *message.UniqKeyGenerator
+	backlog   atomic.Int64 // appends sent to the writer and not answered
+	m         *routerMetrics
+}
+
+var _ netloop.Handler = (*Router)(nil)
+
+// New returns the router of p's stages. Requests are refused with
+// SYSTEM_BUSY until Serve is called.
+func New(p *pipeline.Pipeline) *Router {
+	r := &Router{
+		p: p, cfg: p.Config(), log: p.Config().Logger,
+		store: p.Store(), topicView: p.Topics(), subView: p.Subscriptions(),
+		writerSt: p.Stage(writer.StageName), pullSt: p.Stage(pull.StageName),
+		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
+		topicsSt: p.Stage(topics.StageName),
+	}
+	r.m = newRouterMetrics(r)
+	return r
+}
+
+// Serve starts serving requests once the broker's advertised address is
+// known: it is written into message ids, and the unique-key generator is
+// seeded from it.
+func (r *Router) Serve(advertise netip.AddrPort, uniq *message.UniqKeyGenerator) {
+	r.advertise, r.uniq = advertise, uniq
+	r.ready.Store(true)
+}
+
+// connState is the router's per-connection state.
+type connState struct {
+	inflight atomic.Int64 // sends handed to the writer and not answered
+}
+
+// OnOpen implements netloop.Handler.
+func (r *Router) OnOpen(c *netloop.Conn) {
+	c.SetContext(&connState{})
+	r.log.Debug().Str("remote", c.RemoteAddr()).Uint64("conn", c.ID()).Msg("connection opened")
+}
+
+// OnClose implements netloop.Handler.
+func (r *Router) OnClose(c *netloop.Conn, err error) {
+	r.clientsSt.Send(&clients.Closed{ConnID: c.ID()})
+	ev := r.log.Debug().Str("remote", c.RemoteAddr()).Uint64("conn", c.ID())
+	if err != nil {
+		ev = ev.Err(err)
+	}
+	ev.Msg("connection closed")
+}
+
+// handler serves one request code.
+type handler struct {
+	serve func(r *Router, c *netloop.Conn, cmd *remoting.Command) *Refusal
+	// needs lists the stages without which the request cannot be served.
+	needs []string
+}
+
+var handlers = map[int32]handler{
+	remoting.SendMessage:             {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendMessageV2:           {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendBatchMessage:        {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendReplyMessage:        {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendReplyMessageV2:      {(*Router).handleSend, []string{writer.StageName}},
+	remoting.PullMessage:             {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
+	remoting.QueryConsumerOffset:     {(*Router).handleQueryOffset, []string{offsets.StageName}},
+	remoting.UpdateConsumerOffset:    {(*Router).handleUpdateOffset, []string{offsets.StageName}},
+	remoting.GetMaxOffset:            {(*Router).handleQueueBounds, nil},
+	remoting.GetMinOffset:            {(*Router).handleQueueBounds, nil},
+	remoting.SearchOffsetByTimestamp: {(*Router).handleSearchOffset, []string{pull.StageName}},
+	remoting.HeartBeat:               {(*Router).handleHeartbeat, []string{clients.StageName}},
+	remoting.UnregisterClient:        {(*Router).handleUnregister, []string{clients.StageName}},
+	remoting.GetConsumerListByGroup:  {(*Router).handleConsumerList, []string{clients.StageName}},
+	remoting.UpdateAndCreateTopic:    {(*Router).handleCreateTopic, []string{topics.StageName}},
+	remoting.DeleteTopicInBroker:     {(*Router).handleDeleteTopic, []string{topics.StageName, offsets.StageName}},
+	remoting.GetAllTopicConfig:       {(*Router).handleAllTopicConfig, nil},
+	remoting.ConsumerSendMsgBack:     {(*Router).handleSendBack, []string{pull.StageName, writer.StageName}},
+	remoting.CancelTimerMessage:      {(*Router).handleCancelTimer, []string{pull.StageName, writer.StageName}},
+}
+
+// OnCommand implements netloop.Handler.
+func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
+	if cmd.IsResponse() {
+		return // answers to our oneway notifications: nothing waits for them
+	}
+	if !r.ready.Load() {
+		// Listening starts before the advertised address (which may depend
+		// on the bound port) is known; requests in that window are refused.
+		r.refuse(c, cmd, &Refusal{Code: remoting.SystemBusy, Remark: "[STARTING]broker is starting, try again"})
+		return
+	}
+	r.m.received(cmd.Code)
+	h, ok := handlers[cmd.Code]
+	if !ok {
+		r.refuse(c, cmd, refuse(remoting.RequestCodeNotSupported, " request type %d not supported", cmd.Code))
+		return
+	}
+	if ref := r.stagesDown(h.needs); ref != nil {
+		r.refuse(c, cmd, ref)
+		return
+	}
+	if ref := h.serve(r, c, cmd); ref != nil {
+		r.refuse(c, cmd, ref)
+	}
+}
+
+// stagesDown refuses a request that needs a stage stopped for good.
+func (r *Router) stagesDown(needs []string) *Refusal {
+	for _, name := range needs {
+		if s := r.p.Stage(name); s != nil {
+			if d := s.Down(); d != nil {
+				return refuse(remoting.SystemError, "[STAGE_DOWN]%v", d)
+			}
+		}
+	}
+	return nil
+}
+
+// refuse answers cmd with a refusal (unless it is oneway) and counts it.
+func (r *Router) refuse(c *netloop.Conn, cmd *remoting.Command, ref *Refusal) {
+	r.m.refused(ref.Code)
+	r.log.Debug().Str("remote", c.RemoteAddr()).Int32("request_code", cmd.Code).Int32("code", ref.Code).
+		Str("remark", ref.Remark).Msg("request refused")
+	r.send(c, cmd, remoting.NewResponse(cmd, ref.Code, ref.Remark))
+}
+
+// reply answers cmd with a bare code and remark (unless it is oneway).
+func (r *Router) reply(c *netloop.Conn, cmd *remoting.Command, code int32, remark string) {
+	r.send(c, cmd, remoting.NewResponse(cmd, code, remark))
+}
+
+// failWith returns a stage.FailFunc that answers cmd with SYSTEM_ERROR
+// when the stage it was sent to fails or is down.
+func (r *Router) failWith(c *netloop.Conn, cmd *remoting.Command) stage.FailFunc {
+	return func(err error) { r.refuse(c, cmd, refuse(remoting.SystemError, "%v", err)) }
+}
+
+// send writes resp unless the request was oneway; a closed connection is
+// only logged.
+func (r *Router) send(c *netloop.Conn, req, resp *remoting.Command) {
+	if req.IsOneway() {
+		return
+	}
+	if err := c.Send(resp); err != nil {
+		r.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Int32("code", req.Code).Msg("response not delivered")
+	}
+}
+
+func connStateOf(c *netloop.Conn) *connState {
+	if s, ok := c.Context().(*connState); ok {
+		return s
+	}
+	return &connState{}
+}
+
+// String names the router in logs.
+func (r *Router) String() string { return fmt.Sprintf("router(%s)", r.cfg.BrokerName) }
