@@ -59,6 +59,14 @@ type Router struct {
 	uniq      *message.UniqKeyGenerator
 	backlog   atomic.Int64 // appends sent to the writer and not answered
 	m         *routerMetrics
+	routes    map[int32]route // the handler table with its stages resolved
+	timerSts  []*stage.Stage  // the stages a timer message needs
+}
+
+// route is a handler with the stages it needs, resolved once.
+type route struct {
+	serve func(r *Router, c *netloop.Conn, cmd *remoting.Command) *Refusal
+	needs []*stage.Stage
 }
 
 var _ netloop.Handler = (*Router)(nil)
@@ -74,7 +82,23 @@ func New(p *pipeline.Pipeline) *Router {
 		topicsSt: p.Stage(topics.StageName),
 	}
 	r.m = newRouterMetrics(r)
+	r.routes = make(map[int32]route, len(handlers))
+	for code, h := range handlers {
+		r.routes[code] = route{serve: h.serve, needs: r.resolve(h.needs)}
+	}
+	r.timerSts = r.resolve(timerStages)
 	return r
+}
+
+// resolve looks stages up by name (names without a stage are skipped).
+func (r *Router) resolve(names []string) []*stage.Stage {
+	var out []*stage.Stage
+	for _, name := range names {
+		if s := r.p.Stage(name); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Serve starts serving requests once the broker's advertised address is
@@ -147,7 +171,7 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		return
 	}
 	r.m.received(cmd.Code)
-	h, ok := handlers[cmd.Code]
+	h, ok := r.routes[cmd.Code]
 	if !ok {
 		r.refuse(c, cmd, refuse(remoting.RequestCodeNotSupported, " request type %d not supported", cmd.Code))
 		return
@@ -162,12 +186,10 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 }
 
 // stagesDown refuses a request that needs a stage stopped for good.
-func (r *Router) stagesDown(needs []string) *Refusal {
-	for _, name := range needs {
-		if s := r.p.Stage(name); s != nil {
-			if d := s.Down(); d != nil {
-				return refuse(remoting.SystemError, "[STAGE_DOWN]%v", d)
-			}
+func (r *Router) stagesDown(needs []*stage.Stage) *Refusal {
+	for _, s := range needs {
+		if d := s.Down(); d != nil {
+			return refuse(remoting.SystemError, "[STAGE_DOWN]%v", d)
 		}
 	}
 	return nil

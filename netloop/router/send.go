@@ -204,7 +204,7 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 			return &Refusal{Code: plan.code, Remark: plan.remark}
 		}
 		if plan.timer {
-			if ref := r.stagesDown(timerStages); ref != nil {
+			if ref := r.stagesDown(r.timerSts); ref != nil {
 				return ref // stored now, it would wait for a restart
 			}
 			topic, queueID = toTimerTopic(props, plan, topic, queueID)
