@@ -108,9 +108,12 @@ func TestDecodeFrameErrors(t *testing.T) {
 		{"json array", append(mustHex("00000002"), "[]"...)},
 		{"json truncated", append(mustHex("00000009"), `{"code":1`...)},
 		{"json trailing garbage", append(mustHex("00000003"), `{}x`...)},
-		{"json code as string", append(mustHex("0000000c"), `{"code":"1"}`...)},
+		{"json code as non-numeric string", append(mustHex("0000000e"), `{"code":"abc"}`...)},
 		{"json code overflow", append(mustHex("00000013"), `{"code":4294967296}`...)},
-		{"json ext value number", append(mustHex("00000014"), `{"extFields":{"a":1}}`...)},
+		{"json opaque overflow as string", append(mustHex("00000017"), `{"opaque":"4294967295"}`...)},
+		{"json code object", append(mustHex("0000000b"), `{"code":{}}`...)},
+		{"json ext not an object", append(mustHex("00000011"), `{"extFields":"x"}`...)},
+		{"json ext value bad literal", append(mustHex("00000017"), `{"extFields":{"a":tru}}`...)},
 		{"binary short", mustHex("01000003 000a09")},
 	}
 	for _, tc := range tests {

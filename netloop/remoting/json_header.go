@@ -15,9 +15,28 @@ import (
 //
 //	{"code":34,"language":"GO","version":317,"opaque":1,"flag":0,"remark":"","extFields":{"topic":"T"}}
 //
-// Decoding accepts that form and the Java fastjson form (fields sorted by
-// name, extra fields such as serializeTypeCurrentRPC, remark and extFields
-// absent or null).
+// Decoding is lenient the way the Java broker is (fastjson into
+// RemotingCommand, rocketmq-facts 11.17), so that every client that works
+// with a Java broker works here:
+//
+//   - extFields values may be strings, numbers, booleans, objects or arrays;
+//     a non-string value is read as its JSON text (1 -> "1", true -> "true",
+//     {"x":1} -> `{"x":1}`, as it appears in the input). null means absent:
+//     the key is removed. Non-Java clients (ali-ons, rocketmq-client-cpp)
+//     write numbers and booleans there.
+//   - code, version, opaque and flag may be JSON numbers (integral, or with
+//     a fraction that is dropped, as fastjson does), strings holding a
+//     decimal integer ("" is 0), or booleans (true is 1); the value must fit
+//     in 32 bits.
+//   - language is a name, or a LanguageCode ordinal (9 -> "GO"; unknown
+//     ordinals -> "OTHER"). remark may be any value, read like an extFields
+//     value.
+//   - null leaves a field as it was; unknown fields are skipped whatever
+//     they hold; field names match case-insensitively; remark and extFields
+//     may be absent.
+//
+// The syntax itself must be standard JSON: fastjson's unquoted names,
+// single quotes and trailing commas are refused (no client sends them).
 
 // Field names of the JSON header. Matching is case-insensitive, as in
 // encoding/json.
@@ -36,11 +55,10 @@ var jsonFields = [...]string{jsonFieldCode, jsonFieldLanguage, jsonFieldVersion,
 	jsonFieldFlag, jsonFieldRemark, jsonFieldExtFields}
 
 // decodeJSONHeader parses a JSON header: an object whose known fields set
-// the command and whose other fields are ignored. A null value leaves a
-// field at its zero value (extFields null clears the map). It accepts what
-// encoding/json accepts for the equivalent struct, except a bare null. The
-// result's ExtFields is never nil. Strings are copied, so header may be
-// reused afterwards.
+// the command, read leniently as described above, and whose other fields
+// are ignored. A null value leaves a field at its zero value (extFields null
+// clears the map). The result's ExtFields is never nil. Strings are copied,
+// so header may be reused afterwards.
 func decodeJSONHeader(header []byte) (*Command, error) {
 	s := jsonScanner{b: header}
 	c := &Command{}
@@ -71,7 +89,7 @@ func (s *jsonScanner) header(c *Command) error {
 			case jsonFieldCode:
 				err = s.int32Value(&c.Code)
 			case jsonFieldLanguage:
-				err = s.stringValue(&c.Language)
+				err = s.languageValue(&c.Language)
 			case jsonFieldVersion:
 				err = s.int32Value(&c.Version)
 			case jsonFieldOpaque:
@@ -79,7 +97,11 @@ func (s *jsonScanner) header(c *Command) error {
 			case jsonFieldFlag:
 				err = s.int32Value(&c.Flag)
 			case jsonFieldRemark:
-				err = s.stringValue(&c.Remark)
+				var present bool
+				var text string
+				if text, present, err = s.textValue(1); present {
+					c.Remark = text
+				}
 			case jsonFieldExtFields:
 				err = s.extFields(&c.ExtFields)
 			default:
@@ -119,9 +141,10 @@ func jsonFieldOf(key []byte) string {
 	return ""
 }
 
-// extFields reads the extFields value: null clears *dst; an object of
-// string (or null, meaning "") values is merged into *dst, created when
-// nil, so a repeated extFields key merges like encoding/json does.
+// extFields reads the extFields value: null clears *dst; an object is
+// merged into *dst, created when nil, so a repeated extFields key merges
+// like encoding/json does. Values are read by textValue: strings as they
+// are, other values as their JSON text, null removes the key.
 func (s *jsonScanner) extFields(dst *map[string]string) error {
 	if s.peek() != '{' {
 		if s.null() {
@@ -146,11 +169,15 @@ func (s *jsonScanner) extFields(dst *map[string]string) error {
 		if !s.consume(':') {
 			return errJSONSyntax
 		}
-		var v string
-		if err := s.stringValue(&v); err != nil {
+		v, present, err := s.textValue(2)
+		if err != nil {
 			return err
 		}
-		m[key] = v
+		if present {
+			m[key] = v
+		} else {
+			delete(m, key)
+		}
 		if s.consume(',') {
 			continue
 		}

@@ -1,8 +1,11 @@
 package remoting
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -48,9 +51,62 @@ func TestDecodeJSONHeaderForms(t *testing.T) {
 			want:   Command{Remark: "a\"b\\c\né😀", ExtFields: map[string]string{"k\x00": "\t"}},
 		},
 		{
-			name:   "null ext value",
-			header: `{"extFields":{"a":null}}`,
-			want:   Command{ExtFields: map[string]string{"a": ""}},
+			name:   "null ext value is absent",
+			header: `{"extFields":{"a":null,"b":"x"}}`,
+			want:   Command{ExtFields: map[string]string{"b": "x"}},
+		},
+		{
+			name: "ali-ons send: ext numbers and booleans as their text",
+			header: `{"code":310,"language":"JAVA","opaque":3,"flag":0,"version":121,"extFields":{"a":"PG","b":"T",` +
+				`"c":"TBW102","d":4,"e":1,"f":0,"g":1764460800000,"h":0,"i":"TAGS\u0001TagA\u0002","j":0,"k":false}}`,
+			want: Command{Code: 310, Language: "JAVA", Version: 121, Opaque: 3, ExtFields: map[string]string{
+				"a": "PG", "b": "T", "c": "TBW102", "d": "4", "e": "1", "f": "0", "g": "1764460800000", "h": "0",
+				"i": "TAGS\x01TagA\x02", "j": "0", "k": "false"}},
+		},
+		{
+			name:   "ext number forms keep their text",
+			header: `{"extFields":{"a":1.5,"b":-7,"c":12345678901234,"d":1e3,"e":true,"f":-0}}`,
+			want: Command{ExtFields: map[string]string{"a": "1.5", "b": "-7", "c": "12345678901234", "d": "1e3",
+				"e": "true", "f": "-0"}},
+		},
+		{
+			name:   "ext objects and arrays as their text",
+			header: `{"extFields":{"o":{"x":1},"a":[1, 2]}}`,
+			want:   Command{ExtFields: map[string]string{"o": `{"x":1}`, "a": `[1, 2]`}},
+		},
+		{
+			name:   "numeric fields as strings and booleans",
+			header: `{"code":"10","opaque":"-5","flag":true,"version":""}`,
+			want:   Command{Code: 10, Opaque: -5, Flag: 1, ExtFields: map[string]string{}},
+		},
+		{
+			name:   "numeric fields with fraction and exponent",
+			header: `{"code":10.0,"opaque":1e2,"flag":-2.9,"version":false}`,
+			want:   Command{Code: 10, Opaque: 100, Flag: -2, ExtFields: map[string]string{}},
+		},
+		{
+			name:   "language ordinal",
+			header: `{"language":9}`,
+			want:   Command{Language: "GO", ExtFields: map[string]string{}},
+		},
+		{
+			name:   "language ordinal out of table",
+			header: `{"language":99}`,
+			want:   Command{Language: "OTHER", ExtFields: map[string]string{}},
+		},
+		{
+			name:   "remark as a number",
+			header: `{"remark":404}`,
+			want:   Command{Remark: "404", ExtFields: map[string]string{}},
+		},
+		{
+			name: "cpp client: 32-bit numbers, the rest strings, empty credentials, trailing newline",
+			header: `{"code":310,"extFields":{"AccessKey":"","OnsChannel":"","Signature":"","a":"PG","b":"T","c":"TBW102",` +
+				`"d":4,"e":2,"f":0,"g":"1764460800000","h":0,"i":"","j":"0","k":"false","m":"false"},` +
+				`"flag":0,"language":"CPP","opaque":8,"remark":"","serializeTypeCurrentRPC":"JSON","version":333}` + "\n",
+			want: Command{Code: 310, Language: "CPP", Version: 333, Opaque: 8, ExtFields: map[string]string{
+				"AccessKey": "", "OnsChannel": "", "Signature": "", "a": "PG", "b": "T", "c": "TBW102", "d": "4",
+				"e": "2", "f": "0", "g": "1764460800000", "h": "0", "i": "", "j": "0", "k": "false", "m": "false"}},
 		},
 		{
 			name:   "negative numbers",
@@ -132,43 +188,188 @@ func TestAppendJSONString(t *testing.T) {
 	}
 }
 
-// stdJSONHeader is the reference decoder: the header struct through
-// encoding/json. decodeJSONHeader must agree with it.
-type stdJSONHeader struct {
-	Code      int32             `json:"code"`
-	Language  string            `json:"language"`
-	Version   int32             `json:"version"`
-	Opaque    int32             `json:"opaque"`
-	Flag      int32             `json:"flag"`
-	Remark    string            `json:"remark"`
-	ExtFields map[string]string `json:"extFields"`
+// errReference is the reference decoder's refusal.
+var errReference = errors.New("reference decoder refused the header")
+
+// decodeJSONHeaderReference is the reference for decodeJSONHeader: the
+// lenient rules of json_header.go written a second way, on encoding/json's
+// validator and tokenizer. decodeJSONHeader must agree with it on every
+// input, in what it accepts and what it produces.
+func decodeJSONHeaderReference(header []byte) (*Command, error) {
+	if !json.Valid(header) {
+		return nil, errReference
+	}
+	dec := json.NewDecoder(bytes.NewReader(header))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errReference
+	}
+	c := &Command{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		var field string
+		for _, f := range jsonFields {
+			if strings.EqualFold(tok.(string), f) {
+				field = f
+			}
+		}
+		switch field {
+		case jsonFieldCode:
+			err = referenceInt32(raw, &c.Code)
+		case jsonFieldVersion:
+			err = referenceInt32(raw, &c.Version)
+		case jsonFieldOpaque:
+			err = referenceInt32(raw, &c.Opaque)
+		case jsonFieldFlag:
+			err = referenceInt32(raw, &c.Flag)
+		case jsonFieldLanguage:
+			err = referenceLanguage(raw, &c.Language)
+		case jsonFieldRemark:
+			if text, present := referenceText(raw); present {
+				c.Remark = text
+			}
+		case jsonFieldExtFields:
+			err = referenceExtFields(raw, &c.ExtFields)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.ExtFields == nil {
+		c.ExtFields = map[string]string{}
+	}
+	return c, nil
 }
 
-// decodeJSONHeaderStd decodes with encoding/json, requiring an object.
-func decodeJSONHeaderStd(header []byte) (*Command, error) {
-	trimmed := strings.TrimLeft(string(header), " \t\r\n")
-	if !strings.HasPrefix(trimmed, "{") {
-		return nil, ErrMalformed
+// referenceInt32 applies the int32 field rules to one raw value.
+func referenceInt32(raw json.RawMessage, dst *int32) error {
+	switch raw[0] {
+	case 'n':
+		return nil
+	case 't':
+		*dst = 1
+		return nil
+	case 'f':
+		*dst = 0
+		return nil
+	case '{', '[':
+		return errReference
+	case '"':
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return err
+		}
+		if str == "" {
+			*dst = 0
+			return nil
+		}
+		v, err := strconv.ParseInt(str, 10, 32)
+		if err != nil {
+			return errReference
+		}
+		*dst = int32(v)
+		return nil
 	}
-	var h stdJSONHeader
-	if err := json.Unmarshal(header, &h); err != nil {
-		return nil, err
+	v, ok := referenceNumber(string(raw))
+	if !ok {
+		return errReference
 	}
-	if h.ExtFields == nil {
-		h.ExtFields = map[string]string{}
-	}
-	return &Command{Code: h.Code, Language: h.Language, Version: h.Version, Opaque: h.Opaque,
-		Flag: h.Flag, Remark: h.Remark, ExtFields: h.ExtFields}, nil
+	*dst = v
+	return nil
 }
 
-// checkJSONAgainstStd fails when decodeJSONHeader and encoding/json
-// disagree on header.
-func checkJSONAgainstStd(t *testing.T, header []byte) {
+// referenceNumber reads a JSON number as an int32, truncating a fraction.
+func referenceNumber(text string) (int32, bool) {
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.Trunc(f) < math.MinInt32 || math.Trunc(f) > math.MaxInt32 {
+		return 0, false
+	}
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return int32(i), true // exact, where float64 would round
+	}
+	return int32(math.Trunc(f)), true
+}
+
+// referenceLanguage applies the language rules to one raw value.
+func referenceLanguage(raw json.RawMessage, dst *string) error {
+	switch raw[0] {
+	case 'n':
+		return nil
+	case '"':
+		return json.Unmarshal(raw, dst)
+	case 't', 'f', '{', '[':
+		return errReference
+	}
+	v, ok := referenceNumber(string(raw))
+	if !ok || v < 0 || int(v) >= len(languageNames) {
+		*dst = "OTHER"
+		return nil
+	}
+	*dst = languageNames[v]
+	return nil
+}
+
+// referenceText reads a value as text: strings decoded, anything else its
+// raw JSON with each invalid UTF-8 byte replaced; null is not present.
+func referenceText(raw json.RawMessage) (string, bool) {
+	switch raw[0] {
+	case 'n':
+		return "", false
+	case '"':
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			panic(err) // raw came from a valid document
+		}
+		return str, true
+	}
+	var sb strings.Builder
+	for _, r := range string(raw) { // ranging a string yields U+FFFD per invalid byte
+		sb.WriteRune(r)
+	}
+	return sb.String(), true
+}
+
+// referenceExtFields merges one extFields value into *dst.
+func referenceExtFields(raw json.RawMessage, dst *map[string]string) error {
+	switch raw[0] {
+	case 'n':
+		*dst = nil
+		return nil
+	case '{':
+	default:
+		return errReference
+	}
+	var m map[string]json.RawMessage // last of repeated keys wins
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	if *dst == nil {
+		*dst = map[string]string{}
+	}
+	for k, v := range m {
+		if text, present := referenceText(v); present {
+			(*dst)[k] = text
+		} else {
+			delete(*dst, k)
+		}
+	}
+	return nil
+}
+
+// checkJSONAgainstReference fails when decodeJSONHeader and the reference
+// decoder disagree on header.
+func checkJSONAgainstReference(t *testing.T, header []byte) {
 	t.Helper()
 	got, err := decodeJSONHeader(header)
-	want, werr := decodeJSONHeaderStd(header)
+	want, werr := decodeJSONHeaderReference(header)
 	if (err == nil) != (werr == nil) {
-		t.Fatalf("%q: decodeJSONHeader err=%v, encoding/json err=%v", header, err, werr)
+		t.Fatalf("%q: decodeJSONHeader err=%v, reference err=%v", header, err, werr)
 	}
 	if err != nil {
 		if !errors.Is(err, ErrMalformed) {
@@ -177,11 +378,11 @@ func checkJSONAgainstStd(t *testing.T, header []byte) {
 		return
 	}
 	if d := sameCommand(got, want); d != "" {
-		t.Fatalf("%q: differs from encoding/json: %s", header, d)
+		t.Fatalf("%q: differs from the reference decoder: %s", header, d)
 	}
 }
 
-func TestDecodeJSONHeaderMatchesEncodingJSON(t *testing.T) {
+func TestDecodeJSONHeaderMatchesReference(t *testing.T) {
 	headers := []string{
 		goClientJSON,
 		`{"CODE":1,"Language":"x","EXTFIELDS":{"a":"b"},"ſlag":2,"remarK":"r"}`, // case folding, incl. long s
@@ -202,11 +403,23 @@ func TestDecodeJSONHeaderMatchesEncodingJSON(t *testing.T) {
 		`{"extFields":{1:"a"}}`, `{"extFields":"x"}`, `{"code":true}`, `{"code":"1"}`,
 		`{}`, `{} `, ` {}`, `{},`, `{}{}`, `{`, `{"a"}`, `{"a":}`, `{"a" 1}`, `{"a":1 "b":2}`,
 		"{\"a\":1}\x00", `{"co\u0064e":5}`, "\ufeff{}", `null`, `[]`, `"x"`, ``,
+		// lenient values
+		`{"code":"1"}`, `{"code":""}`, `{"code":"abc"}`, `{"code":" 1"}`, `{"code":"+1"}`, `{"code":"1.0"}`,
+		`{"code":true}`, `{"code":false}`, `{"code":[]}`, `{"code":{}}`, `{"code":1.9}`, `{"code":-1.9}`,
+		`{"code":2147483647.9}`, `{"code":-2147483648.9}`, `{"code":2147483648.0}`, `{"code":1e400}`,
+		`{"code":1e-400}`, `{"opaque":4294967295}`, `{"opaque":"4294967295"}`, `{"code":"\u0031\u0030"}`,
+		`{"language":9}`, `{"language":13}`, `{"language":14}`, `{"language":-1}`, `{"language":9.5}`,
+		`{"language":true}`, `{"language":[]}`, `{"language":1e400}`,
+		`{"remark":1}`, `{"remark":true}`, `{"remark":{"a":[1]}}`, `{"remark":"x","remark":2}`,
+		`{"extFields":{"a":1,"b":true,"c":null,"d":1.5,"e":{"x":1},"f":[1,2],"g":12345678901234,"i":-7}}`,
+		`{"extFields":{"a":"1"},"extFields":{"a":null}}`, `{"extFields":{"a":null,"a":1}}`,
+		"{\"extFields\":{\"a\":[\"\xff\"]}}", "{\"extFields\":{\"a\":{ \"b\" :\t1 }}}",
+		`{"extFields":{"a":1e}}`, `{"extFields":{"a":-}}`, `{"extFields":{"a":nul}}`, `{"extFields":{"a":}}`,
 		"{\"a\":\"" + strings.Repeat("\\u0041", 100) + "\"}",
 		`{"a":` + strings.Repeat("[", maxJSONDepth-1) + strings.Repeat("]", maxJSONDepth-1) + `}`,
 		`{"a":` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + `}`,
 	}
 	for _, h := range headers {
-		checkJSONAgainstStd(t, []byte(h))
+		checkJSONAgainstReference(t, []byte(h))
 	}
 }

@@ -1,15 +1,17 @@
 package remoting
 
 import (
+	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// A small strict JSON scanner for RemotingCommand headers. It accepts the
-// same inputs as encoding/json would for the header struct and produces the
-// same values (a differential fuzz test holds it to that), without
-// reflection: headers are decoded for every request on the hot path.
+// A small JSON scanner for RemotingCommand headers, without reflection:
+// headers are decoded for every request on the hot path. The syntax is
+// strict JSON (what encoding/json accepts); the values are read leniently,
+// the way the Java broker reads them (see json_header.go). A differential
+// fuzz test holds it to a reference decoder built on encoding/json.
 
 // maxJSONDepth is the nesting limit, the same as encoding/json's.
 const maxJSONDepth = 10000
@@ -246,25 +248,116 @@ func (s *jsonScanner) digits() int {
 	return n
 }
 
-// int32Value reads a value for an int32 field into *dst: null leaves it,
-// an integer within range sets it, anything else is an error.
+// int32Value reads a value for an int32 field into *dst, leniently: null
+// leaves it; a number sets it (a fraction is dropped, toward zero); a string
+// holding a decimal integer sets it ("" is 0); true is 1 and false 0. A
+// value out of the int32 range, any other string, an object or an array is
+// an error.
 func (s *jsonScanner) int32Value(dst *int32) error {
-	if c := s.peek(); c != '-' && (c < '0' || c > '9') {
-		if s.null() {
+	switch c := s.peek(); {
+	case c == '-' || (c >= '0' && c <= '9'):
+		text, err := s.number()
+		if err != nil {
+			return err
+		}
+		v, ok := numberInt32(text)
+		if !ok {
+			return errJSONType
+		}
+		*dst = v
+		return nil
+	case c == '"':
+		b, err := s.stringBytes()
+		if err != nil {
+			return err
+		}
+		if len(b) == 0 {
+			*dst = 0
 			return nil
 		}
+		v, err := strconv.ParseInt(string(b), 10, 32)
+		if err != nil {
+			return errJSONType
+		}
+		*dst = int32(v)
+		return nil
+	case c == 't' && s.literal("true"):
+		*dst = 1
+		return nil
+	case c == 'f' && s.literal("false"):
+		*dst = 0
+		return nil
+	case c == 'n' && s.literal("null"):
+		return nil
+	case c == '{' || c == '[':
 		return errJSONType
 	}
-	text, err := s.number()
-	if err != nil {
-		return err
+	return errJSONSyntax
+}
+
+// numberInt32 converts a JSON number token to an int32, dropping a
+// fraction; ok is false when the value does not fit.
+func numberInt32(text []byte) (int32, bool) {
+	if v, err := strconv.ParseInt(string(text), 10, 32); err == nil {
+		return int32(v), true
 	}
-	v, err := strconv.ParseInt(string(text), 10, 32)
-	if err != nil {
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil { // only out-of-range magnitudes reach here
+		return 0, false
+	}
+	f = math.Trunc(f)
+	if f < math.MinInt32 || f > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(f), true
+}
+
+// textValue reads any value as text: a string as it is, a number, true or
+// false as its JSON text, an object or array as its JSON text as it appears
+// in the input (invalid UTF-8 replaced by U+FFFD). present is false for
+// null. depth is the nesting depth of the value's container.
+func (s *jsonScanner) textValue(depth int) (text string, present bool, err error) {
+	switch c := s.peek(); {
+	case c == '"':
+		text, err = s.stringText()
+		return text, err == nil, err
+	case c == 'n':
+		if s.literal("null") {
+			return "", false, nil
+		}
+		return "", false, errJSONSyntax
+	}
+	start := s.i
+	if err := s.skip(depth); err != nil {
+		return "", false, err
+	}
+	return s.text(start, s.i), true, nil
+}
+
+// languageValue reads the language field: a name as it is, or a
+// LanguageCode ordinal (out-of-table ordinals read as OTHER). null leaves
+// *dst; other values are an error.
+func (s *jsonScanner) languageValue(dst *string) error {
+	switch c := s.peek(); {
+	case c == '"':
+		return s.stringValue(dst)
+	case c == '-' || (c >= '0' && c <= '9'):
+		text, err := s.number()
+		if err != nil {
+			return err
+		}
+		v, ok := numberInt32(text)
+		if !ok || v < 0 || v > 255 {
+			v = int32(languageOther)
+		}
+		*dst = languageName(byte(v))
+		return nil
+	case c == 'n' && s.literal("null"):
+		return nil
+	case c == 't' || c == 'f' || c == '{' || c == '[':
 		return errJSONType
 	}
-	*dst = int32(v)
-	return nil
+	return errJSONSyntax
 }
 
 // stringValue reads a value for a string field into *dst: null leaves it,
@@ -284,6 +377,31 @@ func (s *jsonScanner) stringValue(dst *string) error {
 	return nil
 }
 
+// text returns the input bytes [start, end) as a string, sharing s.str's
+// memory when they are valid UTF-8; invalid bytes become U+FFFD each.
+func (s *jsonScanner) text(start, end int) string {
+	b := s.b[start:end]
+	if !utf8.Valid(b) {
+		out := make([]byte, 0, len(b)+8)
+		for len(b) > 0 {
+			r, size := utf8.DecodeRune(b)
+			out = utf8.AppendRune(out, r) // RuneError for an invalid byte
+			b = b[size:]
+		}
+		return string(out)
+	}
+	return s.shared(start, end)
+}
+
+// shared returns the input bytes [start, end) as a substring of s.str,
+// made once per header.
+func (s *jsonScanner) shared(start, end int) string {
+	if s.str == "" {
+		s.str = string(s.b)
+	}
+	return s.str[start:end]
+}
+
 // stringText reads a string token as a Go string, sharing s.str's memory
 // when the token has no escapes.
 func (s *jsonScanner) stringText() (string, error) {
@@ -292,10 +410,7 @@ func (s *jsonScanner) stringText() (string, error) {
 		return "", err
 	}
 	if s.plain {
-		if s.str == "" {
-			s.str = string(s.b)
-		}
-		return s.str[s.plainStart:s.plainEnd], nil
+		return s.shared(s.plainStart, s.plainEnd), nil
 	}
 	return string(b), nil
 }
