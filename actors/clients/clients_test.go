@@ -153,7 +153,11 @@ func TestParseHeartbeatGoClientBody(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseHeartbeat =\n%+v\nwant\n%+v", got, want)
 	}
-	for _, bad := range []string{``, `not json`, `{}`, `{"clientID":""}`, `{"clientID":5}`, `[]`} {
+	for _, bad := range []string{``, `not json`, `{}`, `{"clientID":""}`, `{"clientID":null}`, `[]`,
+		`{"clientID":"x","consumerDataSet":{}}`,
+		`{"clientID":"x","consumerDataSet":[{"subscriptionDataSet":[{"subVersion":"abc"}]}]}`,
+		`{"clientID":"x","consumerDataSet":[{"subscriptionDataSet":[{"codeSet":[1,}]}]}`,
+		`{"clientID":"x","consumerDataSet":[{"unitMode":"maybe"}]}`} {
 		if _, err := ParseHeartbeat([]byte(bad)); err == nil {
 			t.Errorf("ParseHeartbeat(%q) succeeded", bad)
 		}
