@@ -92,6 +92,15 @@ func FuzzJSONHeader(f *testing.F) {
 	f.Add([]byte(`{"code":1e2}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"CODE":1,"extFields":{"a":"1"},"extFields":{"b":null},"x":[1,{"y":-1.5e+3}],"remark":"\ud800\u0041"}`))
+	f.Add([]byte(`{"code":"10","opaque":2147483647.5,"flag":true,"version":"","language":13,"remark":[1],"extFields":{"a":1,"b":null}}`))
+	// The JSON headers of the golden frames: the Go, Java, ali-ons and C++
+	// client forms and the lenient variants.
+	for _, tc := range goldenCases {
+		if len(tc.raw) > 8 && SerializeType(tc.raw[4]) == SerializeJSON {
+			h := int(tc.raw[5])<<16 | int(tc.raw[6])<<8 | int(tc.raw[7])
+			f.Add(tc.raw[8 : 8+h])
+		}
+	}
 	f.Fuzz(func(t *testing.T, header []byte) {
 		checkJSONAgainstReference(t, header)
 		c, err := decodeJSONHeader(header)

@@ -41,6 +41,15 @@ type goldenCase struct {
 // with topic=T (rocketmq-facts 1.2 and 1.6).
 const goClientJSON = `{"code":34,"language":"GO","version":317,"opaque":1,"flag":0,"remark":"","extFields":{"topic":"T"}}`
 
+// alionsHeartbeatBody is the HEART_BEAT body ali-ons 3.12.0 sent in a
+// captured run (codeSet as JSON numbers).
+const alionsHeartbeatBody = `{"clientID":"192.0.2.2@wheelmq-test-3657","consumerDataSet":[{"groupName":"ncg9",` +
+	`"consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET",` +
+	`"subscriptionDataSet":[{"topic":"nt9","subString":"TagA || TagB","classFilterMode":false,"tagsSet":["TagA","TagB"],` +
+	`"codeSet":[2598919,2598920],"subVersion":1796038377287},{"topic":"%RETRY%ncg9","subString":"*",` +
+	`"classFilterMode":false,"tagsSet":[],"codeSet":[],"subVersion":1796038377287}],"unitMode":false}],` +
+	`"producerDataSet":[{"groupName":"CLIENT_INNER_PRODUCER"},{"groupName":"ncg9-producer"}]}`
+
 var goldenCases = []goldenCase{
 	{
 		name:  "go_client_request_json",
@@ -74,6 +83,77 @@ var goldenCases = []goldenCase{
 		raw: frameOf(SerializeJSON, []byte(`{"code":105,"flag":2,"language":"JAVA","opaque":3,`+
 			`"serializeTypeCurrentRPC":"JSON","version":479}`), nil),
 		cmd: &Command{Code: 105, Language: "JAVA", Version: 479, Opaque: 3, Flag: FlagOneway},
+	},
+	{
+		name: "alions_send_v2_json",
+		about: "ali-ons 3.12.0 (Node.js) SEND_MESSAGE_V2, captured: extFields d e f g h j as JSON numbers, k as a boolean, " +
+			"language JAVA, version 121, no remark",
+		raw: frameOf(SerializeJSON, []byte(`{"code":310,"language":"JAVA","opaque":5,"flag":0,"version":121,"extFields":`+
+			`{"a":"ncg9-producer","b":"nt9","c":"TBW102","d":4,"e":1,"f":0,"g":1796038377277,"h":0,`+
+			`"i":"TAGS\u0001TagC\u0002KEYS\u0001nt9-early\u0002","j":0,"k":false}}`), []byte("before the consumer")),
+		cmd: &Command{Code: 310, Language: "JAVA", Version: 121, Opaque: 5, ExtFields: map[string]string{
+			"a": "ncg9-producer", "b": "nt9", "c": "TBW102", "d": "4", "e": "1", "f": "0", "g": "1796038377277",
+			"h": "0", "i": "TAGS\x01TagC\x02KEYS\x01nt9-early\x02", "j": "0", "k": "false"},
+			Body: []byte("before the consumer")},
+	},
+	{
+		name:  "alions_pull_json",
+		about: "ali-ons 3.12.0 PULL_MESSAGE, captured: queueId, offsets, sysFlag, suspendTimeoutMillis, subVersion as numbers",
+		raw: frameOf(SerializeJSON, []byte(`{"code":11,"language":"JAVA","opaque":26,"flag":0,"version":121,"extFields":`+
+			`{"consumerGroup":"ncg9","topic":"nt9","queueId":0,"queueOffset":0,"maxMsgNums":32,"sysFlag":6,`+
+			`"commitOffset":-1,"suspendTimeoutMillis":15000,"subscription":"TagA || TagB","subVersion":1796038377287}}`), nil),
+		cmd: &Command{Code: 11, Language: "JAVA", Version: 121, Opaque: 26, ExtFields: map[string]string{
+			"consumerGroup": "ncg9", "topic": "nt9", "queueId": "0", "queueOffset": "0", "maxMsgNums": "32",
+			"sysFlag": "6", "commitOffset": "-1", "suspendTimeoutMillis": "15000", "subscription": "TagA || TagB",
+			"subVersion": "1796038377287"}},
+	},
+	{
+		name:  "alions_send_back_json",
+		about: "ali-ons 3.12.0 CONSUMER_SEND_MSG_BACK, captured: offset, delayLevel, maxReconsumeTimes numbers, unitMode boolean",
+		raw: frameOf(SerializeJSON, []byte(`{"code":36,"language":"JAVA","opaque":47,"flag":0,"version":121,"extFields":`+
+			`{"offset":17978,"group":"ncg9","delayLevel":0,"originMsgId":"7F00000100005598000000000000463A",`+
+			`"originTopic":"nt9","unitMode":false,"maxReconsumeTimes":16}}`), nil),
+		cmd: &Command{Code: 36, Language: "JAVA", Version: 121, Opaque: 47, ExtFields: map[string]string{
+			"offset": "17978", "group": "ncg9", "delayLevel": "0", "originMsgId": "7F00000100005598000000000000463A",
+			"originTopic": "nt9", "unitMode": "false", "maxReconsumeTimes": "16"}},
+	},
+	{
+		name:  "alions_create_topic_json",
+		about: "UPDATE_AND_CREATE_TOPIC as ali-ons' remoting layer writes it (captured): queue counts, perm, order as JSON values",
+		raw: frameOf(SerializeJSON, []byte(`{"code":17,"language":"JAVA","opaque":2,"flag":0,"version":121,"extFields":`+
+			`{"topic":"nt9","defaultTopic":"TBW102","readQueueNums":4,"writeQueueNums":4,"perm":6,`+
+			`"topicFilterType":"SINGLE_TAG","topicSysFlag":0,"order":false}}`), nil),
+		cmd: &Command{Code: 17, Language: "JAVA", Version: 121, Opaque: 2, ExtFields: map[string]string{
+			"topic": "nt9", "defaultTopic": "TBW102", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6",
+			"topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}},
+	},
+	{
+		name:  "alions_heartbeat_json",
+		about: "ali-ons 3.12.0 HEART_BEAT, captured: empty extFields, body with codeSet as numbers",
+		raw:   frameOf(SerializeJSON, []byte(`{"code":34,"language":"JAVA","opaque":15,"flag":0,"version":121,"extFields":{}}`), []byte(alionsHeartbeatBody)),
+		cmd:   &Command{Code: 34, Language: "JAVA", Version: 121, Opaque: 15, Body: []byte(alionsHeartbeatBody)},
+	},
+	{
+		name: "cpp_send_v2_json",
+		about: "rocketmq-client-cpp SEND_MESSAGE_V2 as its CommandHeader/RemotingCommand code writes it with jsoncpp " +
+			"(built from its source, not captured): 32-bit fields numbers, the rest strings, empty credentials, keys sorted, trailing newline",
+		raw: frameOf(SerializeJSON, []byte(`{"code":310,"extFields":{"AccessKey":"","OnsChannel":"","Signature":"",`+
+			`"a":"PG","b":"T","c":"TBW102","d":4,"e":2,"f":0,"g":"1700000000000","h":0,"i":"TAGS\u0001A\u0002",`+
+			`"j":"0","k":"false","m":"false"},"flag":0,"language":"CPP","opaque":8,"remark":"",`+
+			`"serializeTypeCurrentRPC":"JSON","version":333}`+"\n"), []byte("hi")),
+		cmd: &Command{Code: 310, Language: "CPP", Version: 333, Opaque: 8, ExtFields: map[string]string{
+			"AccessKey": "", "OnsChannel": "", "Signature": "", "a": "PG", "b": "T", "c": "TBW102", "d": "4", "e": "2",
+			"f": "0", "g": "1700000000000", "h": "0", "i": "TAGS\x01A\x02", "j": "0", "k": "false", "m": "false"},
+			Body: []byte("hi")},
+	},
+	{
+		name: "lenient_variants_json",
+		about: "every lenient form at once (constructed): code/opaque/flag/version as strings and a fraction, language as an " +
+			"ordinal, remark a number, ext values number/boolean/null/object, unknown nested field",
+		raw: frameOf(SerializeJSON, []byte(`{"code":"11","opaque":"7","flag":0.0,"version":"317","language":9,"remark":404,`+
+			`"unknown":{"a":[1,{"b":null}]},"extFields":{"n":null,"t":true,"x":1.5,"o":{"k":"v"},"s":"str"}}`), nil),
+		cmd: &Command{Code: 11, Language: "GO", Version: 317, Opaque: 7, Remark: "404",
+			ExtFields: map[string]string{"t": "true", "x": "1.5", "o": `{"k":"v"}`, "s": "str"}},
 	},
 	{
 		name:  "wheelmq_response_json",
