@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wheelmq/wheelmq/netloop/remoting/lenient"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -47,15 +48,70 @@ func decodeRegisterBody(body []byte, compressed bool) (map[string]meta.TopicConf
 	if compressed {
 		return decodeCompressedBody(body, MaxInflatedBody)
 	}
-	var rb registerBrokerBody
+	var rb registerBodyWire
 	if err := json.Unmarshal(body, &rb); err != nil {
 		return nil, DataVersion{}, fmt.Errorf("%w: register broker body: %v", ErrBadBody, err)
 	}
 	w := rb.TopicConfigSerializeWrapper
-	if w.TopicConfigTable == nil {
-		w.TopicConfigTable = map[string]meta.TopicConfig{}
+	topics := make(map[string]meta.TopicConfig, len(w.TopicConfigTable))
+	for name, tc := range w.TopicConfigTable {
+		topics[name] = tc.config()
 	}
-	return w.TopicConfigTable, w.DataVersion, nil
+	return topics, w.DataVersion.dataVersion(), nil
+}
+
+// The uncompressed RegisterBrokerBody as it is decoded: values are read
+// leniently, as fastjson reads them on a Java name server (numbers as
+// strings and the reverse, booleans as "true"/1, enums by name or ordinal,
+// missing fields zero), and the parts the name server does not use (filter
+// servers, static-topic mappings) are not decoded beyond checking the JSON.
+type (
+	registerBodyWire struct {
+		TopicConfigSerializeWrapper struct {
+			TopicConfigTable map[string]topicConfigWire `json:"topicConfigTable"`
+			DataVersion      dataVersionWire            `json:"dataVersion"`
+		} `json:"topicConfigSerializeWrapper"`
+	}
+	topicConfigWire struct {
+		TopicName       lenient.String `json:"topicName"`
+		ReadQueueNums   lenient.Int32  `json:"readQueueNums"`
+		WriteQueueNums  lenient.Int32  `json:"writeQueueNums"`
+		Perm            lenient.Int32  `json:"perm"`
+		TopicFilterType lenient.String `json:"topicFilterType"`
+		TopicSysFlag    lenient.Int32  `json:"topicSysFlag"`
+		Order           lenient.Bool   `json:"order"`
+	}
+	dataVersionWire struct {
+		StateVersion lenient.Int64 `json:"stateVersion"`
+		Timestamp    lenient.Int64 `json:"timestamp"`
+		Counter      lenient.Int64 `json:"counter"`
+	}
+)
+
+// topicFilterTypes are TopicFilterType's names by ordinal.
+var topicFilterTypes = []string{"SINGLE_TAG", "MULTI_TAG"}
+
+// config converts a decoded topic config; a missing filter type is Java's
+// default, SINGLE_TAG.
+func (w topicConfigWire) config() meta.TopicConfig {
+	tc := meta.TopicConfig{
+		TopicName:       string(w.TopicName),
+		ReadQueueNums:   int32(w.ReadQueueNums),
+		WriteQueueNums:  int32(w.WriteQueueNums),
+		Perm:            int32(w.Perm),
+		TopicFilterType: lenient.Enum(w.TopicFilterType, topicFilterTypes),
+		TopicSysFlag:    int32(w.TopicSysFlag),
+		Order:           bool(w.Order),
+	}
+	if tc.TopicFilterType == "" {
+		tc.TopicFilterType = "SINGLE_TAG"
+	}
+	return tc
+}
+
+// dataVersion converts a decoded DataVersion.
+func (w dataVersionWire) dataVersion() DataVersion {
+	return DataVersion{StateVersion: int64(w.StateVersion), Timestamp: int64(w.Timestamp), Counter: int64(w.Counter)}
 }
 
 // inflatedReader reads the length-prefixed sections of a compressed body.
@@ -127,9 +183,11 @@ func decodeCompressedBody(body []byte, limit int64) (map[string]meta.TopicConfig
 	if err != nil {
 		return nil, dv, err
 	}
-	if err := json.Unmarshal(raw, &dv); err != nil {
+	var dvw dataVersionWire
+	if err := json.Unmarshal(raw, &dvw); err != nil {
 		return nil, dv, fmt.Errorf("%w: compressed body dataVersion: %v", ErrBadBody, err)
 	}
+	dv = dvw.dataVersion()
 	count, _, err := r.int32("topic count")
 	if err != nil {
 		return nil, dv, err
@@ -173,10 +231,11 @@ func decodeCompressedBody(body []byte, limit int64) (map[string]meta.TopicConfig
 func parseTopicConfigText(s string) (meta.TopicConfig, error) {
 	var tc meta.TopicConfig
 	if strings.HasPrefix(strings.TrimSpace(s), "{") {
-		if err := json.Unmarshal([]byte(s), &tc); err != nil {
+		var w topicConfigWire
+		if err := json.Unmarshal([]byte(s), &w); err != nil {
 			return tc, fmt.Errorf("%w: compressed topic config %q: %v", ErrBadBody, s, err)
 		}
-		return tc, nil
+		return w.config(), nil
 	}
 	f := strings.SplitN(s, " ", 6)
 	if len(f) < 5 || f[0] == "" {

@@ -137,3 +137,67 @@ func TestDecodeJSONBody(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeJSONBodyForms reads register bodies as brokers write them and
+// as fastjson would accept them (testdata/register_body_*.json).
+func TestDecodeJSONBodyForms(t *testing.T) {
+	tests := []struct {
+		file   string
+		about  string
+		want   map[string]meta.TopicConfig
+		wantDV DataVersion
+	}{
+		{
+			file:  "register_body_java.json",
+			about: "Java 5 broker (fastjson, sorted fields, attributes, readable/writeable, mapping maps)",
+			want: map[string]meta.TopicConfig{
+				"TBW102":         {TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7, TopicFilterType: "SINGLE_TAG"},
+				"orders":         {TopicName: "orders", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"},
+				"%RETRY%group-1": {TopicName: "%RETRY%group-1", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"},
+			},
+			wantDV: DataVersion{Timestamp: 1700000000000, Counter: 3},
+		},
+		{
+			file:  "register_body_java4.json",
+			about: "Java 4.x broker (TopicConfigSerializeWrapper without mapping maps or stateVersion)",
+			want: map[string]meta.TopicConfig{
+				"TBW102": {TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7, TopicFilterType: "SINGLE_TAG"},
+				"orders": {TopicName: "orders", ReadQueueNums: 4, WriteQueueNums: 2, Perm: 6, TopicFilterType: "MULTI_TAG", Order: true},
+			},
+			wantDV: DataVersion{Timestamp: 1600000000000, Counter: 7},
+		},
+		{
+			file: "register_body_lenient.json",
+			about: "what fastjson accepts: numbers as strings, a fraction, booleans as strings, an enum ordinal, " +
+				"missing topicName and filter type, null and unknown fields",
+			want: map[string]meta.TopicConfig{
+				"orders": {ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "MULTI_TAG", Order: true},
+				"plain":  {TopicName: "plain", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"},
+			},
+			wantDV: DataVersion{Timestamp: 1700000000000, Counter: 9},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			tcs, dv, err := decodeRegisterBody(readTestdata(t, tc.file), false)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.about, err)
+			}
+			if !reflect.DeepEqual(tcs, tc.want) || dv != tc.wantDV {
+				t.Fatalf("%s:\n got %+v %+v\nwant %+v %+v", tc.about, tcs, dv, tc.want, tc.wantDV)
+			}
+		})
+	}
+	for _, bad := range []string{
+		`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"readQueueNums":"four"}}}}`,
+		`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"perm":4294967296}}}}`,
+		`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"order":"maybe"}}}}`,
+		`{"topicConfigSerializeWrapper":{"dataVersion":{"counter":[]}}}`,
+		`{"topicConfigSerializeWrapper":{"topicConfigTable":[]}}`,
+		`{"topicConfigSerializeWrapper":{"topicQueueMappingInfoMap":{0:1}}}`,
+	} {
+		if _, _, err := decodeRegisterBody([]byte(bad), false); !errors.Is(err, ErrBadBody) {
+			t.Errorf("%s: err %v, want ErrBadBody", bad, err)
+		}
+	}
+}

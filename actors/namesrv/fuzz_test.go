@@ -80,14 +80,29 @@ func FuzzDecodeRegisterBody(f *testing.F) {
 	f.Add(readTestdata(f, "register_body_java.json"), false)
 	f.Add(readTestdata(f, "register_body.json"), false)
 	f.Add(javaCompressedBody(f), true)
+	f.Add(readTestdata(f, "register_body_java4.json"), false)
+	f.Add(readTestdata(f, "register_body_lenient.json"), false)
 	f.Add([]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":null}}}`), false)
 	f.Fuzz(func(t *testing.T, body []byte, compressed bool) {
-		tcs, _, err := decodeRegisterBody(body, compressed)
+		tcs, dv, err := decodeRegisterBody(body, compressed)
 		if err != nil && !errors.Is(err, ErrBadBody) {
 			t.Fatalf("unexpected error class: %v", err)
 		}
 		if err == nil && tcs == nil {
 			t.Fatal("nil table without error")
+		}
+		if err != nil {
+			return
+		}
+		// What was accepted, written as wheelmq writes it, reads back the same.
+		enc, err := marshalCompact(registerBrokerBody{TopicConfigSerializeWrapper: topicConfigWrapper{
+			TopicConfigTable: tcs, DataVersion: dv}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, dv2, err := decodeRegisterBody(enc, false)
+		if err != nil || !reflect.DeepEqual(again, tcs) || dv2 != dv {
+			t.Fatalf("round trip of %s: %+v %+v vs %+v %+v (%v)", enc, tcs, dv, again, dv2, err)
 		}
 	})
 }
