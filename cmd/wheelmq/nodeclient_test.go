@@ -214,10 +214,17 @@ func finalResult(events []nodeEvent) nodeEvent {
 	return nodeEvent{Failures: []string{"no result event"}}
 }
 
-// installNodeDeps runs `npm ci` when node_modules is missing.
+// installNodeDeps runs `npm ci` when node_modules is missing or older than
+// package-lock.json (npm records what it installed in
+// node_modules/.package-lock.json).
 func installNodeDeps(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(nodeClientDir, "node_modules", "ali-ons", "package.json")); err == nil {
+	lock, err := os.Stat(filepath.Join(nodeClientDir, "package-lock.json"))
+	if err != nil {
+		t.Fatalf("the Node.js client's lock file: %v", err)
+	}
+	installed, err := os.Stat(filepath.Join(nodeClientDir, "node_modules", ".package-lock.json"))
+	if err == nil && !installed.ModTime().Before(lock.ModTime()) {
 		return
 	}
 	npm, err := exec.LookPath("npm")
