@@ -83,3 +83,18 @@ func BenchmarkDecodeFrame(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeJSONHeaderNonJava decodes ali-ons' SEND_MESSAGE_V2 header
+// (extFields numbers and a boolean), the lenient path.
+func BenchmarkDecodeJSONHeaderNonJava(b *testing.B) {
+	header := []byte(`{"code":310,"language":"JAVA","opaque":5,"flag":0,"version":121,"extFields":` +
+		`{"a":"ncg9-producer","b":"nt9","c":"TBW102","d":4,"e":1,"f":0,"g":1796038377277,"h":0,` +
+		`"i":"TAGS\u0001TagC\u0002KEYS\u0001nt9-early\u0002","j":0,"k":false}}`)
+	b.SetBytes(int64(len(header)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeJSONHeader(header); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
