@@ -83,15 +83,25 @@ func (r *Registry) Spawn(system *actor.ActorSystem, guardian actor.SupervisorStr
 		}
 		return producer(s)
 	}, actor.WithReceiverMiddleware(s.middleware))
-	pid, err := system.Root.WithGuardian(guardian).SpawnNamed(props, name)
-	if err != nil {
-		return nil, fmt.Errorf("spawn stage %s: %w", name, err)
-	}
-	s.pid = pid
+	// The PID is known before the actor starts: an actor may send to itself
+	// (or be sent to) from its Started handler, before SpawnNamed returns.
+	s.pid = system.NewLocalPID(name)
 	s.inst.up.Set(1)
 	r.mu.Lock()
-	r.stages[pid.Id] = s
+	r.stages[name] = s
 	r.mu.Unlock()
+	pid, err := system.Root.WithGuardian(guardian).SpawnNamed(props, name)
+	if err == nil && pid.Id != name {
+		err = fmt.Errorf("got actor id %q", pid.Id)
+	}
+	if err != nil {
+		r.mu.Lock()
+		if r.stages[name] == s {
+			delete(r.stages, name)
+		}
+		r.mu.Unlock()
+		return nil, fmt.Errorf("spawn stage %s: %w", name, err)
+	}
 	return s, nil
 }
 
