@@ -184,3 +184,15 @@ func bytesRate(v float64) string {
 	}
 	return bytes(v) + "/s"
 }
+
+// FormatCount formats a count or gauge as the frame does (n/a when NaN).
+func FormatCount(v float64) string { return count(v) }
+
+// FormatRate formats a per-second figure as the frame does (- when NaN).
+func FormatRate(v float64) string { return rate(v) }
+
+// FormatSeconds formats a duration in seconds as the frame does.
+func FormatSeconds(v float64) string { return seconds(v) }
+
+// FormatBytes formats a size as the frame does.
+func FormatBytes(v float64) string { return bytes(v) }
