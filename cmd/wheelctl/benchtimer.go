@@ -207,4 +207,3 @@ func createTopicAt(ctx context.Context, addr, topic string, queues int) error {
 	defer c.Close()
 	return createTopic(ctx, c, topic, queues)
 }
-
