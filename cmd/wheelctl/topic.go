@@ -191,8 +191,12 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 				}
 				return err
 			}
-			tw := newTable(g)
 			fmt.Fprintf(g.stdout, "topic %s\n", topic)
+			for _, qd := range route.Queues {
+				fmt.Fprintf(g.stdout, "  %s: %d read / %d write queues, perm %s\n", qd.BrokerName,
+					qd.ReadQueueNums, qd.WriteQueueNums, admin.PermString(qd.Perm))
+			}
+			tw := newTable(g)
 			fmt.Fprintln(tw, "BROKER\tADDR\tQUEUE\tMIN OFFSET\tMAX OFFSET\tMESSAGES\tLAST WRITE")
 			var notes []string
 			var total int64
@@ -218,8 +222,6 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", qd.BrokerName, addr, q, off.MinOffset,
 						off.MaxOffset, off.MaxOffset-off.MinOffset, last)
 				}
-				fmt.Fprintf(g.stdout, "  %s: %d read / %d write queues, perm %s\n", qd.BrokerName,
-					qd.ReadQueueNums, qd.WriteQueueNums, admin.PermString(qd.Perm))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
