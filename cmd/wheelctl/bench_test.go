@@ -18,6 +18,7 @@ func TestBenchProduceJSON(t *testing.T) {
 		latency bool
 	}{
 		{"sync", []string{"--mode", "sync", "--producers", "2"}, 1, true},
+		{"sync, shared client", []string{"--mode", "sync", "--producers", "4", "--clients", "1"}, 1, true},
 		{"async with peer", []string{"--mode", "async", "--window", "16", "--peer"}, 2, true},
 		{"oneway", []string{"--mode", "oneway"}, 1, false},
 	}
@@ -54,7 +55,7 @@ func TestBenchProduceJSON(t *testing.T) {
 func TestBenchProduceTable(t *testing.T) {
 	n := startNode(t, nodetest.Options{})
 	out := mustRun(t, "bench", "produce", "--namesrv="+n.NamesrvAddr(), "--count", "100")
-	if !strings.Contains(out, "bench produce: 256-byte bodies, 1 producer(s), sync, 100 messages") {
+	if !strings.Contains(out, "bench produce: 256-byte bodies, 1 producer(s) on 1 client(s), sync, 100 messages") {
 		t.Errorf("headline:\n%s", out)
 	}
 	rows := rowsOf(out, "wheelmq")

@@ -31,8 +31,8 @@ func newBenchConsumeCmd(g *globals) *cobra.Command {
 		Long: `Start a push consumer (official Go client) on a new topic, then send for --duration (or
 --count messages) and report, next to the producers' figures, how many messages arrived, at what
 rate, and their end-to-end latency (arrival at the consumer minus the send call). Messages not
-received within --drain after the last send count as errors. Here --producers goroutines share
-one client.`,
+received within --drain after the last send count as errors. The --producers goroutines share one
+client (--clients is ignored).`,
 		Example: "  wheelctl bench consume --mode async --duration 10s\n  wheelctl bench consume --count 100000 --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -98,7 +98,7 @@ func (r *receiver) onMessages(_ context.Context, msgs ...*primitive.MessageExt) 
 // runConsumeBench runs producers and a consumer against target.
 func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker, o produceOpts, drain time.Duration) (*benchReport, error) {
 	rep := &benchReport{Kind: "consume", Broker: target.desc, Client: o.client, Mode: o.mode, Size: o.size,
-		Producers: o.producers, DurationS: o.duration.Seconds(), Count: o.count}
+		Producers: o.producers, Clients: 1, DurationS: o.duration.Seconds(), Count: o.count}
 	if o.count > 0 {
 		rep.DurationS = 0
 	}

@@ -18,6 +18,7 @@ import (
 // produceOpts shape a produce run.
 type produceOpts struct {
 	size, producers, window int
+	clients                 int // producer clients the producers share (0: one each)
 	duration                time.Duration
 	count                   int64
 	mode, topic, client     string
@@ -27,7 +28,8 @@ type produceOpts struct {
 func (o *produceOpts) addFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.IntVar(&o.size, "size", 256, "message body bytes")
-	f.IntVar(&o.producers, "producers", 1, "producers, each with its own client and connection")
+	f.IntVar(&o.producers, "producers", 1, "producers: goroutines sending at once")
+	f.IntVar(&o.clients, "clients", 0, "producer clients (connections) the producers share round-robin (0: one per producer)")
 	f.DurationVar(&o.duration, "duration", 5*time.Second, "how long to send (unless --count)")
 	f.Int64Var(&o.count, "count", 0, "send this many messages in all instead of for --duration")
 	f.StringVar(&o.mode, "mode", "sync", "sync (one send in flight per producer), async (--window in flight) or oneway")
@@ -44,8 +46,8 @@ func (o *produceOpts) validate(minSize int) error {
 		return usagef("--mode %q: want sync, async or oneway", o.mode)
 	case o.size < minSize:
 		return usagef("--size %d: want at least %d", o.size, minSize)
-	case o.producers < 1 || o.window < 1:
-		return usagef("--producers and --window must be at least 1")
+	case o.producers < 1 || o.window < 1 || o.clients < 0 || o.clients > o.producers:
+		return usagef("--producers and --window must be at least 1, --clients between 0 and --producers")
 	case o.count < 0 || (o.count == 0 && o.duration <= 0):
 		return usagef("give a positive --duration or --count")
 	}
@@ -68,7 +70,7 @@ round trip of each send; async: from the call to its callback; oneway: none).
 port that acknowledge every send and store nothing): the ceiling the client and the loopback allow
 on this machine; the table then shows wheelmq's rate as a ratio of it.`,
 		Example: `  wheelctl bench produce
-  wheelctl bench produce --producers 16 --duration 10s --peer
+  wheelctl bench produce --producers 16 --clients 1 --duration 10s --peer
   wheelctl bench produce --mode async --window 512 --count 1000000 --json
   wheelctl bench produce --namesrv 127.0.0.1:9876 --size 4096`,
 		Args: noArgs,
@@ -112,7 +114,10 @@ func (c *benchCommon) checkFlush() error {
 func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common benchCommon) (*benchReport, error) {
 	ctx := cmd.Context()
 	rep := &benchReport{Kind: "produce", Client: o.client, Mode: o.mode, Size: o.size, Producers: o.producers,
-		DurationS: o.duration.Seconds(), Count: o.count}
+		Clients: o.clients, DurationS: o.duration.Seconds(), Count: o.count}
+	if rep.Clients == 0 {
+		rep.Clients = o.producers
+	}
 	if o.mode == "async" {
 		rep.Window = o.window
 	}
@@ -164,7 +169,11 @@ func produceOnce(ctx context.Context, namesrv, label string, o produceOpts, prog
 		body[i] = byte('a' + i%26)
 	}
 	msg := &outMessage{Topic: topic, Body: body}
-	producers := make([]messageProducer, o.producers)
+	clients := o.clients
+	if clients == 0 {
+		clients = o.producers
+	}
+	producers := make([]messageProducer, clients)
 	defer func() {
 		for _, p := range producers {
 			if p != nil {
@@ -182,7 +191,11 @@ func produceOnce(ctx context.Context, namesrv, label string, o produceOpts, prog
 			return benchResult{}, err
 		}
 	}
-	return runWorkload(ctx, producers, label, o, msg, progressTo)
+	workers := make([]messageProducer, o.producers)
+	for i := range workers {
+		workers[i] = producers[i%clients]
+	}
+	return runWorkload(ctx, workers, label, o, msg, progressTo)
 }
 
 // runWorkload sends msg through each of workers (one goroutine each; a

@@ -69,6 +69,7 @@ type benchReport struct {
 	Mode      string        `json:"mode"`
 	Size      int           `json:"size"`
 	Producers int           `json:"producers"`
+	Clients   int           `json:"clients"`
 	Window    int           `json:"window,omitempty"`
 	DurationS float64       `json:"duration_s,omitempty"`
 	Count     int64         `json:"count,omitempty"`
@@ -88,8 +89,8 @@ func (r *benchReport) print(w io.Writer, asJSON bool) error {
 	if r.Count > 0 {
 		run = fmt.Sprintf("%d messages", r.Count)
 	}
-	fmt.Fprintf(w, "bench %s: %d-byte bodies, %d producer(s), %s, %s, client %s, broker %s\n",
-		r.Kind, r.Size, r.Producers, r.Mode, run, r.Client, r.Broker)
+	fmt.Fprintf(w, "bench %s: %d-byte bodies, %d producer(s) on %d client(s), %s, %s, client %s, broker %s\n",
+		r.Kind, r.Size, r.Producers, r.Clients, r.Mode, run, r.Client, r.Broker)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	width := len("TARGET")
 	for _, res := range r.Results {

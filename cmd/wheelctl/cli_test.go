@@ -53,6 +53,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"cancel", "--msg-id", "xyz"}, "not an offset message id"},
 		{[]string{"bench", "produce", "--mode", "fast"}, "want sync, async or oneway"},
 		{[]string{"bench", "consume", "--size", "8"}, "--size 8"},
+		{[]string{"bench", "produce", "--producers", "2", "--clients", "3"}, "--clients between"},
 		{[]string{"top", "--interval", "1ms"}, "at least 100ms"},
 	}
 	for _, tt := range tests {
