@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/actors/node"
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 )
 
@@ -28,9 +28,9 @@ func mustRun(t *testing.T, args ...string) string {
 
 // startNode starts a broker with an embedded name server and waits until
 // the broker has registered.
-func startNode(t *testing.T, o nodetest.Options) *node.Node {
+func startNode(t *testing.T, o processtest.Options) *process.Node {
 	t.Helper()
-	n := nodetest.Start(t, o)
+	n := processtest.Start(t, o)
 	s := &admin.Session{Timeout: time.Second}
 	defer s.Close()
 	deadline := time.Now().Add(15 * time.Second)
@@ -58,15 +58,15 @@ func rowsOf(out, first string) [][]string {
 }
 
 func TestTopicLifecycle(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
-	topic := nodetest.Unique("wheelctl_topic")
+	topic := processtest.Unique("wheelctl_topic")
 
 	out := mustRun(t, "topic", "create", topic, "--queues", "4", ns)
 	if !strings.Contains(out, "created topic "+topic) || !strings.Contains(out, "4 queues, perm rw") {
 		t.Fatalf("create: %s", out)
 	}
-	nodetest.WaitRoute(t, n.NamesrvAddr(), topic)
+	processtest.WaitRoute(t, n.NamesrvAddr(), topic)
 
 	rows := rowsOf(mustRun(t, "topic", "list", ns), topic)
 	if len(rows) != 1 || rows[0][2] != "4" || rows[0][3] != "4" || rows[0][4] != "rw" {
@@ -113,10 +113,10 @@ var (
 // TestSendDelayConsume sends a timer message with --delay and consumes it:
 // it must arrive, not before its due time, and be shown as a timer message.
 func TestSendDelayConsume(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
-	topic := nodetest.Unique("wheelctl_delay")
-	nodetest.CreateTopic(t, n, topic, 2)
+	topic := processtest.Unique("wheelctl_delay")
+	processtest.CreateTopic(t, n, topic, 2)
 
 	sentAt := time.Now()
 	out := mustRun(t, "send", "--topic", topic, "--tag", "later", "--body", "due soon", "--delay", "2s", ns)
@@ -132,7 +132,7 @@ func TestSendDelayConsume(t *testing.T) {
 		t.Fatalf("due %s is %s after the send call, want about 2s", due, d)
 	}
 
-	out = mustRun(t, "consume", "--topic", topic, "--group", nodetest.Unique("g"), "--count", "1", "--timeout", "60s", ns)
+	out = mustRun(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--timeout", "60s", ns)
 	received := time.Now()
 	if received.Before(due) {
 		t.Fatalf("consume returned at %s, before the due time %s", received, due)
@@ -149,10 +149,10 @@ func TestSendDelayConsume(t *testing.T) {
 
 // TestCancel cancels a pending timer message: it is never delivered.
 func TestCancel(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
-	topic := nodetest.Unique("wheelctl_cancel")
-	nodetest.CreateTopic(t, n, topic, 1)
+	topic := processtest.Unique("wheelctl_cancel")
+	processtest.CreateTopic(t, n, topic, 1)
 
 	out := mustRun(t, "send", "--topic", topic, "--delay", "3s", ns)
 	m := offsetIDRe.FindStringSubmatch(out)
@@ -163,7 +163,7 @@ func TestCancel(t *testing.T) {
 	if !strings.Contains(out, "cancelled "+m[1]+" on "+n.BrokerAddr()) {
 		t.Fatalf("cancel: %s (broker %s)", out, n.BrokerAddr())
 	}
-	_, errOut, code := runCLI(t, "consume", "--topic", topic, "--group", nodetest.Unique("g"), "--count", "1", "--timeout", "8s", ns)
+	_, errOut, code := runCLI(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--timeout", "8s", ns)
 	if code != 1 || !strings.Contains(errOut, "received 0 of 1 messages within 8s") {
 		t.Fatalf("a cancelled timer was delivered, or consume failed otherwise: exit %d, %q", code, errOut)
 	}
@@ -178,10 +178,10 @@ func TestCancel(t *testing.T) {
 // of 3; the broker does not serve GET_CONSUME_STATS yet, so the lag is
 // computed from QUERY_CONSUMER_OFFSET and GET_MAX_OFFSET.
 func TestGroupDescribeLag(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
-	topic, group := nodetest.Unique("wheelctl_lag"), nodetest.Unique("g")
-	nodetest.CreateTopic(t, n, topic, 2)
+	topic, group := processtest.Unique("wheelctl_lag"), processtest.Unique("g")
+	processtest.CreateTopic(t, n, topic, 2)
 	mustRun(t, "send", "--topic", topic, "--count", "5", ns)
 	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "5", "--timeout", "60s", ns)
 	mustRun(t, "send", "--topic", topic, "--count", "3", ns)
@@ -211,7 +211,7 @@ func TestGroupDescribeLag(t *testing.T) {
 
 // TestNotServedIsOneLine checks requests the broker does not serve yet.
 func TestNotServedIsOneLine(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
 	_, errOut, code := runCLI(t, "group", "list", ns)
 	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "does not serve GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201) yet") {
@@ -226,10 +226,10 @@ func TestNotServedIsOneLine(t *testing.T) {
 }
 
 func TestStatsAndTopOnce(t *testing.T) {
-	n := startNode(t, nodetest.Options{Metrics: true})
+	n := startNode(t, processtest.Options{Metrics: true})
 	url := "--metrics=http://" + n.MetricsAddr() + "/metrics"
-	topic := nodetest.Unique("wheelctl_stats")
-	nodetest.CreateTopic(t, n, topic, 1)
+	topic := processtest.Unique("wheelctl_stats")
+	processtest.CreateTopic(t, n, topic, 1)
 	mustRun(t, "send", "--topic", topic, "--count", "2", "--delay", "1h", "--namesrv="+n.NamesrvAddr())
 
 	out := mustRun(t, "stats", url, "--interval", "200ms")

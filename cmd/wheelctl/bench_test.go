@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 func TestBenchProduceJSON(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
 	tests := []struct {
 		name    string
@@ -53,7 +53,7 @@ func TestBenchProduceJSON(t *testing.T) {
 }
 
 func TestBenchProduceTable(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	out := mustRun(t, "bench", "produce", "--namesrv="+n.NamesrvAddr(), "--count", "100")
 	if !strings.Contains(out, "bench produce: 256-byte bodies, 1 producer(s) on 1 client(s), sync, 100 messages") {
 		t.Errorf("headline:\n%s", out)
@@ -65,7 +65,7 @@ func TestBenchProduceTable(t *testing.T) {
 }
 
 func TestBenchConsumeJSON(t *testing.T) {
-	n := startNode(t, nodetest.Options{})
+	n := startNode(t, processtest.Options{})
 	out := mustRun(t, "bench", "consume", "--namesrv="+n.NamesrvAddr(), "--count", "200", "--json")
 	var rep benchReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {

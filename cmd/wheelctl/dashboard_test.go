@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/scrape"
 )
 
@@ -89,7 +89,7 @@ func dashboardMetrics(t *testing.T) []string {
 // queries is on a live broker's /metrics.
 func TestDashboardMetricsExist(t *testing.T) {
 	names := dashboardMetrics(t)
-	n := startNode(t, nodetest.Options{Metrics: true})
+	n := startNode(t, processtest.Options{Metrics: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	snap, err := scrape.Fetch(ctx, &http.Client{}, "http://"+n.MetricsAddr()+"/metrics")
