@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/scrape"
 )
 
@@ -92,6 +94,14 @@ func TestDashboardMetricsExist(t *testing.T) {
 	n := startNode(t, processtest.Options{Metrics: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// A request the broker refuses: wheelmq_requests_refused_total has
+	// series from the first refusal on.
+	s := &admin.Session{Timeout: 5 * time.Second}
+	defer s.Close()
+	var ns *admin.NotServedError
+	if _, err := s.ConsumeStats(ctx, n.BrokerAddr(), "g", ""); !errors.As(err, &ns) {
+		t.Fatalf("GET_CONSUME_STATS: %v, want it not served", err)
+	}
 	snap, err := scrape.Fetch(ctx, &http.Client{}, "http://"+n.MetricsAddr()+"/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +119,8 @@ func TestDashboardMetricsExist(t *testing.T) {
 			t.Errorf("the dashboard queries %s, which the broker does not export", name)
 		}
 	}
-	for _, must := range []string{"wheelmq_actor_messages_total", "wheelmq_timer_lateness_seconds_bucket", "wheelmq_store_dispatch_lag_bytes"} {
+	for _, must := range []string{"wheelmq_actor_messages_total", "wheelmq_timer_lateness_seconds_bucket",
+		"wheelmq_store_dispatch_lag_bytes", "wheelmq_requests_total", "wheelmq_stage_up"} {
 		if !strings.Contains(strings.Join(names, " "), must) {
 			t.Errorf("the dashboard does not query %s", must)
 		}

@@ -58,6 +58,12 @@ func printStats(g *globals, url string, v topview.View) error {
 	if v.Uptime > 0 {
 		row("uptime", "%s", v.Uptime)
 	}
+	switch v.Healthy {
+	case 1:
+		row("health", "healthy")
+	case 0:
+		row("health", "UNHEALTHY: a stage is down (see /healthz)")
+	}
 	row("resident memory", "%s", topview.FormatBytes(v.RSS))
 	row("goroutines", "%s", topview.FormatCount(v.Goroutines))
 	s := v.Store
@@ -65,7 +71,10 @@ func printStats(g *globals, url string, v topview.View) error {
 	row("unflushed", "%s", topview.FormatBytes(s.Unflushed))
 	row("dispatch lag", "%s", topview.FormatBytes(s.Lag))
 	row("send backlog", "%s", topview.FormatCount(s.SendBacklog))
-	var rates, busiest []string
+	if v.HasTraffic {
+		row("requests/s", "%s (refused %s/s)", topview.FormatRate(v.Traffic.Rate), topview.FormatRate(v.Traffic.RefusedRate))
+	}
+	var rates, busiest, down []string
 	var restarts float64
 	deepest, deepestName := 0.0, "-"
 	for _, st := range v.Stages {
@@ -74,12 +83,18 @@ func printStats(g *globals, url string, v topview.View) error {
 		if st.Depth > deepest {
 			deepest, deepestName = st.Depth, st.Name
 		}
+		if st.Down {
+			down = append(down, st.Name)
+		}
 		if st.Busy >= 0.5 {
 			busiest = append(busiest, fmt.Sprintf("%s %.0f%%", st.Name, st.Busy*100))
 		}
 	}
 	row("stage messages/s", "%s", strings.Join(rates, ", "))
 	row("stage restarts", "%s", topview.FormatCount(restarts))
+	if len(down) > 0 {
+		row("stages down", "%s", strings.Join(down, ", "))
+	}
 	row("deepest mailbox", "%s (%s)", topview.FormatCount(deepest), deepestName)
 	if len(busiest) > 0 {
 		row("stages busy >= 50%", "%s", strings.Join(busiest, ", "))
@@ -117,13 +132,14 @@ func statsJSON(v topview.View) map[string]any {
 	stages := map[string]any{}
 	for _, s := range v.Stages {
 		stages[s.Name] = map[string]any{"messages_per_sec": num(s.Rate), "mailbox_depth": num(s.Depth),
-			"p99_seconds": num(s.P99), "busy": num(s.Busy), "restarts": num(s.Restarts)}
+			"p99_seconds": num(s.P99), "busy": num(s.Busy), "restarts": num(s.Restarts), "down": s.Down}
 	}
 	t, s := v.Timers, v.Store
 	return map[string]any{
 		"at": v.At.UTC().Format(time.RFC3339Nano), "interval_seconds": v.Interval.Seconds(),
 		"uptime_seconds": v.Uptime.Seconds(), "resident_memory_bytes": num(v.RSS), "goroutines": num(v.Goroutines),
-		"stages": stages,
+		"stages": stages, "healthy": num(v.Healthy),
+		"requests_per_sec": num(v.Traffic.Rate), "refused_per_sec": num(v.Traffic.RefusedRate),
 		"timer": map[string]any{"pending": num(t.Pending), "due_next_minute": num(t.DueNextMinute),
 			"enqueued_per_sec": num(t.EnqueuedRate), "delivered_per_sec": num(t.DeliveredRate),
 			"lateness_p50_seconds": num(t.LatenessP50), "lateness_p99_seconds": num(t.LatenessP99),

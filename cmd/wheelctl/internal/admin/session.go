@@ -46,6 +46,14 @@ var requestNames = map[int32]string{
 	GetAllSubscriptionGroupConfig: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG", GetTopicStatsInfo: "GET_TOPIC_STATS_INFO",
 	GetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", GetConsumeStats: "GET_CONSUME_STATS",
 	UpdateAndCreateSubscriptionGroup: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP",
+	remoting.SendMessage:             "SEND_MESSAGE", remoting.PullMessage: "PULL_MESSAGE",
+	remoting.UpdateConsumerOffset: "UPDATE_CONSUMER_OFFSET", remoting.SearchOffsetByTimestamp: "SEARCH_OFFSET_BY_TIMESTAMP",
+	remoting.HeartBeat: "HEART_BEAT", remoting.UnregisterClient: "UNREGISTER_CLIENT",
+	remoting.ConsumerSendMsgBack: "CONSUMER_SEND_MSG_BACK", remoting.GetConsumerListByGroup: "GET_CONSUMER_LIST_BY_GROUP",
+	remoting.SendMessageV2: "SEND_MESSAGE_V2", remoting.SendBatchMessage: "SEND_BATCH_MESSAGE",
+	remoting.SendReplyMessage: "SEND_REPLY_MESSAGE", remoting.SendReplyMessageV2: "SEND_REPLY_MESSAGE_V2",
+	remoting.EndTransaction: "END_TRANSACTION", remoting.LockBatchMQ: "LOCK_BATCH_MQ", remoting.UnlockBatchMQ: "UNLOCK_BATCH_MQ",
+	remoting.QueryMessage: "QUERY_MESSAGE", remoting.ViewMessageByID: "VIEW_MESSAGE_BY_ID",
 }
 
 // responseNames are RocketMQ's names of the answer codes a user may see.
@@ -55,7 +63,9 @@ var responseNames = map[int32]string{
 	remoting.ServiceNotAvailable: "SERVICE_NOT_AVAILABLE", remoting.NoPermission: "NO_PERMISSION",
 	remoting.TopicNotExist: "TOPIC_NOT_EXIST", remoting.QueryNotFound: "QUERY_NOT_FOUND",
 	remoting.SubscriptionNotExist: "SUBSCRIPTION_NOT_EXIST", remoting.InvalidParameter: "INVALID_PARAMETER",
-	consumerNotOnline: "CONSUMER_NOT_ONLINE",
+	consumerNotOnline: "CONSUMER_NOT_ONLINE", remoting.FlushDiskTimeout: "FLUSH_DISK_TIMEOUT",
+	remoting.PullNotFound: "PULL_NOT_FOUND", remoting.PullRetryImmediately: "PULL_RETRY_IMMEDIATELY",
+	remoting.PullOffsetMoved: "PULL_OFFSET_MOVED",
 }
 
 // RequestName is RocketMQ's name of a request code.
@@ -64,6 +74,17 @@ func RequestName(code int32) string {
 		return n
 	}
 	return fmt.Sprintf("request %d", code)
+}
+
+// ResponseName is RocketMQ's name of a response code.
+func ResponseName(code int32) string {
+	if code == remoting.Success {
+		return "SUCCESS"
+	}
+	if n, ok := responseNames[code]; ok {
+		return n
+	}
+	return fmt.Sprintf("code %d", code)
 }
 
 // NotServedError means the server answered REQUEST_CODE_NOT_SUPPORTED.

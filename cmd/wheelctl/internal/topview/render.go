@@ -3,8 +3,11 @@ package topview
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 )
 
 // MinWidth is the narrowest frame Render lays out; narrower widths are
@@ -30,6 +33,18 @@ func Render(v View, width int) string {
 	}
 	if v.Interval == 0 {
 		line("first reading: p99 and lateness since the broker started; rates from the next reading")
+	}
+	if v.HasTraffic {
+		line("")
+		line("REQUESTS")
+		tr := v.Traffic
+		grid(line, w, []cell{{"requests/s", rate(tr.Rate)}, {"refused/s", rate(tr.RefusedRate)}})
+		if len(tr.Busiest) > 0 {
+			line("  busiest       " + codeRates(tr.Busiest, admin.RequestName))
+		}
+		if len(tr.Refused) > 0 {
+			line("  refused with  " + codeRates(tr.Refused, admin.ResponseName))
+		}
 	}
 	line("")
 	stageTable(line, v.Stages, w)
@@ -69,6 +84,12 @@ func header(v View) string {
 	if !math.IsNaN(v.Goroutines) {
 		parts = append(parts, count(v.Goroutines)+" goroutines")
 	}
+	switch {
+	case v.Healthy == 0:
+		parts = append(parts, "UNHEALTHY (a stage is down, see /healthz)")
+	case v.Healthy == 1:
+		parts = append(parts, "healthy")
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -86,8 +107,12 @@ func stageTable(line func(string), stages []Stage, w int) {
 		if s.NewRestarts > 0 {
 			restarts = "+" + count(s.NewRestarts) + " " + restarts
 		}
+		state := busy(s.Busy, bar)
+		if s.Down {
+			state = "DOWN: stopped for good by its supervisor"
+		}
 		line(fmt.Sprintf("%-15s%9s%9s%10s%9s  %s", s.Name, rate(s.Rate), count(s.Depth), seconds(s.P99),
-			restarts, busy(s.Busy, bar)))
+			restarts, state))
 	}
 }
 
@@ -196,3 +221,17 @@ func FormatSeconds(v float64) string { return seconds(v) }
 
 // FormatBytes formats a size as the frame does.
 func FormatBytes(v float64) string { return bytes(v) }
+
+// codeRates lists codes with their names and rates:
+// "SEND_MESSAGE_V2 5.2k/s · PULL_MESSAGE 2.3k/s".
+func codeRates(cs []CodeRate, name func(int32) string) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		label := c.Code
+		if n, err := strconv.ParseInt(c.Code, 10, 32); err == nil {
+			label = name(int32(n))
+		}
+		parts[i] = label + " " + rate(c.Rate) + "/s"
+	}
+	return strings.Join(parts, " · ")
+}

@@ -6,9 +6,11 @@
 //
 // Every figure comes from a metric the broker exports today:
 //
+//	broker  wheelmq_broker_healthy, wheelmq_requests_total{code} and
+//	        wheelmq_requests_refused_total{code} (per second)
 //	stages  wheelmq_actor_messages_total (msg/s), wheelmq_actor_mailbox_depth,
 //	        wheelmq_actor_process_seconds (p99 and busy share over the interval),
-//	        wheelmq_actor_restarts_total
+//	        wheelmq_actor_restarts_total, wheelmq_stage_up
 //	timers  wheelmq_timer_pending, wheelmq_timer_enqueued_total,
 //	        wheelmq_timer_delivered_total, wheelmq_timer_lateness_seconds,
 //	        wheelmq_timer_rolled_total, wheelmq_timer_cancelled_total,
@@ -33,6 +35,10 @@ const (
 	StageMessages   = "wheelmq_actor_messages_total"
 	StageSeconds    = "wheelmq_actor_process_seconds"
 	StageRestarts   = "wheelmq_actor_restarts_total"
+	StageUp         = "wheelmq_stage_up"
+	BrokerHealthy   = "wheelmq_broker_healthy"
+	Requests        = "wheelmq_requests_total"
+	Refusals        = "wheelmq_requests_refused_total"
 	TimerPending    = "wheelmq_timer_pending"
 	TimerDueSoon    = "wheelmq_timer_due_next_minute" // proposed; shown as n/a until exported
 	TimerEnqueued   = "wheelmq_timer_enqueued_total"
@@ -69,6 +75,20 @@ type Stage struct {
 	Busy        float64 // share of the interval spent processing, 0..1
 	Restarts    float64 // since the broker started
 	NewRestarts float64 // within the interval
+	Down        bool    // stopped for good by its supervisor (wheelmq_stage_up 0)
+}
+
+// CodeRate is a request or response code with its rate.
+type CodeRate struct {
+	Code string
+	Rate float64
+}
+
+// Traffic is the broker port's request figures.
+type Traffic struct {
+	Rate, RefusedRate float64    // per second
+	Busiest           []CodeRate // request codes by rate, at most 4
+	Refused           []CodeRate // response codes of refusals by rate, at most 3
 }
 
 // Timers are the timer pipeline's figures.
@@ -94,6 +114,10 @@ type View struct {
 	Uptime     time.Duration // 0: unknown
 	RSS        float64
 	Goroutines float64
+	// Healthy is wheelmq_broker_healthy (NaN: not exported).
+	Healthy    float64
+	Traffic    Traffic
+	HasTraffic bool // the page has wheelmq_requests_total
 	Stages     []Stage
 	Timers     Timers
 	Store      Store
@@ -122,10 +146,21 @@ func Build(prev, cur *scrape.Snapshot) View {
 			NewRestarts: r.delta(StageRestarts, "stage", name), Busy: NaN}
 		h := r.hist(StageSeconds, "stage", name)
 		s.P99 = h.Quantile(0.99)
+		if up, ok := cur.Value(StageUp, "stage", name); ok && up == 0 {
+			s.Down = true
+		}
 		if r.dt > 0 {
 			s.Busy = math.Min(math.Max(h.Sum/r.dt, 0), 1)
 		}
 		v.Stages = append(v.Stages, s)
+	}
+
+	v.Healthy = value(cur, BrokerHealthy)
+	v.Traffic = Traffic{Rate: r.rate(Requests), RefusedRate: r.rate(Refusals),
+		Busiest: r.byLabel(Requests, "code", 4), Refused: r.byLabel(Refusals, "code", 3)}
+	v.HasTraffic = cur.Has(Requests)
+	if v.HasTraffic && v.Interval > 0 && !cur.Has(Refusals) {
+		v.Traffic.RefusedRate = 0 // the family appears with the first refusal
 	}
 
 	lat := r.hist(TimerLateness)
@@ -224,4 +259,25 @@ func (r rater) hist(name string, sel ...string) scrape.Histogram {
 		return c
 	}
 	return c.Sub(p)
+}
+
+// byLabel returns the label values of a counter family with the highest
+// rates (non-zero only), at most n.
+func (r rater) byLabel(name, label string, n int) []CodeRate {
+	var out []CodeRate
+	for _, v := range r.cur.LabelValues(name, label) {
+		if rt := r.rate(name, label, v); rt > 0 {
+			out = append(out, CodeRate{Code: v, Rate: rt})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b CodeRate) int {
+		switch {
+		case a.Rate > b.Rate:
+			return -1
+		case a.Rate < b.Rate:
+			return 1
+		}
+		return 0
+	})
+	return out[:min(n, len(out))]
 }

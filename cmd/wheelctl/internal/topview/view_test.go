@@ -15,11 +15,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// The recorded pages were read one second apart from a broker running a
-// timer benchmark (spread) and a sync send benchmark.
+// The recorded pages were read 1.04 s apart from a broker (go run
+// ./cmd/wheelmq) running a timer benchmark (spread, 200k timers) and a sync
+// send benchmark (16 producers).
 var (
-	firstAt  = time.Date(2026, 11, 30, 11, 36, 43, 0, time.UTC)
-	secondAt = firstAt.Add(time.Second)
+	firstAt  = time.Date(2026, 11, 30, 11, 43, 32, 110e6, time.UTC)
+	secondAt = firstAt.Add(1040 * time.Millisecond)
 )
 
 func load(t *testing.T, name string, at time.Time) *scrape.Snapshot {
@@ -82,27 +83,37 @@ func TestBuildFigures(t *testing.T) {
 			t.Errorf("%s = %v, want %v ± %v", what, got, want, tol)
 		}
 	}
-	if v.Interval != time.Second {
+	if v.Interval != 1040*time.Millisecond {
 		t.Fatalf("interval %v", v.Interval)
 	}
-	// wheelmq_timer_delivered_total 74567 -> 99688 in one second.
-	near("delivered/s", v.Timers.DeliveredRate, 99688-74567, 1e-9)
+	dt := v.Interval.Seconds()
+	// wheelmq_timer_delivered_total 63087 -> 88596.
+	near("delivered/s", v.Timers.DeliveredRate, (88596-63087)/dt, 1e-6)
 	near("enqueued/s", v.Timers.EnqueuedRate, 0, 1e-9)
-	near("pending", v.Timers.Pending, 99938, 0)
-	// wheelmq_store_commitlog_bytes 160869909 -> 177072954.
-	near("write rate", v.Store.WriteRate, 177072954-160869909, 1e-6)
+	near("pending", v.Timers.Pending, 100875, 0)
+	// wheelmq_store_commitlog_bytes 153900584 -> 172944619.
+	near("write rate", v.Store.WriteRate, (172944619-153900584)/dt, 1e-6)
 	near("dispatch lag", v.Store.Lag, 0, 0)
 	if !math.IsNaN(v.Timers.DueNextMinute) {
 		t.Errorf("due next minute %v, want NaN: the broker does not export it", v.Timers.DueNextMinute)
 	}
-	// 25121 write-backs in the interval: 24155 within 5 ms, 25066 within
-	// 10 ms; the p99 rank 24869.79 is interpolated inside (5 ms, 10 ms].
-	near("lateness p99", v.Timers.LatenessP99, 0.005+0.005*(0.99*25121-24155)/(25066-24155), 1e-12)
-	if len(v.Stages) != 12 || v.Stages[0].Name != "commitlog" || v.Stages[11].Name != "dequeue_put" {
+	// 25509 write-backs in the interval: 20113 within 100 ms, all within
+	// 250 ms; the p99 rank 25253.91 is interpolated inside (0.1 s, 0.25 s].
+	near("lateness p99", v.Timers.LatenessP99, 0.1+0.15*(0.99*25509-20113)/(25509-20113), 1e-12)
+	// Requests: code 10 (SEND_MESSAGE) 2530 -> 8300, code 11 (PULL) 406 -> 1285,
+	// code 310 unchanged at 200000.
+	if b := v.Traffic.Busiest; len(b) != 2 || b[0].Code != "10" || b[1].Code != "11" {
+		t.Fatalf("busiest codes %+v", b)
+	}
+	near("code 10/s", v.Traffic.Busiest[0].Rate, (8300-2530)/dt, 1e-6)
+	if v.Healthy != 1 || !v.HasTraffic {
+		t.Errorf("healthy %v, traffic %v", v.Healthy, v.HasTraffic)
+	}
+	if len(v.Stages) != 13 || v.Stages[0].Name != "commitlog" || v.Stages[11].Name != "dequeue_put" || v.Stages[12].Name != "namesrv" {
 		t.Fatalf("stages in pipeline order expected, got %+v", v.Stages)
 	}
 	for _, s := range v.Stages {
-		if math.IsNaN(s.Rate) || s.Rate < 0 || math.IsNaN(s.Busy) || s.Busy < 0 || s.Busy > 1 {
+		if math.IsNaN(s.Rate) || s.Rate < 0 || math.IsNaN(s.Busy) || s.Busy < 0 || s.Busy > 1 || s.Down {
 			t.Errorf("stage %s: rate %v busy %v", s.Name, s.Rate, s.Busy)
 		}
 	}
@@ -128,5 +139,32 @@ func TestBuildRestart(t *testing.T) {
 	}
 	if v.Store.WriteRate != 0 {
 		t.Errorf("write rate %v when the CommitLog shrank, want 0", v.Store.WriteRate)
+	}
+}
+
+// TestRenderStageDown marks a stage stopped for good and an unhealthy
+// broker.
+func TestRenderStageDown(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "metrics-2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer(`wheelmq_stage_up{stage="dispatch"} 1`, `wheelmq_stage_up{stage="dispatch"} 0`,
+		"wheelmq_broker_healthy 1", "wheelmq_broker_healthy 0").Replace(string(b))
+	cur, err := scrape.Parse([]byte(text), secondAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Render(Build(load(t, "metrics-1.txt", firstAt), cur), 100)
+	if !strings.Contains(out, "UNHEALTHY") {
+		t.Errorf("header does not say unhealthy:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "dispatch ") && !strings.Contains(l, "DOWN") {
+			t.Errorf("dispatch row does not say DOWN: %q", l)
+		}
+		if strings.HasPrefix(l, "pull ") && strings.Contains(l, "DOWN") {
+			t.Errorf("pull row says DOWN: %q", l)
+		}
 	}
 }
