@@ -54,7 +54,7 @@ figures are null).`,
 func printStats(g *globals, url string, v topview.View) error {
 	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
-	row("metrics", "%s (rates over %s)", url, v.Interval)
+	row("metrics", "%s (rates over %s)", url, v.Interval.Round(time.Millisecond))
 	if v.Uptime > 0 {
 		row("uptime", "%s", v.Uptime)
 	}

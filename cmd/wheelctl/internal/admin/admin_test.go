@@ -79,6 +79,19 @@ func TestDecodeConsumeStats(t *testing.T) {
 			t.Errorf("%s: got %+v", name, cs)
 		}
 	}
+	for _, tt := range []struct {
+		q    QueueProgress
+		want int64
+	}{
+		{QueueProgress{BrokerOffset: 5, ConsumerOffset: 3}, 2},
+		{QueueProgress{BrokerOffset: 5, ConsumerOffset: -1}, 5},
+		{QueueProgress{BrokerOffset: 0, ConsumerOffset: -1}, 0},
+		{QueueProgress{BrokerOffset: 3, ConsumerOffset: 7}, 0},
+	} {
+		if got := tt.q.Lag(); got != tt.want {
+			t.Errorf("lag of %+v = %d, want %d", tt.q, got, tt.want)
+		}
+	}
 	if _, err := DecodeConsumeStats([]byte(`{"offsetTable":{"notjson":{}}}`)); err == nil {
 		t.Error("a key that is not a MessageQueue must fail")
 	}

@@ -63,8 +63,9 @@ type QueueProgress struct {
 	LastTimestamp  int64 `json:"lastTimestamp"` // store time of the last consumed message (ms, 0: none)
 }
 
-// Lag is the messages the group has not consumed.
-func (q QueueProgress) Lag() int64 { return max(q.BrokerOffset-q.ConsumerOffset, 0) }
+// Lag is the messages the group has not consumed (all of the queue when
+// the group has no offset, ConsumerOffset < 0).
+func (q QueueProgress) Lag() int64 { return max(q.BrokerOffset-max(q.ConsumerOffset, 0), 0) }
 
 // ConsumeStats is a group's progress on one broker.
 type ConsumeStats struct {
