@@ -28,7 +28,7 @@ import (
 type sendOpts struct {
 	conns, window, queues, size int
 	serialize                   remoting.SerializeType
-	progress                    io.Writer // nil: no progress lines
+	progress                    io.Writer // nil: none; a terminal: a bar; else a line every 10 s
 }
 
 // sendStats is the outcome of a send phase.
@@ -83,7 +83,11 @@ func sendTimers(ctx context.Context, addr, topic string, n int, dueOf func(int) 
 		}
 	}()
 	stopProgress := make(chan struct{})
-	if o.progress != nil {
+	switch {
+	case o.progress != nil && isTerminal(o.progress):
+		bar := startProgress(o.progress, "sending timers", int64(n), 0, acked.Load)
+		defer bar.finish()
+	case o.progress != nil:
 		go progressLines(o.progress, n, &acked, stopProgress)
 	}
 	defer close(stopProgress)
@@ -313,13 +317,18 @@ func (r *recorder) delivered() int {
 	return len(r.lateUs)
 }
 
-// latency summarises lateness in ms.
-type latency struct{ p50, p99, max float64 }
+// latency summarises latencies or lateness in ms.
+type latency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
 
 // percentiles returns nearest-rank percentiles of lateness (µs in, ms out).
 func percentiles(us []int64) latency {
 	if len(us) == 0 {
-		return latency{math.NaN(), math.NaN(), math.NaN()}
+		return latency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 	}
 	s := slices.Clone(us)
 	slices.Sort(s)
@@ -327,7 +336,7 @@ func percentiles(us []int64) latency {
 		i := int(math.Ceil(q*float64(len(s)))) - 1
 		return float64(s[max(i, 0)]) / 1000
 	}
-	return latency{at(0.50), at(0.99), float64(s[len(s)-1]) / 1000}
+	return latency{at(0.50), at(0.90), at(0.99), float64(s[len(s)-1]) / 1000}
 }
 
 // consume starts one long-polling puller per queue; stop ends them and

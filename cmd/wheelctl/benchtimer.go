@@ -1,6 +1,6 @@
 package main
 
-// `wheelctl bench-timer`: the timer-message benchmarks of issue 3.
+// `wheelctl bench timer`: the timer-message benchmarks of issue 3.
 //
 //	spread   N timers (default 100k) due uniformly over a window (default
 //	         5-10 s after the sends start): enqueue rate (acknowledged
@@ -18,17 +18,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"os/signal"
-	"runtime/trace"
-	"strings"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -36,7 +29,7 @@ import (
 // errBenchFailed means a scenario saw early, missing or failed messages.
 var errBenchFailed = errors.New("benchmark found early, missing or failed messages")
 
-// timerOpts are the flags of bench-timer.
+// timerOpts are the flags of bench timer.
 type timerOpts struct {
 	scenarios    []string
 	n            int
@@ -56,100 +49,6 @@ type timerOpts struct {
 
 // Default timer counts per scenario.
 var defaultN = map[string]int{"spread": 100_000, "burst": 500_000, "pending": 10_000_000}
-
-func runBenchTimer(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench-timer", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o timerOpts
-	sc := fs.String("scenario", "spread,burst", "comma-separated scenarios: spread, burst, pending")
-	fs.IntVar(&o.n, "n", 0, "timers per scenario (0: spread 100000, burst 500000, pending 10000000)")
-	fs.IntVar(&o.send.conns, "conns", 4, "producer connections")
-	fs.IntVar(&o.send.window, "window", 512, "requests in flight per producer connection")
-	fs.IntVar(&o.send.queues, "queues", 8, "queues of the benchmark topic (one puller each)")
-	fs.IntVar(&o.send.size, "size", 256, "message body bytes (>= 8)")
-	ser := fs.String("serialize", "rocketmq", "request header encoding: rocketmq (binary) or json")
-	fs.IntVar(&o.pullBatch, "pull-batch", 1024, "maxMsgNums per pull (1..1024)")
-	fs.DurationVar(&o.windowStart, "window-start", 5*time.Second, "spread: first due time, after the sends start")
-	fs.DurationVar(&o.windowLen, "window-len", 5*time.Second, "spread: length of the due window")
-	fs.DurationVar(&o.lead, "lead", 0, "burst: the due second starts at least this long after the sends start (0: 5 s + n/20000 s)")
-	fs.DurationVar(&o.pendingDelay, "pending-delay", 30*24*time.Hour, "pending: timers are due between this delay and one day more")
-	fs.DurationVar(&o.drain, "drain", 60*time.Second, "how long to wait for deliveries after the last due time")
-	fs.BoolVar(&o.softKill, "graceful-restart", false, "pending with --spawn: stop with SIGTERM instead of SIGKILL")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the due-time generator")
-	fs.StringVar(&o.target.namesrv, "namesrv", "", "name server of an external wheelmq (its TBW102 broker is used)")
-	fs.StringVar(&o.target.brokerAddr, "broker", "", "broker address of an external wheelmq")
-	fs.IntVar(&o.target.pidFlag, "pid", 0, "external broker's pid, to read its RSS from /proc")
-	fs.StringVar(&o.target.data, "data", "", "external broker's store root (for disk usage); with the in-process or spawned broker: use and keep this directory")
-	fs.StringVar(&o.target.metricsURL, "metrics", "", "external broker's /metrics URL (for wheelmq_timer_pending)")
-	fs.StringVar(&o.target.spawn, "spawn", "", "path of a wheelmq binary to run as the broker (RSS without the client, SIGKILL restart)")
-	fs.StringVar(&o.target.flush, "flush", "async", "flush mode of the in-process broker: async or sync")
-	fs.BoolVar(&o.target.keep, "keep", false, "keep the temporary store directories")
-	fs.Int64Var(&o.target.segmentSize, "segment-size", 0, "CommitLog segment size of the in-process broker (0: default 1 GiB)")
-	fs.BoolVar(&o.baseline, "baseline", false, "first measure plain (non-timer) sends with the same client, for comparison")
-	fs.StringVar(&o.dump, "dump", "", "write every delivery as CSV to <dump>-<scenario>.csv (seq, due_ms, store_late_ms, late_us)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (client, and broker when in-process)")
-	traceOut := fs.String("trace", "", "write a runtime execution trace of this process (go tool trace)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	o.scenarios = strings.Split(*sc, ",")
-	for _, s := range o.scenarios {
-		if _, ok := defaultN[s]; !ok {
-			return fmt.Errorf("unknown scenario %q (want spread, burst or pending)", s)
-		}
-	}
-	switch *ser {
-	case "rocketmq":
-		o.send.serialize = remoting.SerializeRocketMQ
-	case "json":
-		o.send.serialize = remoting.SerializeJSON
-	default:
-		return fmt.Errorf("--serialize %q: want rocketmq or json", *ser)
-	}
-	if o.send.size < 8 || o.send.conns < 1 || o.send.window < 1 || o.send.queues < 1 || o.pullBatch < 1 || o.pullBatch > 1024 {
-		return fmt.Errorf("need --size >= 8, --conns, --window, --queues >= 1 and --pull-batch in 1..1024")
-	}
-	o.send.progress = stderr
-	o.target.log = zerolog.New(stderr).Level(zerolog.WarnLevel)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	stopProfile, err := startCPUProfile(*cpuProfile)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	if *traceOut != "" {
-		f, err := os.Create(*traceOut)
-		if err != nil {
-			return fmt.Errorf("trace: %w", err)
-		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			return fmt.Errorf("trace: %w", err)
-		}
-		defer trace.Stop()
-	}
-
-	var results []scenarioResult
-	var failed bool
-	for _, s := range o.scenarios {
-		n := o.n
-		if n <= 0 {
-			n = defaultN[s]
-		}
-		r, err := runScenario(ctx, s, n, o, stderr)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s, err)
-		}
-		results = append(results, r)
-		failed = failed || r.failed()
-	}
-	printResults(stdout, results, o)
-	if failed {
-		return errBenchFailed
-	}
-	return nil
-}
 
 // scenarioResult is one scenario's figures.
 type scenarioResult struct {
@@ -191,7 +90,7 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 		return scenarioResult{}, err
 	}
 	defer t.close()
-	fmt.Fprintf(log, "bench-timer %s: %d timers against %s at %s\n", name, n, t.describe(), t.broker())
+	fmt.Fprintf(log, "bench timer %s: %d timers against %s at %s\n", name, n, t.describe(), t.broker())
 	topic := fmt.Sprintf("bench_timer_%s_%d", name, time.Now().UnixNano())
 	if err := createTopicAt(ctx, t.broker(), topic, o.send.queues); err != nil {
 		return scenarioResult{}, err
@@ -307,77 +206,4 @@ func createTopicAt(ctx context.Context, addr, topic string, queues int) error {
 	}
 	defer c.Close()
 	return createTopic(ctx, c, topic, queues)
-}
-
-// printResults writes the report table.
-func printResults(w io.Writer, rs []scenarioResult, o timerOpts) {
-	fmt.Fprintf(w, "timer messages, %d-byte bodies, lean client: %d connections x %d in flight, %d queues, pulls of up to %d\n",
-		o.send.size, o.send.conns, o.send.window, o.send.queues, o.pullBatch)
-	var delivery, pending []scenarioResult
-	for _, r := range rs {
-		if r.pending != nil {
-			pending = append(pending, r)
-		} else {
-			delivery = append(delivery, r)
-		}
-	}
-	if len(delivery) > 0 {
-		fmt.Fprintf(w, "%-8s %9s %10s %10s %6s %9s %9s %9s %10s  %s\n",
-			"scenario", "timers", "enqueue/s", "delivered", "early", "p50 ms", "p99 ms", "max ms", "last at", "notes")
-		for _, r := range delivery {
-			last := "-"
-			if r.name == "burst" {
-				last = fmt.Sprintf("%.2f s", r.burstLast.Seconds())
-			}
-			fmt.Fprintf(w, "%-8s %9d %10.0f %10d %6d %9.1f %9.1f %9.1f %10s  %s\n",
-				r.name, r.n, r.send.rate(), r.delivered, r.early+r.storeEarly, r.lat.p50, r.lat.p99, r.lat.max, last, notes(r))
-		}
-		for _, r := range delivery {
-			fmt.Fprintf(w, "%-8s written back (STORETIMESTAMP - due, ms resolution): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n",
-				r.name, r.storeLat.p50, r.storeLat.p99, r.storeLat.max)
-		}
-		for _, r := range delivery {
-			if r.steadyN > 0 {
-				fmt.Fprintf(w, "%-8s %d timers due >= 1 s after the last send ack: lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-					r.name, r.steadyN, r.steadyLat.p50, r.steadyLat.p99, r.steadyLat.max)
-			}
-		}
-		for _, r := range delivery {
-			if r.plainRate > 0 {
-				fmt.Fprintf(w, "%-8s same client, %d plain messages: ack-only peer %.0f/s, wheelmq %.0f/s\n",
-					r.name, r.n, r.nullRate, r.plainRate)
-			}
-		}
-	}
-	for _, r := range pending {
-		printPending(w, r)
-	}
-}
-
-// notes lists the anomalies of a delivery scenario.
-func notes(r scenarioResult) string {
-	var s []string
-	add := func(n int64, what string) {
-		if n > 0 {
-			s = append(s, fmt.Sprintf("%d %s", n, what))
-		}
-	}
-	add(int64(r.early), "early at consumer")
-	add(int64(r.storeEarly), "written back early")
-	add(int64(r.send.acked)-int64(r.delivered), "missing")
-	add(r.send.failed, "send failures ("+r.send.firstErr+")")
-	add(r.send.busy, "SYSTEM_BUSY retried")
-	add(r.send.sentLate, "acknowledged after due")
-	add(int64(r.dups), "duplicates")
-	add(int64(r.strays), "strays")
-	add(int64(r.mismatched), "TIMER_DELIVER_MS mismatches")
-	add(int64(r.badRecords), "bad pull bodies")
-	add(int64(r.pullFailures), "failed pulls")
-	if r.notReady != "" {
-		s = append(s, r.notReady)
-	}
-	if len(s) == 0 {
-		return "ok"
-	}
-	return strings.Join(s, "; ")
 }

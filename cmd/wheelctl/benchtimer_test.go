@@ -2,8 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"net"
 	"net/netip"
@@ -23,17 +23,17 @@ func TestPercentiles(t *testing.T) {
 		us   []int64
 		want latency
 	}{
-		{"one", []int64{1500}, latency{1.5, 1.5, 1.5}},
-		{"unsorted", []int64{3000, 1000, 2000}, latency{2, 3, 3}},
-		{"hundred", seq(1, 100, 1000), latency{50, 99, 100}},
-		{"negative", []int64{-2000, 1000, 5000, 7000}, latency{1, 7, 7}},
+		{"one", []int64{1500}, latency{1.5, 1.5, 1.5, 1.5}},
+		{"unsorted", []int64{3000, 1000, 2000}, latency{2, 3, 3, 3}},
+		{"hundred", seq(1, 100, 1000), latency{50, 90, 99, 100}},
+		{"negative", []int64{-2000, 1000, 5000, 7000}, latency{1, 7, 7, 7}},
 	}
 	for _, tt := range tests {
 		if got := percentiles(tt.us); got != tt.want {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
-	if got := percentiles(nil); !math.IsNaN(got.p99) {
+	if got := percentiles(nil); !math.IsNaN(got.P99) {
 		t.Errorf("empty: got %+v, want NaN", got)
 	}
 }
@@ -138,7 +138,7 @@ func TestRecorder(t *testing.T) {
 		t.Fatalf("got early %d storeEarly %d dups %d strays %d mismatched %d bad %d delivered %d",
 			r.early, r.storeEarly, r.dups, r.strays, r.mismatched, r.badRecords, r.delivered())
 	}
-	if got := percentiles(r.lateUs); got.max != 1000 || got.p50 != 0 {
+	if got := percentiles(r.lateUs); got.Max != 1000 || got.P50 != 0 {
 		t.Fatalf("lateness %+v, want p50 0 and max 1000 ms", got)
 	}
 }
@@ -223,33 +223,36 @@ func TestLeanConnPipelines(t *testing.T) {
 }
 
 // TestBenchTimerSmoke runs every scenario, small, against an in-process
-// wheelmq and checks the report.
+// wheelmq and checks the JSON report.
 func TestBenchTimerSmoke(t *testing.T) {
-	scenarios := "spread,burst,pending"
-	var out, errOut bytes.Buffer
-	err := runBenchTimer([]string{"--scenario", scenarios, "-n", "3000", "--window-start", "1500ms",
-		"--window-len", "500ms", "--lead", "1500ms", "--drain", "10s", "--conns", "2", "--window", "64"}, &out, &errOut)
-	if err != nil {
-		t.Fatalf("bench-timer: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	out, errOut, code := runCLI(t, "bench", "timer", "--scenario", "spread,burst,pending", "-n", "3000",
+		"--window-start", "1500ms", "--window-len", "500ms", "--lead", "1500ms", "--drain", "10s",
+		"--conns", "2", "--window", "64", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	report := out.String()
-	for _, want := range []string{"pending: 3000 timers", "3000 pending", "(0 lost)", "B/timer"} {
-		if !strings.Contains(report, want) {
-			t.Errorf("report lacks %q:\n%s", want, report)
+	var rep timerReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
+	}
+	if rep.Kind != "timer" || len(rep.Scenarios) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, s := range rep.Scenarios {
+		if !s.OK || s.Notes != "ok" || s.Early != 0 || s.Acknowledged != 3000 || s.EnqueuePerSec <= 0 {
+			t.Errorf("scenario %s not clean: %+v", s.Name, s)
 		}
-	}
-	rows := 0
-	for _, line := range strings.Split(report, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 9 && (f[0] == "spread" || f[0] == "burst") && f[1] == "3000" && f[2] != "timers" {
-			rows++
-			if f[len(f)-1] != "ok" || f[4] != "0" {
-				t.Errorf("scenario not clean: %s", line)
+		switch s.Name {
+		case "spread", "burst":
+			if s.Delivered != 3000 || s.Lateness == nil || s.Lateness.P50 < 0 || s.Lateness.P99 < s.Lateness.P50 ||
+				s.Lateness.Max < s.Lateness.P99 || s.WrittenBack == nil {
+				t.Errorf("%s: deliveries %+v", s.Name, s)
+			}
+		case "pending":
+			if p := s.Pending; p == nil || p.PendingSeen != 3000 || p.PendingAfter != 3000 || p.Lost != 0 || p.TimerDiskBytes == 0 {
+				t.Errorf("pending: %+v", s.Pending)
 			}
 		}
-	}
-	if rows != 2 {
-		t.Errorf("want a spread and a burst row:\n%s", report)
 	}
 }
 
@@ -259,11 +262,12 @@ func TestBenchTimerFlags(t *testing.T) {
 		{"--serialize", "xml"},
 		{"--size", "4"},
 		{"--pull-batch", "2000"},
+		{"--flush", "never"},
 	}
 	for _, args := range tests {
-		var out, errOut bytes.Buffer
-		if err := runBenchTimer(args, &out, &errOut); err == nil {
-			t.Errorf("%v: no error", args)
+		_, errOut, code := runCLI(t, append([]string{"bench", "timer"}, args...)...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errOut)
 		}
 	}
 }

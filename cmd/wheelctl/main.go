@@ -1,69 +1,38 @@
-// Command wheelctl is wheelmq's admin and load tool.
+// Command wheelctl is wheelmq's command-line tool: admin requests,
+// messages, a live view of a broker and benchmarks.
 //
-//	wheelctl bench [flags]     send throughput with the official Go client,
-//	                           wheelmq side by side with an ack-only peer
-//	wheelctl bench-timer [flags]
-//	                           timer messages: enqueue rate, lateness, bursts,
-//	                           memory, disk and restart with many pending
-//	wheelctl send [flags]      send messages
-//	wheelctl consume [flags]   consume and print messages
-//	wheelctl cancel [flags]    cancel a pending timer message
+//	wheelctl topic create|list|describe|delete   topics on the brokers
+//	wheelctl group list|describe                 consumer groups and their lag
+//	wheelctl cluster list                        brokers known to the name server
+//	wheelctl stats                               a broker's figures from /metrics
+//	wheelctl top                                 live view of stages, timers, store
+//	wheelctl send | consume | cancel             messages, timer messages included
+//	wheelctl bench produce|consume|timer         throughput and latency
+//	wheelctl completion bash|zsh|fish|powershell shell completion
 //
-// Run "wheelctl <command> -h" for the flags of each command.
+// Run "wheelctl <command> --help" for each command's flags. Exit codes: 0
+// success, 1 failure, 2 bad usage (unknown command or flag, bad value).
 package main
 
 import (
-	"fmt"
+	"context"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	var err error
-	switch args[0] {
-	case "bench":
-		err = runBench(args[1:], stdout, stderr)
-	case "bench-timer":
-		err = runBenchTimer(args[1:], stdout, stderr)
-	case "send":
-		err = runSend(args[1:], stdout, stderr)
-	case "consume":
-		err = runConsume(args[1:], stdout, stderr)
-	case "cancel":
-		err = runCancel(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		usage(stdout)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "wheelctl: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "wheelctl %s: %v\n", args[0], err)
-		return 1
-	}
-	return 0
-}
-
-func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: wheelctl <command> [flags]
-
-commands:
-  bench     send throughput of wheelmq against an ack-only peer, side by side
-  bench-timer
-            timer messages: enqueue rate, lateness, 500k-in-a-second bursts,
-            memory/disk/restart with millions pending
-  send      send messages to a topic
-  consume   consume a topic and print the messages
-  cancel    cancel a pending timer message by its offset message id
-`)
+// run executes one wheelctl command line and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(stderr, cmd, err)
 }

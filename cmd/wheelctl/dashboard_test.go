@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/scrape"
+)
+
+// dashboardPath is the Grafana dashboard shipped in docs/.
+const dashboardPath = "../../docs/grafana/wheelmq.json"
+
+// metricRe finds metric names in PromQL (the dashboard only queries the
+// broker's own families and the Go/process collectors).
+var metricRe = regexp.MustCompile(`\b(?:wheelmq|process|go)_[a-zA-Z0-9_]+`)
+
+// dashboardMetrics returns every metric name the dashboard's queries use.
+func dashboardMetrics(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(dashboardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			ID      int    `json:"id"`
+			Type    string `json:"type"`
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s is not JSON: %v", dashboardPath, err)
+	}
+	if d.UID == "" {
+		t.Error("dashboard has no uid")
+	}
+	seen := map[string]bool{}
+	ids := map[int]bool{}
+	queries := 0
+	for _, p := range d.Panels {
+		if ids[p.ID] || p.Title == "" {
+			t.Errorf("panel %d %q: duplicate id or no title", p.ID, p.Title)
+		}
+		ids[p.ID] = true
+		if p.Type != "row" && len(p.Targets) == 0 {
+			t.Errorf("panel %q queries nothing", p.Title)
+		}
+		for _, tg := range p.Targets {
+			queries++
+			for _, m := range metricRe.FindAllString(tg.Expr, -1) {
+				seen[m] = true
+			}
+		}
+	}
+	for _, v := range d.Templating.List {
+		for _, m := range metricRe.FindAllString(v.Definition, -1) {
+			seen[m] = true
+		}
+	}
+	if queries < 20 {
+		t.Errorf("only %d queries", queries)
+	}
+	var names []string
+	for m := range seen {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestDashboardMetricsExist checks that every metric the Grafana dashboard
+// queries is on a live broker's /metrics.
+func TestDashboardMetricsExist(t *testing.T) {
+	names := dashboardMetrics(t)
+	n := startNode(t, processtest.Options{Metrics: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// A request the broker refuses: wheelmq_requests_refused_total has
+	// series from the first refusal on.
+	s := &admin.Session{Timeout: 5 * time.Second}
+	defer s.Close()
+	var ns *admin.NotServedError
+	if _, err := s.ConsumeStats(ctx, n.BrokerAddr(), "g", ""); !errors.As(err, &ns) {
+		t.Fatalf("GET_CONSUME_STATS: %v, want it not served", err)
+	}
+	snap, err := scrape.Fetch(ctx, &http.Client{}, "http://"+n.MetricsAddr()+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		family := name
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if base, ok := strings.CutSuffix(name, suffix); ok {
+				if _, isHist := snap.Histogram(base); isHist {
+					family = base
+				}
+			}
+		}
+		if !snap.Has(family) {
+			t.Errorf("the dashboard queries %s, which the broker does not export", name)
+		}
+	}
+	for _, must := range []string{"wheelmq_actor_messages_total", "wheelmq_timer_lateness_seconds_bucket",
+		"wheelmq_store_dispatch_lag_bytes", "wheelmq_requests_total", "wheelmq_stage_up"} {
+		if !strings.Contains(strings.Join(names, " "), must) {
+			t.Errorf("the dashboard does not query %s", must)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/rlog"
+	"github.com/spf13/cobra"
+
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+)
+
+// Defaults of the global flags; WHEELCTL_NAMESRV, WHEELCTL_BROKER and
+// WHEELCTL_METRICS override them.
+const (
+	defaultNamesrv = "127.0.0.1:9876"
+	defaultMetrics = "http://127.0.0.1:9108/metrics"
+)
+
+// globals are the flags every command has.
+type globals struct {
+	namesrv string
+	broker  string
+	timeout time.Duration
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// session opens an admin session with the request timeout.
+func (g *globals) session() *admin.Session { return &admin.Session{Timeout: g.timeout} }
+
+// envOr returns the environment variable key, or def when it is unset.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+// newRoot builds the command tree.
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	rlog.SetLogLevel("error") // the official client's own logging
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "wheelctl",
+		Short: "Operate a wheelmq broker: topics, groups, messages, a live view and benchmarks",
+		Long: `wheelctl talks to a wheelmq broker (or any RocketMQ 4/5 broker for the admin requests it serves)
+through its name server, its broker port and its /metrics endpoint.
+
+Exit codes: 0 success, 1 failure, 2 bad usage.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.namesrv, "namesrv", envOr("WHEELCTL_NAMESRV", defaultNamesrv), "name server address, host:port (env WHEELCTL_NAMESRV)")
+	pf.StringVar(&g.broker, "broker", envOr("WHEELCTL_BROKER", ""),
+		"broker address, host:port (default: the brokers the name server knows; env WHEELCTL_BROKER)")
+	pf.DurationVar(&g.timeout, "timeout", admin.DefaultTimeout, "deadline of each request to the broker or name server")
+
+	root.AddGroup(&cobra.Group{ID: "admin", Title: "Administration:"},
+		&cobra.Group{ID: "msg", Title: "Messages:"}, &cobra.Group{ID: "watch", Title: "Watching:"},
+		&cobra.Group{ID: "bench", Title: "Benchmarks:"})
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g))
+	// The store subcommand (offline inspection and repair of a data
+	// directory) is provided separately: register it here with
+	// add("admin", newStoreCmd(g)).
+	add("msg", newSendCmd(g), newConsumeCmd(g), newCancelCmd(g))
+	add("watch", newTopCmd(g), newStatsCmd(g))
+	add("bench", newBenchCmd(g))
+	root.AddCommand(newBenchTimerAlias(g))
+	return root
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			return usageErr(fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()))
+		}
+		return usageErr(fmt.Errorf("unexpected argument %q", args[0]))
+	}
+	return nil
+}
+
+// exactArgs wants n positional arguments, named in the error.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return usageErr(fmt.Errorf("want %d argument(s) (%v), got %d", len(names), names, len(args)))
+		}
+		return nil
+	}
+}
+
+// groupCmd is a command that only holds subcommands.
+func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	c.AddCommand(subs...)
+	return c
+}
