@@ -45,7 +45,7 @@ func TestEvalRocketMQSemantics(t *testing.T) {
 		{"a > -5", T}, {"neg < -5", T}, {"neg = -7", T}, {"neg > - -8", F}, {"a > +5", T},
 		{"big > 5", ERR}, // "3000000000" is not an Integer (5 is one)
 		{"big > 2147483648", T}, {"big = 3000000000", T}, {"big > 5.0", T},
-		{"min = -2147483648", T}, // the literal is -(Long 2147483648); the property parses as a Long
+		{"min = -2147483648", T},                             // the literal is -(Long 2147483648); the property parses as a Long
 		{"plus = 4", T}, {"zero = 0", T}, {"zero = -0.0", F}, // Double.compare: 0.0 > -0.0
 		{"sp > 2", ERR}, {"sp > 2.0", T}, {"sp = 2.5", T}, // Double.valueOf trims, Integer.valueOf does not
 		{"d = 2.5", T}, {"hex = 8.0", T},

@@ -245,7 +245,7 @@ func exponentLen(s string) int {
 	return j
 }
 
-// str lexes a '...' literal in which '' stands for one quote.
+// str lexes a '...' literal in which ” stands for one quote.
 func (l *lexer) str() (token, *ParseError) {
 	s, start := l.src, l.pos
 	var b strings.Builder
@@ -272,7 +272,7 @@ func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
 func isIdentStart(c byte) bool { return c == '_' || c == '$' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 func isIdentPart(c byte) bool  { return isIdentStart(c) || isDigit(c) }
 
-// quote renders s as a string literal: 'it''s'.
+// quote renders s as a string literal: 'it”s'.
 func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

@@ -39,7 +39,7 @@ type node struct {
 	slot int    // opProp: index into the per-evaluation property cache
 	not  bool   // opIn and the string operators: negated form
 
-	list []string           // opIn, in source order (for String)
+	list []string            // opIn, in source order (for String)
 	set  map[string]struct{} // opIn with many elements
 }
 
