@@ -13,20 +13,23 @@
 // first): OR; AND; = <> IS [NOT] NULL; > >= < <= [NOT] BETWEEN [NOT] IN
 // [NOT] CONTAINS/STARTSWITH/ENDSWITH; unary NOT, -, +. Parentheses group.
 //
-//		a > 5 AND (b = 'x' OR c IS NULL)
-//		TAGS IN ('TagA', 'TagB') AND price BETWEEN 10 AND 20.5
-//		region <> 'eu' AND NOT (name STARTSWITH 'tmp')
+//	a > 5 AND (b = 'x' OR c IS NULL)
+//	TAGS IN ('TagA', 'TagB') AND price BETWEEN 10 AND 20.5
+//	region <> 'eu' AND NOT (name STARTSWITH 'tmp')
 //
-//	  - Keywords in any case: NOT AND OR BETWEEN IN TRUE FALSE NULL IS CONTAINS
-//	    STARTSWITH ENDSWITH.
-//	  - Properties: [A-Za-z_$][A-Za-z0-9_$]*, looked up case-sensitively
-//	    (TAGS is the tag, "tags" is a different, usually missing, property).
-//	  - Literals: 'text' ('' is a quote); integers (0 or 1-9 then digits,
-//	    optional l/L) are Integer in the int32 range, else Long; floats (5.5,
-//	    5., .5, 5E10) are Double; TRUE, FALSE, NULL. No hex, no "double quotes".
-//	  - Comments: -- to the end of the line, /* ... */.
-//	  - Note that NOT binds tighter than comparisons, as in RocketMQ: write
-//	    NOT (a = 1); "NOT a = 1" compares (NOT a) with 1 and never matches.
+// Lexical rules:
+//
+//   - Keywords in any case: NOT AND OR BETWEEN IN TRUE FALSE NULL IS CONTAINS
+//     STARTSWITH ENDSWITH.
+//   - Properties: [A-Za-z_$][A-Za-z0-9_$]*, looked up case-sensitively
+//     (TAGS is the tag, "tags" is a different, usually missing, property).
+//   - Literals: 'text' (a doubled quote stands for one); integers (0 or 1-9 then digits,
+//     optional l/L) are Integer in the int32 range, else Long; floats (5.5,
+//     5., .5, 5E10) are Double; TRUE, FALSE, NULL. No hex, no "double quotes".
+//   - Comments: -- to the end of the line, /* ... */.
+//
+// NOT binds tighter than comparisons, as in RocketMQ: write NOT (a = 1);
+// "NOT a = 1" compares (NOT a) with 1 and never matches.
 //
 // Refused at parse time, as in RocketMQ: a string or boolean literal (or a
 // condition) beside > >= < <=; = NULL and <> NULL (use IS NULL); TRUE = 5;
