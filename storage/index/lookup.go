@@ -90,4 +90,3 @@ func (ix *Index) Stats() Stats {
 	}
 	return s
 }
-

@@ -177,4 +177,3 @@ func (ix *Index) cut(pos int64) error {
 	ix.durable = min(ix.durable, pos)
 	return nil
 }
-
