@@ -111,8 +111,9 @@ func decodeEntry(b []byte) (e entry, ok bool) {
 }
 
 // KeyHash is the 64-bit FNV-1a hash of topic + "#" + key, the index key of
-// RocketMQ's IndexService ("<topic>#<key>").
-func KeyHash(topic, key string) uint64 {
+// RocketMQ's IndexService ("<topic>#<key>"). It takes strings or byte
+// slices, so keys read from a stored record need no copy.
+func KeyHash[T ~string | ~[]byte](topic, key T) uint64 {
 	const (
 		offset64 = 14695981039346656037
 		prime64  = 1099511628211

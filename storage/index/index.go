@@ -110,11 +110,16 @@ func (ix *Index) Add(topic, key string, offset, storeTimestamp int64) error {
 	if key == "" {
 		return nil
 	}
+	return ix.AddHash(KeyHash(topic, key), offset, storeTimestamp)
+}
+
+// AddHash is Add for a key already hashed with KeyHash.
+func (ix *Index) AddHash(hash uint64, offset, storeTimestamp int64) error {
 	if offset < ix.lastAdded {
-		return fmt.Errorf("index add %s#%s at %d after %d: %w", topic, key, offset, ix.lastAdded, ErrOutOfOrder)
+		return fmt.Errorf("index add at %d after %d: %w", offset, ix.lastAdded, ErrOutOfOrder)
 	}
 	ix.lastAdded = offset
-	ix.pending = append(ix.pending, pendingEntry{hash: KeyHash(topic, key), offset: offset, ts: storeTimestamp})
+	ix.pending = append(ix.pending, pendingEntry{hash: hash, offset: offset, ts: storeTimestamp})
 	return nil
 }
 

@@ -260,3 +260,9 @@ func TestKeyHash(t *testing.T) {
 		t.Error("the hash must be that of the joined key <topic>#<key>")
 	}
 }
+
+func TestKeyHashBytesEqualsString(t *testing.T) {
+	if KeyHash([]byte("orders"), []byte("k-1")) != KeyHash("orders", "k-1") {
+		t.Error("KeyHash differs between []byte and string")
+	}
+}
