@@ -65,7 +65,7 @@ type Kicker struct {
 	clamped atomic.Bool
 }
 
-// Bind attaches the spawned stage.
+// Bind attaches the spawned stage (Producer does it).
 func (k *Kicker) Bind(s *stage.Stage) { k.stage.Store(s) }
 
 // Kick asks the stage to index new records; safe from any goroutine.
@@ -89,11 +89,11 @@ type Indexer struct {
 	kicker *Kicker
 	ix     *keyindex.Index
 	offset int64
-	timer  *time.Timer
+	timer  *stage.Timer
 }
 
-// Producer returns the actor producer.
-func Producer(opts Options, k *Kicker) actor.Producer {
+// Producer returns the actor producer; it binds k to the stage.
+func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = time.Second
 	}
@@ -106,7 +106,10 @@ func Producer(opts Options, k *Kicker) actor.Producer {
 	}
 	opts.Index.Logger = opts.Logger
 	k.indexed.Store(-1)
-	return func() actor.Actor { return &Indexer{opts: opts, kicker: k} }
+	return func(self *stage.Stage) actor.Actor {
+		k.Bind(self)
+		return &Indexer{opts: opts, kicker: k, timer: self.NewTimer()}
+	}
 }
 
 // Receive implements actor.Actor.
@@ -130,9 +133,7 @@ func (x *Indexer) Receive(ctx actor.Context) {
 	case *View:
 		m.Reply(x.view(m.Offset))
 	case *actor.Stopping, *actor.Restarting:
-		if x.timer != nil {
-			x.timer.Stop()
-		}
+		x.timer.Stop()
 		if x.ix != nil {
 			if err := x.ix.Close(); err != nil {
 				x.opts.Logger.Error().Err(err).Msg("index close failed")
@@ -176,19 +177,7 @@ func (x *Indexer) start() {
 	x.kicker.Kick()
 }
 
-func (x *Indexer) armTick() {
-	// Replace, never add: a tick left by the instance before a restart must
-	// not start a second timer.
-	if x.timer != nil {
-		x.timer.Stop()
-	}
-	k := x.kicker
-	x.timer = time.AfterFunc(x.opts.CheckpointInterval, func() {
-		if s := k.stage.Load(); s != nil {
-			s.Send(syncTick{})
-		}
-	})
-}
+func (x *Indexer) armTick() { x.timer.Arm(x.opts.CheckpointInterval, syncTick{}) }
 
 func (x *Indexer) limit() int64 {
 	return min(x.opts.Limit(), x.opts.Store.CommitLog.MaxOffset())

@@ -26,7 +26,7 @@ type rig struct {
 	dir     string
 	st      *storage.Store
 	sys     *actor.ActorSystem
-	metrics *stage.Metrics
+	metrics *stage.Registry
 	strat   *supervisor.Strategy
 	s       *stage.Stage
 	kicker  *Kicker
@@ -37,7 +37,7 @@ type rig struct {
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	r := &rig{dir: t.TempDir(), sys: stage.NewSystem(zerolog.Nop()), next: map[string]int64{}}
-	r.metrics = stage.NewMetrics(prometheus.NewRegistry())
+	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
 	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond})
 	r.open(t)
 	t.Cleanup(func() {
@@ -75,8 +75,7 @@ func (r *rig) start(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.kicker.Bind(s)
-	r.kicker.Kick() // as the broker does: Started may run before Bind
+	r.kicker.Kick() // as the pipeline does
 	r.s = s
 }
 
@@ -407,11 +406,24 @@ func BenchmarkIndexStage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r.kicker.Bind(s)
 		r.kicker.Kick()
 		r.s = s
 		r.caughtUp(b, r.st.CommitLog.MaxOffset())
 		r.stop()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+func TestFailAnswersRequests(t *testing.T) {
+	boom := fmt.Errorf("stage down")
+	var got QueryResult
+	(&Query{Reply: func(r QueryResult) { got = r }}).Fail(boom)
+	if got.Err != boom || got.Records != nil {
+		t.Errorf("Query.Fail answered %+v", got)
+	}
+	var verr error
+	(&View{Reply: func(_ []byte, err error) { verr = err }}).Fail(boom)
+	if verr != boom {
+		t.Errorf("View.Fail answered %v", verr)
+	}
 }

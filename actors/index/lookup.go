@@ -30,6 +30,9 @@ type Query struct {
 	Reply func(QueryResult)
 }
 
+// Fail implements stage.Failable: the query is answered with the error.
+func (q *Query) Fail(err error) { q.Reply(QueryResult{Err: err}) }
+
 // QueryResult is the answer to a Query.
 type QueryResult struct {
 	// Records are the stored records found, in CommitLog order, each one
@@ -51,6 +54,9 @@ type View struct {
 	// that offset; on the stage's goroutine, it must not block.
 	Reply func(rec []byte, err error)
 }
+
+// Fail implements stage.Failable.
+func (v *View) Fail(err error) { v.Reply(nil, err) }
 
 func (x *Indexer) query(q *Query) QueryResult {
 	var res QueryResult
