@@ -4,7 +4,10 @@
 //
 // A pull reads consume-queue units from the requested offset, keeps those
 // whose tag hash passes the subscription's filter, and answers with the raw
-// stored records concatenated back to back (RocketMQ's pull body). Status
+// stored records concatenated back to back (RocketMQ's pull body). A SQL92
+// subscription (CompileFilter, compiled once per expression and version by
+// a FilterCache) is evaluated against each scanned record's properties,
+// read in place from the CommitLog. Status
 // codes and nextBeginOffset follow RocketMQ's store (see docs/protocol.md):
 //
 //	queue empty                 -> PULL_NOT_FOUND (19), or OFFSET_MOVED (21) if offset != 0

@@ -44,56 +44,21 @@ func (p *Puller) read(r *Request) (*remoting.Command, bool) {
 		setOffsets(resp, max, min, max)
 		return resp, false
 	}
-	var body []byte
-	next, taken, scanned := r.Offset, 0, 0
 	maxNums := int(r.MaxNums)
 	if maxNums <= 0 {
 		maxNums = 32
 	}
-	var picked []consumequeue.Unit
-	var pickedAt []int64 // queue offset of each picked unit
-	pickedBytes := 0
-scan:
-	for next < max && len(picked) < maxNums && scanned < maxScanUnits {
-		units, err := q.Read(next, unitsPerRead)
-		if err != nil {
-			p.opts.Logger.Error().Err(err).Str("topic", r.Topic).Int32("queue", r.QueueID).
-				Int64("offset", next).Msg("consume queue read failed")
-			resp.Code, resp.Remark = remoting.SystemError, fmt.Sprintf("read consume queue: %v", err)
-			return resp, false
-		}
-		if len(units) == 0 {
-			break
-		}
-		for _, u := range units {
-			if len(picked) >= maxNums || (len(picked) > 0 && pickedBytes+int(u.Size) > p.opts.MaxBytes) {
-				break scan
-			}
-			scanned++
-			if r.Filter.Match(u.TagsCode) {
-				picked = append(picked, u)
-				pickedAt = append(pickedAt, next)
-				pickedBytes += int(u.Size)
-			}
-			next++
-		}
+	var sc scan
+	if r.Filter.NeedsRecord() {
+		sc = p.scanRecords(q, r, max, maxNums)
+	} else {
+		sc = p.scanUnits(q, r, max, maxNums)
 	}
-	// One read per run of records that sit back to back in the CommitLog.
-	records := storage.ReadUnits(p.opts.Store.CommitLog, picked)
-	for i, rec := range records {
-		if rec == nil {
-			p.opts.Logger.Error().Int64("commitlog_offset", picked[i].Offset).Msg("commitlog read failed")
-			if taken == 0 {
-				resp.Code, resp.Remark = remoting.SystemError,
-					fmt.Sprintf("read commitlog at offset %d failed", picked[i].Offset)
-				return resp, false
-			}
-			next = pickedAt[i] // answer what was read; the next pull retries here
-			break
-		}
-		body = append(body, rec...)
-		taken++
+	if sc.err != "" {
+		resp.Code, resp.Remark = remoting.SystemError, sc.err
+		return resp, false
 	}
+	body, next, taken := sc.body, sc.next, sc.taken
 	if taken == 0 {
 		resp.Code, resp.Remark = remoting.PullRetryImmediately, "NO_MATCHED_MESSAGE"
 		if next >= max {
@@ -108,6 +73,107 @@ scan:
 	resp.Body = body
 	setOffsets(resp, next, min, max)
 	return resp, true
+}
+
+// scan is the outcome of reading a pull's messages.
+type scan struct {
+	body  []byte // the records taken, back to back
+	taken int    // how many
+	next  int64  // queue offset the next pull starts from
+	err   string // a read failure before anything was taken
+}
+
+// scanUnits picks the units whose tag passes the filter, then reads their
+// records (one read per run of records adjacent in the CommitLog).
+func (p *Puller) scanUnits(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
+	next, scanned := r.Offset, 0
+	var picked []consumequeue.Unit
+	var pickedAt []int64 // queue offset of each picked unit
+	pickedBytes := 0
+loop:
+	for next < end && len(picked) < maxNums && scanned < maxScanUnits {
+		units, err := q.Read(next, unitsPerRead)
+		if err != nil {
+			return scan{err: p.cqReadFailed(r, next, err)}
+		}
+		if len(units) == 0 {
+			break
+		}
+		for _, u := range units {
+			if len(picked) >= maxNums || (len(picked) > 0 && pickedBytes+int(u.Size) > p.opts.MaxBytes) {
+				break loop
+			}
+			scanned++
+			if r.Filter.Match(u.TagsCode) {
+				picked = append(picked, u)
+				pickedAt = append(pickedAt, next)
+				pickedBytes += int(u.Size)
+			}
+			next++
+		}
+	}
+	sc := scan{next: next}
+	records := storage.ReadUnits(p.opts.Store.CommitLog, picked)
+	for i, rec := range records {
+		if rec == nil {
+			p.opts.Logger.Error().Int64("commitlog_offset", picked[i].Offset).Msg("commitlog read failed")
+			if sc.taken == 0 {
+				return scan{err: fmt.Sprintf("read commitlog at offset %d failed", picked[i].Offset)}
+			}
+			sc.next = pickedAt[i] // answer what was read; the next pull retries here
+			break
+		}
+		sc.body = append(sc.body, rec...)
+		sc.taken++
+	}
+	return sc
+}
+
+// scanRecords serves filters that look at the message itself (SQL92): it
+// reads the records of the scanned units, in steps about as large as what
+// is still wanted, and keeps those the filter passes.
+func (p *Puller) scanRecords(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
+	sc := scan{next: r.Offset}
+	scanned := 0
+	for sc.next < end && sc.taken < maxNums && scanned < maxScanUnits {
+		step := min(unitsPerRead, max(recordStep, maxNums-sc.taken))
+		units, err := q.Read(sc.next, step)
+		if err != nil {
+			return scan{err: p.cqReadFailed(r, sc.next, err)}
+		}
+		if len(units) == 0 {
+			break
+		}
+		records := storage.ReadUnits(p.opts.Store.CommitLog, units)
+		for i, u := range units {
+			if sc.taken >= maxNums || (sc.taken > 0 && len(sc.body)+int(u.Size) > p.opts.MaxBytes) {
+				return sc
+			}
+			if records[i] == nil {
+				p.opts.Logger.Error().Int64("commitlog_offset", u.Offset).Msg("commitlog read failed")
+				if sc.taken == 0 {
+					return scan{err: fmt.Sprintf("read commitlog at offset %d failed", u.Offset)}
+				}
+				return sc // the next pull retries here
+			}
+			scanned++
+			if r.Filter.MatchRecord(records[i]) {
+				sc.body = append(sc.body, records[i]...)
+				sc.taken++
+			}
+			sc.next++
+		}
+	}
+	return sc
+}
+
+// recordStep is the fewest units scanRecords reads per step.
+const recordStep = 16
+
+func (p *Puller) cqReadFailed(r *Request, at int64, err error) string {
+	p.opts.Logger.Error().Err(err).Str("topic", r.Topic).Int32("queue", r.QueueID).
+		Int64("offset", at).Msg("consume queue read failed")
+	return fmt.Sprintf("read consume queue: %v", err)
 }
 
 // searchByTime finds the first offset whose message was stored at or after

@@ -23,6 +23,7 @@ const (
 	NotifyConsumerIDsChanged      int32 = 40
 	LockBatchMQ                   int32 = 41
 	UnlockBatchMQ                 int32 = 42
+	CheckClientConfig             int32 = 46
 	RegisterBroker                int32 = 103
 	UnregisterBroker              int32 = 104
 	GetRouteInfoByTopic           int32 = 105
@@ -51,7 +52,10 @@ const (
 	PullRetryImmediately    int32 = 20
 	PullOffsetMoved         int32 = 21
 	QueryNotFound           int32 = 22
+	SubscriptionParseFailed int32 = 23
 	SubscriptionNotExist    int32 = 24
+	FilterDataNotExist      int32 = 27
+	FilterDataNotLatest     int32 = 28
 	InvalidParameter        int32 = 29
 )
 

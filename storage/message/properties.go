@@ -144,14 +144,40 @@ func splitPair(item []byte) (k, v []byte, ok bool) {
 // following the rules of DecodeProperties (last occurrence wins), without
 // building a map.
 func LookupProperty(b []byte, key string) (string, bool) {
+	v, ok := LookupPropertyBytes(b, key)
+	return string(v), ok
+}
+
+// LookupPropertyBytes is LookupProperty without a copy: the value aliases b.
+// It does not allocate, so filters can evaluate properties per message
+// straight from a stored record.
+func LookupPropertyBytes(b []byte, key string) ([]byte, bool) {
 	var (
 		val   []byte
 		found bool
 	)
-	for item := range bytes.SplitSeq(b, []byte{PropertySeparator}) {
-		if k, v, ok := splitPair(item); ok && string(k) == key {
+	for len(b) > 0 {
+		k, v, rest, ok := NextProperty(b)
+		if ok && string(k) == key {
 			val, found = v, true
 		}
+		b = rest
 	}
-	return string(val), found
+	return val, found
+}
+
+// NextProperty splits the first item off the encoded properties b: ok
+// reports a well-formed pair (key, value), which alias b; rest is what
+// follows the item. Iterate with
+//
+//	for len(b) > 0 { k, v, rest, ok := NextProperty(b); ...; b = rest }
+//
+// Items are kept or skipped by the rules of DecodeProperties.
+func NextProperty(b []byte) (key, value, rest []byte, ok bool) {
+	item := b
+	if i := bytes.IndexByte(b, PropertySeparator); i >= 0 {
+		item, rest = b[:i], b[i+1:]
+	}
+	key, value, ok = splitPair(item)
+	return key, value, rest, ok
 }

@@ -120,3 +120,17 @@ func BenchmarkLookupProperty(b *testing.B) {
 		}
 	}
 }
+
+func TestLookupPropertyBytesDoesNotAllocate(t *testing.T) {
+	props := EncodeProperties(map[string]string{"TAGS": "TagA", "KEYS": "k1 k2", "a": "10", "UNIQ_KEY": "ABC"})
+	for _, k := range []string{"TAGS", "a", "UNIQ_KEY", "missing", "A"} {
+		want, wantOK := LookupProperty(props, k)
+		got, ok := LookupPropertyBytes(props, k)
+		if ok != wantOK || string(got) != want {
+			t.Errorf("LookupPropertyBytes(%q) = %q, %v; want %q, %v", k, got, ok, want, wantOK)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = LookupPropertyBytes(props, "UNIQ_KEY") }); n != 0 {
+		t.Errorf("LookupPropertyBytes allocates %v times per call", n)
+	}
+}
