@@ -66,8 +66,15 @@ type expireTick struct{}
 // SubKey names a group's subscription to a topic.
 type SubKey struct{ Group, Topic string }
 
-// Subscriptions is the published snapshot: group+topic -> expression.
-type Subscriptions map[SubKey]string
+// Subscription is what a group subscribes a topic with.
+type Subscription struct {
+	Expression string
+	Type       string // expressionType: "TAG" (or empty) or "SQL92"
+	Version    int64  // subVersion
+}
+
+// Subscriptions is the published snapshot: group+topic -> subscription.
+type Subscriptions map[SubKey]Subscription
 
 // View publishes the subscriptions; safe from any goroutine.
 type View struct{ p atomic.Pointer[Subscriptions] }
@@ -77,6 +84,16 @@ func (v *View) Lookup(group, topic string) (string, bool) {
 	s := v.p.Load()
 	if s == nil {
 		return "", false
+	}
+	e, ok := (*s)[SubKey{group, topic}]
+	return e.Expression, ok
+}
+
+// LookupSubscription returns the subscription of group for topic.
+func (v *View) LookupSubscription(group, topic string) (Subscription, bool) {
+	s := v.p.Load()
+	if s == nil {
+		return Subscription{}, false
 	}
 	e, ok := (*s)[SubKey{group, topic}]
 	return e, ok
@@ -274,7 +291,11 @@ func (m *Manager) publish() {
 	for _, c := range m.clients {
 		for g, cd := range c.groups {
 			for _, sd := range cd.SubscriptionDataSet {
-				subs[SubKey{g, sd.Topic}] = sd.SubString
+				k := SubKey{g, sd.Topic}
+				// Like RocketMQ, the newest subscription version wins.
+				if old, ok := subs[k]; !ok || sd.SubVersion > old.Version {
+					subs[k] = Subscription{Expression: sd.SubString, Type: sd.ExpressionType, Version: sd.SubVersion}
+				}
 			}
 		}
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	// MaxWriterBacklog bounds appends queued at the writer before
 	// SYSTEM_BUSY (default 65536).
 	MaxWriterBacklog int64
+	// Index keeps the message index by KEYS and UNIQ_KEY (QUERY_MESSAGE,
+	// VIEW_MESSAGE_BY_ID; default true).
+	Index bool
 	// TimerEnabled accepts timer and delay messages (default true).
 	TimerEnabled bool
 	// MaxTimerDelay is the longest accepted delay (default 365 days).
@@ -88,6 +91,7 @@ func DefaultConfig() Config {
 		MaxInflightPerConn: 4096,
 		MaxWriterBacklog:   65536,
 		TimerEnabled:       true,
+		Index:              true,
 		MaxTimerDelay:      365 * 24 * time.Hour,
 		Logger:             zerolog.Nop(),
 	}

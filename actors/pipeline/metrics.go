@@ -26,6 +26,14 @@ func registerMetrics(reg prometheus.Registerer, p *Pipeline) {
 			return float64(p.store.CommitLog.MaxOffset() - p.store.Dispatched.Load())
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_index_lag_bytes", Help: "CommitLog bytes not yet in the message index (0 with the index off).",
+		}, func() float64 {
+			if !p.cfg.Index {
+				return 0
+			}
+			return float64(max(p.store.CommitLog.MaxOffset()-p.indexKick.Indexed(), 0))
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_broker_healthy",
 			Help: "1 while every stage runs; 0 once a stage was stopped for good (see /healthz for which and why).",
 		}, func() float64 {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
@@ -53,6 +54,7 @@ type Pipeline struct {
 	topicView topics.View
 	subView   clients.View
 	kicker    dispatch.Kicker
+	indexKick index.Kicker
 	regKicker registrar.Kicker
 	timers    atomic.Pointer[timer.Service]
 
@@ -145,6 +147,12 @@ func (p *Pipeline) spawn() error {
 			Logger: logFor(clients.StageName),
 		})},
 	}
+	if cfg.Index {
+		spawns = append(spawns, struct {
+			name     string
+			producer stage.Producer
+		}{index.StageName, index.Producer(index.Options{Store: p.store, Logger: logFor(index.StageName)}, &p.indexKick)})
+	}
 	for _, s := range spawns {
 		if _, err := p.spawnStage(s.name, s.producer); err != nil {
 			return err
@@ -219,6 +227,7 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 		}
 	}
 	p.Stage(pull.StageName).Send(&pull.Arrived{Queues: a})
+	p.indexKick.Kick()
 }
 
 // Config is the configuration the pipeline was opened with.
@@ -286,7 +295,7 @@ func (p *Pipeline) shutdownStages() {
 		ts.Stop()
 	}
 	for _, name := range []string{registrar.StageName, clients.StageName, pull.StageName, writer.StageName,
-		dispatch.StageName, offsets.StageName, topics.StageName} {
+		dispatch.StageName, index.StageName, offsets.StageName, topics.StageName} {
 		if s := p.Stage(name); s != nil {
 			s.Stop()
 		}

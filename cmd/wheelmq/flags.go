@@ -51,6 +51,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	flush := fs.String("flush", "async", "flush mode: async or sync (group commit)")
 	autoCreate := fs.Bool("auto-create-topic", def.AutoCreateTopic, "let producers create topics through TBW102")
 	maxMsg := fs.Int("max-message-size", def.MaxMessageSize, "largest accepted message body in bytes")
+	indexOn := fs.Bool("index", def.Index, "index messages by KEYS and UNIQ_KEY (QUERY_MESSAGE, VIEW_MESSAGE_BY_ID)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
 	fs.VisitAll(func(f *flag.Flag) {
@@ -96,7 +97,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc := def
 	bc.DataDir, bc.Listen, bc.Advertise = *data, *listen, *advertise
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
-	bc.MaxMessageSize = *maxMsg
+	bc.MaxMessageSize, bc.Index = *maxMsg, *indexOn
 	if bc.MaxFrame < bc.MaxMessageSize+256<<10 {
 		bc.MaxFrame = bc.MaxMessageSize + 256<<10
 	}
@@ -130,7 +131,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
-		"auto-create-topic", "max-message-size", "log-level", "log-format"},
+		"auto-create-topic", "max-message-size", "index", "log-level", "log-format"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

@@ -3,6 +3,7 @@ package router
 // HEART_BEAT (34), UNREGISTER_CLIENT (35), GET_CONSUMER_LIST_BY_GROUP (38).
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/wheelmq/wheelmq/actors/clients"
@@ -16,9 +17,17 @@ func (r *Router) handleHeartbeat(c *netloop.Conn, cmd *remoting.Command) *Refusa
 	if err != nil {
 		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
+	code, remark := remoting.Success, ""
+	for _, cd := range hb.ConsumerDataSet {
+		for _, sd := range cd.SubscriptionDataSet {
+			if c, rm := r.filters.Check(sd.ExpressionType, sd.SubString, sd.SubVersion); c != remoting.Success {
+				code, remark = c, fmt.Sprintf("consumer group %s, topic %s: %s", cd.GroupName, sd.Topic, rm)
+			}
+		}
+	}
 	apply := func() {
 		r.clientsSt.Send(&clients.Heartbeat{Conn: c, Data: hb, FailFunc: r.failWith(c, cmd), Done: func() {
-			r.reply(c, cmd, remoting.Success, "")
+			r.reply(c, cmd, code, remark)
 		}})
 	}
 	missing := r.missingRetryTopics(hb)

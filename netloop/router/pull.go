@@ -46,9 +46,18 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	}
 	var filter pull.Filter
 	if sysFlag&pull.FlagSubscription != 0 {
-		filter = pull.ParseFilter(cmd.Field("subscription"))
-	} else if expr, ok := r.subView.Lookup(group, topic); ok {
-		filter = pull.ParseFilter(expr)
+		ver, _ := strconv.ParseInt(cmd.Field("subVersion"), 10, 64)
+		f, err := r.filters.Get(cmd.Field("expressionType"), cmd.Field("subscription"), ver)
+		if err != nil {
+			return refuse(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
+		}
+		filter = f
+	} else if sub, ok := r.subView.LookupSubscription(group, topic); ok {
+		f, err := r.filters.Get(sub.Type, sub.Expression, sub.Version)
+		if err != nil {
+			return refuse(remoting.FilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!")
+		}
+		filter = f
 	} else {
 		filter = pull.Filter{All: true} // clients filter by tag again
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/pull"
@@ -61,6 +62,8 @@ type Router struct {
 	m         *routerMetrics
 	routes    map[int32]route // the handler table with its stages resolved
 	timerSts  []*stage.Stage  // the stages a timer message needs
+	filters   *pull.FilterCache
+	indexSt   *stage.Stage
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -79,7 +82,7 @@ func New(p *pipeline.Pipeline) *Router {
 		store: p.Store(), topicView: p.Topics(), subView: p.Subscriptions(),
 		writerSt: p.Stage(writer.StageName), pullSt: p.Stage(pull.StageName),
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
-		topicsSt: p.Stage(topics.StageName),
+		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
 	}
 	r.m = newRouterMetrics(r)
 	r.routes = make(map[int32]route, len(handlers))
@@ -157,6 +160,9 @@ var handlers = map[int32]handler{
 	remoting.GetAllTopicConfig:       {(*Router).handleAllTopicConfig, nil},
 	remoting.ConsumerSendMsgBack:     {(*Router).handleSendBack, []string{pull.StageName, writer.StageName}},
 	remoting.CancelTimerMessage:      {(*Router).handleCancelTimer, []string{pull.StageName, writer.StageName}},
+	remoting.CheckClientConfig:       {(*Router).handleCheckClientConfig, nil},
+	remoting.QueryMessage:            {(*Router).handleQueryMessage, []string{index.StageName}},
+	remoting.ViewMessageByID:         {(*Router).handleViewMessage, []string{index.StageName}},
 }
 
 // OnCommand implements netloop.Handler.
