@@ -14,7 +14,8 @@ import (
 )
 
 // DefaultWriteTimeout bounds a write when neither the context nor
-// ClientOptions.WriteTimeout gives a deadline.
+// ClientOptions.WriteTimeout gives a deadline, and a Go request given no
+// timeout.
 const DefaultWriteTimeout = 10 * time.Second
 
 // ClientOptions configures a Client. The zero value is usable.
@@ -24,20 +25,33 @@ type ClientOptions struct {
 	MaxFrame int
 	// OnRequest handles requests the server sends over this connection
 	// (commands without FlagResponse). It runs on its own goroutine per
-	// request. A non-nil result is sent back as the response, with the
-	// request's opaque and FlagResponse set, unless the request was oneway.
-	// When nil, server requests are logged and dropped.
+	// request, which Close waits for, so it must return promptly. A non-nil
+	// result is sent back as the response, with the request's opaque and
+	// FlagResponse set, unless the request was oneway. When nil, server
+	// requests are logged and dropped.
 	OnRequest func(req *Command) *Command
 	// Logger receives connection-level events. The zero value logs nothing.
 	Logger zerolog.Logger
-	// WriteTimeout bounds each write that has no context deadline; zero
-	// means DefaultWriteTimeout.
+	// WriteTimeout bounds each write to the socket; zero means
+	// DefaultWriteTimeout. A write that does not finish in time closes the
+	// connection.
 	WriteTimeout time.Duration
 }
 
-// Client is a blocking RemotingCommand client over one TCP connection.
-// All methods are safe for concurrent use. Responses are matched to
-// requests by opaque, so they may arrive in any order.
+// Client is a pipelined RemotingCommand client over one TCP connection.
+// All methods are safe for concurrent use.
+//
+// Requests are encoded at once into a shared output buffer; one writer
+// goroutine hands everything that accumulated since its last write to the
+// socket in one write, so under load many frames share a syscall. Any
+// number of requests may be in flight; responses are matched to requests by
+// opaque, so they may arrive in any order. The output buffer is swapped
+// with the writer's spare buffer on each write, so the two are reused
+// rather than allocated per frame (buffers grown past maxKeptWriteBuf by a
+// large body are dropped after use).
+//
+// Goroutines: one reader, one writer, and one per server-initiated request
+// being served; Close stops and waits for all of them.
 type Client struct {
 	conn net.Conn
 	addr string
@@ -46,30 +60,40 @@ type Client struct {
 
 	opaque atomic.Int32
 
-	// wr serializes writes: a frame must reach the socket in one piece.
-	wr struct {
+	// out holds encoded frames not yet handed to the writer.
+	out struct {
 		sync.Mutex
-		buf []byte // reused encode buffer
+		buf []byte
+	}
+	spare []byte        // the writer's other buffer (writer goroutine only)
+	kick  chan struct{} // wakes the writer; capacity 1
+
+	// calls holds the requests waiting for a response, by opaque. m is nil
+	// once the connection is gone.
+	calls struct {
+		sync.Mutex
+		m map[int32]*call
 	}
 
-	// pending holds the waiters of Invoke calls by opaque. m is nil once
-	// the connection is gone.
-	pending struct {
-		sync.Mutex
-		m map[int32]chan *Command
-	}
-
-	closeOnce  sync.Once
-	closeErr   error         // why the connection ended; written before done is closed
-	done       chan struct{} // closed when the connection is gone
-	readerDone chan struct{} // closed when the read loop has returned
+	closeOnce sync.Once
+	closeErr  error         // why the connection ended; written before done is closed
+	done      chan struct{} // closed when the connection is gone
+	wg        sync.WaitGroup
 }
 
-// maxKeptWriteBuf is the largest encode buffer a Client keeps between
+// call is one request waiting for its response.
+type call struct {
+	code  int32
+	done  func(*Command, error)
+	timer *time.Timer // the request's deadline; nil when a context bounds the wait
+}
+
+// maxKeptWriteBuf is the largest output buffer a Client keeps between
 // writes; larger ones (big bodies) are dropped after use.
 const maxKeptWriteBuf = 256 << 10
 
-// Dial connects to addr ("host:port") and starts reading responses.
+// Dial connects to addr ("host:port") and starts reading responses. ctx
+// bounds the connection attempt only.
 func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
@@ -79,7 +103,8 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error)
 	return newClient(conn, addr, opts), nil
 }
 
-// newClient wraps an established connection and starts its read loop.
+// newClient wraps an established connection and starts its reader and
+// writer.
 func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
@@ -88,90 +113,138 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
 	c := &Client{
-		conn:       conn,
-		addr:       addr,
-		opts:       opts,
-		log:        opts.Logger.With().Str("remote", addr).Logger(),
-		done:       make(chan struct{}),
-		readerDone: make(chan struct{}),
+		conn: conn,
+		addr: addr,
+		opts: opts,
+		log:  opts.Logger.With().Str("remote", addr).Logger(),
+		kick: make(chan struct{}, 1),
+		done: make(chan struct{}),
 	}
-	c.pending.m = make(map[int32]chan *Command)
+	c.calls.m = make(map[int32]*call)
+	c.wg.Add(2)
 	go c.readLoop()
+	go c.writeLoop()
 	return c
 }
 
 // Addr returns the address the client dialed.
 func (c *Client) Addr() string { return c.addr }
 
+// Pending returns the number of requests waiting for a response.
+func (c *Client) Pending() int {
+	c.calls.Lock()
+	defer c.calls.Unlock()
+	return len(c.calls.m)
+}
+
 // Invoke sends req and waits for the response with the same opaque, until
 // ctx ends or the connection closes. It assigns req.Opaque (from a per-client
 // counter starting at 1) and clears the response and oneway flags, so req
-// must not be shared by concurrent calls.
+// must not be shared by concurrent calls. req is encoded before Invoke
+// starts waiting; the caller may reuse it once Invoke returns.
 func (c *Client) Invoke(ctx context.Context, req *Command) (*Command, error) {
-	if err := ctx.Err(); err != nil { // a write with a past deadline would cost the connection
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("remoting invoke code %d on %s: %w", req.Code, c.addr, err)
 	}
-	req.Opaque = c.opaque.Add(1)
-	req.Flag &^= FlagResponse | FlagOneway
-	ch := make(chan *Command, 1)
-	c.pending.Lock()
-	if c.pending.m == nil {
-		c.pending.Unlock()
-		return nil, c.failure(req)
+	type result struct {
+		resp *Command
+		err  error
 	}
-	c.pending.m[req.Opaque] = ch
-	c.pending.Unlock()
-	defer func() {
-		c.pending.Lock()
-		if c.pending.m != nil {
-			delete(c.pending.m, req.Opaque)
-		}
-		c.pending.Unlock()
-	}()
-
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(c.opts.WriteTimeout)
-	}
-	if err := c.write(req, deadline); err != nil {
+	ch := make(chan result, 1)
+	op, err := c.start(req, 0, func(resp *Command, err error) { ch <- result{resp, err} })
+	if err != nil {
 		return nil, err
 	}
 	select {
-	case resp := <-ch:
-		return resp, nil
+	case r := <-ch:
+		return r.resp, r.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w", req.Code, req.Opaque, c.addr, ctx.Err())
-	case <-c.done:
-		select { // a response that raced with the close still counts
-		case resp := <-ch:
-			return resp, nil
-		default:
-			return nil, c.failure(req)
+		if c.take(op) == nil { // answered (or failed) meanwhile: that result wins
+			r := <-ch
+			return r.resp, r.err
 		}
+		return nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w", req.Code, op, c.addr, ctx.Err())
 	}
 }
 
+// Go sends req and calls done exactly once with its response, or with an
+// error: ErrTimeout (which also matches context.DeadlineExceeded) when no
+// response came within timeout (zero or less means DefaultWriteTimeout),
+// ErrClosed when the connection is gone. done runs on the reader goroutine,
+// a timer goroutine or the goroutine that closes the client, so it must not
+// block and must not call Close. If Go returns an error, done is not called.
+// Like Invoke, Go assigns req.Opaque and encodes req before returning.
+func (c *Client) Go(req *Command, timeout time.Duration, done func(*Command, error)) error {
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
+	_, err := c.start(req, timeout, done)
+	return err
+}
+
+// start registers a call for req, encodes req into the output buffer and
+// wakes the writer. With a positive timeout, a timer fails the call when it
+// runs out. It returns the opaque assigned.
+func (c *Client) start(req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
+	op := c.opaque.Add(1)
+	req.Opaque = op
+	req.Flag &^= FlagResponse | FlagOneway
+	cl := &call{code: req.Code, done: done}
+	c.calls.Lock()
+	if c.calls.m == nil {
+		c.calls.Unlock()
+		return op, c.failure(req.Code, op)
+	}
+	c.calls.m[op] = cl
+	if timeout > 0 {
+		// Created under the lock, so whoever takes the call sees the timer.
+		cl.timer = time.AfterFunc(timeout, func() { c.expire(op, timeout) })
+	}
+	c.calls.Unlock()
+	if err := c.enqueue(req); err != nil {
+		if c.take(op) != nil { // still ours: the caller gets the error, done is not called
+			return op, err
+		}
+		return op, nil // the connection failed meanwhile and done already ran
+	}
+	return op, nil
+}
+
 // InvokeOneway sends req with FlagOneway set and does not wait for an
-// answer. It assigns req.Opaque like Invoke.
+// answer. It assigns req.Opaque like Invoke. A nil error means the frame
+// was queued for writing, not that it reached the peer.
 func (c *Client) InvokeOneway(req *Command) error {
 	req.Opaque = c.opaque.Add(1)
 	req.Flag = req.Flag&^FlagResponse | FlagOneway
-	return c.write(req, time.Now().Add(c.opts.WriteTimeout))
+	select {
+	case <-c.done:
+		return c.failure(req.Code, req.Opaque)
+	default:
+	}
+	return c.enqueue(req)
 }
 
-// WriteRaw writes b to the connection unchanged; tests use it to send
-// malformed input.
+// WriteRaw queues b for writing unchanged; tests use it to send malformed
+// input.
 func (c *Client) WriteRaw(b []byte) error {
-	c.wr.Lock()
-	defer c.wr.Unlock()
-	return c.writeLocked(b, time.Now().Add(c.opts.WriteTimeout))
+	select {
+	case <-c.done:
+		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
+	default:
+	}
+	c.out.Lock()
+	c.out.buf = append(c.out.buf, b...)
+	c.out.Unlock()
+	c.wake()
+	return nil
 }
 
-// Close closes the connection. Pending invocations fail with an error
-// wrapping ErrClosed. It waits for the read loop to stop.
+// Close closes the connection. Pending requests fail with an error
+// wrapping ErrClosed. It waits for the client's goroutines to stop, so it
+// must not be called from a Go callback or an OnRequest handler.
 func (c *Client) Close() error {
 	c.shutdown(errors.New("closed by caller"))
-	<-c.readerDone
+	c.wg.Wait()
 	return nil
 }
 
@@ -191,51 +264,94 @@ func (c *Client) Err() error {
 
 // failure builds the error for a request that could not complete because
 // the connection is gone.
-func (c *Client) failure(req *Command) error {
+func (c *Client) failure(code, op int32) error {
 	<-c.done
-	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", req.Code, req.Opaque, c.addr, ErrClosed, c.closeErr)
+	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", code, op, c.addr, ErrClosed, c.closeErr)
 }
 
-// write encodes cmd and writes it with the given deadline.
-func (c *Client) write(cmd *Command, deadline time.Time) error {
-	c.wr.Lock()
-	defer c.wr.Unlock()
-	buf, err := AppendFrame(c.wr.buf[:0], cmd)
+// enqueue encodes cmd into the output buffer and wakes the writer.
+func (c *Client) enqueue(cmd *Command) error {
+	c.out.Lock()
+	buf, err := AppendFrame(c.out.buf, cmd)
+	c.out.buf = buf
+	c.out.Unlock()
 	if err != nil {
 		return fmt.Errorf("remoting write code %d to %s: %w", cmd.Code, c.addr, err)
 	}
-	err = c.writeLocked(buf, deadline)
-	if cap(buf) <= maxKeptWriteBuf {
-		c.wr.buf = buf[:0]
-	} else {
-		c.wr.buf = nil
-	}
-	return err
-}
-
-// writeLocked writes b. A failed write may have left part of a frame on
-// the wire, so it closes the connection. Lock should be held (c.wr).
-func (c *Client) writeLocked(b []byte, deadline time.Time) error {
-	select {
-	case <-c.done:
-		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
-	default:
-	}
-	if err := c.conn.SetWriteDeadline(deadline); err != nil {
-		c.shutdown(err)
-		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, err)
-	}
-	if _, err := c.conn.Write(b); err != nil {
-		c.shutdown(err)
-		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, err)
-	}
+	c.wake()
 	return nil
 }
 
+// wake makes the writer look at the output buffer.
+func (c *Client) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default: // a wake-up is already pending; it will see these bytes too
+	}
+}
+
+// take removes and returns the call of op, or nil if it is no longer
+// pending. It stops the call's timer.
+func (c *Client) take(op int32) *call {
+	c.calls.Lock()
+	cl := c.calls.m[op]
+	if cl != nil {
+		delete(c.calls.m, op)
+	}
+	c.calls.Unlock()
+	if cl != nil && cl.timer != nil {
+		cl.timer.Stop()
+	}
+	return cl
+}
+
+// expire fails the call of op if it is still waiting when its timer fires.
+func (c *Client) expire(op int32, timeout time.Duration) {
+	if cl := c.take(op); cl != nil {
+		cl.done(nil, fmt.Errorf("remoting request code %d opaque %d to %s: no response within %v: %w (%w)",
+			cl.code, op, c.addr, timeout, ErrTimeout, context.DeadlineExceeded))
+	}
+}
+
+// writeLoop writes whatever frames accumulated since its last write, each
+// batch with one write bounded by WriteTimeout.
+func (c *Client) writeLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.kick:
+		case <-c.done:
+			return
+		}
+		c.out.Lock()
+		buf := c.out.buf
+		if len(buf) == 0 { // written by an earlier wake-up; keep the two buffers apart
+			c.out.Unlock()
+			continue
+		}
+		c.out.buf = c.spare[:0]
+		c.out.Unlock()
+		if err := c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
+			c.shutdown(fmt.Errorf("set write deadline: %w", err))
+			return
+		}
+		if _, err := c.conn.Write(buf); err != nil {
+			// Part of a frame may be on the wire: the connection is unusable.
+			c.shutdown(fmt.Errorf("write: %w", err))
+			return
+		}
+		if cap(buf) <= maxKeptWriteBuf {
+			c.spare = buf[:0]
+		} else {
+			c.spare = nil
+		}
+	}
+}
+
 // readLoop reads frames until the connection fails, delivering responses
-// to waiters and requests to OnRequest.
+// to their calls and requests to OnRequest.
 func (c *Client) readLoop() {
-	defer close(c.readerDone)
+	defer c.wg.Done()
 	br := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
 		cmd, err := ReadFrame(br, c.opts.MaxFrame)
@@ -247,26 +363,30 @@ func (c *Client) readLoop() {
 			c.deliver(cmd)
 			continue
 		}
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		c.wg.Add(1)
 		go c.serve(cmd)
 	}
 }
 
-// deliver hands a response to its waiter; unknown opaques (late answers
-// to timed-out or oneway requests) are dropped.
+// deliver hands a response to its call; unknown opaques (late answers to
+// timed-out or oneway requests) are dropped.
 func (c *Client) deliver(resp *Command) {
-	c.pending.Lock()
-	ch := c.pending.m[resp.Opaque]
-	delete(c.pending.m, resp.Opaque)
-	c.pending.Unlock()
-	if ch == nil {
+	cl := c.take(resp.Opaque)
+	if cl == nil {
 		c.log.Debug().Int32("opaque", resp.Opaque).Int32("code", resp.Code).Msg("remoting response without waiter dropped")
 		return
 	}
-	ch <- resp // buffered, one response per opaque
+	cl.done(resp, nil)
 }
 
-// serve runs OnRequest for a server-initiated request and writes its answer.
+// serve runs OnRequest for a server-initiated request and queues its answer.
 func (c *Client) serve(req *Command) {
+	defer c.wg.Done()
 	if c.opts.OnRequest == nil {
 		c.log.Debug().Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting server request ignored: no handler")
 		return
@@ -277,21 +397,33 @@ func (c *Client) serve(req *Command) {
 	}
 	resp.Opaque = req.Opaque
 	resp.Flag |= FlagResponse
-	if err := c.write(resp, time.Now().Add(c.opts.WriteTimeout)); err != nil {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if err := c.enqueue(resp); err != nil {
 		c.log.Warn().Err(err).Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting answer to server request failed")
 	}
 }
 
-// shutdown closes the connection once, records why, fails new invocations
-// and wakes all waiters.
+// shutdown closes the connection once, records why, and fails every
+// pending request.
 func (c *Client) shutdown(cause error) {
 	c.closeOnce.Do(func() {
 		_ = c.conn.Close()
 		c.closeErr = cause
-		c.pending.Lock()
-		c.pending.m = nil
-		c.pending.Unlock()
+		c.calls.Lock()
+		pending := c.calls.m
+		c.calls.m = nil
+		c.calls.Unlock()
 		close(c.done)
+		for op, cl := range pending {
+			if cl.timer != nil {
+				cl.timer.Stop()
+			}
+			cl.done(nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", cl.code, op, c.addr, ErrClosed, cause))
+		}
 		c.log.Debug().Err(cause).Msg("remoting client connection closed")
 	})
 }
