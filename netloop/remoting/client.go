@@ -36,7 +36,16 @@ type ClientOptions struct {
 	// DefaultWriteTimeout. A write that does not finish in time closes the
 	// connection.
 	WriteTimeout time.Duration
+	// MaxQueuedBytes bounds the encoded frames waiting for the writer; zero
+	// means DefaultMaxQueuedBytes. A request that finds the queue full waits
+	// (within its deadline) until the writer takes it: back-pressure
+	// instead of unbounded memory when the peer reads slowly. One frame
+	// larger than the bound still goes when the queue is below it.
+	MaxQueuedBytes int
 }
+
+// DefaultMaxQueuedBytes is the default of ClientOptions.MaxQueuedBytes.
+const DefaultMaxQueuedBytes = 32 << 20
 
 // Client is a pipelined RemotingCommand client over one TCP connection.
 // All methods are safe for concurrent use.
@@ -63,7 +72,8 @@ type Client struct {
 	// out holds encoded frames not yet handed to the writer.
 	out struct {
 		sync.Mutex
-		buf []byte
+		buf     []byte
+		drained chan struct{} // closed when the writer takes buf; nil when nobody waits
 	}
 	spare []byte        // the writer's other buffer (writer goroutine only)
 	kick  chan struct{} // wakes the writer; capacity 1
@@ -112,6 +122,9 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
+	if opts.MaxQueuedBytes <= 0 {
+		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
 	c := &Client{
 		conn: conn,
 		addr: addr,
@@ -151,7 +164,7 @@ func (c *Client) Invoke(ctx context.Context, req *Command) (*Command, error) {
 		err  error
 	}
 	ch := make(chan result, 1)
-	op, err := c.start(req, 0, func(resp *Command, err error) { ch <- result{resp, err} })
+	op, err := c.start(ctx, req, 0, func(resp *Command, err error) { ch <- result{resp, err} })
 	if err != nil {
 		return nil, err
 	}
@@ -178,14 +191,15 @@ func (c *Client) Go(req *Command, timeout time.Duration, done func(*Command, err
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
 	}
-	_, err := c.start(req, timeout, done)
+	_, err := c.start(nil, req, timeout, done)
 	return err
 }
 
 // start registers a call for req, encodes req into the output buffer and
 // wakes the writer. With a positive timeout, a timer fails the call when it
-// runs out. It returns the opaque assigned.
-func (c *Client) start(req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
+// runs out. ctx (or, when nil, the timeout) bounds a wait for room in the
+// output queue. It returns the opaque assigned.
+func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
 	op := c.opaque.Add(1)
 	req.Opaque = op
 	req.Flag &^= FlagResponse | FlagOneway
@@ -201,7 +215,7 @@ func (c *Client) start(req *Command, timeout time.Duration, done func(*Command, 
 		cl.timer = time.AfterFunc(timeout, func() { c.expire(op, timeout) })
 	}
 	c.calls.Unlock()
-	if err := c.enqueue(req); err != nil {
+	if err := c.enqueue(ctx, timeout, req); err != nil {
 		if c.take(op) != nil { // still ours: the caller gets the error, done is not called
 			return op, err
 		}
@@ -221,7 +235,7 @@ func (c *Client) InvokeOneway(req *Command) error {
 		return c.failure(req.Code, req.Opaque)
 	default:
 	}
-	return c.enqueue(req)
+	return c.enqueue(nil, c.opts.WriteTimeout, req)
 }
 
 // WriteRaw queues b for writing unchanged; tests use it to send malformed
@@ -232,7 +246,9 @@ func (c *Client) WriteRaw(b []byte) error {
 		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
 	default:
 	}
-	c.out.Lock()
+	if err := c.waitRoom(nil, c.opts.WriteTimeout); err != nil {
+		return err
+	}
 	c.out.buf = append(c.out.buf, b...)
 	c.out.Unlock()
 	c.wake()
@@ -269,9 +285,13 @@ func (c *Client) failure(code, op int32) error {
 	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", code, op, c.addr, ErrClosed, c.closeErr)
 }
 
-// enqueue encodes cmd into the output buffer and wakes the writer.
-func (c *Client) enqueue(cmd *Command) error {
-	c.out.Lock()
+// enqueue encodes cmd into the output buffer and wakes the writer. When
+// the buffer is full it waits for room until ctx ends (ctx nil: for
+// timeout).
+func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Command) error {
+	if err := c.waitRoom(ctx, timeout); err != nil {
+		return fmt.Errorf("remoting write code %d: %w", cmd.Code, err)
+	}
 	buf, err := AppendFrame(c.out.buf, cmd)
 	c.out.buf = buf
 	c.out.Unlock()
@@ -279,6 +299,47 @@ func (c *Client) enqueue(cmd *Command) error {
 		return fmt.Errorf("remoting write code %d to %s: %w", cmd.Code, c.addr, err)
 	}
 	c.wake()
+	return nil
+}
+
+// waitRoom locks c.out and returns with it locked once the output buffer
+// is below MaxQueuedBytes. On error (the connection closed, ctx ended, or
+// the timeout passed when ctx is nil) it returns with c.out unlocked.
+func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
+	c.out.Lock()
+	if len(c.out.buf) < c.opts.MaxQueuedBytes {
+		return nil
+	}
+	var expired <-chan time.Time
+	var ctxDone <-chan struct{}
+	if ctx != nil {
+		ctxDone = ctx.Done()
+	} else {
+		if timeout <= 0 {
+			timeout = c.opts.WriteTimeout
+		}
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	for len(c.out.buf) >= c.opts.MaxQueuedBytes {
+		if c.out.drained == nil {
+			c.out.drained = make(chan struct{})
+		}
+		drained := c.out.drained
+		c.out.Unlock()
+		select {
+		case <-drained:
+		case <-c.done:
+			return fmt.Errorf("waiting for room to write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
+		case <-ctxDone:
+			return fmt.Errorf("waiting for room to write to %s: %w", c.addr, ctx.Err())
+		case <-expired:
+			return fmt.Errorf("waiting for room to write to %s: %d bytes queued after %v: %w (%w)",
+				c.addr, c.opts.MaxQueuedBytes, timeout, ErrTimeout, context.DeadlineExceeded)
+		}
+		c.out.Lock()
+	}
 	return nil
 }
 
@@ -330,6 +391,10 @@ func (c *Client) writeLoop() {
 			continue
 		}
 		c.out.buf = c.spare[:0]
+		if c.out.drained != nil {
+			close(c.out.drained)
+			c.out.drained = nil
+		}
 		c.out.Unlock()
 		if err := c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
 			c.shutdown(fmt.Errorf("set write deadline: %w", err))
@@ -402,7 +467,7 @@ func (c *Client) serve(req *Command) {
 		return
 	default:
 	}
-	if err := c.enqueue(resp); err != nil {
+	if err := c.enqueue(nil, c.opts.WriteTimeout, resp); err != nil {
 		c.log.Warn().Err(err).Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting answer to server request failed")
 	}
 }

@@ -484,3 +484,59 @@ func waitGoroutines(t *testing.T, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestClientQueueBoundGivesBackPressure(t *testing.T) {
+	got := make(chan int, 1)
+	addr := servePeer(t, func(p *peer) {
+		count := 0
+		for {
+			if _, err := ReadFrame(p.conn, 0); err != nil {
+				break
+			}
+			count++
+		}
+		got <- count
+	})
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := &gatedConn{Conn: raw, gate: make(chan struct{})}
+	c := newClient(gc, addr, ClientOptions{MaxQueuedBytes: 1024, WriteTimeout: 50 * time.Millisecond})
+	body := bytes.Repeat([]byte("b"), 300)
+	// The first frame is taken by the writer, which then hangs in the gate;
+	// the next ones fill the queue to its bound.
+	sent := 0
+	for {
+		err := c.InvokeOneway(NewRequest(UpdateConsumerOffset, nil, body))
+		if err != nil {
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("oneway %d: %v, want ErrTimeout", sent, err)
+			}
+			break
+		}
+		sent++
+		if sent > 100 {
+			t.Fatal("queue bound never reached")
+		}
+	}
+	if sent < 2 || sent > 6 {
+		t.Fatalf("%d frames of ~330 bytes accepted with a 1024-byte bound", sent)
+	}
+	results := make(chan goResult, 1)
+	if err := c.Go(NewRequest(HeartBeat, nil, body), 20*time.Millisecond, func(r *Command, err error) {
+		results <- goResult{r, err}
+	}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Go on a full queue: %v, want ErrTimeout", err)
+	}
+	close(gc.gate)
+	c.Close()
+	if n := <-got; n > sent {
+		t.Fatalf("peer read %d frames, only %d were accepted", n, sent)
+	}
+	select {
+	case r := <-results:
+		t.Fatalf("callback of a refused request ran: %+v", r)
+	default:
+	}
+}
