@@ -419,4 +419,3 @@ func (p *Producer) choose(m *Message, queues []Queue, lastFailed string) (Queue,
 	}
 	return Queue{}, fmt.Errorf("%w: %v", errBadSelection, q)
 }
-
