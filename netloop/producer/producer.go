@@ -42,8 +42,10 @@ type completion struct {
 	op   *op
 	resp *remoting.Command
 	err  error
-	// done means the send is over: run its callback (resp and err unused).
+	// done means the send is over: run its callback with res and err.
 	done bool
+	// retry means the next attempt is due (after a backoff).
+	retry bool
 	res  *SendResult
 }
 
@@ -137,8 +139,12 @@ func (p *Producer) enter() error {
 func (p *Producer) worker() {
 	defer p.workers.Done()
 	for c := range p.work {
-		if c.done {
+		switch {
+		case c.done:
 			c.op.callback(c.res, c.err)
+			continue
+		case c.retry:
+			c.op.stepAsync(true)
 			continue
 		}
 		c.op.completeAsync(c.resp, c.err)

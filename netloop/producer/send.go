@@ -30,6 +30,7 @@ type op struct {
 	attempt    int
 	lastFailed string  // broker of the last failed attempt
 	errs       []error // one per failed attempt
+	busy       uint    // SYSTEM_BUSY answers so far
 
 	// async only
 	cb     func(*SendResult, error)
@@ -153,9 +154,38 @@ func (o *op) runSync() (*SendResult, error) {
 		if !o.retryable(err) {
 			break
 		}
+		if d := o.backoff(err); d > 0 && o.attempt < 1+o.p.cfg.retries {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-o.ctx.Done():
+				t.Stop()
+				o.errs = append(o.errs, o.ctx.Err())
+				return nil, o.failure()
+			}
+		}
 	}
 	return nil, o.failure()
 }
+
+// backoff returns how long to wait before retrying after err: a broker
+// that answered SYSTEM_BUSY gets 10 ms, then 20, 40, ... up to 200 ms
+// (bounded by the caller's deadline through the next attempt); other
+// failures are retried at once.
+func (o *op) backoff(err error) time.Duration {
+	var be *BrokerError
+	if !errors.As(err, &be) || be.Code != remoting.SystemBusy {
+		return 0
+	}
+	o.busy++
+	return min(busyBackoff<<(o.busy-1), maxBusyBackoff)
+}
+
+// Backoff after SYSTEM_BUSY.
+const (
+	busyBackoff    = 10 * time.Millisecond
+	maxBusyBackoff = 200 * time.Millisecond
+)
 
 // attemptResult is the answer to one attempt.
 type attemptResult struct {
@@ -216,6 +246,11 @@ func (o *op) completeAsync(resp *remoting.Command, err error) {
 	}
 	o.errs = append(o.errs, err)
 	if o.retryable(err) && o.attempt < 1+o.p.cfg.retries {
+		if d := o.backoff(err); d > 0 {
+			// The op keeps its permit, so the queue has room for this post.
+			time.AfterFunc(d, func() { o.p.post(completion{op: o, retry: true}) })
+			return
+		}
 		o.stepAsync(true)
 		return
 	}

@@ -50,17 +50,19 @@ const DefaultMaxQueuedBytes = 32 << 20
 // Client is a pipelined RemotingCommand client over one TCP connection.
 // All methods are safe for concurrent use.
 //
-// Requests are encoded at once into a shared output buffer; one writer
-// goroutine hands everything that accumulated since its last write to the
-// socket in one write, so under load many frames share a syscall. Any
-// number of requests may be in flight; responses are matched to requests by
-// opaque, so they may arrive in any order. The output buffer is swapped
-// with the writer's spare buffer on each write, so the two are reused
-// rather than allocated per frame (buffers grown past maxKeptWriteBuf by a
-// large body are dropped after use).
+// Requests are encoded at once into a shared output buffer. The goroutine
+// that queued a frame writes the buffer itself unless another goroutine is
+// already writing, in which case that one writes the new frames too before
+// it lets go: an uncontended request costs no goroutine hand-off, and under
+// load many frames share one write. Any number of requests may be in
+// flight; responses are matched to requests by opaque, so they may arrive
+// in any order. The output buffer is swapped with the writer's spare buffer
+// on each write, so the two are reused rather than allocated per frame
+// (buffers grown past maxKeptWriteBuf by a large body are dropped after
+// use).
 //
-// Goroutines: one reader, one writer, and one per server-initiated request
-// being served; Close stops and waits for all of them.
+// Goroutines: one reader, and one per server-initiated request being
+// served; Close stops and waits for all of them.
 type Client struct {
 	conn net.Conn
 	addr string
@@ -75,8 +77,9 @@ type Client struct {
 		buf     []byte
 		drained chan struct{} // closed when the writer takes buf; nil when nobody waits
 	}
-	spare []byte        // the writer's other buffer (writer goroutine only)
-	kick  chan struct{} // wakes the writer; capacity 1
+	// wmu is held by the goroutine writing to the socket.
+	wmu   sync.Mutex
+	spare []byte // the writer's other buffer (guarded by wmu)
 
 	// calls holds the requests waiting for a response, by opaque. m is nil
 	// once the connection is gone.
@@ -113,8 +116,7 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error)
 	return newClient(conn, addr, opts), nil
 }
 
-// newClient wraps an established connection and starts its reader and
-// writer.
+// newClient wraps an established connection and starts its reader.
 func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
@@ -130,13 +132,11 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 		addr: addr,
 		opts: opts,
 		log:  opts.Logger.With().Str("remote", addr).Logger(),
-		kick: make(chan struct{}, 1),
 		done: make(chan struct{}),
 	}
 	c.calls.m = make(map[int32]*call)
-	c.wg.Add(2)
+	c.wg.Add(1)
 	go c.readLoop()
-	go c.writeLoop()
 	return c
 }
 
@@ -195,8 +195,7 @@ func (c *Client) Go(req *Command, timeout time.Duration, done func(*Command, err
 	return err
 }
 
-// start registers a call for req, encodes req into the output buffer and
-// wakes the writer. With a positive timeout, a timer fails the call when it
+// start registers a call for req and queues it (see enqueue). With a positive timeout, a timer fails the call when it
 // runs out. ctx (or, when nil, the timeout) bounds a wait for room in the
 // output queue. It returns the opaque assigned.
 func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
@@ -251,7 +250,7 @@ func (c *Client) WriteRaw(b []byte) error {
 	}
 	c.out.buf = append(c.out.buf, b...)
 	c.out.Unlock()
-	c.wake()
+	c.flush()
 	return nil
 }
 
@@ -285,9 +284,8 @@ func (c *Client) failure(code, op int32) error {
 	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", code, op, c.addr, ErrClosed, c.closeErr)
 }
 
-// enqueue encodes cmd into the output buffer and wakes the writer. When
-// the buffer is full it waits for room until ctx ends (ctx nil: for
-// timeout).
+// enqueue encodes cmd into the output buffer and flushes it. When the
+// buffer is full it waits for room until ctx ends (ctx nil: for timeout).
 func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Command) error {
 	if err := c.waitRoom(ctx, timeout); err != nil {
 		return fmt.Errorf("remoting write code %d: %w", cmd.Code, err)
@@ -298,12 +296,12 @@ func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Comman
 	if err != nil {
 		return fmt.Errorf("remoting write code %d to %s: %w", cmd.Code, c.addr, err)
 	}
-	c.wake()
+	c.flush()
 	return nil
 }
 
 // waitRoom locks c.out and returns with it locked once the output buffer
-// is below MaxQueuedBytes. On error (the connection closed, ctx ended, or
+// is below MaxQueuedBytes (the goroutine writing takes it). On error (the connection closed, ctx ended, or
 // the timeout passed when ctx is nil) it returns with c.out unlocked.
 func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
 	c.out.Lock()
@@ -343,11 +341,22 @@ func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
-// wake makes the writer look at the output buffer.
-func (c *Client) wake() {
-	select {
-	case c.kick <- struct{}{}:
-	default: // a wake-up is already pending; it will see these bytes too
+// flush writes the queued frames, unless another goroutine is writing:
+// that one checks the buffer again after it lets go, so no frame is left
+// behind.
+func (c *Client) flush() {
+	for {
+		if !c.wmu.TryLock() {
+			return
+		}
+		c.writeQueued()
+		c.wmu.Unlock()
+		c.out.Lock()
+		empty := len(c.out.buf) == 0
+		c.out.Unlock()
+		if empty {
+			return
+		}
 	}
 }
 
@@ -374,21 +383,15 @@ func (c *Client) expire(op int32, timeout time.Duration) {
 	}
 }
 
-// writeLoop writes whatever frames accumulated since its last write, each
-// batch with one write bounded by WriteTimeout.
-func (c *Client) writeLoop() {
-	defer c.wg.Done()
+// writeQueued writes the output buffer until it is empty, each batch of
+// frames with one write bounded by WriteTimeout. wmu should be held.
+func (c *Client) writeQueued() {
 	for {
-		select {
-		case <-c.kick:
-		case <-c.done:
-			return
-		}
 		c.out.Lock()
 		buf := c.out.buf
-		if len(buf) == 0 { // written by an earlier wake-up; keep the two buffers apart
+		if len(buf) == 0 {
 			c.out.Unlock()
-			continue
+			return
 		}
 		c.out.buf = c.spare[:0]
 		if c.out.drained != nil {
@@ -396,6 +399,11 @@ func (c *Client) writeLoop() {
 			c.out.drained = nil
 		}
 		c.out.Unlock()
+		select {
+		case <-c.done:
+			return // the frames die with the connection; their calls have failed
+		default:
+		}
 		if err := c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
 			c.shutdown(fmt.Errorf("set write deadline: %w", err))
 			return

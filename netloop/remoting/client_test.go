@@ -422,8 +422,12 @@ func TestClientCloseFailsGoCallbacks(t *testing.T) {
 type gatedConn struct {
 	net.Conn
 	gate   chan struct{}
+	once   sync.Once
 	writes atomic.Int32
 }
+
+// open opens the gate once.
+func (g *gatedConn) open() { g.once.Do(func() { close(g.gate) }) }
 
 func (g *gatedConn) Write(b []byte) (int, error) {
 	if g.writes.Add(1) == 1 {
@@ -450,15 +454,26 @@ func TestClientCoalescesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	gc := &gatedConn{Conn: raw, gate: make(chan struct{})}
+	t.Cleanup(gc.open) // before the peer's cleanup, even when the test fails
 	c := newClient(gc, addr, ClientOptions{})
 	defer c.Close()
-	for range n {
-		req := NewRequest(UpdateConsumerOffset, map[string]string{"k": "v"}, []byte("0123456789"))
-		if err := c.InvokeOneway(req); err != nil {
+	probe := func() *Command {
+		return NewRequest(UpdateConsumerOffset, map[string]string{"k": "v"}, []byte("0123456789"))
+	}
+	// The first sender writes its frame itself and hangs in the gate; the
+	// others find the socket busy and leave their frames to it.
+	first := make(chan error, 1)
+	go func() { first <- c.InvokeOneway(probe()) }()
+	waitWrites(t, gc, 1)
+	for range n - 1 {
+		if err := c.InvokeOneway(probe()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	close(gc.gate) // the writer was stuck in its first write while the rest queued up
+	gc.open()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case count := <-got:
 		if count != n {
@@ -467,8 +482,20 @@ func TestClientCoalescesWrites(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("peer did not receive the frames")
 	}
-	if w := gc.writes.Load(); w > 2 {
-		t.Fatalf("%d frames took %d writes, want at most 2 (the first frame, then the rest together)", n, w)
+	if w := gc.writes.Load(); w != 2 {
+		t.Fatalf("%d frames took %d writes, want 2 (the first frame, then the rest together)", n, w)
+	}
+}
+
+// waitWrites waits until gc has seen n writes.
+func waitWrites(t *testing.T, gc *gatedConn, n int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for gc.writes.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes, want %d", gc.writes.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -502,11 +529,15 @@ func TestClientQueueBoundGivesBackPressure(t *testing.T) {
 		t.Fatal(err)
 	}
 	gc := &gatedConn{Conn: raw, gate: make(chan struct{})}
+	t.Cleanup(gc.open) // before the peer's cleanup, even when the test fails
 	c := newClient(gc, addr, ClientOptions{MaxQueuedBytes: 1024, WriteTimeout: 50 * time.Millisecond})
 	body := bytes.Repeat([]byte("b"), 300)
-	// The first frame is taken by the writer, which then hangs in the gate;
-	// the next ones fill the queue to its bound.
-	sent := 0
+	// The first frame's sender hangs in the gate, writing; the next frames
+	// fill the queue to its bound.
+	first := make(chan error, 1)
+	go func() { first <- c.InvokeOneway(NewRequest(UpdateConsumerOffset, nil, body)) }()
+	waitWrites(t, gc, 1)
+	sent := 1
 	for {
 		err := c.InvokeOneway(NewRequest(UpdateConsumerOffset, nil, body))
 		if err != nil {
@@ -523,20 +554,29 @@ func TestClientQueueBoundGivesBackPressure(t *testing.T) {
 	if sent < 2 || sent > 6 {
 		t.Fatalf("%d frames of ~330 bytes accepted with a 1024-byte bound", sent)
 	}
+	// A request's deadline also bounds its wait for room: either Go refuses
+	// it, or (when its timer fires first) its callback gets the timeout.
 	results := make(chan goResult, 1)
-	if err := c.Go(NewRequest(HeartBeat, nil, body), 20*time.Millisecond, func(r *Command, err error) {
+	err = c.Go(NewRequest(HeartBeat, nil, body), 20*time.Millisecond, func(r *Command, err error) {
 		results <- goResult{r, err}
-	}); !errors.Is(err, ErrTimeout) {
+	})
+	if err == nil {
+		err = (<-results).err
+	}
+	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("Go on a full queue: %v, want ErrTimeout", err)
 	}
-	close(gc.gate)
+	gc.open()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 	if n := <-got; n > sent {
 		t.Fatalf("peer read %d frames, only %d were accepted", n, sent)
 	}
 	select {
 	case r := <-results:
-		t.Fatalf("callback of a refused request ran: %+v", r)
+		t.Fatalf("callback ran twice, or for a refused request: %+v", r)
 	default:
 	}
 }
