@@ -177,4 +177,3 @@ func checkDelivered(t *testing.T, m *primitive.MessageExt, s *sent) {
 		t.Errorf("%s: a timer message was stored directly, not through the timer", name)
 	}
 }
-

@@ -46,7 +46,7 @@ type completion struct {
 	done bool
 	// retry means the next attempt is due (after a backoff).
 	retry bool
-	res  *SendResult
+	res   *SendResult
 }
 
 // New starts a producer. It needs at least one name server
