@@ -161,7 +161,7 @@ type action struct {
 type fakeBroker struct {
 	name   string
 	srv    *fakeServer
-	script func(n int, req *remoting.Command) action // n counts this broker's sends from 1
+	script atomic.Pointer[func(n int, req *remoting.Command) action] // n counts this broker's sends from 1
 	sends  atomic.Int32
 	// outstanding and maxOutstanding count delayed sends not yet answered.
 	outstanding, maxOutstanding atomic.Int32
@@ -258,8 +258,8 @@ func (fc *fakeCluster) brokerHandle(b *fakeBroker, c *fakeConn, req *remoting.Co
 	}
 	n := int(b.sends.Add(1))
 	a := action{}
-	if b.script != nil {
-		a = b.script(n, req)
+	if f := b.script.Load(); f != nil {
+		a = (*f)(n, req)
 	}
 	answer := func() {
 		switch {
@@ -291,6 +291,15 @@ func (fc *fakeCluster) brokerHandle(b *fakeBroker, c *fakeConn, req *remoting.Co
 		b.outstanding.Add(-1)
 		answer()
 	})
+}
+
+// setScript sets how b answers sends; nil: SUCCESS.
+func (b *fakeBroker) setScript(f func(n int, req *remoting.Command) action) {
+	if f == nil {
+		b.script.Store(nil)
+		return
+	}
+	b.script.Store(&f)
 }
 
 // sendsTo returns the send requests broker name received.

@@ -68,9 +68,10 @@ func (l *limiter) acquire(ctx context.Context, n int) (int, error) {
 		if x == w {
 			l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
 			l.grant() // a smaller waiter behind may fit now
+			count, bytes := l.count, l.bytes
 			l.mu.Unlock()
 			return 0, fmt.Errorf("producer: waiting for an async send permit (%d in flight, %d bytes): %w",
-				l.count, l.bytes, ctx.Err())
+				count, bytes, ctx.Err())
 		}
 	}
 	l.mu.Unlock()

@@ -20,7 +20,7 @@ import (
 func TestAsyncInflightIsBounded(t *testing.T) {
 	fc := newFakeCluster(t, "a")
 	fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 4, perm: 6})
-	fc.brokers["a"].script = func(int, *remoting.Command) action { return action{delay: 20 * time.Millisecond} }
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action { return action{delay: 20 * time.Millisecond} })
 	check := goroutineCheck(t)
 	p := newProducer(t, []string{fc.ns.addr()}, producer.WithMaxInflight(3, 1<<20))
 	const n = 30
@@ -61,7 +61,7 @@ func TestAsyncInflightIsBounded(t *testing.T) {
 func TestAsyncBackPressureHasADeadline(t *testing.T) {
 	fc := newFakeCluster(t, "a")
 	fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6})
-	fc.brokers["a"].script = func(int, *remoting.Command) action { return action{silent: true} }
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action { return action{silent: true} })
 	check := goroutineCheck(t)
 	p := newProducer(t, []string{fc.ns.addr()}, producer.WithMaxInflight(2, 1<<20),
 		producer.WithSendTimeout(300*time.Millisecond), producer.WithRetries(0))
@@ -96,8 +96,8 @@ func TestAsyncBackPressureHasADeadline(t *testing.T) {
 func TestAsyncRetriesOnAWorker(t *testing.T) {
 	fc := newFakeCluster(t, "a", "b")
 	fc.setRoute("T", routeSpec{brokers: []string{"a", "b"}, queues: 1, perm: 6})
-	fc.brokers["a"].script = func(int, *remoting.Command) action { return action{code: remoting.SystemBusy} }
-	fc.brokers["b"].script = func(int, *remoting.Command) action { return action{code: remoting.SystemBusy} }
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action { return action{code: remoting.SystemBusy} })
+	fc.brokers["b"].setScript(func(int, *remoting.Command) action { return action{code: remoting.SystemBusy} })
 	check := goroutineCheck(t)
 	p := newProducer(t, []string{fc.ns.addr()}, producer.WithRetries(3))
 	done := make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,9 +59,9 @@ func (h *hookLog) hook() producer.Hook {
 func TestRetryGoesToAnotherBroker(t *testing.T) {
 	fc := newFakeCluster(t, "a", "b")
 	fc.setRoute("T", routeSpec{brokers: []string{"a", "b"}, queues: 2, perm: 6})
-	fc.brokers["a"].script = func(int, *remoting.Command) action {
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action {
 		return action{code: remoting.ServiceNotAvailable, remark: "broker a is down"}
-	}
+	})
 	check := goroutineCheck(t)
 	var hooks hookLog
 	p := newProducer(t, []string{fc.ns.addr()}, producer.WithHooks(hooks.hook()))
@@ -112,6 +113,7 @@ func TestRetriesAreBounded(t *testing.T) {
 	}{
 		{"system error, default retries", remoting.SystemError, producer.DefaultRetries, 3},
 		{"busy, no retry", remoting.SystemBusy, 0, 1},
+		{"busy, retried after a backoff", remoting.SystemBusy, 2, 3},
 		{"topic not exist, 4 retries", remoting.TopicNotExist, 4, 5},
 		{"illegal message is not retried", remoting.MessageIllegal, 2, 1},
 		{"invalid parameter is not retried", remoting.InvalidParameter, 2, 1},
@@ -120,7 +122,7 @@ func TestRetriesAreBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t, "a")
 			fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 4, perm: 6})
-			fc.brokers["a"].script = func(int, *remoting.Command) action { return action{code: tt.code, remark: "scripted"} }
+			fc.brokers["a"].setScript(func(int, *remoting.Command) action { return action{code: tt.code, remark: "scripted"} })
 			check := goroutineCheck(t)
 			p := newProducer(t, []string{fc.ns.addr()}, producer.WithRetries(tt.retries))
 			_, err := p.Send(testCtx(t), producer.NewMessage("T", []byte("x")))
@@ -150,7 +152,7 @@ func TestSilentAndGarbageBrokers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t, "a")
 			fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6})
-			fc.brokers["a"].script = func(int, *remoting.Command) action { return tt.act }
+			fc.brokers["a"].setScript(func(int, *remoting.Command) action { return tt.act })
 			check := goroutineCheck(t)
 			p := newProducer(t, []string{fc.ns.addr()}, producer.WithSendTimeout(200*time.Millisecond), producer.WithRetries(1))
 			_, err := p.Send(testCtx(t), producer.NewMessage("T", []byte("x")))
@@ -163,7 +165,7 @@ func TestSilentAndGarbageBrokers(t *testing.T) {
 				t.Fatalf("%d attempts, want 2", got)
 			}
 			// The producer recovers once the broker behaves.
-			fc.brokers["a"].script = nil
+			fc.brokers["a"].setScript(nil)
 			if _, err := p.Send(testCtx(t), producer.NewMessage("T", []byte("y"))); err != nil {
 				t.Fatalf("send after recovery: %v", err)
 			}
@@ -176,7 +178,7 @@ func TestSilentAndGarbageBrokers(t *testing.T) {
 func TestContextDeadlineBoundsTheSend(t *testing.T) {
 	fc := newFakeCluster(t, "a")
 	fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6})
-	fc.brokers["a"].script = func(int, *remoting.Command) action { return action{silent: true} }
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action { return action{silent: true} })
 	check := goroutineCheck(t)
 	p := newProducer(t, []string{fc.ns.addr()}, producer.WithSendTimeout(time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -296,12 +298,12 @@ func TestFaultToleranceIsolatesAFailedBroker(t *testing.T) {
 		t.Run(fmt.Sprint("fault tolerance ", on), func(t *testing.T) {
 			fc := newFakeCluster(t, "a", "b")
 			fc.setRoute("T", routeSpec{brokers: []string{"a", "b"}, queues: 2, perm: 6})
-			fc.brokers["a"].script = func(n int, _ *remoting.Command) action {
+			fc.brokers["a"].setScript(func(n int, _ *remoting.Command) action {
 				if n == 1 {
 					return action{code: remoting.SystemBusy, remark: "once"}
 				}
 				return action{}
-			}
+			})
 			check := goroutineCheck(t)
 			p := newProducer(t, []string{fc.ns.addr()}, producer.WithFaultTolerance(on))
 			ctx := testCtx(t)
@@ -331,7 +333,7 @@ func TestFaultToleranceIsolatesAFailedBroker(t *testing.T) {
 func TestRouteRefreshedAtOnceAfterAFailure(t *testing.T) {
 	fc := newFakeCluster(t, "a")
 	fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6})
-	fc.brokers["a"].script = func(int, *remoting.Command) action { return action{code: remoting.SystemError} }
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action { return action{code: remoting.SystemError} })
 	check := goroutineCheck(t)
 	p := newProducer(t, []string{fc.ns.addr()}, producer.WithRetries(0))
 	if _, err := p.Send(testCtx(t), producer.NewMessage("T", []byte("x"))); err == nil {
@@ -346,4 +348,37 @@ func TestRouteRefreshedAtOnceAfterAFailure(t *testing.T) {
 	}
 	p.Close()
 	check()
+}
+
+func TestUnreachableBroker(t *testing.T) {
+	fc := newFakeCluster(t, "a", "b")
+	fc.setRoute("T", routeSpec{brokers: []string{"a", "b"}, queues: 1, perm: 6})
+	fc.brokers["a"].srv.stop() // connection refused from now on
+	check := goroutineCheck(t)
+	var hooks hookLog
+	p := newProducer(t, []string{fc.ns.addr()}, producer.WithHooks(hooks.hook()), producer.WithFaultTolerance(true))
+	ctx := testCtx(t)
+	for range 6 {
+		res, err := p.Send(ctx, producer.NewMessage("T", []byte("x")))
+		if err != nil || res.Queue.Broker != "b" {
+			t.Fatalf("send: %+v, %v", res, err)
+		}
+	}
+	p.Close()
+	check()
+	dialFailures := 0
+	for _, a := range hooks.after {
+		if a.Queue.Broker == "a" {
+			if a.Err == nil || !strings.Contains(a.Err.Error(), "dial") {
+				t.Fatalf("after hook of an attempt to the dead broker: %+v", a)
+			}
+			dialFailures++
+		}
+	}
+	if dialFailures != 1 {
+		t.Fatalf("%d attempts to the dead broker, want 1: fault tolerance isolates it after the first", dialFailures)
+	}
+	if len(hooks.before) != len(hooks.after) {
+		t.Fatalf("%d before hooks, %d after", len(hooks.before), len(hooks.after))
+	}
 }

@@ -290,7 +290,7 @@ func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
 		o.dueAt = d
 	}
 	defer o.endCtx()
-	if err := o.ctx.Err(); err != nil {
+	if err := o.ctxErr(); err != nil {
 		return nil, nil, err
 	}
 	inst := o.p.inst
@@ -350,7 +350,7 @@ func (o *op) finishAttempt(resp *remoting.Command, err error) (*SendResult, erro
 		}
 		err = fmt.Errorf("attempt %d %s: %w", o.attempt, where, err)
 	}
-	if o.q.Broker != "" && o.ctx.Err() == nil {
+	if o.q.Broker != "" && o.ctxErr() == nil {
 		failed := err != nil && o.retryable(err)
 		if o.p.faults != nil {
 			o.p.faults.update(o.q.Broker, latency, failed, now)
@@ -391,9 +391,21 @@ func (o *op) info() SendInfo {
 	return SendInfo{Group: o.p.cfg.group, Mode: o.mode, Messages: o.msgs, Attempt: o.attempt, Queue: o.q, Addr: o.addr}
 }
 
+// ctxErr returns the caller's context error, counting a deadline that has
+// passed even if the context's own timer has not fired yet.
+func (o *op) ctxErr() error {
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := o.ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // retryable reports whether another attempt may succeed after err.
 func (o *op) retryable(err error) bool {
-	if o.ctx.Err() != nil {
+	if o.ctxErr() != nil {
 		return false
 	}
 	var be *BrokerError
