@@ -1,4 +1,4 @@
-package producer_test
+package process_test
 
 import (
 	"bytes"
@@ -9,28 +9,28 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 )
 
-// asyncWindow bounds the async sends in flight in BenchmarkSend.
+// asyncWindow bounds the async sends in flight in BenchmarkNativeProducer.
 const asyncWindow = 2048
 
-// BenchmarkSend compares the native producer with the official Go client
+// BenchmarkNativeProducer compares the native producer with the official Go client
 // against one in-process wheelmq broker (async flush), 256-byte bodies, in
 // the same run: sync sends from one goroutine, sync sends from 64
 // goroutines, and async sends. Each sub-benchmark reports msgs/s; the
 // parent logs the native/official ratios.
-func BenchmarkSend(b *testing.B) {
-	n := nodetest.Start(b, nodetest.Options{})
-	topic := nodetest.Unique("bench")
-	nodetest.CreateTopic(b, n, topic, 8)
+func BenchmarkNativeProducer(b *testing.B) {
+	n := processtest.Start(b, processtest.Options{})
+	topic := processtest.Unique("bench")
+	processtest.CreateTopic(b, n, topic, 8)
 	ns := []string{n.NamesrvAddr()}
 	// Async sends in flight are bounded below the broker's per-connection
-	// bound (broker.Config.MaxInflightPerConn, 4096), past which it answers
+	// bound (pipeline.Config.MaxInflightPerConn, 4096), past which it answers
 	// SYSTEM_BUSY; the official client gets the same bound below.
-	native := newProducer(b, ns, producer.WithSendTimeout(10*time.Second), producer.WithMaxInflight(asyncWindow, 64<<20))
-	official := nodetest.Producer(b, n.NamesrvAddr())
+	native := nativeProducer(b, ns, producer.WithSendTimeout(10*time.Second), producer.WithMaxInflight(asyncWindow, 64<<20))
+	official := processtest.Producer(b, n.NamesrvAddr())
 	body := bytes.Repeat([]byte("w"), 256)
 	ctx := context.Background()
 	rates := map[string]float64{}

@@ -1,7 +1,8 @@
-package producer_test
+package process_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,10 +11,34 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/actors/node/nodetest"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
+
+// nativeProducer starts a native producer (netloop/producer) on the
+// given name servers with its own client instance; it is closed when the
+// test ends.
+func nativeProducer(t testing.TB, namesrv []string, opts ...producer.Option) *producer.Producer {
+	t.Helper()
+	all := append([]producer.Option{
+		producer.WithNameServers(namesrv...),
+		producer.WithInstanceName(processtest.Unique("native")),
+	}, opts...)
+	p, err := producer.New(all...)
+	if err != nil {
+		t.Fatalf("new native producer: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// nativeCtx bounds a test's sends, so a bug cannot hang the test.
+func nativeCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 // sent is what the test expects a consumer to receive for one body.
 type sent struct {
@@ -24,18 +49,18 @@ type sent struct {
 	stored bool                 // res describes the stored copy (not a timer's wheel copy)
 }
 
-// TestEndToEndWithTheOfficialConsumer sends with every mode of the native
+// TestNativeProducerEndToEnd sends with every mode of the native
 // producer to a real wheelmq broker and checks, with the official Go push
 // consumer, that bodies, properties and ids arrive intact and that each
 // SendResult describes what was stored.
-func TestEndToEndWithTheOfficialConsumer(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Options{})
-	topic := nodetest.Unique("native")
-	nodetest.CreateTopic(t, n, topic, 4)
+func TestNativeProducerEndToEnd(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	topic := processtest.Unique("native")
+	processtest.CreateTopic(t, n, topic, 4)
 	ns := []string{n.NamesrvAddr()}
-	p := newProducer(t, ns, producer.WithSendTimeout(5*time.Second))
-	pj := newProducer(t, ns, producer.WithSendTimeout(5*time.Second), producer.WithJSONHeaders())
-	ctx := testCtx(t)
+	p := nativeProducer(t, ns, producer.WithSendTimeout(5*time.Second))
+	pj := nativeProducer(t, ns, producer.WithSendTimeout(5*time.Second), producer.WithJSONHeaders())
+	ctx := nativeCtx(t)
 	want := map[string]*sent{}
 	var mu sync.Mutex
 	add := func(s *sent) {
@@ -120,7 +145,7 @@ func TestEndToEndWithTheOfficialConsumer(t *testing.T) {
 	}
 	add(&sent{msg: at, res: res, dueMs: due.UnixMilli()})
 
-	_, rec := nodetest.PushConsumer(t, n.NamesrvAddr(), nodetest.Unique("cg"), topic, "*")
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
 	if !rec.WaitFor(len(want), 60*time.Second) {
 		t.Fatalf("received %d of %d messages", rec.Len(), len(want))
 	}
