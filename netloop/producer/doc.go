@@ -38,7 +38,7 @@
 //     default); a failed attempt refreshes the topic's route at once.
 //
 // Async sends hold a permit (65535 and 128 MiB by default) from SendAsync
-// until their callback has run: a full producer makes SendAsync wait, not
+// until their callback starts: a full producer makes SendAsync wait, not
 // queue without bound. Callbacks and retries run on the producer's
 // callback workers, never on a connection's reader. Hooks (WithHooks) see
 // every attempt before and after.
