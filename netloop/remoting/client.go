@@ -14,7 +14,8 @@ import (
 )
 
 // DefaultWriteTimeout bounds a write when neither the context nor
-// ClientOptions.WriteTimeout gives a deadline.
+// ClientOptions.WriteTimeout gives a deadline, and a Go request given no
+// timeout.
 const DefaultWriteTimeout = 10 * time.Second
 
 // ClientOptions configures a Client. The zero value is usable.
@@ -24,20 +25,44 @@ type ClientOptions struct {
 	MaxFrame int
 	// OnRequest handles requests the server sends over this connection
 	// (commands without FlagResponse). It runs on its own goroutine per
-	// request. A non-nil result is sent back as the response, with the
-	// request's opaque and FlagResponse set, unless the request was oneway.
-	// When nil, server requests are logged and dropped.
+	// request, which Close waits for, so it must return promptly. A non-nil
+	// result is sent back as the response, with the request's opaque and
+	// FlagResponse set, unless the request was oneway. When nil, server
+	// requests are logged and dropped.
 	OnRequest func(req *Command) *Command
 	// Logger receives connection-level events. The zero value logs nothing.
 	Logger zerolog.Logger
-	// WriteTimeout bounds each write that has no context deadline; zero
-	// means DefaultWriteTimeout.
+	// WriteTimeout bounds each write to the socket; zero means
+	// DefaultWriteTimeout. A write that does not finish in time closes the
+	// connection.
 	WriteTimeout time.Duration
+	// MaxQueuedBytes bounds the encoded frames waiting for the writer; zero
+	// means DefaultMaxQueuedBytes. A request that finds the queue full waits
+	// (within its deadline) until the writer takes it: back-pressure
+	// instead of unbounded memory when the peer reads slowly. One frame
+	// larger than the bound still goes when the queue is below it.
+	MaxQueuedBytes int
 }
 
-// Client is a blocking RemotingCommand client over one TCP connection.
-// All methods are safe for concurrent use. Responses are matched to
-// requests by opaque, so they may arrive in any order.
+// DefaultMaxQueuedBytes is the default of ClientOptions.MaxQueuedBytes.
+const DefaultMaxQueuedBytes = 32 << 20
+
+// Client is a pipelined RemotingCommand client over one TCP connection.
+// All methods are safe for concurrent use.
+//
+// Requests are encoded at once into a shared output buffer. The goroutine
+// that queued a frame writes the buffer itself unless another goroutine is
+// already writing, in which case that one writes the new frames too before
+// it lets go: an uncontended request costs no goroutine hand-off, and under
+// load many frames share one write. Any number of requests may be in
+// flight; responses are matched to requests by opaque, so they may arrive
+// in any order. The output buffer is swapped with the writer's spare buffer
+// on each write, so the two are reused rather than allocated per frame
+// (buffers grown past maxKeptWriteBuf by a large body are dropped after
+// use).
+//
+// Goroutines: one reader, and one per server-initiated request being
+// served; Close stops and waits for all of them.
 type Client struct {
 	conn net.Conn
 	addr string
@@ -46,30 +71,42 @@ type Client struct {
 
 	opaque atomic.Int32
 
-	// wr serializes writes: a frame must reach the socket in one piece.
-	wr struct {
+	// out holds encoded frames not yet handed to the writer.
+	out struct {
 		sync.Mutex
-		buf []byte // reused encode buffer
+		buf     []byte
+		drained chan struct{} // closed when the writer takes buf; nil when nobody waits
+	}
+	// wmu is held by the goroutine writing to the socket.
+	wmu   sync.Mutex
+	spare []byte // the writer's other buffer (guarded by wmu)
+
+	// calls holds the requests waiting for a response, by opaque. m is nil
+	// once the connection is gone.
+	calls struct {
+		sync.Mutex
+		m map[int32]*call
 	}
 
-	// pending holds the waiters of Invoke calls by opaque. m is nil once
-	// the connection is gone.
-	pending struct {
-		sync.Mutex
-		m map[int32]chan *Command
-	}
-
-	closeOnce  sync.Once
-	closeErr   error         // why the connection ended; written before done is closed
-	done       chan struct{} // closed when the connection is gone
-	readerDone chan struct{} // closed when the read loop has returned
+	closeOnce sync.Once
+	closeErr  error         // why the connection ended; written before done is closed
+	done      chan struct{} // closed when the connection is gone
+	wg        sync.WaitGroup
 }
 
-// maxKeptWriteBuf is the largest encode buffer a Client keeps between
+// call is one request waiting for its response.
+type call struct {
+	code  int32
+	done  func(*Command, error)
+	timer *time.Timer // the request's deadline; nil when a context bounds the wait
+}
+
+// maxKeptWriteBuf is the largest output buffer a Client keeps between
 // writes; larger ones (big bodies) are dropped after use.
 const maxKeptWriteBuf = 256 << 10
 
-// Dial connects to addr ("host:port") and starts reading responses.
+// Dial connects to addr ("host:port") and starts reading responses. ctx
+// bounds the connection attempt only.
 func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
@@ -79,7 +116,7 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error)
 	return newClient(conn, addr, opts), nil
 }
 
-// newClient wraps an established connection and starts its read loop.
+// newClient wraps an established connection and starts its reader.
 func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
@@ -87,15 +124,18 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
-	c := &Client{
-		conn:       conn,
-		addr:       addr,
-		opts:       opts,
-		log:        opts.Logger.With().Str("remote", addr).Logger(),
-		done:       make(chan struct{}),
-		readerDone: make(chan struct{}),
+	if opts.MaxQueuedBytes <= 0 {
+		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
-	c.pending.m = make(map[int32]chan *Command)
+	c := &Client{
+		conn: conn,
+		addr: addr,
+		opts: opts,
+		log:  opts.Logger.With().Str("remote", addr).Logger(),
+		done: make(chan struct{}),
+	}
+	c.calls.m = make(map[int32]*call)
+	c.wg.Add(1)
 	go c.readLoop()
 	return c
 }
@@ -103,75 +143,123 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 // Addr returns the address the client dialed.
 func (c *Client) Addr() string { return c.addr }
 
+// Pending returns the number of requests waiting for a response.
+func (c *Client) Pending() int {
+	c.calls.Lock()
+	defer c.calls.Unlock()
+	return len(c.calls.m)
+}
+
 // Invoke sends req and waits for the response with the same opaque, until
 // ctx ends or the connection closes. It assigns req.Opaque (from a per-client
 // counter starting at 1) and clears the response and oneway flags, so req
-// must not be shared by concurrent calls.
+// must not be shared by concurrent calls. req is encoded before Invoke
+// starts waiting; the caller may reuse it once Invoke returns.
 func (c *Client) Invoke(ctx context.Context, req *Command) (*Command, error) {
-	if err := ctx.Err(); err != nil { // a write with a past deadline would cost the connection
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("remoting invoke code %d on %s: %w", req.Code, c.addr, err)
 	}
-	req.Opaque = c.opaque.Add(1)
-	req.Flag &^= FlagResponse | FlagOneway
-	ch := make(chan *Command, 1)
-	c.pending.Lock()
-	if c.pending.m == nil {
-		c.pending.Unlock()
-		return nil, c.failure(req)
+	type result struct {
+		resp *Command
+		err  error
 	}
-	c.pending.m[req.Opaque] = ch
-	c.pending.Unlock()
-	defer func() {
-		c.pending.Lock()
-		if c.pending.m != nil {
-			delete(c.pending.m, req.Opaque)
-		}
-		c.pending.Unlock()
-	}()
-
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(c.opts.WriteTimeout)
-	}
-	if err := c.write(req, deadline); err != nil {
+	ch := make(chan result, 1)
+	op, err := c.start(ctx, req, 0, func(resp *Command, err error) { ch <- result{resp, err} })
+	if err != nil {
 		return nil, err
 	}
 	select {
-	case resp := <-ch:
-		return resp, nil
+	case r := <-ch:
+		return r.resp, r.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w", req.Code, req.Opaque, c.addr, ctx.Err())
-	case <-c.done:
-		select { // a response that raced with the close still counts
-		case resp := <-ch:
-			return resp, nil
-		default:
-			return nil, c.failure(req)
+		if c.take(op) == nil { // answered (or failed) meanwhile: that result wins
+			r := <-ch
+			return r.resp, r.err
 		}
+		return nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w", req.Code, op, c.addr, ctx.Err())
 	}
 }
 
+// Go sends req and calls done exactly once with its response, or with an
+// error: ErrTimeout (which also matches context.DeadlineExceeded) when no
+// response came within timeout (zero or less means DefaultWriteTimeout),
+// ErrClosed when the connection is gone. done runs on the reader goroutine,
+// a timer goroutine or the goroutine that closes the client, so it must not
+// block and must not call Close. If Go returns an error, done is not called.
+// Like Invoke, Go assigns req.Opaque and encodes req before returning.
+func (c *Client) Go(req *Command, timeout time.Duration, done func(*Command, error)) error {
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
+	_, err := c.start(nil, req, timeout, done)
+	return err
+}
+
+// start registers a call for req and queues it (see enqueue). With a positive timeout, a timer fails the call when it
+// runs out. ctx (or, when nil, the timeout) bounds a wait for room in the
+// output queue. It returns the opaque assigned.
+func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
+	op := c.opaque.Add(1)
+	req.Opaque = op
+	req.Flag &^= FlagResponse | FlagOneway
+	cl := &call{code: req.Code, done: done}
+	c.calls.Lock()
+	if c.calls.m == nil {
+		c.calls.Unlock()
+		return op, c.failure(req.Code, op)
+	}
+	c.calls.m[op] = cl
+	if timeout > 0 {
+		// Created under the lock, so whoever takes the call sees the timer.
+		cl.timer = time.AfterFunc(timeout, func() { c.expire(op, timeout) })
+	}
+	c.calls.Unlock()
+	if err := c.enqueue(ctx, timeout, req); err != nil {
+		if c.take(op) != nil { // still ours: the caller gets the error, done is not called
+			return op, err
+		}
+		return op, nil // the connection failed meanwhile and done already ran
+	}
+	return op, nil
+}
+
 // InvokeOneway sends req with FlagOneway set and does not wait for an
-// answer. It assigns req.Opaque like Invoke.
+// answer. It assigns req.Opaque like Invoke. A nil error means the frame
+// was queued for writing, not that it reached the peer.
 func (c *Client) InvokeOneway(req *Command) error {
 	req.Opaque = c.opaque.Add(1)
 	req.Flag = req.Flag&^FlagResponse | FlagOneway
-	return c.write(req, time.Now().Add(c.opts.WriteTimeout))
+	select {
+	case <-c.done:
+		return c.failure(req.Code, req.Opaque)
+	default:
+	}
+	return c.enqueue(nil, c.opts.WriteTimeout, req)
 }
 
-// WriteRaw writes b to the connection unchanged; tests use it to send
-// malformed input.
+// WriteRaw queues b for writing unchanged; tests use it to send malformed
+// input.
 func (c *Client) WriteRaw(b []byte) error {
-	c.wr.Lock()
-	defer c.wr.Unlock()
-	return c.writeLocked(b, time.Now().Add(c.opts.WriteTimeout))
+	select {
+	case <-c.done:
+		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
+	default:
+	}
+	if err := c.waitRoom(nil, c.opts.WriteTimeout); err != nil {
+		return err
+	}
+	c.out.buf = append(c.out.buf, b...)
+	c.out.Unlock()
+	c.flush()
+	return nil
 }
 
-// Close closes the connection. Pending invocations fail with an error
-// wrapping ErrClosed. It waits for the read loop to stop.
+// Close closes the connection. Pending requests fail with an error
+// wrapping ErrClosed. It waits for the client's goroutines to stop, so it
+// must not be called from a Go callback or an OnRequest handler.
 func (c *Client) Close() error {
 	c.shutdown(errors.New("closed by caller"))
-	<-c.readerDone
+	c.wg.Wait()
 	return nil
 }
 
@@ -191,51 +279,38 @@ func (c *Client) Err() error {
 
 // failure builds the error for a request that could not complete because
 // the connection is gone.
-func (c *Client) failure(req *Command) error {
+func (c *Client) failure(code, op int32) error {
 	<-c.done
-	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", req.Code, req.Opaque, c.addr, ErrClosed, c.closeErr)
+	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", code, op, c.addr, ErrClosed, c.closeErr)
 }
 
-// write encodes cmd and writes it with the given deadline.
-func (c *Client) write(cmd *Command, deadline time.Time) error {
-	c.wr.Lock()
-	defer c.wr.Unlock()
-	buf, err := AppendFrame(c.wr.buf[:0], cmd)
-	if err != nil {
-		return fmt.Errorf("remoting write code %d to %s: %w", cmd.Code, c.addr, err)
+// take removes and returns the call of op, or nil if it is no longer
+// pending. It stops the call's timer.
+func (c *Client) take(op int32) *call {
+	c.calls.Lock()
+	cl := c.calls.m[op]
+	if cl != nil {
+		delete(c.calls.m, op)
 	}
-	err = c.writeLocked(buf, deadline)
-	if cap(buf) <= maxKeptWriteBuf {
-		c.wr.buf = buf[:0]
-	} else {
-		c.wr.buf = nil
+	c.calls.Unlock()
+	if cl != nil && cl.timer != nil {
+		cl.timer.Stop()
 	}
-	return err
+	return cl
 }
 
-// writeLocked writes b. A failed write may have left part of a frame on
-// the wire, so it closes the connection. Lock should be held (c.wr).
-func (c *Client) writeLocked(b []byte, deadline time.Time) error {
-	select {
-	case <-c.done:
-		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
-	default:
+// expire fails the call of op if it is still waiting when its timer fires.
+func (c *Client) expire(op int32, timeout time.Duration) {
+	if cl := c.take(op); cl != nil {
+		cl.done(nil, fmt.Errorf("remoting request code %d opaque %d to %s: no response within %v: %w (%w)",
+			cl.code, op, c.addr, timeout, ErrTimeout, context.DeadlineExceeded))
 	}
-	if err := c.conn.SetWriteDeadline(deadline); err != nil {
-		c.shutdown(err)
-		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, err)
-	}
-	if _, err := c.conn.Write(b); err != nil {
-		c.shutdown(err)
-		return fmt.Errorf("remoting write to %s: %w (%w)", c.addr, ErrClosed, err)
-	}
-	return nil
 }
 
 // readLoop reads frames until the connection fails, delivering responses
-// to waiters and requests to OnRequest.
+// to their calls and requests to OnRequest.
 func (c *Client) readLoop() {
-	defer close(c.readerDone)
+	defer c.wg.Done()
 	br := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
 		cmd, err := ReadFrame(br, c.opts.MaxFrame)
@@ -247,26 +322,30 @@ func (c *Client) readLoop() {
 			c.deliver(cmd)
 			continue
 		}
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		c.wg.Add(1)
 		go c.serve(cmd)
 	}
 }
 
-// deliver hands a response to its waiter; unknown opaques (late answers
-// to timed-out or oneway requests) are dropped.
+// deliver hands a response to its call; unknown opaques (late answers to
+// timed-out or oneway requests) are dropped.
 func (c *Client) deliver(resp *Command) {
-	c.pending.Lock()
-	ch := c.pending.m[resp.Opaque]
-	delete(c.pending.m, resp.Opaque)
-	c.pending.Unlock()
-	if ch == nil {
+	cl := c.take(resp.Opaque)
+	if cl == nil {
 		c.log.Debug().Int32("opaque", resp.Opaque).Int32("code", resp.Code).Msg("remoting response without waiter dropped")
 		return
 	}
-	ch <- resp // buffered, one response per opaque
+	cl.done(resp, nil)
 }
 
-// serve runs OnRequest for a server-initiated request and writes its answer.
+// serve runs OnRequest for a server-initiated request and queues its answer.
 func (c *Client) serve(req *Command) {
+	defer c.wg.Done()
 	if c.opts.OnRequest == nil {
 		c.log.Debug().Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting server request ignored: no handler")
 		return
@@ -277,21 +356,33 @@ func (c *Client) serve(req *Command) {
 	}
 	resp.Opaque = req.Opaque
 	resp.Flag |= FlagResponse
-	if err := c.write(resp, time.Now().Add(c.opts.WriteTimeout)); err != nil {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if err := c.enqueue(nil, c.opts.WriteTimeout, resp); err != nil {
 		c.log.Warn().Err(err).Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting answer to server request failed")
 	}
 }
 
-// shutdown closes the connection once, records why, fails new invocations
-// and wakes all waiters.
+// shutdown closes the connection once, records why, and fails every
+// pending request.
 func (c *Client) shutdown(cause error) {
 	c.closeOnce.Do(func() {
 		_ = c.conn.Close()
 		c.closeErr = cause
-		c.pending.Lock()
-		c.pending.m = nil
-		c.pending.Unlock()
+		c.calls.Lock()
+		pending := c.calls.m
+		c.calls.m = nil
+		c.calls.Unlock()
 		close(c.done)
+		for op, cl := range pending {
+			if cl.timer != nil {
+				cl.timer.Stop()
+			}
+			cl.done(nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", cl.code, op, c.addr, ErrClosed, cause))
+		}
 		c.log.Debug().Err(cause).Msg("remoting client connection closed")
 	})
 }

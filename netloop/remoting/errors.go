@@ -18,6 +18,10 @@ var (
 
 	// ErrClosed reports an operation on a Client whose connection is gone.
 	ErrClosed = errors.New("remoting: connection closed")
+
+	// ErrTimeout reports a request sent with Client.Go that got no response
+	// within its timeout. Such errors also match context.DeadlineExceeded.
+	ErrTimeout = errors.New("remoting: request timed out")
 )
 
 // Causes reported by the JSON header scanner. decodeJSONHeader wraps them

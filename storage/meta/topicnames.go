@@ -55,17 +55,48 @@ var (
 	}
 )
 
+// TopicRule names the naming rule a topic breaks.
+type TopicRule string
+
+// The topic naming rules checked by ValidateTopic.
+const (
+	// TopicRuleBlank: the name is empty or only white space.
+	TopicRuleBlank TopicRule = "topic-blank"
+	// TopicRuleChars: the name has a character outside [%|a-zA-Z0-9_-].
+	TopicRuleChars TopicRule = "topic-chars"
+	// TopicRuleLength: the name is longer than 127 bytes (255 for %RETRY%
+	// and %DLQ% topics).
+	TopicRuleLength TopicRule = "topic-length"
+)
+
+// TopicNameError is the error of ValidateTopic: which rule the name breaks.
+// It wraps ErrInvalidTopic.
+type TopicNameError struct {
+	// Name is the topic name checked.
+	Name string
+	// Rule is the rule it breaks.
+	Rule TopicRule
+	msg  string
+}
+
+// Error describes the broken rule.
+func (e *TopicNameError) Error() string { return e.msg + ": " + ErrInvalidTopic.Error() }
+
+// Unwrap returns ErrInvalidTopic.
+func (e *TopicNameError) Unwrap() error { return ErrInvalidTopic }
+
 // ValidateTopic checks a topic name the way a RocketMQ broker does: not
 // blank, only characters from [%|a-zA-Z0-9_-], at most 127 bytes (255 for
-// names starting with %RETRY% or %DLQ%). Errors wrap ErrInvalidTopic.
+// names starting with %RETRY% or %DLQ%). Errors are *TopicNameError and wrap
+// ErrInvalidTopic.
 func ValidateTopic(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return fmt.Errorf("topic %q is blank: %w", name, ErrInvalidTopic)
+		return &TopicNameError{Name: name, Rule: TopicRuleBlank, msg: fmt.Sprintf("topic %q is blank", name)}
 	}
 	for i := 0; i < len(name); i++ {
 		if !validTopicChar(name[i]) {
-			return fmt.Errorf("topic %q contains illegal character %q at %d, allowing only ^[%%|a-zA-Z0-9_-]+$: %w",
-				name, name[i], i, ErrInvalidTopic)
+			return &TopicNameError{Name: name, Rule: TopicRuleChars, msg: fmt.Sprintf(
+				"topic %q contains illegal character %q at %d, allowing only ^[%%|a-zA-Z0-9_-]+$", name, name[i], i)}
 		}
 	}
 	limit := MaxTopicLen
@@ -73,7 +104,8 @@ func ValidateTopic(name string) error {
 		limit = MaxRetryTopicLen
 	}
 	if len(name) > limit {
-		return fmt.Errorf("topic of %d characters is longer than %d: %w", len(name), limit, ErrInvalidTopic)
+		return &TopicNameError{Name: name, Rule: TopicRuleLength, msg: fmt.Sprintf(
+			"topic of %d characters is longer than %d", len(name), limit)}
 	}
 	return nil
 }

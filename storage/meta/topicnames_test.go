@@ -10,25 +10,26 @@ func TestValidateTopic(t *testing.T) {
 	tests := []struct {
 		name string
 		ok   bool
+		rule TopicRule
 	}{
-		{"TopicTest", true},
-		{"a", true},
-		{"%RETRY%group-1", true},
-		{"with|pipe_and-dash%", true},
-		{"", false},
-		{"   ", false},
-		{"has space", false},
-		{"dot.topic", false},
-		{"slash/topic", false},
-		{"tópico", false},
-		{"tab\t", false},
-		{strings.Repeat("a", 127), true},
-		{strings.Repeat("a", 128), false},
-		{"%RETRY%" + strings.Repeat("g", 248), true}, // 255
-		{"%RETRY%" + strings.Repeat("g", 249), false},
-		{"%DLQ%" + strings.Repeat("g", 250), true}, // 255
-		{"%DLQ%" + strings.Repeat("g", 251), false},
-		{"x%RETRY%" + strings.Repeat("g", 130), false}, // prefix must lead
+		{"TopicTest", true, ""},
+		{"a", true, ""},
+		{"%RETRY%group-1", true, ""},
+		{"with|pipe_and-dash%", true, ""},
+		{"", false, TopicRuleBlank},
+		{"   ", false, TopicRuleBlank},
+		{"has space", false, TopicRuleChars},
+		{"dot.topic", false, TopicRuleChars},
+		{"slash/topic", false, TopicRuleChars},
+		{"tópico", false, TopicRuleChars},
+		{"tab\t", false, TopicRuleChars},
+		{strings.Repeat("a", 127), true, ""},
+		{strings.Repeat("a", 128), false, TopicRuleLength},
+		{"%RETRY%" + strings.Repeat("g", 248), true, ""}, // 255
+		{"%RETRY%" + strings.Repeat("g", 249), false, TopicRuleLength},
+		{"%DLQ%" + strings.Repeat("g", 250), true, ""}, // 255
+		{"%DLQ%" + strings.Repeat("g", 251), false, TopicRuleLength},
+		{"x%RETRY%" + strings.Repeat("g", 130), false, TopicRuleLength}, // prefix must lead
 	}
 	for _, tt := range tests {
 		label := tt.name
@@ -42,6 +43,10 @@ func TestValidateTopic(t *testing.T) {
 			}
 			if err != nil && !errors.Is(err, ErrInvalidTopic) {
 				t.Fatalf("error %v does not wrap ErrInvalidTopic", err)
+			}
+			var te *TopicNameError
+			if err != nil && (!errors.As(err, &te) || te.Rule != tt.rule || te.Name != tt.name) {
+				t.Fatalf("error %v: rule %+v, want %s", err, te, tt.rule)
 			}
 		})
 	}

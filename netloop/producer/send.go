@@ -1,0 +1,468 @@
+package producer
+
+// One send runs as an op: up to 1+retries attempts (oneway: retries only
+// of errors before the request left). Each attempt has its own deadline,
+// the send timeout, which bounds its route lookup, its dial and the wait for
+// the answer; the caller's context bounds the whole send. An attempt picks a
+// queue (skipping the broker that failed last), writes the request on the
+// broker's pipelined connection and, for sync sends, waits for the answer on
+// the calling goroutine; async answers go to the producer's workers, which
+// retry or run the callback. A failed attempt asks for the topic's route at
+// once and, with fault tolerance, isolates its broker.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// op is one send under way.
+type op struct {
+	p    *Producer
+	mode Mode
+	msgs []*Message
+	pr   *prepared
+	ctx  context.Context
+
+	attempt    int
+	lastFailed string  // broker of the last failed attempt
+	errs       []error // one per failed attempt
+	busy       uint    // SYSTEM_BUSY answers so far
+
+	// async only
+	cb     func(*SendResult, error)
+	permit int // bytes to release
+
+	// the current attempt
+	q       Queue
+	addr    string
+	hooked  bool // Before hooks ran; After is due
+	sentAt  time.Time
+	dueAt   time.Time // the attempt's deadline
+	release context.CancelFunc
+}
+
+// Send sends m and waits for the broker's answer, retrying failed attempts
+// (on another broker when there is one). The context bounds the whole send;
+// each attempt is also bounded by the send timeout.
+func (p *Producer) Send(ctx context.Context, m *Message) (*SendResult, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.active.Done()
+	pr, err := p.prepareSingle(m)
+	if err != nil {
+		return nil, err
+	}
+	o := &op{p: p, mode: ModeSync, msgs: []*Message{m}, pr: pr, ctx: ctx}
+	return o.runSync()
+}
+
+// SendBatch sends msgs, all for one topic, as one SEND_BATCH_MESSAGE and
+// waits for the answer; the result lists one id per message. Timer messages
+// cannot be batched.
+func (p *Producer) SendBatch(ctx context.Context, msgs ...*Message) (*SendResult, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.active.Done()
+	pr, err := p.prepareBatch(msgs)
+	if err != nil {
+		return nil, err
+	}
+	o := &op{p: p, mode: ModeSync, msgs: msgs, pr: pr, ctx: ctx}
+	return o.runSync()
+}
+
+// SendAsync sends m and returns once the request is under way; cb gets the
+// result or the error later, on one of the producer's callback workers (so
+// it may block briefly, but slows other callbacks when it does). Failed
+// attempts are retried like Send's. When the producer's in-flight bound is
+// reached SendAsync waits for a permit, within ctx and the send timeout. An
+// error returned by SendAsync (invalid message, no permit, closed producer)
+// means cb will not be called.
+func (p *Producer) SendAsync(ctx context.Context, m *Message, cb func(*SendResult, error)) error {
+	if cb == nil {
+		return errors.New("producer: SendAsync needs a callback")
+	}
+	if err := p.enter(); err != nil {
+		return err
+	}
+	pr, err := p.prepareSingle(m)
+	if err != nil {
+		p.active.Done()
+		return err
+	}
+	permit, ok := p.limit.tryAcquire(len(pr.body))
+	if !ok {
+		wctx, cancel := context.WithTimeout(ctx, p.cfg.sendTimeout)
+		permit, err = p.limit.acquire(wctx, len(pr.body))
+		cancel()
+		if err != nil {
+			p.active.Done()
+			return err
+		}
+	}
+	o := &op{p: p, mode: ModeAsync, msgs: []*Message{m}, pr: pr, ctx: ctx, cb: cb, permit: permit}
+	o.stepAsync(false)
+	return nil
+}
+
+// SendOneway writes m to a broker without waiting for an answer (the
+// request carries the oneway flag, so the broker sends none). Only errors
+// before the request left (route, connection, full output queue) are
+// retried; a nil error does not mean the message was stored.
+func (p *Producer) SendOneway(ctx context.Context, m *Message) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	defer p.active.Done()
+	pr, err := p.prepareSingle(m)
+	if err != nil {
+		return err
+	}
+	o := &op{p: p, mode: ModeOneway, msgs: []*Message{m}, pr: pr, ctx: ctx}
+	for o.attempt < 1+p.cfg.retries {
+		o.attempt++
+		c, req, err := o.begin()
+		if err == nil {
+			err = c.InvokeOneway(req)
+		}
+		if _, err = o.finishAttempt(nil, err); err == nil {
+			return nil
+		}
+		o.errs = append(o.errs, err)
+		if !o.retryable(err) {
+			break
+		}
+	}
+	return o.failure()
+}
+
+// runSync runs the attempts of a sync send on the calling goroutine.
+func (o *op) runSync() (*SendResult, error) {
+	for o.attempt < 1+o.p.cfg.retries {
+		o.attempt++
+		res, err := o.syncAttempt()
+		if err == nil {
+			return res, nil
+		}
+		o.errs = append(o.errs, err)
+		if !o.retryable(err) {
+			break
+		}
+		if d := o.backoff(err); d > 0 && o.attempt < 1+o.p.cfg.retries {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-o.ctx.Done():
+				t.Stop()
+				o.errs = append(o.errs, o.ctx.Err())
+				return nil, o.failure()
+			}
+		}
+	}
+	return nil, o.failure()
+}
+
+// backoff returns how long to wait before retrying after err: a broker
+// that answered SYSTEM_BUSY gets 10 ms, then 20, 40, ... up to 200 ms
+// (bounded by the caller's deadline through the next attempt); other
+// failures are retried at once.
+func (o *op) backoff(err error) time.Duration {
+	var be *BrokerError
+	if !errors.As(err, &be) || be.Code != remoting.SystemBusy {
+		return 0
+	}
+	o.busy++
+	return min(busyBackoff<<(o.busy-1), maxBusyBackoff)
+}
+
+// Backoff after SYSTEM_BUSY.
+const (
+	busyBackoff    = 10 * time.Millisecond
+	maxBusyBackoff = 200 * time.Millisecond
+)
+
+// attemptResult is the answer to one attempt.
+type attemptResult struct {
+	resp *remoting.Command
+	err  error
+}
+
+// syncAttempt runs one attempt and waits for its answer.
+func (o *op) syncAttempt() (*SendResult, error) {
+	c, req, err := o.begin()
+	if err != nil {
+		return o.finishAttempt(nil, err)
+	}
+	ch := make(chan attemptResult, 1)
+	if err := c.Go(req, time.Until(o.dueAt), func(resp *remoting.Command, err error) {
+		ch <- attemptResult{resp, err}
+	}); err != nil {
+		return o.finishAttempt(nil, err)
+	}
+	select {
+	case r := <-ch:
+		return o.finishAttempt(r.resp, r.err)
+	case <-o.ctx.Done():
+		return o.finishAttempt(nil, o.ctx.Err())
+	}
+}
+
+// stepAsync runs attempts of an async send until one is under way (its
+// answer goes to a worker) or the send is over. onWorker says whether it
+// runs on a worker (else on the caller of SendAsync).
+func (o *op) stepAsync(onWorker bool) {
+	for o.attempt < 1+o.p.cfg.retries {
+		o.attempt++
+		c, req, err := o.begin()
+		if err == nil {
+			err = c.Go(req, time.Until(o.dueAt), func(resp *remoting.Command, err error) {
+				o.p.post(completion{op: o, resp: resp, err: err})
+			})
+			if err == nil {
+				return
+			}
+		}
+		_, err = o.finishAttempt(nil, err)
+		o.errs = append(o.errs, err)
+		if !o.retryable(err) {
+			break
+		}
+	}
+	o.finish(nil, o.failure(), onWorker)
+}
+
+// completeAsync handles the answer to an async attempt, on a worker.
+func (o *op) completeAsync(resp *remoting.Command, err error) {
+	res, err := o.finishAttempt(resp, err)
+	if err == nil {
+		o.finish(res, nil, true)
+		return
+	}
+	o.errs = append(o.errs, err)
+	if o.retryable(err) && o.attempt < 1+o.p.cfg.retries {
+		if d := o.backoff(err); d > 0 {
+			// The op keeps its permit, so the queue has room for this post.
+			time.AfterFunc(d, func() { o.p.post(completion{op: o, retry: true}) })
+			return
+		}
+		o.stepAsync(true)
+		return
+	}
+	o.finish(nil, o.failure(), true)
+}
+
+// finish ends an async send: its callback runs on a worker.
+func (o *op) finish(res *SendResult, err error, onWorker bool) {
+	if onWorker {
+		o.callback(res, err)
+		return
+	}
+	o.p.post(completion{op: o, done: true, res: res, err: err})
+}
+
+// callback releases the send's permit and runs the caller's callback; a
+// panic in it is logged and does not stop the worker.
+func (o *op) callback(res *SendResult, err error) {
+	o.p.limit.release(o.permit)
+	defer o.p.active.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			o.p.log.Error().Interface("panic", r).Str("topic", o.pr.topic).Msg("producer: async send callback panicked")
+		}
+	}()
+	o.cb(res, err)
+}
+
+// begin starts an attempt within its deadline: it finds the route, picks a
+// queue, runs the Before hooks and gets the broker's connection. It returns
+// the request to write.
+func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
+	o.q, o.addr, o.hooked = Queue{}, "", false
+	o.sentAt = time.Now()
+	o.dueAt = o.sentAt.Add(o.p.cfg.sendTimeout)
+	if d, ok := o.ctx.Deadline(); ok && d.Before(o.dueAt) {
+		o.dueAt = d
+	}
+	defer o.endCtx()
+	if err := o.ctxErr(); err != nil {
+		return nil, nil, err
+	}
+	inst := o.p.inst
+	pub, ok := inst.CachedRoute(o.pr.topic)
+	if !ok || len(pub.Queues) == 0 {
+		var err error
+		if pub, err = inst.PublishRoute(o.attemptCtx(), o.pr.topic); err != nil {
+			return nil, nil, &routeError{err: err}
+		}
+	}
+	q, err := o.p.choose(o.msgs[0], pub.Queues, o.lastFailed)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.q, o.addr = q, pub.Brokers[q.Broker]
+	o.runBefore()
+	c := inst.ConnIfUp(o.addr)
+	if c == nil {
+		if c, err = inst.Conn(o.attemptCtx(), o.addr); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c, o.p.request(o.pr, q), nil
+}
+
+// attemptCtx returns a context ending at the attempt's deadline, created on
+// first use (most attempts need none: route cached, connection up).
+func (o *op) attemptCtx() context.Context {
+	ctx, cancel := context.WithDeadline(o.ctx, o.dueAt)
+	o.endCtx()
+	o.release = cancel
+	return ctx
+}
+
+// endCtx releases the attempt context, if any.
+func (o *op) endCtx() {
+	if o.release != nil {
+		o.release()
+		o.release = nil
+	}
+}
+
+// finishAttempt turns an attempt's answer into a result or an error and
+// accounts for it: fault tolerance, a route refresh after a failure, the
+// After hooks.
+func (o *op) finishAttempt(resp *remoting.Command, err error) (*SendResult, error) {
+	now := time.Now()
+	latency := now.Sub(o.sentAt)
+	var res *SendResult
+	if err == nil && resp != nil {
+		res, err = parseSendResponse(resp, o.q, o.addr, o.pr.uniq)
+	}
+	if err != nil {
+		where := "before choosing a queue"
+		if o.q.Broker != "" {
+			where = fmt.Sprintf("to %s at %s", o.q, o.addr)
+		}
+		err = fmt.Errorf("attempt %d %s: %w", o.attempt, where, err)
+	}
+	if o.q.Broker != "" && o.ctxErr() == nil {
+		failed := err != nil && o.retryable(err)
+		if o.p.faults != nil {
+			o.p.faults.update(o.q.Broker, latency, failed, now)
+		}
+		if failed {
+			o.lastFailed = o.q.Broker
+			o.p.inst.RefreshSoon(o.pr.topic)
+		}
+	}
+	if o.hooked {
+		info := o.info()
+		info.Result, info.Err, info.Latency = res, err, latency
+		for _, h := range o.p.cfg.hooks {
+			if h.After != nil {
+				h.After(&info)
+			}
+		}
+	}
+	return res, err
+}
+
+// runBefore runs the Before hooks of the current attempt.
+func (o *op) runBefore() {
+	if len(o.p.cfg.hooks) == 0 {
+		return
+	}
+	o.hooked = true
+	info := o.info()
+	for _, h := range o.p.cfg.hooks {
+		if h.Before != nil {
+			h.Before(&info)
+		}
+	}
+}
+
+// info describes the current attempt.
+func (o *op) info() SendInfo {
+	return SendInfo{Group: o.p.cfg.group, Mode: o.mode, Messages: o.msgs, Attempt: o.attempt, Queue: o.q, Addr: o.addr}
+}
+
+// ctxErr returns the caller's context error, counting a deadline that has
+// passed even if the context's own timer has not fired yet.
+func (o *op) ctxErr() error {
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := o.ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// retryable reports whether another attempt may succeed after err.
+func (o *op) retryable(err error) bool {
+	if o.ctxErr() != nil {
+		return false
+	}
+	var be *BrokerError
+	if errors.As(err, &be) {
+		return be.Retryable()
+	}
+	var re *routeError
+	var ve *ValidationError
+	return !errors.As(err, &re) && !errors.As(err, &ve) && !errors.Is(err, errBadSelection)
+}
+
+// failure is the error of a send whose attempts all failed.
+func (o *op) failure() error {
+	if len(o.errs) == 1 {
+		return fmt.Errorf("producer: send to %s: %w", o.pr.topic, o.errs[0])
+	}
+	return fmt.Errorf("producer: send to %s failed %d times: %w", o.pr.topic, len(o.errs), attemptErrors(o.errs))
+}
+
+// attemptErrors are the errors of several attempts, in order.
+type attemptErrors []error
+
+// Error joins the attempts' errors with "; ".
+func (e attemptErrors) Error() string {
+	s := ""
+	for i, err := range e {
+		if i > 0 {
+			s += "; "
+		}
+		s += err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the attempts' errors, for errors.Is and errors.As.
+func (e attemptErrors) Unwrap() []error { return e }
+
+// routeError marks a failed route lookup: it already tried every name
+// server, so the send is not retried.
+type routeError struct{ err error }
+
+func (e *routeError) Error() string { return e.err.Error() }
+func (e *routeError) Unwrap() error { return e.err }
+
+// errBadSelection reports a selector that returned a queue not in the route.
+var errBadSelection = errors.New("producer: selector returned a queue that is not in the route")
+
+// choose picks the queue of an attempt.
+func (p *Producer) choose(m *Message, queues []Queue, lastFailed string) (Queue, error) {
+	if p.cfg.selector == nil {
+		return p.rr.pick(m.Topic, queues, lastFailed, p.faults, time.Now()), nil
+	}
+	q := p.cfg.selector.Select(m, queues, lastFailed)
+	for _, x := range queues {
+		if x == q {
+			return q, nil
+		}
+	}
+	return Queue{}, fmt.Errorf("%w: %v", errBadSelection, q)
+}

@@ -1,0 +1,124 @@
+package remoting
+
+// The write side of Client: frames are appended to one output buffer, and
+// whoever finds the socket free writes everything queued.
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// enqueue encodes cmd into the output buffer and flushes it. When the
+// buffer is full it waits for room until ctx ends (ctx nil: for timeout).
+func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Command) error {
+	if err := c.waitRoom(ctx, timeout); err != nil {
+		return fmt.Errorf("remoting write code %d: %w", cmd.Code, err)
+	}
+	buf, err := AppendFrame(c.out.buf, cmd)
+	c.out.buf = buf
+	c.out.Unlock()
+	if err != nil {
+		return fmt.Errorf("remoting write code %d to %s: %w", cmd.Code, c.addr, err)
+	}
+	c.flush()
+	return nil
+}
+
+// waitRoom locks c.out and returns with it locked once the output buffer
+// is below MaxQueuedBytes (the goroutine writing takes it). On error (the connection closed, ctx ended, or
+// the timeout passed when ctx is nil) it returns with c.out unlocked.
+func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
+	c.out.Lock()
+	if len(c.out.buf) < c.opts.MaxQueuedBytes {
+		return nil
+	}
+	var expired <-chan time.Time
+	var ctxDone <-chan struct{}
+	if ctx != nil {
+		ctxDone = ctx.Done()
+	} else {
+		if timeout <= 0 {
+			timeout = c.opts.WriteTimeout
+		}
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	for len(c.out.buf) >= c.opts.MaxQueuedBytes {
+		if c.out.drained == nil {
+			c.out.drained = make(chan struct{})
+		}
+		drained := c.out.drained
+		c.out.Unlock()
+		select {
+		case <-drained:
+		case <-c.done:
+			return fmt.Errorf("waiting for room to write to %s: %w (%w)", c.addr, ErrClosed, c.closeErr)
+		case <-ctxDone:
+			return fmt.Errorf("waiting for room to write to %s: %w", c.addr, ctx.Err())
+		case <-expired:
+			return fmt.Errorf("waiting for room to write to %s: %d bytes queued after %v: %w (%w)",
+				c.addr, c.opts.MaxQueuedBytes, timeout, ErrTimeout, context.DeadlineExceeded)
+		}
+		c.out.Lock()
+	}
+	return nil
+}
+
+// flush writes the queued frames, unless another goroutine is writing:
+// that one checks the buffer again after it lets go, so no frame is left
+// behind.
+func (c *Client) flush() {
+	for {
+		if !c.wmu.TryLock() {
+			return
+		}
+		c.writeQueued()
+		c.wmu.Unlock()
+		c.out.Lock()
+		empty := len(c.out.buf) == 0
+		c.out.Unlock()
+		if empty {
+			return
+		}
+	}
+}
+
+// writeQueued writes the output buffer until it is empty, each batch of
+// frames with one write bounded by WriteTimeout. wmu should be held.
+func (c *Client) writeQueued() {
+	for {
+		c.out.Lock()
+		buf := c.out.buf
+		if len(buf) == 0 {
+			c.out.Unlock()
+			return
+		}
+		c.out.buf = c.spare[:0]
+		if c.out.drained != nil {
+			close(c.out.drained)
+			c.out.drained = nil
+		}
+		c.out.Unlock()
+		select {
+		case <-c.done:
+			return // the frames die with the connection; their calls have failed
+		default:
+		}
+		if err := c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
+			c.shutdown(fmt.Errorf("set write deadline: %w", err))
+			return
+		}
+		if _, err := c.conn.Write(buf); err != nil {
+			// Part of a frame may be on the wire: the connection is unusable.
+			c.shutdown(fmt.Errorf("write: %w", err))
+			return
+		}
+		if cap(buf) <= maxKeptWriteBuf {
+			c.spare = buf[:0]
+		} else {
+			c.spare = nil
+		}
+	}
+}
