@@ -35,7 +35,7 @@ func (o *produceOpts) addFlags(c *cobra.Command) {
 	f.StringVar(&o.mode, "mode", "sync", "sync (one send in flight per producer), async (--window in flight) or oneway")
 	f.IntVar(&o.window, "window", 256, "async: sends in flight per producer")
 	f.StringVar(&o.topic, "topic", "", "topic (default: a new one per run, auto-created)")
-	f.StringVar(&o.client, "client", "go", "producer implementation: "+clientNames())
+	f.StringVar(&o.client, "client", "native", "producer implementation: "+clientNames())
 	_ = c.RegisterFlagCompletionFunc("mode", fixedCompletion("sync", "async", "oneway"))
 }
 

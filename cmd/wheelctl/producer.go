@@ -1,8 +1,8 @@
 package main
 
-// The producing side of send and bench, behind a small interface: the
-// official RocketMQ Go client implements it today; a native producer
-// (netloop/producer) plugs in as another entry of producerKinds.
+// The producing side of send and bench, behind a small interface:
+// wheelmq's native producer (netloop/producer, the default) and the
+// official RocketMQ Go client (--client official) implement it.
 
 import (
 	"context"
@@ -56,8 +56,9 @@ type producerOptions struct {
 
 // producerKinds are the producers --client can name.
 var producerKinds = map[string]func(producerOptions) (messageProducer, error){
-	"go": newGoProducer, // the official RocketMQ Go client
-	// "native": netloop/producer, once it exists.
+	"native":   newNativeProducer, // netloop/producer
+	"official": newGoProducer,     // the official RocketMQ Go client
+	"go":       newGoProducer,     // the name --client had before the native producer
 }
 
 // clientNames lists the --client values.

@@ -41,10 +41,10 @@ A timer message is delivered at its due time, never before: give --delay (from n
 	f.IntVar(&o.count, "count", 1, "number of messages")
 	f.DurationVar(&o.delay, "delay", 0, "deliver this long after sending (a timer message), e.g. 90s, 2h")
 	f.StringVar(&o.at, "at", "", "deliver at this time (a timer message), RFC 3339, e.g. 2026-12-01T09:00:00Z")
-	f.StringVar(&o.client, "client", "go", "producer implementation: "+clientNames())
+	f.StringVar(&o.client, "client", "native", "producer implementation: "+clientNames())
 	_ = c.MarkFlagRequired("topic")
 	_ = c.RegisterFlagCompletionFunc("topic", completeTopics(g))
-	_ = c.RegisterFlagCompletionFunc("client", fixedCompletion("go"))
+	_ = c.RegisterFlagCompletionFunc("client", fixedCompletion("native", "official"))
 	return c
 }
 
