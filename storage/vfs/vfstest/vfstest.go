@@ -1,6 +1,7 @@
 // Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
-// operations (the Nth write, the Nth sync, creates, truncates, directory
-// syncs) and NoSyncFS turns fsync off so fuzzing is not bound by the disk.
+// operations (the Nth write, the Nth sync, every sync, creates, truncates,
+// directory syncs, or everything a full disk refuses) and NoSyncFS turns
+// fsync off so fuzzing is not bound by the disk.
 package vfstest
 
 import (
@@ -23,6 +24,8 @@ type FaultFS struct {
 	failWrite    int  // 1-based WriteAt call to fail after writing half; 0 = never
 	syncs        int  // file Sync calls since FailSync
 	failSync     int  // 1-based file Sync call to fail; 0 = never
+	failAllSync  bool // every file Sync fails
+	full         bool // every WriteAt and create fails with ENOSPC
 	failTruncate bool // every Truncate fails
 	failCreate   bool // every OpenFile with O_CREATE fails
 	failSyncDir  bool // every SyncDir fails
@@ -47,6 +50,15 @@ func (fs *FaultFS) FailSync(n int) {
 	defer fs.mu.Unlock()
 	fs.syncs, fs.failSync = 0, n
 }
+
+// FailEverySync makes every file Sync fail with EIO while on.
+func (fs *FaultFS) FailEverySync(on bool) { fs.setFlag(&fs.failAllSync, on) }
+
+// Full makes the file system behave as a full disk while on: every WriteAt
+// writes the first half of its bytes and fails with ENOSPC, and every
+// OpenFile with os.O_CREATE fails with ENOSPC. Reads, truncates and syncs
+// keep working, so what is stored stays readable and rollbacks succeed.
+func (fs *FaultFS) Full(on bool) { fs.setFlag(&fs.full, on) }
 
 // FailTruncate makes every Truncate fail with EIO while on.
 func (fs *FaultFS) FailTruncate(on bool) { fs.setFlag(&fs.failTruncate, on) }
@@ -76,6 +88,7 @@ func (fs *FaultFS) Reset() {
 	defer fs.mu.Unlock()
 	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
 	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
+	fs.failAllSync, fs.full = false, false
 }
 
 // inject reports whether the fault cond holds and records it as hit.
@@ -88,7 +101,7 @@ func (fs *FaultFS) inject(cond bool) bool {
 // OpenFile implements vfs.FS.
 func (fs *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	fs.mu.Lock()
-	fail := fs.inject(fs.failCreate && flag&os.O_CREATE != 0)
+	fail := fs.inject((fs.failCreate || fs.full) && flag&os.O_CREATE != 0)
 	fs.mu.Unlock()
 	if fail {
 		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
@@ -120,7 +133,7 @@ type faultFile struct {
 func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	f.fs.writes++
-	fail := f.fs.inject(f.fs.writes == f.fs.failWrite)
+	fail := f.fs.inject(f.fs.writes == f.fs.failWrite || f.fs.full)
 	f.fs.mu.Unlock()
 	if fail {
 		n, _ := f.File.WriteAt(b[:len(b)/2], off)
@@ -132,7 +145,7 @@ func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 func (f *faultFile) Sync() error {
 	f.fs.mu.Lock()
 	f.fs.syncs++
-	fail := f.fs.inject(f.fs.syncs == f.fs.failSync)
+	fail := f.fs.inject(f.fs.syncs == f.fs.failSync || f.fs.failAllSync)
 	f.fs.mu.Unlock()
 	if fail {
 		return syscall.EIO

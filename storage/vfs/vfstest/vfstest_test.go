@@ -48,12 +48,17 @@ func TestFaultFS(t *testing.T) {
 		{"create", func(fs *FaultFS) { fs.FailCreate(true) }, map[string]error{"create": syscall.ENOSPC}},
 		{"truncate", func(fs *FaultFS) { fs.FailTruncate(true) }, map[string]error{"truncate": syscall.EIO}},
 		{"syncdir", func(fs *FaultFS) { fs.FailSyncDir(true) }, map[string]error{"syncdir": syscall.EIO}},
+		{"every sync", func(fs *FaultFS) { fs.FailEverySync(true) },
+			map[string]error{"sync1": syscall.EIO, "sync2": syscall.EIO}},
+		{"full refuses creates", func(fs *FaultFS) { fs.Full(true) }, map[string]error{"create": syscall.ENOSPC}},
 		{"armed then reset", func(fs *FaultFS) {
 			fs.FailWrite(1)
 			fs.FailSync(1)
 			fs.FailCreate(true)
 			fs.FailTruncate(true)
 			fs.FailSyncDir(true)
+			fs.FailEverySync(true)
+			fs.Full(true)
 			fs.Reset()
 		}, nil},
 	}
@@ -92,6 +97,42 @@ func TestFaultFSWriteFaultWritesHalf(t *testing.T) {
 	fs.Reset()
 	if fs.Hit() {
 		t.Fatal("Hit after Reset")
+	}
+}
+
+// TestFaultFSFull checks the full-disk mode on a file opened before it:
+// every write stores half and fails, reads, truncates and syncs work, and
+// turning it off lets writes through again.
+func TestFaultFSFull(t *testing.T) {
+	fs := &FaultFS{}
+	dir := t.TempDir()
+	f, err := fs.OpenFile(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fs.Full(true)
+	for i := 0; i < 3; i++ {
+		if n, err := f.WriteAt([]byte("abcdef"), 0); n != 3 || !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("write %d: %d, %v; want 3, ENOSPC", i, n, err)
+		}
+	}
+	if _, err := fs.OpenFile(filepath.Join(dir, "g"), os.O_RDWR|os.O_CREATE, 0o644); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("create on a full disk: %v", err)
+	}
+	got := make([]byte, 3)
+	if _, err := f.ReadAt(got, 0); err != nil || string(got) != "abc" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	fs.Full(false)
+	if _, err := f.WriteAt([]byte("abcdef"), 0); err != nil {
+		t.Fatalf("write after the disk has room again: %v", err)
 	}
 }
 
