@@ -136,6 +136,63 @@ func TestFaultFSFull(t *testing.T) {
 	}
 }
 
+// TestFaultFSScope arms every fault but scopes them to one directory:
+// files there fail, files elsewhere do not.
+func TestFaultFSScope(t *testing.T) {
+	fs := &FaultFS{}
+	root := t.TempDir()
+	in, out := filepath.Join(root, "in"), filepath.Join(root, "inner") // a shared name prefix is not inside
+	for _, d := range []string{in, out} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fin, err := fs.OpenFile(filepath.Join(in, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fin.Close()
+	fout, err := fs.OpenFile(filepath.Join(out, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fout.Close()
+	fs.Scope(in)
+	fs.Full(true)
+	fs.FailEverySync(true)
+	fs.FailTruncate(true)
+	fs.FailSyncDir(true)
+	fs.Reset() // keeps the scope
+	fs.Full(true)
+	fs.FailEverySync(true)
+	fs.FailTruncate(true)
+	fs.FailSyncDir(true)
+	if _, err := fout.WriteAt([]byte("x"), 0); err != nil {
+		t.Errorf("write outside the scope: %v", err)
+	}
+	if err := fout.Sync(); err != nil {
+		t.Errorf("sync outside the scope: %v", err)
+	}
+	if err := fout.Truncate(0); err != nil {
+		t.Errorf("truncate outside the scope: %v", err)
+	}
+	if err := fs.SyncDir(out); err != nil {
+		t.Errorf("sync dir outside the scope: %v", err)
+	}
+	if fs.Hit() {
+		t.Error("Hit without a fault in scope")
+	}
+	if _, err := fin.WriteAt([]byte("x"), 0); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("write inside the scope: %v", err)
+	}
+	if err := fin.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Errorf("sync inside the scope: %v", err)
+	}
+	if err := fs.SyncDir(in); !errors.Is(err, syscall.EIO) {
+		t.Errorf("sync dir inside the scope: %v", err)
+	}
+}
+
 func TestNoSyncFS(t *testing.T) {
 	var fs vfs.FS = NoSyncFS{}
 	dir := t.TempDir()
