@@ -10,9 +10,9 @@
 // durable data.
 //
 // Failures: a consume-queue write the disk refuses for want of space
-// (ENOSPC, EDQUOT; the queue rolled it back) pauses dispatching and retries every RetryInterval, so a full
-// disk does not crash-loop the stage; the batch is re-dispatched
-// idempotently once space returns. A queue left in its sticky failed state
+// (ENOSPC, EDQUOT; the queue rolled it back) pauses dispatching and retries
+// every RetryInterval, so a full disk does not crash-loop the stage; the
+// batch is re-dispatched idempotently once space returns. A queue left in its sticky failed state
 // (failed fsync or rollback) makes the dispatcher fail on purpose; its
 // supervisor restarts it and the new instance reopens every failed queue
 // (consumequeue.Queue.Reopen) before resuming, re-dispatching from the
