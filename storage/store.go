@@ -33,6 +33,7 @@ import (
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // ErrLocked means another process holds the data directory.
@@ -46,6 +47,11 @@ type Options struct {
 	UnitsPerFile int
 	// Logger receives recovery reports.
 	Logger zerolog.Logger
+	// FS replaces the operating system's file system under the CommitLog
+	// and the consume queues (fault injection in tests, see
+	// storage/vfs/vfstest); nil means the real one. Metadata files and the
+	// directory lock always use the real one.
+	FS vfs.FS
 }
 
 // Store is an open data directory.
@@ -77,7 +83,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{Dir: dir, lock: lock, log: opts.Logger}
 	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{
-		SegmentSize: opts.SegmentSize, Logger: opts.Logger,
+		SegmentSize: opts.SegmentSize, Logger: opts.Logger, FS: opts.FS,
 	})
 	if err != nil {
 		_ = lock.Close()
@@ -85,7 +91,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.CommitLog = cl
 	cq, err := consumequeue.Open(filepath.Join(dir, "consumequeue"), consumequeue.Options{
-		UnitsPerFile: opts.UnitsPerFile, Logger: opts.Logger,
+		UnitsPerFile: opts.UnitsPerFile, Logger: opts.Logger, FS: opts.FS,
 	})
 	if err != nil {
 		_ = cl.Close()

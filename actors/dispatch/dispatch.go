@@ -8,6 +8,16 @@
 // crash, or a supervisor restart) never duplicates units. The checkpoint is
 // written only after the consume queues are fsynced, so it is never ahead of
 // durable data.
+//
+// Failures: a consume-queue write the disk refuses for want of space
+// (ENOSPC, EDQUOT; the queue rolled it back) pauses dispatching and retries
+// every RetryInterval, so a full disk does not crash-loop the stage; the
+// batch is re-dispatched idempotently once space returns. A queue left in its sticky failed state
+// (failed fsync or rollback) makes the dispatcher fail on purpose; its
+// supervisor restarts it and the new instance reopens every failed queue
+// (consumequeue.Queue.Reopen) before resuming, re-dispatching from the
+// CommitLog whatever a reopen cut. A reopen that fails is fatal
+// (supervisor.ErrFatal): the stage is retired and the broker unhealthy.
 package dispatch
 
 import (
@@ -15,12 +25,14 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -52,7 +64,10 @@ type Options struct {
 	// CheckpointInterval is how often units are fsynced and the offset
 	// persisted (default 1 s).
 	CheckpointInterval time.Duration
-	Logger             zerolog.Logger
+	// RetryInterval is how long dispatching pauses after the disk refused
+	// a consume-queue write (default 1 s).
+	RetryInterval time.Duration
+	Logger        zerolog.Logger
 }
 
 // Kicker wakes the dispatcher, coalescing wake-ups: many appends between two
@@ -82,7 +97,9 @@ type Dispatcher struct {
 	kicker  *Kicker
 	offset  int64
 	saved   int64
-	timer   *stage.Timer
+	timer   *stage.Timer // checkpoint ticks
+	retry   *stage.Timer // re-kick after a refused write
+	paused  error        // why dispatching is paused (nil: it is not)
 	touched map[consumequeue.QueueID]int64
 }
 
@@ -91,9 +108,12 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = time.Second
 	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = time.Second
+	}
 	return func(self *stage.Stage) actor.Actor {
 		k.Bind(self)
-		return &Dispatcher{opts: opts, kicker: k, timer: self.NewTimer()}
+		return &Dispatcher{opts: opts, kicker: k, timer: self.NewTimer(), retry: self.NewTimer()}
 	}
 }
 
@@ -108,11 +128,14 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 			d.kicker.Kick()
 		}
 	case checkpointTick:
-		d.checkpoint()
+		if err := d.checkpoint(); errors.Is(err, consumequeue.ErrFailed) {
+			panic(fmt.Errorf("dispatch: restarting to reopen a failed consume queue: %w", err))
+		}
 		d.armTick()
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
-		d.checkpoint()
+		d.retry.Stop()
+		_ = d.checkpoint()
 	}
 }
 
@@ -139,7 +162,7 @@ func StartOffset(st *storage.Store, log zerolog.Logger) int64 {
 func (d *Dispatcher) start() {
 	st := d.opts.Store
 	cl := st.CommitLog
-	off := st.Dispatched.Load()
+	off := d.reopenFailedQueues(st.Dispatched.Load())
 	if off < cl.MinOffset() {
 		off = cl.MinOffset()
 	}
@@ -157,6 +180,34 @@ func (d *Dispatcher) armTick() {
 	d.timer.Arm(d.opts.CheckpointInterval, checkpointTick{})
 }
 
+// reopenFailedQueues reopens every consume queue left in its sticky failed
+// state and returns the CommitLog offset to resume from: off, or earlier
+// when a reopen cut units (they are re-dispatched from the record of the
+// queue's last kept unit; re-dispatch skips what the queues hold).
+func (d *Dispatcher) reopenFailedQueues(off int64) int64 {
+	log := d.opts.Logger
+	for _, q := range d.opts.Store.Queues.FailedQueues() {
+		id, cause := q.ID(), q.Failed()
+		log.Warn().Err(cause).Str("queue", id.String()).Msg("consume queue is in its failed state; reopening it")
+		before, after, err := q.Reopen()
+		if err != nil {
+			log.Error().Err(err).AnErr("cause", cause).Str("queue", id.String()).
+				Msg("reopening the failed consume queue failed: dispatch stops for good until the process is restarted")
+			panic(fmt.Errorf("dispatch: reopen the failed consume queue %s: %w: %w", id, supervisor.ErrFatal, err))
+		}
+		if after < before {
+			from := d.opts.Store.CommitLog.MinOffset()
+			if u, ok := q.LastUnit(); ok {
+				from = u.Offset
+			}
+			off = min(off, from)
+		}
+		log.Warn().Str("queue", id.String()).Int64("units_before", before).Int64("units_after", after).
+			Int64("resume_from", off).Msg("consume queue reopened after its failure")
+	}
+	return off
+}
+
 // run dispatches about batchLimit records (read in blocks, appended to each
 // consume queue in one write per queue); it reports whether more remain.
 func (d *Dispatcher) run() bool {
@@ -164,9 +215,11 @@ func (d *Dispatcher) run() bool {
 	if d.touched == nil {
 		d.touched = map[consumequeue.QueueID]int64{}
 	}
+	start := d.offset
 	pending := map[*consumequeue.Queue][]consumequeue.Unit{}
 	n := 0
-	for n < batchLimit {
+	var refused error // a write the disk refused: pause and retry the batch
+	for n < batchLimit && refused == nil {
 		recs, offs, next, err := st.CommitLog.ReadBlock(d.offset, 0)
 		if errors.Is(err, io.EOF) {
 			break
@@ -175,8 +228,8 @@ func (d *Dispatcher) run() bool {
 			panic(fmt.Errorf("dispatch: read commitlog at %d: %w", d.offset, err))
 		}
 		for i, rec := range recs {
-			if err := d.dispatchRecord(offs[i], rec, pending); err != nil {
-				panic(err)
+			if refused = d.dispatchRecord(offs[i], rec, pending); refused != nil {
+				break
 			}
 		}
 		n += len(recs)
@@ -185,24 +238,67 @@ func (d *Dispatcher) run() bool {
 	for q, units := range pending {
 		if err := q.Append(units...); err != nil {
 			id := q.ID()
-			panic(fmt.Errorf("dispatch: append %d units to %s/%d: %w", len(units), id.Topic, id.QueueID, err))
+			err = fmt.Errorf("dispatch: append %d units to %s/%d: %w", len(units), id.Topic, id.QueueID, err)
+			if !refusedWrite(err) || q.Failed() != nil { // a failed rollback is sticky
+				panic(err)
+			}
+			refused = err
+			continue
 		}
 		d.touched[q.ID()] = q.MaxOffset()
 	}
-	st.Dispatched.Store(d.offset)
+	if refused != nil {
+		d.pause(refused)
+		d.offset = start // queues that took their units skip them next time
+		d.notify()
+		return false
+	}
+	d.resume()
 	d.notify()
+	st.Dispatched.Store(d.offset) // after notify: who sees it caught up sees the arrivals too
 	return n >= batchLimit
 }
 
-// dispatchRecord queues the unit of the record at off into pending.
+// refusedWrite reports whether err is a write the file system refused for
+// want of space (ENOSPC, EDQUOT), which the queue rolled back: worth
+// retrying once space returns. Other errors restart the stage as before.
+func refusedWrite(err error) bool {
+	return !errors.Is(err, consumequeue.ErrFailed) && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT))
+}
+
+// pause stops dispatching for RetryInterval after a refused write.
+func (d *Dispatcher) pause(err error) {
+	if d.paused == nil {
+		d.opts.Logger.Warn().Err(err).Dur("retry_in", d.opts.RetryInterval).
+			Msg("consume queue write refused (disk full?); dispatch paused, retrying")
+	}
+	d.paused = err
+	d.retry.Arm(d.opts.RetryInterval, kick{})
+}
+
+// resume notes that a paused dispatch went through again.
+func (d *Dispatcher) resume() {
+	if d.paused != nil {
+		d.opts.Logger.Info().AnErr("was", d.paused).Int64("offset", d.offset).Msg("dispatch resumed")
+		d.paused = nil
+	}
+}
+
+// dispatchRecord queues the unit of the record at off into pending. It
+// panics on a record it cannot decode or a queue it cannot open, except
+// for a queue the disk has no room to create: that error is returned.
 func (d *Dispatcher) dispatchRecord(off int64, rec []byte, pending map[*consumequeue.Queue][]consumequeue.Unit) error {
 	r, _, err := message.Decode(rec)
 	if err != nil {
-		return fmt.Errorf("dispatch: decode record at %d: %w", off, err)
+		panic(fmt.Errorf("dispatch: decode record at %d: %w", off, err))
 	}
 	q, err := d.opts.Store.Queues.Queue(r.Topic, r.QueueID)
 	if err != nil {
-		return fmt.Errorf("dispatch: open queue %s/%d: %w", r.Topic, r.QueueID, err)
+		err = fmt.Errorf("dispatch: open queue %s/%d: %w", r.Topic, r.QueueID, err)
+		if !refusedWrite(err) {
+			panic(err)
+		}
+		return err
 	}
 	end := q.MaxOffset() + int64(len(pending[q]))
 	switch {
@@ -232,19 +328,22 @@ func (d *Dispatcher) notify() {
 	}
 }
 
-// checkpoint fsyncs the consume queues and then persists the offset.
-func (d *Dispatcher) checkpoint() {
+// checkpoint fsyncs the consume queues and then persists the offset. It
+// returns why it could not (a failed fsync leaves its queue failed:
+// consumequeue.ErrFailed).
+func (d *Dispatcher) checkpoint() error {
 	if d.offset == d.saved {
-		return
+		return nil
 	}
 	st := d.opts.Store
 	if err := st.Queues.Sync(); err != nil {
 		d.opts.Logger.Error().Err(err).Msg("consume queue fsync failed; checkpoint not advanced")
-		return
+		return err
 	}
 	if err := meta.UpdateCheckpoint(st.CheckpointPath(), CheckpointKey, d.offset); err != nil {
 		d.opts.Logger.Error().Err(err).Msg("dispatch checkpoint write failed")
-		return
+		return err
 	}
 	d.saved = d.offset
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,18 +19,21 @@ import (
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 const wait = 5 * time.Second
 
 // rig is an actor system and a real store for one dispatcher at a time.
 type rig struct {
-	st      *storage.Store
-	sys     *actor.ActorSystem
-	metrics *stage.Registry
-	strat   *supervisor.Strategy
-	d       *stage.Stage
-	kicker  *Kicker
+	st       *storage.Store
+	sys      *actor.ActorSystem
+	metrics  *stage.Registry
+	strat    *supervisor.Strategy
+	d        *stage.Stage
+	kicker   *Kicker
+	restarts atomic.Int32
+	retry    time.Duration // Options.RetryInterval
 
 	mu       sync.Mutex
 	arrivals []Arrival
@@ -44,14 +48,22 @@ func newRig(t *testing.T) *rig {
 // newRigSegment opens the store with the given CommitLog segment size (0:
 // the default).
 func newRigSegment(t *testing.T, segment int64) *rig {
+	return newRigFS(t, segment, nil)
+}
+
+// newRigFS opens the store on fs (nil: the real file system). Its
+// supervisor counts restarts and retires a stage stopped for good, as the
+// broker's does.
+func newRigFS(t *testing.T, segment int64, fs vfs.FS) *rig {
 	t.Helper()
-	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: segment})
+	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: segment, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &rig{st: st, sys: stage.NewSystem(zerolog.Nop()), next: map[consumequeue.QueueID]int64{}}
 	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
-	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond})
+	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond,
+		OnRestart: func(string) { r.restarts.Add(1) }, Retire: r.metrics.Retire})
 	t.Cleanup(func() {
 		if r.d != nil {
 			r.d.Stop()
@@ -66,7 +78,7 @@ func (r *rig) start(t *testing.T, interval time.Duration) {
 	t.Helper()
 	r.kicker = &Kicker{}
 	s, err := r.metrics.Spawn(r.sys, r.strat, StageName, Producer(Options{
-		Store: r.st, CheckpointInterval: interval, Notify: r.notify,
+		Store: r.st, CheckpointInterval: interval, RetryInterval: r.retry, Notify: r.notify,
 	}, r.kicker))
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +167,12 @@ func checkpoint(t *testing.T, st *storage.Store) int64 {
 	v, ok := cp.Get(CheckpointKey)
 	if !ok {
 		if _, err := os.Stat(st.CheckpointPath()); !errors.Is(err, os.ErrNotExist) {
+			// Written between the two looks? Then it has the entry now.
+			if again, err := meta.LoadCheckpoint(st.CheckpointPath()); err == nil {
+				if v, ok := again.Get(CheckpointKey); ok {
+					return v
+				}
+			}
 			t.Fatalf("checkpoint file exists without a %q entry: %+v", CheckpointKey, cp)
 		}
 		return -1

@@ -15,6 +15,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Config is everything a broker needs. Build it with DefaultConfig and
@@ -62,6 +63,10 @@ type Config struct {
 	// TimerFaults injects stage failures in tests (nil in production; no
 	// flag sets it). Stage "commitlog" fails the writer after an append.
 	TimerFaults *timer.Faults
+	// StoreFS replaces the file system under the CommitLog and the consume
+	// queues (fault injection in tests, see storage/vfs/vfstest; nil in
+	// production: no flag sets it).
+	StoreFS vfs.FS
 	// TimerPutTimeout is how long a timer write-back may wait for the
 	// writer before it is retried (0: 10 s).
 	TimerPutTimeout time.Duration

@@ -71,7 +71,7 @@ func Open(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("broker config: %w", err)
 	}
 	log := cfg.Logger
-	st, err := storage.Open(cfg.DataDir, storage.Options{SegmentSize: cfg.SegmentSize, Logger: log})
+	st, err := storage.Open(cfg.DataDir, storage.Options{SegmentSize: cfg.SegmentSize, Logger: log, FS: cfg.StoreFS})
 	if err != nil {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}

@@ -2,6 +2,7 @@ package stage_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -251,4 +252,50 @@ func TestNewMetricsWithoutRegistry(t *testing.T) {
 	defer s.Stop()
 	s.Send(&job{id: "1"})
 	recv(t, done, "enter 1")
+}
+
+// selfStarter sends messages to itself from its Started handler, before
+// the spawn has returned its PID.
+type selfStarter struct {
+	self *stage.Stage
+	got  chan<- int
+}
+
+func (s *selfStarter) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		for i := 0; i < 3; i++ {
+			s.self.Send(i)
+		}
+	case int:
+		s.got <- m
+	}
+}
+
+// TestSendFromStartedIsDelivered checks that what an actor sends to itself
+// in Started (a dispatcher's first kick, say) arrives, in order, however
+// early it runs: the stage holds such messages until its PID is known.
+func TestSendFromStartedIsDelivered(t *testing.T) {
+	sys := stage.NewSystem(zerolog.Nop())
+	defer sys.Shutdown()
+	reg := stage.NewRegistry(nil)
+	for round := 0; round < 50; round++ {
+		got := make(chan int, 3)
+		s, err := reg.Spawn(sys, supervisor.New(supervisor.Policy{}), fmt.Sprintf("self-%d", round),
+			func(self *stage.Stage) actor.Actor { return &selfStarter{self: self, got: got} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for want := 0; want < 3; want++ {
+			select {
+			case v := <-got:
+				if v != want {
+					t.Fatalf("round %d: message %d arrived as number %d", round, v, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("round %d: message %d sent from Started never arrived", round, want)
+			}
+		}
+		s.Stop()
+	}
 }

@@ -31,6 +31,11 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// ErrFatal marks a failure that a restart cannot fix (for example a store
+// that could not be reopened): a stage that panics with an error wrapping it
+// is stopped for good whatever Policy.Fatal lists.
+var ErrFatal = errors.New("fatal")
+
 // Policy configures Strategy.
 type Policy struct {
 	// Initial is the delay before the first restart (default 10 ms).
@@ -112,10 +117,13 @@ func New(p Policy) *Strategy {
 	return &Strategy{policy: p, failures: map[string][]time.Time{}}
 }
 
-// Decide maps a failure reason to a directive: Stop for the Fatal classes,
-// Restart otherwise.
+// Decide maps a failure reason to a directive: Stop for ErrFatal and the
+// Fatal classes, Restart otherwise.
 func (s *Strategy) Decide(reason any) actor.Directive {
 	if err, ok := reason.(error); ok {
+		if errors.Is(err, ErrFatal) {
+			return actor.StopDirective
+		}
 		for _, fatal := range s.policy.Fatal {
 			if errors.Is(err, fatal) {
 				return actor.StopDirective

@@ -68,6 +68,7 @@ func TestDecide(t *testing.T) {
 		{"fatal wrapped", fmt.Errorf("read segment 3: %w", errCorrupt), actor.StopDirective},
 		{"fatal wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", errCorrupt)), actor.StopDirective},
 		{"fatal joined", errors.Join(errTransient, errCorrupt), actor.StopDirective},
+		{"ErrFatal wrapped, not listed", fmt.Errorf("reopen store: %w: %w", ErrFatal, errTransient), actor.StopDirective},
 		{"same text, other error", errors.New("corrupt"), actor.RestartDirective},
 		{"transient", errTransient, actor.RestartDirective},
 		{"string panic", "index out of range", actor.RestartDirective},

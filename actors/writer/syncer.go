@@ -15,9 +15,10 @@ import (
 // of it, so under load each fsync serves everything that arrived during the
 // previous one, with no extra mailbox hop on the way.
 type syncer struct {
-	cl     *commitlog.CommitLog
-	onSync func()
-	log    zerolog.Logger
+	cl       *commitlog.CommitLog
+	onSync   func()
+	onFailed func() // after an fsync failed (the log is then failed); must not block
+	log      zerolog.Logger
 
 	mu      sync.Mutex
 	pending []pendingReply // written, waiting for an fsync (guarded by mu)
@@ -32,8 +33,8 @@ type pendingReply struct {
 	result Result
 }
 
-func startSyncer(cl *commitlog.CommitLog, onSync func(), log zerolog.Logger) *syncer {
-	s := &syncer{cl: cl, onSync: onSync, log: log,
+func startSyncer(cl *commitlog.CommitLog, onSync, onFailed func(), log zerolog.Logger) *syncer {
+	s := &syncer{cl: cl, onSync: onSync, onFailed: onFailed, log: log,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.loop()
 	return s
@@ -86,6 +87,9 @@ func (s *syncer) flush() {
 			r = Result{Err: fmt.Errorf("commitlog fsync: %w", err)}
 		}
 		p.reply(r)
+	}
+	if err != nil && s.onFailed != nil {
+		s.onFailed()
 	}
 }
 

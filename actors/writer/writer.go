@@ -18,6 +18,18 @@
 // request is silently dropped) and the CommitLog rolls the failed batch back.
 // On (re)start it rebuilds its queue-offset table from the consume queues
 // plus a scan of the CommitLog records that are not dispatched yet.
+//
+// A failed fsync (or a failed rollback) leaves the CommitLog in its sticky
+// failed state, where it refuses every write. The writer then answers what
+// it holds with that error and fails on purpose, so that its supervisor
+// restarts it; the new instance finds the log failed in its Started handler
+// and reopens it (commitlog.CommitLog.Reopen: new file handles, tail
+// recovery from the flushed offset, sticky error cleared), and sends are
+// taken again. If the reopen fails, or its recovery cut records readers had
+// already seen, the writer panics with supervisor.ErrFatal: it is stopped
+// for good, the stage layer retires it (sends are refused with the cause,
+// /healthz turns 503) and the log says why; restarting the process runs the
+// full recovery.
 package writer
 
 import (
@@ -30,6 +42,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -126,6 +139,10 @@ type Options struct {
 type flushTick struct{}
 type drainNow struct{}
 
+// logFailed is sent by the syncer when an fsync failed: the CommitLog is in
+// its sticky failed state and the writer restarts to reopen it.
+type logFailed struct{}
+
 // maxDrainRecords caps the records written by one drain.
 const maxDrainRecords = 4096
 
@@ -154,25 +171,33 @@ func Producer(opts Options) stage.Producer {
 func (w *Writer) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		w.reopenIfFailed()
 		if err := w.rebuild(); err != nil {
 			panic(fmt.Errorf("commitlog writer: rebuild queue offsets: %w", err))
 		}
 		if w.opts.Mode == FlushAsync {
 			w.armTick()
 		} else {
-			w.syncer = startSyncer(w.opts.Store.CommitLog, w.opts.OnSync, w.opts.Logger)
+			w.syncer = startSyncer(w.opts.Store.CommitLog, w.opts.OnSync, func() { w.self.Send(logFailed{}) },
+				w.opts.Logger)
 		}
 	case *Append:
-		w.append(m)
+		if w.append(m) {
+			w.restartIfFailed()
+		}
 	case drainNow:
 		w.drainQueued = false
 		w.drain()
+		w.restartIfFailed()
 	case flushTick:
 		if err := w.opts.Store.CommitLog.Sync(); err != nil {
 			w.opts.Logger.Error().Err(err).Msg("periodic commitlog fsync failed")
 		}
 		w.synced()
 		w.armTick()
+		w.restartIfFailed()
+	case logFailed:
+		w.restartIfFailed()
 	case *actor.Stopping, *actor.Restarting:
 		w.timer.Stop()
 		w.drain()
@@ -182,24 +207,64 @@ func (w *Writer) Receive(ctx actor.Context) {
 	}
 }
 
+// restartIfFailed fails the writer when the CommitLog is in its sticky
+// failed state, so that the supervisor restarts it and the new instance
+// reopens the log (reopenIfFailed). Call it only when every append taken
+// off the mailbox was answered or is stashed: the stash is drained (with the
+// log's error) on Restarting, so nothing is left unanswered.
+func (w *Writer) restartIfFailed() {
+	if err := w.opts.Store.CommitLog.Failed(); err != nil {
+		panic(fmt.Errorf("commitlog writer: restarting to reopen the failed commitlog: %w", err))
+	}
+}
+
+// reopenIfFailed reopens a CommitLog left in its sticky failed state (see
+// the package documentation). A reopen that fails, or that cut records
+// readers had already seen, is fatal.
+func (w *Writer) reopenIfFailed() {
+	cl, log := w.opts.Store.CommitLog, w.opts.Logger
+	cause := cl.Failed()
+	if cause == nil {
+		return
+	}
+	log.Warn().Err(cause).Msg("commitlog is in its failed state; reopening it (tail recovery)")
+	info, err := cl.Reopen()
+	if err != nil {
+		log.Error().Err(err).AnErr("cause", cause).
+			Msg("reopening the failed commitlog failed: the writer stops for good and sends are refused until the process is restarted")
+		panic(fmt.Errorf("commitlog writer: reopen the failed commitlog: %w: %w", supervisor.ErrFatal, err))
+	}
+	if info.Lost() {
+		log.Error().AnErr("cause", cause).Int64("readable_until", info.PreviousMaxOffset).
+			Int64("recovered_until", info.MaxOffset).Str("reason", info.Recovery.Reason).
+			Msg("reopened commitlog lost records readers had seen: the writer stops for good; restart the process to realign the consume queues")
+		panic(fmt.Errorf("commitlog writer: reopen cut the commitlog back from %d to %d (%s): %w",
+			info.PreviousMaxOffset, info.MaxOffset, info.Recovery.Reason, supervisor.ErrFatal))
+	}
+	log.Warn().AnErr("cause", cause).Int64("max_offset", info.MaxOffset).Int64("truncated_at", info.Recovery.TruncatedAt).
+		Msg("commitlog reopened after its failure; taking sends again")
+}
+
 func (w *Writer) armTick() {
 	w.timer.Arm(w.opts.FlushInterval, flushTick{})
 }
 
 // append stashes m behind the appends already waiting and makes sure a
 // drain runs after them: every append in the mailbox at that point is then
-// written with one CommitLog write.
-func (w *Writer) append(m *Append) {
+// written with one CommitLog write. It reports whether it drained at once
+// (the stash was full).
+func (w *Writer) append(m *Append) bool {
 	w.stash = append(w.stash, m)
 	w.stashed += len(m.Records)
 	if w.stashed >= maxDrainRecords {
 		w.drain()
-		return
+		return true
 	}
 	if !w.drainQueued {
 		w.drainQueued = true
 		w.self.Send(drainNow{})
 	}
+	return false
 }
 
 // drain writes every stashed append. A failed combined write is retried

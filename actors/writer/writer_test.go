@@ -18,6 +18,7 @@ import (
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 const wait = 5 * time.Second
@@ -25,6 +26,7 @@ const wait = 5 * time.Second
 // rig is one actor system with a writer stage on a real store.
 type rig struct {
 	dir     string
+	fs      vfs.FS // nil: the real file system
 	st      *storage.Store
 	sys     *actor.ActorSystem
 	metrics *stage.Registry
@@ -33,11 +35,16 @@ type rig struct {
 	self    atomic.Pointer[stage.Stage]
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigFS(t, nil) }
+
+// newRigFS is newRig with the store on fs. Its supervisor retires a stage
+// stopped for good, as the broker's does.
+func newRigFS(t *testing.T, fs vfs.FS) *rig {
 	t.Helper()
-	r := &rig{dir: t.TempDir(), sys: stage.NewSystem(zerolog.Nop())}
+	r := &rig{dir: t.TempDir(), fs: fs, sys: stage.NewSystem(zerolog.Nop())}
 	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
-	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond})
+	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond,
+		Retire: r.metrics.Retire})
 	r.open(t)
 	t.Cleanup(func() {
 		if r.w != nil {
@@ -53,7 +60,7 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) open(t *testing.T) {
 	t.Helper()
-	st, err := storage.Open(r.dir, storage.Options{})
+	st, err := storage.Open(r.dir, storage.Options{FS: r.fs})
 	if err != nil {
 		t.Fatal(err)
 	}

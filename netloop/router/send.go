@@ -15,6 +15,8 @@ package router
 //   - empty body, body over the size limit, properties over 32767 bytes,
 //     malformed batch                                      -> 13 MESSAGE_ILLEGAL
 //   - too much unanswered work                             -> 2 SYSTEM_BUSY
+// and, from the writer: a disk with no room left          -> 14 SERVICE_NOT_AVAILABLE
+// ("[DISK_FULL] ..."), any other store failure            -> 1 SYSTEM_ERROR.
 // A %RETRY% message past its max reconsume times goes to %DLQ%<group>.
 
 import (
@@ -246,11 +248,8 @@ func (r *Router) deadLetter(h *sendHeader) (string, bool) {
 // answerSend writes the send response.
 func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string, res writer.Result) {
 	if res.Err != nil {
-		code := int32(remoting.SystemError)
-		if errors.Is(res.Err, syscall.ENOSPC) {
-			code = remoting.ServiceNotAvailable
-		}
-		r.reply(c, cmd, code, res.Err.Error())
+		code, remark := sendFailure(res.Err)
+		r.reply(c, cmd, code, remark)
 		return
 	}
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
@@ -265,6 +264,19 @@ func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	resp.SetField("MSG_REGION", "DefaultRegion")
 	resp.SetField("TRACE_ON", "true")
 	r.send(c, cmd, resp)
+}
+
+// sendFailure maps a failed append to its response code and remark. A
+// store out of space answers SERVICE_NOT_AVAILABLE (14) with a remark
+// saying so, as RocketMQ does; the client retries it (on another broker
+// when there is one), and nothing was stored. Anything else is
+// SYSTEM_ERROR (1) with the error.
+func sendFailure(err error) (int32, string) {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return remoting.ServiceNotAvailable,
+			"[DISK_FULL] service not available now: the broker's disk is full, the message was not stored (" + err.Error() + ")"
+	}
+	return remoting.SystemError, err.Error()
 }
 
 // buildRecords encodes the request's message(s) in the stored layout.

@@ -1,7 +1,11 @@
 package router
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
@@ -62,6 +66,26 @@ func TestDeadLetter(t *testing.T) {
 		got, ok := r.deadLetter(&c.h)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("deadLetter(%+v) = %q %v, want %q", c.h, got, ok, c.want)
+		}
+	}
+}
+
+func TestSendFailure(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantCode   int32
+		wantRemark string
+	}{
+		{"disk full", fmt.Errorf("commitlog append: write seg: %w", syscall.ENOSPC), remoting.ServiceNotAvailable, "[DISK_FULL]"},
+		{"quota", &os.PathError{Op: "open", Path: "x", Err: syscall.EDQUOT}, remoting.ServiceNotAvailable, "disk is full"},
+		{"failed log", errors.New("commitlog: failed, reopen to recover"), remoting.SystemError, "reopen to recover"},
+		{"io error", fmt.Errorf("write: %w", syscall.EIO), remoting.SystemError, "input/output error"},
+	}
+	for _, tt := range tests {
+		code, remark := sendFailure(tt.err)
+		if code != tt.wantCode || !strings.Contains(remark, tt.wantRemark) {
+			t.Errorf("%s: %d %q, want %d containing %q", tt.name, code, remark, tt.wantCode, tt.wantRemark)
 		}
 	}
 }

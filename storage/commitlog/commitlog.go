@@ -66,7 +66,7 @@ func Open(dir string, opts Options) (*CommitLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commitlog open %s: %w", dir, err)
 	}
-	c := &CommitLog{dir: dir, segSize: opts.SegmentSize, fs: opts.fs, log: opts.Logger}
+	c := &CommitLog{dir: dir, segSize: opts.SegmentSize, fs: opts.FS, log: opts.Logger}
 	if err := c.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("commitlog open %s: %w", dir, err)
 	}
@@ -167,22 +167,31 @@ func (c *CommitLog) MinOffset() int64 {
 	return c.segs.list[0].base
 }
 
-// segmentFor returns the segment holding global offset off.
-func (c *CommitLog) segmentFor(off int64) (*segment, error) {
+// pin returns the segment holding global offset off with the segment set
+// read-locked, so that neither Reopen nor Close can close its file while
+// the caller reads it. On success the caller preads and then calls unpin;
+// it must not take c.segs again in between (a waiting writer would
+// deadlock it). On error nothing is held.
+func (c *CommitLog) pin(off int64) (*segment, error) {
+	c.segs.RLock()
 	if c.closed.Load() {
+		c.segs.RUnlock()
 		return nil, ErrClosed
 	}
-	c.segs.RLock()
-	defer c.segs.RUnlock()
 	if len(c.segs.list) == 0 || off < c.segs.list[0].base {
+		c.segs.RUnlock()
 		return nil, ErrOutOfRange
 	}
 	i := (off - c.segs.list[0].base) / c.segSize
 	if i >= int64(len(c.segs.list)) {
+		c.segs.RUnlock()
 		return nil, ErrOutOfRange
 	}
 	return c.segs.list[i], nil
 }
+
+// unpin releases what pin took.
+func (c *CommitLog) unpin() { c.segs.RUnlock() }
 
 // segmentsBetween returns the segments holding bytes in [from, to).
 func (c *CommitLog) segmentsBetween(from, to int64) []*segment {
@@ -215,7 +224,8 @@ func (c *CommitLog) setFailed(err error) {
 }
 
 // Close fsyncs (unless the log has failed) and closes every segment file.
-// Calls after the first return ErrClosed.
+// Calls after the first return ErrClosed. Readers still running get
+// ErrClosed; none reads a closed file (see pin).
 func (c *CommitLog) Close() error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -226,7 +236,9 @@ func (c *CommitLog) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	c.segs.Lock()
 	c.closed.Store(true)
+	c.segs.Unlock()
 	if err := c.closeFiles(); err != nil {
 		errs = append(errs, err)
 	}
@@ -236,12 +248,19 @@ func (c *CommitLog) Close() error {
 	return nil
 }
 
-// closeFiles closes every open segment file.
+// closeFiles closes every open segment file and empties the list.
 func (c *CommitLog) closeFiles() error {
 	c.segs.Lock()
 	defer c.segs.Unlock()
+	err := closeSegments(c.segs.list)
+	c.segs.list = nil
+	return err
+}
+
+// closeSegments closes the files of list.
+func closeSegments(list []*segment) error {
 	var errs []error
-	for _, s := range c.segs.list {
+	for _, s := range list {
 		if err := s.f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.path, err))
 		}

@@ -65,23 +65,40 @@
 //
 // # Concurrency
 //
-// One writer, many readers. Append must not be called concurrently with
-// itself (the caller, the CommitLog writer actor, serializes it). Sync may run
-// concurrently with Append (for example from a separate flusher). ReadAt,
-// Read, MaxOffset, FlushedOffset and MinOffset are safe from any goroutine at
-// any time, concurrently with Append and Sync: writes use pwrite and reads use
-// pread, only the segment list is guarded by a RWMutex, and readers see a
-// record as soon as Append has returned (before Sync), because MaxOffset is
-// published only after the bytes are written. Close must be called once, after
-// the writer and readers are done. Lock order: syncMu, then segs; the sticky
-// error's mutex is a leaf.
+// One writer, many readers. Append and Reopen must not be called
+// concurrently with each other or themselves (the caller, the CommitLog
+// writer actor, serializes them). Sync may run concurrently with Append (for
+// example from a separate flusher). ReadAt, Read, ReadBlock, MaxOffset,
+// FlushedOffset, MinOffset and Failed are safe from any goroutine at any
+// time, concurrently with Append, Sync and Reopen: writes use pwrite and
+// reads use pread, and readers see a record as soon as Append has returned
+// (before Sync), because MaxOffset is published only after the bytes are
+// written. Close must be called once, after the writer and readers are done.
+//
+// The segment set (the list of open files) is guarded by a RWMutex, and a
+// reader holds its read lock for the whole pread, not only for the lookup
+// (see pin). Whoever closes a file (Reopen swapping in new handles, a
+// rollback dropping a segment it created, Close) does it under the write
+// lock, so no reader ever reads through a closed handle. The write lock is
+// taken only for those and to add a new segment (once per SegmentSize
+// bytes); a pread of a cached page takes microseconds, so the writer waits
+// for readers at most that long. We chose this over reference-counted
+// handles (close the old handle when its last reader lets go): it needs no
+// per-read atomics and keeps one obvious rule, "pread under the read lock".
+// Lock order: syncMu, then segs; the sticky error's mutex is a leaf.
 //
 // # Failures
 //
 // A failed write (for example ENOSPC) makes Append truncate the log back to
 // the state before the call and return the error; later appends may succeed.
 // A failed fsync, or a failed rollback, is sticky: the kernel may have dropped
-// the dirty pages, so every later Append and Sync returns ErrFailed, and the
-// log must be reopened (recovery then verifies what really is on disk).
-// Reads keep working.
+// the dirty pages, so every later Append and Sync returns ErrFailed (Failed
+// reports it). Reads keep working. Reopen recovers such a log in place: it
+// opens the segment files again with new handles, runs Open's tail recovery
+// on them from the segment holding FlushedOffset (so whatever the kernel
+// really kept is verified record by record, and a torn tail is cut), swaps
+// the new handles in, closes the old ones and clears the sticky error. If
+// recovery cut bytes readers had already seen (ReopenInfo.Lost), the consume
+// queues built on them are stale: the writer stage then stops for good and
+// the next process start realigns them (storage.Open).
 package commitlog

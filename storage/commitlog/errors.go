@@ -19,7 +19,7 @@ var (
 	// ErrRecordTooLarge means a record plus its checksum exceeds SegmentSize.
 	ErrRecordTooLarge = errors.New("commitlog: record larger than a segment")
 	// ErrFailed means an earlier fsync or rollback failed; the log refuses
-	// writes until it is reopened.
+	// writes until it is reopened (CommitLog.Reopen, or a process restart).
 	ErrFailed = errors.New("commitlog: failed, reopen to recover")
 	// ErrInvalidOptions means Options failed validation.
 	ErrInvalidOptions = errors.New("commitlog: invalid options")

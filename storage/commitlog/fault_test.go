@@ -39,7 +39,7 @@ func TestWriteFaultRollsBack(t *testing.T) {
 	for n := 1; ; n++ {
 		dir := t.TempDir()
 		fs := &vfstest.FaultFS{}
-		c := mustOpen(t, dir, Options{SegmentSize: 256, fs: fs})
+		c := mustOpen(t, dir, Options{SegmentSize: 256, FS: fs})
 		mustAppend(t, c, makeRecords(0, 100))
 		before, max := snapshotSizes(t, dir), c.MaxOffset()
 
@@ -90,7 +90,7 @@ func TestSegmentCreateFault(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			fs := &vfstest.FaultFS{}
-			c := mustOpen(t, dir, Options{SegmentSize: 256, fs: fs})
+			c := mustOpen(t, dir, Options{SegmentSize: 256, FS: fs})
 			mustAppend(t, c, makeRecords(0, 100, 100))
 			before := snapshotSizes(t, dir)
 			tt.inject(fs)
@@ -111,7 +111,7 @@ func TestSegmentCreateFault(t *testing.T) {
 func TestSyncFaultIsSticky(t *testing.T) {
 	dir := t.TempDir()
 	fs := &vfstest.FaultFS{}
-	c, err := Open(dir, Options{SegmentSize: 256, fs: fs})
+	c, err := Open(dir, Options{SegmentSize: 256, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestSyncFaultIsSticky(t *testing.T) {
 func TestRollbackFaultIsSticky(t *testing.T) {
 	dir := t.TempDir()
 	fs := &vfstest.FaultFS{}
-	c, err := Open(dir, Options{SegmentSize: 1024, fs: fs})
+	c, err := Open(dir, Options{SegmentSize: 1024, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}

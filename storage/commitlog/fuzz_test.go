@@ -73,7 +73,7 @@ func FuzzRecover(f *testing.F) {
 		if err := os.WriteFile(segPath(dir, target), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		opts := Options{SegmentSize: fuzzSegSize, fs: vfstest.NoSyncFS{}}
+		opts := Options{SegmentSize: fuzzSegSize, FS: vfstest.NoSyncFS{}}
 		if mode&2 != 0 {
 			opts.RecoverFrom = 1
 		}
@@ -93,7 +93,7 @@ func FuzzRecover(f *testing.F) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		c, err = Open(dir, Options{SegmentSize: fuzzSegSize, RecoverFrom: 1, fs: vfstest.NoSyncFS{}})
+		c, err = Open(dir, Options{SegmentSize: fuzzSegSize, RecoverFrom: 1, FS: vfstest.NoSyncFS{}})
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}

@@ -30,10 +30,9 @@ type Options struct {
 	// Zero or negative: scan only the last segment (and the previous one when
 	// the last is empty).
 	RecoverFrom int64
-
-	// fs replaces the operating system's file system (fault injection in
-	// tests); nil means the real one.
-	fs vfs.FS
+	// FS replaces the operating system's file system (fault injection in
+	// tests, see storage/vfs/vfstest); nil means the real one.
+	FS vfs.FS
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error
@@ -45,8 +44,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SegmentSize < MinSegmentSize {
 		return o, fmt.Errorf("segment size %d below %d: %w", o.SegmentSize, MinSegmentSize, ErrInvalidOptions)
 	}
-	if o.fs == nil {
-		o.fs = vfs.OS{}
+	if o.FS == nil {
+		o.FS = vfs.OS{}
 	}
 	return o, nil
 }

@@ -17,10 +17,11 @@ func (c *CommitLog) ReadAt(offset int64, size int32) ([]byte, error) {
 	if size < MinRecordSize || offset < 0 || offset+n > c.maxOffset.Load() {
 		return nil, fmt.Errorf("commitlog read %s at %d size %d: %w", c.dir, offset, size, ErrOutOfRange)
 	}
-	s, err := c.segmentFor(offset)
+	s, err := c.pin(offset)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog read %s at %d: %w", c.dir, offset, err)
 	}
+	defer c.unpin()
 	local := offset - s.base
 	if local+n > c.segSize {
 		return nil, fmt.Errorf("commitlog read %s at %d size %d crosses segment end: %w",
@@ -51,49 +52,60 @@ func (c *CommitLog) Read(offset int64) (record []byte, next int64, err error) {
 		if offset < 0 || offset > limit {
 			return nil, offset, fmt.Errorf("commitlog read %s at %d (max %d): %w", c.dir, offset, limit, ErrOutOfRange)
 		}
-		s, err := c.segmentFor(offset)
-		if err != nil {
-			return nil, offset, fmt.Errorf("commitlog read %s at %d: %w", c.dir, offset, err)
-		}
-		local := offset - s.base
-		end := s.base + c.segSize
-		if end-offset < blankSize {
-			offset = end
+		record, next, skip, err := c.readEntry(offset, limit)
+		if skip {
+			offset = next
 			continue
 		}
-		avail := min(end, limit) - offset
-		if avail < headerSize {
-			return nil, offset, fmt.Errorf("commitlog read %s at %d: %d bytes left: %w", c.dir, offset, avail, ErrCorrupt)
-		}
-		var hdr [headerSize]byte
-		if _, err := s.f.ReadAt(hdr[:], local); err != nil {
-			return nil, offset, fmt.Errorf("commitlog read %s at %d: %w", s.path, local, shortIsCorrupt(err))
-		}
-		total := int64(binary.BigEndian.Uint32(hdr[0:4]))
-		magic := binary.BigEndian.Uint32(hdr[4:8])
-		if magic == magicBlank {
-			if total != end-offset {
-				return nil, offset, fmt.Errorf("commitlog read %s at %d: blank marker size %d: %w",
-					c.dir, offset, total, ErrCorrupt)
-			}
-			offset = end
-			continue
-		}
-		n := total + crcSize
-		if !isRecordMagic(magic) || total < MinRecordSize || n > avail {
-			return nil, offset, fmt.Errorf("commitlog read %s at %d: header size %d magic %#08x: %w",
-				c.dir, offset, total, magic, ErrCorrupt)
-		}
-		entry := make([]byte, n)
-		copy(entry, hdr[:])
-		if _, err := s.f.ReadAt(entry[headerSize:], local+headerSize); err != nil {
-			return nil, offset, fmt.Errorf("commitlog read %s at %d: %w", s.path, local, shortIsCorrupt(err))
-		}
-		if reason := verifyEntry(entry, offset); reason != "" {
-			return nil, offset, fmt.Errorf("commitlog read %s at %d: %s: %w", c.dir, offset, reason, ErrCorrupt)
-		}
-		return entry[:total:total], offset + n, nil
+		return record, next, err
 	}
+}
+
+// readEntry is one step of Read: the entry at offset, or skip with the
+// next segment's start when offset is at a blank marker or a segment tail
+// too short for one.
+func (c *CommitLog) readEntry(offset, limit int64) (record []byte, next int64, skip bool, err error) {
+	s, err := c.pin(offset)
+	if err != nil {
+		return nil, offset, false, fmt.Errorf("commitlog read %s at %d: %w", c.dir, offset, err)
+	}
+	defer c.unpin()
+	local := offset - s.base
+	end := s.base + c.segSize
+	if end-offset < blankSize {
+		return nil, end, true, nil
+	}
+	avail := min(end, limit) - offset
+	if avail < headerSize {
+		return nil, offset, false, fmt.Errorf("commitlog read %s at %d: %d bytes left: %w", c.dir, offset, avail, ErrCorrupt)
+	}
+	var hdr [headerSize]byte
+	if _, err := s.f.ReadAt(hdr[:], local); err != nil {
+		return nil, offset, false, fmt.Errorf("commitlog read %s at %d: %w", s.path, local, shortIsCorrupt(err))
+	}
+	total := int64(binary.BigEndian.Uint32(hdr[0:4]))
+	magic := binary.BigEndian.Uint32(hdr[4:8])
+	if magic == magicBlank {
+		if total != end-offset {
+			return nil, offset, false, fmt.Errorf("commitlog read %s at %d: blank marker size %d: %w",
+				c.dir, offset, total, ErrCorrupt)
+		}
+		return nil, end, true, nil
+	}
+	n := total + crcSize
+	if !isRecordMagic(magic) || total < MinRecordSize || n > avail {
+		return nil, offset, false, fmt.Errorf("commitlog read %s at %d: header size %d magic %#08x: %w",
+			c.dir, offset, total, magic, ErrCorrupt)
+	}
+	entry := make([]byte, n)
+	copy(entry, hdr[:])
+	if _, err := s.f.ReadAt(entry[headerSize:], local+headerSize); err != nil {
+		return nil, offset, false, fmt.Errorf("commitlog read %s at %d: %w", s.path, local, shortIsCorrupt(err))
+	}
+	if reason := verifyEntry(entry, offset); reason != "" {
+		return nil, offset, false, fmt.Errorf("commitlog read %s at %d: %s: %w", c.dir, offset, reason, ErrCorrupt)
+	}
+	return entry[:total:total], offset + n, false, nil
 }
 
 // shortIsCorrupt maps a short read below MaxOffset (the file lost bytes that

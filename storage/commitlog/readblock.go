@@ -29,24 +29,15 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 		if offset < 0 || offset > limit {
 			return nil, nil, offset, fmt.Errorf("commitlog read %s at %d (max %d): %w", c.dir, offset, limit, ErrOutOfRange)
 		}
-		s, err := c.segmentFor(offset)
-		if err != nil {
-			return nil, nil, offset, fmt.Errorf("commitlog read %s at %d: %w", c.dir, offset, err)
-		}
-		end := s.base + c.segSize
+		end := offset - offset%c.segSize + c.segSize // segments are aligned to segSize
 		if end-offset < blankSize {
 			offset = end
 			continue
 		}
-		avail := min(end, limit) - offset
-		buf := make([]byte, min(int64(maxBytes), avail))
-		// Segment files are not padded: a blank marker may be the file's
-		// last bytes, so a short read is normal here (checked per entry).
-		got, err := s.f.ReadAt(buf, offset-s.base)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, offset, fmt.Errorf("commitlog read %s at %d: %w", s.path, offset-s.base, err)
+		buf, err := c.readRaw(offset, min(int64(maxBytes), min(end, limit)-offset))
+		if err != nil {
+			return nil, nil, offset, err
 		}
-		buf = buf[:got]
 		pos := 0
 		for len(buf)-pos >= headerSize {
 			total := int64(binary.BigEndian.Uint32(buf[pos:]))
@@ -99,4 +90,22 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 			return nil, nil, offset, fmt.Errorf("commitlog read %s at %d: %d bytes left: %w", c.dir, offset, len(buf), ErrCorrupt)
 		}
 	}
+}
+
+// readRaw preads up to n bytes at global offset off from the segment
+// holding it (pinned meanwhile). Segment files are not padded: a blank
+// marker may be the file's last bytes, so a short read is normal here and
+// the caller checks each entry.
+func (c *CommitLog) readRaw(off, n int64) ([]byte, error) {
+	s, err := c.pin(off)
+	if err != nil {
+		return nil, fmt.Errorf("commitlog read %s at %d: %w", c.dir, off, err)
+	}
+	defer c.unpin()
+	buf := make([]byte, n)
+	got, err := s.f.ReadAt(buf, off-s.base)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("commitlog read %s at %d: %w", s.path, off-s.base, err)
+	}
+	return buf[:got], nil
 }

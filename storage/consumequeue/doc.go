@@ -51,12 +51,18 @@
 // # Concurrency
 //
 // Store methods are safe for concurrent use. Per queue: one writer (the
-// dispatcher) calls Append and TruncateAbove, never concurrently with each
-// other; Read, MaxOffset, MinOffset, LastUnit and SearchByPhysOffset are safe
-// from any goroutine at any time (writes use pwrite, reads pread; only the
-// file list is guarded by a RWMutex; MaxOffset is published after the bytes
-// are written). Sync may run concurrently with Append. A reader racing with
-// TruncateAbove may get fewer units than asked for or ErrOutOfRange.
+// dispatcher) calls Append, TruncateAbove and Reopen, never concurrently
+// with each other; Read, MaxOffset, MinOffset, LastUnit, SearchByPhysOffset
+// and Failed are safe from any goroutine at any time (writes use pwrite,
+// reads pread; MaxOffset is published after the bytes are written). Sync
+// may run concurrently with Append. A reader racing with TruncateAbove may
+// get fewer units than asked for or ErrOutOfRange.
+//
+// The file list is guarded by a RWMutex and a reader holds its read lock
+// for the whole pread (see Queue.pin); files are closed only under the
+// write lock (Reopen swapping in new handles, a rollback or truncation
+// dropping files, close), so no reader ever reads a closed file. This is
+// the same rule as the CommitLog's: "pread under the read lock".
 // Lock order: Store.queues, then Queue.synced, then Queue.files; the sticky
 // error's mutex is a leaf.
 //
@@ -64,6 +70,9 @@
 //
 // A failed write makes Append truncate the queue back to its state before the
 // call. A failed fsync, or a failed rollback, is sticky for that queue: later
-// Append, TruncateAbove and Sync calls return ErrFailed until the store is
-// reopened.
+// Append, TruncateAbove and Sync calls return ErrFailed (Queue.Failed
+// reports it, Store.FailedQueues lists such queues) until the queue is
+// reopened. Queue.Reopen opens its files again with new handles, runs the
+// load-time recovery on them, swaps them in and clears the error; units it
+// cut are re-dispatched from the CommitLog by the dispatcher.
 package consumequeue

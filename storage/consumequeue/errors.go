@@ -20,7 +20,7 @@ var (
 	// ErrInvalidQueueID means a negative queue id.
 	ErrInvalidQueueID = errors.New("consumequeue: invalid queue id")
 	// ErrFailed means an earlier fsync or rollback failed; the queue refuses
-	// writes until the store is reopened.
+	// writes until it is reopened (Queue.Reopen, or a process restart).
 	ErrFailed = errors.New("consumequeue: failed, reopen to recover")
 	// ErrInvalidOptions means Options failed validation.
 	ErrInvalidOptions = errors.New("consumequeue: invalid options")

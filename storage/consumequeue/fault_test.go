@@ -16,7 +16,7 @@ func TestWriteFaultRollsBack(t *testing.T) {
 	for n := 1; ; n++ {
 		dir := t.TempDir()
 		fs := &vfstest.FaultFS{}
-		s := mustOpen(t, dir, Options{UnitsPerFile: 4, fs: fs})
+		s := mustOpen(t, dir, Options{UnitsPerFile: 4, FS: fs})
 		q := mustQueue(t, s, "T", 0)
 		mustAppend(t, q, unitsFrom(0, 2)...)
 		fs.FailWrite(n)
@@ -49,7 +49,7 @@ func TestWriteFaultRollsBack(t *testing.T) {
 
 func TestSyncFaultIsSticky(t *testing.T) {
 	fs := &vfstest.FaultFS{}
-	s := mustOpen(t, t.TempDir(), Options{UnitsPerFile: 4, fs: fs})
+	s := mustOpen(t, t.TempDir(), Options{UnitsPerFile: 4, FS: fs})
 	q := mustQueue(t, s, "T", 0)
 	other := mustQueue(t, s, "U", 0)
 	mustAppend(t, q, unitsFrom(0, 3)...)

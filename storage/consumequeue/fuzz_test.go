@@ -46,7 +46,7 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(qdir, fileName(base)), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		opts := Options{UnitsPerFile: upf, fs: vfstest.NoSyncFS{}}
+		opts := Options{UnitsPerFile: upf, FS: vfstest.NoSyncFS{}}
 		s, err := Open(dir, opts)
 		if err != nil {
 			t.Fatalf("Open: %v", err)

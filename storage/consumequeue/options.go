@@ -19,10 +19,9 @@ type Options struct {
 	UnitsPerFile int
 	// Logger receives recovery warnings. The zero value discards.
 	Logger zerolog.Logger
-
-	// fs replaces the operating system's file system (fault injection in
-	// tests); nil means the real one.
-	fs vfs.FS
+	// FS replaces the operating system's file system (fault injection in
+	// tests, see storage/vfs/vfstest); nil means the real one.
+	FS vfs.FS
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error
@@ -34,8 +33,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.UnitsPerFile < 1 {
 		return o, fmt.Errorf("units per file %d: %w", o.UnitsPerFile, ErrInvalidOptions)
 	}
-	if o.fs == nil {
-		o.fs = vfs.OS{}
+	if o.FS == nil {
+		o.FS = vfs.OS{}
 	}
 	return o, nil
 }

@@ -77,22 +77,30 @@ func (q *Queue) MinOffset() int64 {
 	return q.files.list[0].base
 }
 
-// fileFor returns the file holding logical offset off.
-func (q *Queue) fileFor(off int64) (*unitFile, error) {
+// pin returns the file holding logical offset off with the file list
+// read-locked, so that neither Reopen nor a close can close it while the
+// caller reads it. On success the caller preads and then calls unpin; it
+// must not take q.files again in between. On error nothing is held.
+func (q *Queue) pin(off int64) (*unitFile, error) {
+	q.files.RLock()
 	if q.closed.Load() {
+		q.files.RUnlock()
 		return nil, ErrClosed
 	}
-	q.files.RLock()
-	defer q.files.RUnlock()
 	if len(q.files.list) == 0 || off < q.files.list[0].base {
+		q.files.RUnlock()
 		return nil, ErrOutOfRange
 	}
 	i := (off - q.files.list[0].base) / q.upf
 	if i >= int64(len(q.files.list)) {
+		q.files.RUnlock()
 		return nil, ErrOutOfRange
 	}
 	return q.files.list[i], nil
 }
+
+// unpin releases what pin took.
+func (q *Queue) unpin() { q.files.RUnlock() }
 
 // Read returns up to max units starting at logical offset from. It returns
 // no units at MaxOffset and ErrOutOfRange outside [MinOffset, MaxOffset].
@@ -115,36 +123,49 @@ func (q *Queue) Read(from int64, max int) ([]Unit, error) {
 	out := make([]Unit, 0, end-from)
 	var buf []byte
 	for pos := from; pos < end; {
-		uf, err := q.fileFor(pos)
-		if err != nil {
-			return out, fmt.Errorf("consumequeue read %s at %d: %w", q.id, pos, err)
-		}
-		n := min(end, uf.base+q.upf) - pos
-		if int64(cap(buf)) < n*UnitSize {
-			buf = make([]byte, n*UnitSize)
-		}
-		buf = buf[:n*UnitSize]
-		k, err := uf.f.ReadAt(buf, (pos-uf.base)*UnitSize)
-		for i := 0; i+UnitSize <= k; i += UnitSize {
-			out = append(out, decodeUnit(buf[i:]))
-		}
-		if errors.Is(err, io.EOF) {
-			return out, nil // cut by a concurrent TruncateAbove
-		}
-		if err != nil {
-			return out, fmt.Errorf("consumequeue read %s: %w", uf.path, err)
+		n, cut, err := q.readInto(pos, end, &buf, &out)
+		if err != nil || cut {
+			return out, err // cut: by a concurrent TruncateAbove
 		}
 		pos += n
 	}
 	return out, nil
 }
 
+// readInto decodes the units from pos up to end or the end of pos's file
+// (pinned meanwhile) into out, and returns how many it covered and whether
+// the file was shorter than that.
+func (q *Queue) readInto(pos, end int64, buf *[]byte, out *[]Unit) (int64, bool, error) {
+	uf, err := q.pin(pos)
+	if err != nil {
+		return 0, false, fmt.Errorf("consumequeue read %s at %d: %w", q.id, pos, err)
+	}
+	defer q.unpin()
+	n := min(end, uf.base+q.upf) - pos
+	if int64(cap(*buf)) < n*UnitSize {
+		*buf = make([]byte, n*UnitSize)
+	}
+	b := (*buf)[:n*UnitSize]
+	k, err := uf.f.ReadAt(b, (pos-uf.base)*UnitSize)
+	for i := 0; i+UnitSize <= k; i += UnitSize {
+		*out = append(*out, decodeUnit(b[i:]))
+	}
+	if errors.Is(err, io.EOF) {
+		return n, true, nil
+	}
+	if err != nil {
+		return n, false, fmt.Errorf("consumequeue read %s: %w", uf.path, err)
+	}
+	return n, false, nil
+}
+
 // readUnit reads the unit at logical offset off.
 func (q *Queue) readUnit(off int64) (Unit, error) {
-	uf, err := q.fileFor(off)
+	uf, err := q.pin(off)
 	if err != nil {
 		return Unit{}, fmt.Errorf("consumequeue read %s at %d: %w", q.id, off, err)
 	}
+	defer q.unpin()
 	var b [UnitSize]byte
 	if _, err := uf.f.ReadAt(b[:], (off-uf.base)*UnitSize); err != nil {
 		return Unit{}, fmt.Errorf("consumequeue read %s at %d: %w", uf.path, off-uf.base, err)
@@ -225,9 +246,9 @@ func (q *Queue) close(sync bool) error {
 			errs = append(errs, err)
 		}
 	}
-	q.closed.Store(true)
 	q.files.Lock()
 	defer q.files.Unlock()
+	q.closed.Store(true) // under the lock: no reader holds a file being closed (see pin)
 	for _, uf := range q.files.list {
 		if err := uf.f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue close %s: %w", uf.path, err))

@@ -1,10 +1,14 @@
 // Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
-// operations (the Nth write, the Nth sync, creates, truncates, directory
-// syncs) and NoSyncFS turns fsync off so fuzzing is not bound by the disk.
+// operations (the Nth write, the Nth sync, every sync, creates, truncates,
+// directory syncs, or everything a full disk refuses), optionally only under
+// one directory, and NoSyncFS turns fsync off so fuzzing is not bound by the
+// disk.
 package vfstest
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -19,14 +23,17 @@ type FaultFS struct {
 	vfs.OS
 
 	mu           sync.Mutex
-	writes       int  // WriteAt calls since FailWrite
-	failWrite    int  // 1-based WriteAt call to fail after writing half; 0 = never
-	syncs        int  // file Sync calls since FailSync
-	failSync     int  // 1-based file Sync call to fail; 0 = never
-	failTruncate bool // every Truncate fails
-	failCreate   bool // every OpenFile with O_CREATE fails
-	failSyncDir  bool // every SyncDir fails
-	hit          bool // a fault was injected since Reset
+	writes       int    // WriteAt calls since FailWrite
+	failWrite    int    // 1-based WriteAt call to fail after writing half; 0 = never
+	syncs        int    // file Sync calls since FailSync
+	failSync     int    // 1-based file Sync call to fail; 0 = never
+	failAllSync  bool   // every file Sync fails
+	full         bool   // every WriteAt and create fails with ENOSPC
+	failTruncate bool   // every Truncate fails
+	failCreate   bool   // every OpenFile with O_CREATE fails
+	failSyncDir  bool   // every SyncDir fails
+	hit          bool   // a fault was injected since Reset
+	scope        string // faults hit only paths under it ("" = everywhere)
 }
 
 var _ vfs.FS = (*FaultFS)(nil)
@@ -48,6 +55,15 @@ func (fs *FaultFS) FailSync(n int) {
 	fs.syncs, fs.failSync = 0, n
 }
 
+// FailEverySync makes every file Sync fail with EIO while on.
+func (fs *FaultFS) FailEverySync(on bool) { fs.setFlag(&fs.failAllSync, on) }
+
+// Full makes the file system behave as a full disk while on: every WriteAt
+// writes the first half of its bytes and fails with ENOSPC, and every
+// OpenFile with os.O_CREATE fails with ENOSPC. Reads, truncates and syncs
+// keep working, so what is stored stays readable and rollbacks succeed.
+func (fs *FaultFS) Full(on bool) { fs.setFlag(&fs.full, on) }
+
 // FailTruncate makes every Truncate fail with EIO while on.
 func (fs *FaultFS) FailTruncate(on bool) { fs.setFlag(&fs.failTruncate, on) }
 
@@ -63,6 +79,24 @@ func (fs *FaultFS) setFlag(p *bool, on bool) {
 	*p = on
 }
 
+// Scope restricts every fault to paths under dir (for example one store's
+// directory when several share the FaultFS); "" means everywhere. Reset
+// keeps the scope.
+func (fs *FaultFS) Scope(dir string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.scope = dir
+}
+
+// inScope reports whether path is under the scope. fs.mu must be held.
+func (fs *FaultFS) inScope(path string) bool {
+	if fs.scope == "" {
+		return true
+	}
+	rel, err := filepath.Rel(fs.scope, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
 // Hit reports whether a fault has been injected since the last Reset.
 func (fs *FaultFS) Hit() bool {
 	fs.mu.Lock()
@@ -76,6 +110,7 @@ func (fs *FaultFS) Reset() {
 	defer fs.mu.Unlock()
 	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
 	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
+	fs.failAllSync, fs.full = false, false
 }
 
 // inject reports whether the fault cond holds and records it as hit.
@@ -88,7 +123,7 @@ func (fs *FaultFS) inject(cond bool) bool {
 // OpenFile implements vfs.FS.
 func (fs *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	fs.mu.Lock()
-	fail := fs.inject(fs.failCreate && flag&os.O_CREATE != 0)
+	fail := fs.inScope(name) && fs.inject((fs.failCreate || fs.full) && flag&os.O_CREATE != 0)
 	fs.mu.Unlock()
 	if fail {
 		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
@@ -97,13 +132,13 @@ func (fs *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, 
 	if err != nil {
 		return nil, err
 	}
-	return &faultFile{File: f, fs: fs}, nil
+	return &faultFile{File: f, fs: fs, path: name}, nil
 }
 
 // SyncDir implements vfs.FS.
 func (fs *FaultFS) SyncDir(dir string) error {
 	fs.mu.Lock()
-	fail := fs.inject(fs.failSyncDir)
+	fail := fs.inScope(dir) && fs.inject(fs.failSyncDir)
 	fs.mu.Unlock()
 	if fail {
 		return syscall.EIO
@@ -114,13 +149,18 @@ func (fs *FaultFS) SyncDir(dir string) error {
 // faultFile is a file opened through a FaultFS.
 type faultFile struct {
 	vfs.File
-	fs *FaultFS
+	fs   *FaultFS
+	path string
 }
 
 func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
+	if !f.fs.inScope(f.path) {
+		f.fs.mu.Unlock()
+		return f.File.WriteAt(b, off)
+	}
 	f.fs.writes++
-	fail := f.fs.inject(f.fs.writes == f.fs.failWrite)
+	fail := f.fs.inject(f.fs.writes == f.fs.failWrite || f.fs.full)
 	f.fs.mu.Unlock()
 	if fail {
 		n, _ := f.File.WriteAt(b[:len(b)/2], off)
@@ -131,8 +171,12 @@ func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 
 func (f *faultFile) Sync() error {
 	f.fs.mu.Lock()
+	if !f.fs.inScope(f.path) {
+		f.fs.mu.Unlock()
+		return f.File.Sync()
+	}
 	f.fs.syncs++
-	fail := f.fs.inject(f.fs.syncs == f.fs.failSync)
+	fail := f.fs.inject(f.fs.syncs == f.fs.failSync || f.fs.failAllSync)
 	f.fs.mu.Unlock()
 	if fail {
 		return syscall.EIO
@@ -142,7 +186,7 @@ func (f *faultFile) Sync() error {
 
 func (f *faultFile) Truncate(size int64) error {
 	f.fs.mu.Lock()
-	fail := f.fs.inject(f.fs.failTruncate)
+	fail := f.fs.inScope(f.path) && f.fs.inject(f.fs.failTruncate)
 	f.fs.mu.Unlock()
 	if fail {
 		return syscall.EIO

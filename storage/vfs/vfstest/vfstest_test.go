@@ -48,12 +48,17 @@ func TestFaultFS(t *testing.T) {
 		{"create", func(fs *FaultFS) { fs.FailCreate(true) }, map[string]error{"create": syscall.ENOSPC}},
 		{"truncate", func(fs *FaultFS) { fs.FailTruncate(true) }, map[string]error{"truncate": syscall.EIO}},
 		{"syncdir", func(fs *FaultFS) { fs.FailSyncDir(true) }, map[string]error{"syncdir": syscall.EIO}},
+		{"every sync", func(fs *FaultFS) { fs.FailEverySync(true) },
+			map[string]error{"sync1": syscall.EIO, "sync2": syscall.EIO}},
+		{"full refuses creates", func(fs *FaultFS) { fs.Full(true) }, map[string]error{"create": syscall.ENOSPC}},
 		{"armed then reset", func(fs *FaultFS) {
 			fs.FailWrite(1)
 			fs.FailSync(1)
 			fs.FailCreate(true)
 			fs.FailTruncate(true)
 			fs.FailSyncDir(true)
+			fs.FailEverySync(true)
+			fs.Full(true)
 			fs.Reset()
 		}, nil},
 	}
@@ -92,6 +97,99 @@ func TestFaultFSWriteFaultWritesHalf(t *testing.T) {
 	fs.Reset()
 	if fs.Hit() {
 		t.Fatal("Hit after Reset")
+	}
+}
+
+// TestFaultFSFull checks the full-disk mode on a file opened before it:
+// every write stores half and fails, reads, truncates and syncs work, and
+// turning it off lets writes through again.
+func TestFaultFSFull(t *testing.T) {
+	fs := &FaultFS{}
+	dir := t.TempDir()
+	f, err := fs.OpenFile(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fs.Full(true)
+	for i := 0; i < 3; i++ {
+		if n, err := f.WriteAt([]byte("abcdef"), 0); n != 3 || !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("write %d: %d, %v; want 3, ENOSPC", i, n, err)
+		}
+	}
+	if _, err := fs.OpenFile(filepath.Join(dir, "g"), os.O_RDWR|os.O_CREATE, 0o644); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("create on a full disk: %v", err)
+	}
+	got := make([]byte, 3)
+	if _, err := f.ReadAt(got, 0); err != nil || string(got) != "abc" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	fs.Full(false)
+	if _, err := f.WriteAt([]byte("abcdef"), 0); err != nil {
+		t.Fatalf("write after the disk has room again: %v", err)
+	}
+}
+
+// TestFaultFSScope arms every fault but scopes them to one directory:
+// files there fail, files elsewhere do not.
+func TestFaultFSScope(t *testing.T) {
+	fs := &FaultFS{}
+	root := t.TempDir()
+	in, out := filepath.Join(root, "in"), filepath.Join(root, "inner") // a shared name prefix is not inside
+	for _, d := range []string{in, out} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fin, err := fs.OpenFile(filepath.Join(in, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fin.Close()
+	fout, err := fs.OpenFile(filepath.Join(out, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fout.Close()
+	fs.Scope(in)
+	fs.Full(true)
+	fs.FailEverySync(true)
+	fs.FailTruncate(true)
+	fs.FailSyncDir(true)
+	fs.Reset() // keeps the scope
+	fs.Full(true)
+	fs.FailEverySync(true)
+	fs.FailTruncate(true)
+	fs.FailSyncDir(true)
+	if _, err := fout.WriteAt([]byte("x"), 0); err != nil {
+		t.Errorf("write outside the scope: %v", err)
+	}
+	if err := fout.Sync(); err != nil {
+		t.Errorf("sync outside the scope: %v", err)
+	}
+	if err := fout.Truncate(0); err != nil {
+		t.Errorf("truncate outside the scope: %v", err)
+	}
+	if err := fs.SyncDir(out); err != nil {
+		t.Errorf("sync dir outside the scope: %v", err)
+	}
+	if fs.Hit() {
+		t.Error("Hit without a fault in scope")
+	}
+	if _, err := fin.WriteAt([]byte("x"), 0); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("write inside the scope: %v", err)
+	}
+	if err := fin.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Errorf("sync inside the scope: %v", err)
+	}
+	if err := fs.SyncDir(in); !errors.Is(err, syscall.EIO) {
+		t.Errorf("sync dir inside the scope: %v", err)
 	}
 }
 

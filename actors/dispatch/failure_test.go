@@ -1,0 +1,120 @@
+package dispatch
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// putAll puts n records on T/0 and returns their units.
+func putAll(t *testing.T, r *rig, n int) []consumequeue.Unit {
+	var out []consumequeue.Unit
+	for i := 0; i < n; i++ {
+		out = append(out, r.put(t, "T", 0, "tag"))
+	}
+	return out
+}
+
+// TestFullDiskPausesDispatch refuses every consume-queue write for want of
+// space: dispatch neither advances nor restarts, and once the disk has room
+// again it catches up with every unit in place.
+func TestFullDiskPausesDispatch(t *testing.T) {
+	fs := &vfstest.FaultFS{}
+	r := newRigFS(t, 0, fs)
+	r.retry = 5 * time.Millisecond
+	want := putAll(t, r, 5)
+	fs.Full(true) // the records are in the CommitLog; the queue's first file cannot be created
+	r.start(t, time.Hour)
+	waitFor(t, "a refused write", fs.Hit)
+	time.Sleep(50 * time.Millisecond) // ten retries
+	if got := r.st.Dispatched.Load(); got != 0 {
+		t.Fatalf("Dispatched %d while every queue write is refused", got)
+	}
+	if n := r.restarts.Load(); n != 0 {
+		t.Fatalf("dispatch restarted %d times on a full disk, want a pause", n)
+	}
+	fs.Reset()
+	r.caughtUp(t)
+	if got := units(t, r.st, "T", 0); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("units after the disk has room %v, want %v", got, want)
+	}
+	if n := r.restarts.Load(); n != 0 {
+		t.Fatalf("dispatch restarted %d times", n)
+	}
+}
+
+// TestFailedQueueIsReopened makes a consume queue sticky-failed, by a failed
+// fsync at a checkpoint and by a failed rollback: dispatch restarts,
+// reopens the queue in its Started handler and every unit ends up in place.
+func TestFailedQueueIsReopened(t *testing.T) {
+	tests := []struct {
+		name   string
+		inject func(fs *vfstest.FaultFS)
+	}{
+		{"failed fsync at a checkpoint", func(fs *vfstest.FaultFS) { fs.FailSync(1) }},
+		{"failed rollback", func(fs *vfstest.FaultFS) { fs.FailWrite(1); fs.FailTruncate(true) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &vfstest.FaultFS{}
+			r := newRigFS(t, 0, fs)
+			want := putAll(t, r, 3)
+			r.start(t, 5*time.Millisecond)
+			r.caughtUp(t)
+			want = append(want, putAll(t, r, 2)...) // in the CommitLog before the fault is armed
+			tt.inject(fs)
+			r.kicker.Kick()
+			waitFor(t, "the fault", fs.Hit)
+			fs.Reset()
+			waitFor(t, "a restart", func() bool { return r.restarts.Load() > 0 })
+			want = append(want, putAll(t, r, 2)...)
+			r.kicker.Kick()
+			r.caughtUp(t)
+			q := r.st.Queues.Lookup("T", 0)
+			if err := q.Failed(); err != nil {
+				t.Fatalf("queue still failed: %v", err)
+			}
+			if got := units(t, r.st, "T", 0); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("units %v, want %v", got, want)
+			}
+			if down := r.metrics.Down(); len(down) > 0 {
+				t.Fatalf("stages down: %v", down)
+			}
+		})
+	}
+}
+
+// TestQueueReopenFailureRetiresDispatch leaves a partial unit the reopen
+// cannot cut: dispatch is stopped for good with a cause naming the reopen.
+func TestQueueReopenFailureRetiresDispatch(t *testing.T) {
+	fs := &vfstest.FaultFS{}
+	r := newRigFS(t, 0, fs)
+	putAll(t, r, 2)
+	r.start(t, time.Hour)
+	r.caughtUp(t)
+	putAll(t, r, 1)
+	fs.FailWrite(1)
+	fs.FailTruncate(true) // the rollback fails, and so will the reopen's cut
+	r.kicker.Kick()
+	waitFor(t, "dispatch to be retired", func() bool { return len(r.metrics.Down()) == 1 })
+	d := r.metrics.Down()[0]
+	if d.Stage != StageName || !strings.Contains(d.Cause, "reopen the failed consume queue T/0") {
+		t.Fatalf("down %+v, want dispatch with the reopen failure", d)
+	}
+}
