@@ -148,8 +148,9 @@ func TestDiskFull(t *testing.T) {
 			if resp.Code != remoting.ServiceNotAvailable || !strings.Contains(resp.Remark, "disk is full") {
 				t.Fatalf("send to a full disk: code %d %q, want SERVICE_NOT_AVAILABLE saying the disk is full", resp.Code, resp.Remark)
 			}
-			for i := 0; i < 5; i++ { // and keep being refused, without harm
-				if r := b.send(fmt.Sprintf("refused-%d", i)); r.Code != remoting.ServiceNotAvailable {
+			for i := 0; i < 5; i++ { // and keep being refused, without harm (as large as the refused one:
+				// a smaller message may still fit in the last bytes of a real disk)
+				if r := b.send(fmt.Sprintf("%04d-refused-%s", i, body)); r.Code != remoting.ServiceNotAvailable {
 					t.Fatalf("send %d to a full disk: code %d %q", i, r.Code, r.Remark)
 				}
 			}
