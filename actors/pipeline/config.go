@@ -65,6 +65,9 @@ type Config struct {
 	// TimerPutTimeout is how long a timer write-back may wait for the
 	// writer before it is retried (0: 10 s).
 	TimerPutTimeout time.Duration
+	// OrderlyLockExpiry is how long an orderly consumer's queue lock lives
+	// without renewal (default 60 s; clients renew every 20 s).
+	OrderlyLockExpiry time.Duration
 	// Registerer receives the broker's metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Stages, when set, is the stage registry to spawn into (a process that
@@ -93,6 +96,7 @@ func DefaultConfig() Config {
 		TimerEnabled:       true,
 		Index:              true,
 		MaxTimerDelay:      365 * 24 * time.Hour,
+		OrderlyLockExpiry:  60 * time.Second,
 		Logger:             zerolog.Nop(),
 	}
 }
@@ -133,6 +137,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxTimerDelay <= 0 {
 		errs = append(errs, fmt.Errorf("max timer delay %s must be > 0", c.MaxTimerDelay))
+	}
+	if c.OrderlyLockExpiry <= 0 {
+		errs = append(errs, fmt.Errorf("orderly lock expiry %s must be > 0", c.OrderlyLockExpiry))
 	}
 	if c.RegisterInterval <= 0 {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))

@@ -144,7 +144,8 @@ func (p *Pipeline) spawn() error {
 		})},
 		{clients.StageName, clients.Producer(clients.Options{
 			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
-			Logger: logFor(clients.StageName),
+			LockExpiry: cfg.OrderlyLockExpiry,
+			Logger:     logFor(clients.StageName),
 		})},
 	}
 	if cfg.Index {

@@ -8,7 +8,8 @@
 // send.go (SEND_MESSAGE, V2, batch, reply variants) with timersend.go (the
 // send-path half of timer messages), pull.go (PULL_MESSAGE and the offset
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
-// (topics), sendback.go (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin
+// (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), sendback.go
+// (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin
 // cancel of a timer message). header.go reads header fields; refusal.go is
 // the one typed answer every handler gives when it refuses.
 //
@@ -155,6 +156,8 @@ var handlers = map[int32]handler{
 	remoting.HeartBeat:               {(*Router).handleHeartbeat, []string{clients.StageName}},
 	remoting.UnregisterClient:        {(*Router).handleUnregister, []string{clients.StageName}},
 	remoting.GetConsumerListByGroup:  {(*Router).handleConsumerList, []string{clients.StageName}},
+	remoting.LockBatchMQ:             {(*Router).handleLockBatch, []string{clients.StageName}},
+	remoting.UnlockBatchMQ:           {(*Router).handleUnlockBatch, []string{clients.StageName}},
 	remoting.UpdateAndCreateTopic:    {(*Router).handleCreateTopic, []string{topics.StageName}},
 	remoting.DeleteTopicInBroker:     {(*Router).handleDeleteTopic, []string{topics.StageName, offsets.StageName}},
 	remoting.GetAllTopicConfig:       {(*Router).handleAllTopicConfig, nil},
