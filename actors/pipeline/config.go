@@ -65,6 +65,19 @@ type Config struct {
 	// TimerPutTimeout is how long a timer write-back may wait for the
 	// writer before it is retried (0: 10 s).
 	TimerPutTimeout time.Duration
+	// TransactionTimeout is the minimum age of an open transaction before
+	// its producer group is first asked about it (default 6 s; a message's
+	// CHECK_IMMUNITY_TIME_IN_SECONDS can raise it).
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is the pause between two checks of one
+	// transaction (default 60 s).
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax is how many checks a transaction gets before it
+	// is given up (default 15).
+	TransactionCheckMax int
+	// TransactionTick is how often the transaction stage looks for due
+	// checks and persists its state (default 1 s).
+	TransactionTick time.Duration
 	// OrderlyLockExpiry is how long an orderly consumer's queue lock lives
 	// without renewal (default 60 s; clients renew every 20 s).
 	OrderlyLockExpiry time.Duration
@@ -97,7 +110,12 @@ func DefaultConfig() Config {
 		Index:              true,
 		MaxTimerDelay:      365 * 24 * time.Hour,
 		OrderlyLockExpiry:  60 * time.Second,
-		Logger:             zerolog.Nop(),
+
+		TransactionTimeout:       6 * time.Second,
+		TransactionCheckInterval: 60 * time.Second,
+		TransactionCheckMax:      15,
+		TransactionTick:          time.Second,
+		Logger:                   zerolog.Nop(),
 	}
 }
 
@@ -137,6 +155,13 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxTimerDelay <= 0 {
 		errs = append(errs, fmt.Errorf("max timer delay %s must be > 0", c.MaxTimerDelay))
+	}
+	if c.TransactionTimeout <= 0 || c.TransactionCheckInterval <= 0 || c.TransactionTick <= 0 {
+		errs = append(errs, fmt.Errorf("transaction timeout %s, check interval %s and tick %s must be > 0",
+			c.TransactionTimeout, c.TransactionCheckInterval, c.TransactionTick))
+	}
+	if c.TransactionCheckMax <= 0 {
+		errs = append(errs, fmt.Errorf("transaction check max %d must be > 0", c.TransactionCheckMax))
 	}
 	if c.OrderlyLockExpiry <= 0 {
 		errs = append(errs, fmt.Errorf("orderly lock expiry %s must be > 0", c.OrderlyLockExpiry))

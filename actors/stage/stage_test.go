@@ -252,3 +252,53 @@ func TestNewMetricsWithoutRegistry(t *testing.T) {
 	s.Send(&job{id: "1"})
 	recv(t, done, "enter 1")
 }
+
+// selfSender sends to itself from its producer (before Spawn returns) and
+// from Started, then reports what it got, in order.
+type selfSender struct {
+	self *stage.Stage
+	got  chan<- string
+}
+
+func (a *selfSender) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		a.self.Send("from-started")
+	case string:
+		a.got <- m
+	}
+}
+
+// TestSendBeforeSpawnReturns: messages a stage sends to itself before its
+// actor id is known (from its producer, or from Started racing Spawn) are
+// delivered, in order, after Started.
+func TestSendBeforeSpawnReturns(t *testing.T) {
+	sys := stage.NewSystem(zerolog.Nop())
+	defer sys.Shutdown()
+	reg := stage.NewRegistry(prometheus.NewRegistry())
+	got := make(chan string, 4)
+	s, err := reg.Spawn(sys, supervisor.New(supervisor.Policy{}), "early", func(self *stage.Stage) actor.Actor {
+		self.Send("from-producer")
+		return &selfSender{self: self, got: got}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	s.Send("from-outside")
+	var order []string
+	for len(order) < 3 {
+		select {
+		case m := <-got:
+			order = append(order, m)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("got only %v", order)
+		}
+	}
+	if order[0] != "from-producer" {
+		t.Errorf("delivery order %v: the producer's message must come first", order)
+	}
+	if s.PID() == nil || s.Depth() != 0 {
+		t.Errorf("pid %v depth %d", s.PID(), s.Depth())
+	}
+}
