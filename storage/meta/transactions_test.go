@@ -10,7 +10,7 @@ import (
 
 func sampleTxState() TransactionState {
 	return TransactionState{Version: 1, HalfNext: 40, ScanFrom: 123456,
-		Pending: []PendingTransaction{{QueueOffset: 3, CommitLogOffset: 900, Checks: 2}, {QueueOffset: 39, CommitLogOffset: 120000}},
+		Pending:    []PendingTransaction{{QueueOffset: 3, CommitLogOffset: 900, Checks: 2}, {QueueOffset: 39, CommitLogOffset: 120000}},
 		EndedAhead: []int64{41, 44}}
 }
 
