@@ -37,7 +37,9 @@ func (b *txBook) plan(body string, exec, check primitive.LocalTransactionState) 
 }
 
 // producer is one producer's listener on the book.
-func (b *txBook) producer(name string) primitive.TransactionListener { return &txListener{b: b, name: name} }
+func (b *txBook) producer(name string) primitive.TransactionListener {
+	return &txListener{b: b, name: name}
+}
 
 func (b *txBook) checksOf(body string) []string {
 	b.mu.Lock()
