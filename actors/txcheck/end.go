@@ -78,6 +78,7 @@ func (s *Stage) handleEnd(e *End) {
 		// given-up transaction is still applied).
 		tx = s.newTx(h, q, 0)
 		s.pending[q] = tx
+		delete(s.endedAhead, q) // open again until this end is stored
 		s.dirty = true
 	}
 	if en := tx.ending; en != nil {

@@ -23,11 +23,12 @@ type txBook struct {
 	exec    map[string]primitive.LocalTransactionState // by body
 	check   map[string]primitive.LocalTransactionState // by body; absent: rollback
 	checked map[string][]string                        // body -> producers that were asked
+	first   map[string]time.Time                       // body -> first check
 }
 
 func newTxBook() *txBook {
 	return &txBook{exec: map[string]primitive.LocalTransactionState{},
-		check: map[string]primitive.LocalTransactionState{}, checked: map[string][]string{}}
+		check: map[string]primitive.LocalTransactionState{}, checked: map[string][]string{}, first: map[string]time.Time{}}
 }
 
 func (b *txBook) plan(body string, exec, check primitive.LocalTransactionState) {
@@ -47,6 +48,12 @@ func (b *txBook) checksOf(body string) []string {
 	return append([]string(nil), b.checked[body]...)
 }
 
+func (b *txBook) firstCheck(body string) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.first[body]
+}
+
 type txListener struct {
 	b    *txBook
 	name string
@@ -63,6 +70,9 @@ func (l *txListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.Lo
 	defer l.b.mu.Unlock()
 	body := string(m.Body)
 	l.b.checked[body] = append(l.b.checked[body], l.name)
+	if _, ok := l.b.first[body]; !ok {
+		l.b.first[body] = time.Now()
+	}
 	if s, ok := l.b.check[body]; ok {
 		return s
 	}
@@ -168,10 +178,27 @@ func TestTransactionsWithGoProducer(t *testing.T) {
 			}
 		}
 	}
+	// A relative delay counts from the commit: this one is committed by
+	// its check, at least 300 ms after it was sent.
+	delayed := primitive.NewMessage(topic, []byte("delayed"))
+	delayed.WithProperty("TIMER_DELAY_MS", "1500")
+	book.plan("delayed", primitive.UnkonwnState, primitive.CommitMessageState)
+	if _, err := p.SendMessageInTransaction(context.Background(), delayed); err != nil {
+		t.Fatalf("send delayed: %v", err)
+	}
+	want = append(want, "delayed")
 	consumedExactly(t, n, rec, want)
+	checkedAt := book.firstCheck("delayed")
 	for _, m := range rec.Snapshot() {
+		if string(m.Body) == "delayed" && m.StoreTimestamp < checkedAt.UnixMilli()+1500 {
+			t.Errorf("delayed transaction delivered at %d, before its commit (after %d) + 1500 ms",
+				m.StoreTimestamp, checkedAt.UnixMilli())
+		}
+	}
+	for _, m := range rec.Snapshot() {
+		timer := m.GetProperty("TIMER_OUT_MS") != "" // delivered timers keep REAL_TOPIC (docs/compatibility.md)
 		if m.GetProperty("PGROUP") != group || m.GetProperty("UNIQ_KEY") == "" || m.GetProperty("TRAN_MSG") != "" ||
-			m.GetProperty("REAL_TOPIC") != "" {
+			(m.GetProperty("REAL_TOPIC") != "") != timer {
 			t.Errorf("consumed %s with properties %v", m.Body, m.GetProperties())
 		}
 	}
@@ -185,8 +212,8 @@ func TestTransactionsWithGoProducer(t *testing.T) {
 			t.Errorf("unknown-commit-%d reached consumers without a check", i)
 		}
 	}
-	if v := metric(t, n, "wheelmq_transaction_ends_total"); v != 16 {
-		t.Errorf("wheelmq_transaction_ends_total = %v, want 16", v)
+	if v := metric(t, n, "wheelmq_transaction_ends_total"); v != 17 {
+		t.Errorf("wheelmq_transaction_ends_total = %v, want 17", v)
 	}
 }
 
