@@ -24,7 +24,6 @@ package clients
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
@@ -205,19 +204,4 @@ func (m *Manager) liveLocks(group string) map[MessageQueue]string {
 		}
 	}
 	return out
-}
-
-// SortQueues orders queues by topic, broker and queue id (for stable
-// output and tests).
-func SortQueues(mqs []MessageQueue) {
-	sort.Slice(mqs, func(i, j int) bool {
-		a, b := mqs[i], mqs[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		if a.BrokerName != b.BrokerName {
-			return a.BrokerName < b.BrokerName
-		}
-		return a.QueueID < b.QueueID
-	})
 }

@@ -34,6 +34,9 @@ func (m *Manager) producers(group string) []string {
 
 func (m *Manager) sendToProducer(s *SendToProducer) {
 	ids := m.producers(s.Group)
+	if len(ids) == 0 {
+		delete(m.rr, s.Group)
+	}
 	sent := ""
 	for i := range ids {
 		pos := (m.rr[s.Group] + i) % len(ids)

@@ -14,10 +14,6 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// IllegalOperation is RocketMQ's ILLEGAL_OPERATION (604): an end that came
-// too late outside a check.
-const IllegalOperation int32 = 604
-
 // newTx makes the open transaction of a half message at half offset q.
 func (s *Stage) newTx(h half, q int64, checks int32) *halfTx {
 	tx := &halfTx{q: q, cl: h.rec.PhysicalOffset, size: h.size, group: h.props[message.PropProducerGroup],
@@ -53,7 +49,7 @@ func (s *Stage) handleEnd(e *End) {
 	if _, has := h.props[message.PropCheckImmunityTimeSec]; has && !e.FromCheck {
 		tx := s.newTx(h, q, 0)
 		if age := s.now().UnixMilli() - tx.storeMs; age > max(tx.immunityMs, s.opts.Timeout.Milliseconds()) {
-			e.Reply(IllegalOperation, fmt.Sprintf("the transaction is %d ms old, past its check immunity: wait for the check", age))
+			e.Reply(remoting.IllegalOperation, fmt.Sprintf("the transaction is %d ms old, past its check immunity: wait for the check", age))
 			return
 		}
 	}

@@ -263,7 +263,7 @@ func TestImmunityTime(t *testing.T) {
 	}
 	old := r.sendHalf("PG", "T", 0, map[string]string{message.PropCheckImmunityTimeSec: "1"})
 	skew.Store(1500) // past its 1 s immunity
-	if code, _ := r.end(old, true); code != IllegalOperation {
+	if code, _ := r.end(old, true); code != remoting.IllegalOperation {
 		t.Errorf("late end outside a check: code %d, want 604", code)
 	}
 	if code, _ := r.endWith(&End{ProducerGroup: "PG", HalfOffset: old.halfOffset, CommitLogOffset: old.commitLog, Commit: true, FromCheck: true}); code != remoting.Success {
@@ -365,4 +365,40 @@ func TestWatermark(t *testing.T) {
 	r.waitFor("watermark at b", func() bool { return r.opts.Watermark.Load() == b.commitLog })
 	r.end(b, false)
 	r.waitFor("watermark past b", func() bool { return r.opts.Watermark.Load() > b.commitLog })
+}
+
+// TestSupervisorRestart: after a panic the stage comes back from its state
+// and the CommitLog; a writer answer to the previous instance still ends
+// its transaction.
+func TestSupervisorRestart(t *testing.T) {
+	r := newRig(t, "", nil)
+	a := r.sendHalf("PG", "T", 0, nil)
+	b := r.sendHalf("PG", "T", 0, nil)
+	r.waitFor("both open", func() bool { return len(r.open()) == 2 })
+	if code, _ := r.end(a, true); code != remoting.Success {
+		t.Fatal("commit a")
+	}
+	r.tx.Send(inspect{reply: func(*Stage) { panic("injected") }})
+	r.waitFor("the restart", func() bool {
+		ch := make(chan uint64, 1)
+		r.tx.Send(inspect{reply: func(s *Stage) { ch <- s.epoch }})
+		select {
+		case e := <-ch:
+			return e == 2
+		case <-time.After(time.Second):
+			return false
+		}
+	})
+	if open := r.open(); len(open) != 1 {
+		t.Fatalf("after the restart open = %v, want only b", open)
+	}
+	// The previous instance's rollback of b, answered after the restart.
+	r.tx.Send(&written{epoch: 1, id: 7, q: b.halfOffset, outcome: Rollback, step: stepOp})
+	r.waitFor("b ended", func() bool { return len(r.open()) == 0 })
+	if code, _ := r.end(b, false); code != remoting.Success {
+		t.Errorf("repeated rollback after the restart: code %d", code)
+	}
+	if got := r.records("T", 0); len(got) != 1 || string(got[0].Body) != a.body {
+		t.Errorf("T/0 holds %v, want a once", bodies(got))
+	}
 }
