@@ -9,6 +9,7 @@
 //	<data>/config/topics.json               topic configuration (storage/meta)
 //	<data>/config/consumerOffset.json       consumer offsets (storage/meta)
 //	<data>/config/checkpoint                positions of the pipeline stages (storage/meta)
+//	<data>/config/transactions.json         open transactions (storage/meta, actors/txcheck)
 //	<data>/timer/                           the timer store (timerwheel)
 //	<data>/LOCK                             held while a broker runs
 //
@@ -121,6 +122,9 @@ func (s *Store) OffsetsPath() string { return filepath.Join(s.Dir, "config", "co
 
 // CheckpointPath is the stage checkpoint file.
 func (s *Store) CheckpointPath() string { return filepath.Join(s.Dir, "config", "checkpoint") }
+
+// TransactionsPath is the transaction stage's state file.
+func (s *Store) TransactionsPath() string { return filepath.Join(s.Dir, "config", "transactions.json") }
 
 // TimerDir is the timer store's directory.
 func (s *Store) TimerDir() string { return filepath.Join(s.Dir, "timer") }

@@ -8,6 +8,12 @@
 // NOTIFY_CONSUMER_IDS_CHANGED to every member of a group whose membership
 // changed so that they rebalance at once. It publishes the subscriptions as
 // an immutable snapshot that the pull path reads without messaging the stage.
+//
+// It also owns the orderly-consumption queue locks (LOCK_BATCH_MQ,
+// UNLOCK_BATCH_MQ; locks.go), released when their client goes away, and it
+// is the broker's way to a producer group: SendToProducer hands a request
+// (CHECK_TRANSACTION_STATE) to a live connection of the group
+// (producers.go).
 package clients
 
 import (
@@ -103,6 +109,11 @@ func (v *View) LookupSubscription(group, topic string) (Subscription, bool) {
 type Options struct {
 	View        *View
 	ExpireAfter time.Duration // default 120 s
+	// LockExpiry is how long an orderly queue lock lives without renewal
+	// (default 60 s, RocketMQ's rocketmq.broker.rebalance.lockMaxLiveTime).
+	LockExpiry time.Duration
+	// Now is the clock of the lock table (default time.Now; tests).
+	Now func() time.Time
 	// EnsureRetryTopic is called for each clustering consumer group seen.
 	EnsureRetryTopic func(group string)
 	Logger           zerolog.Logger
@@ -116,12 +127,21 @@ type client struct {
 	pgroups  map[string]struct{}     // producer groups
 }
 
+// isProducerOf reports whether the client registered producer group g.
+func (c *client) isProducerOf(g string) bool {
+	_, ok := c.pgroups[g]
+	return ok
+}
+
 // Manager is the actor.
 type Manager struct {
 	opts    Options
 	clients map[string]*client // by client id
 	opaque  int32
 	timer   *stage.Timer
+	locks   lockTable
+	// rr is the round-robin position per producer group (SendToProducer).
+	rr map[string]int
 }
 
 // Producer returns the actor producer. The stage starts empty after a
@@ -129,6 +149,12 @@ type Manager struct {
 func Producer(opts Options) stage.Producer {
 	if opts.ExpireAfter <= 0 {
 		opts.ExpireAfter = 120 * time.Second
+	}
+	if opts.LockExpiry <= 0 {
+		opts.LockExpiry = 60 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return func(self *stage.Stage) actor.Actor { return &Manager{opts: opts, timer: self.NewTimer()} }
 }
@@ -138,6 +164,8 @@ func (m *Manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		m.clients = map[string]*client{}
+		m.locks = lockTable{}
+		m.rr = map[string]int{}
 		m.publish()
 		m.arm()
 	case *Heartbeat:
@@ -157,9 +185,21 @@ func (m *Manager) Receive(ctx actor.Context) {
 				gone = append(gone, id)
 			}
 		}
+		m.releaseConn(msg.ConnID)
 		m.remove(gone, "connection closed")
 	case *ListConsumers:
 		msg.Reply(m.members(msg.Group))
+	case *LockBatch:
+		msg.Reply(m.lock(msg))
+	case *UnlockBatch:
+		m.unlock(msg)
+		if msg.Done != nil {
+			msg.Done()
+		}
+	case *ListLocks:
+		msg.Reply(m.liveLocks(msg.Group))
+	case *SendToProducer:
+		m.sendToProducer(msg)
 	case expireTick:
 		now := time.Now()
 		var gone []string
@@ -169,6 +209,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 			}
 		}
 		m.remove(gone, "no heartbeat")
+		m.pruneLocks()
 		m.arm()
 	case *actor.Stopping, *actor.Restarting:
 		m.timer.Stop()
@@ -230,6 +271,7 @@ func (m *Manager) unregister(u *Unregister) {
 		delete(c.pgroups, u.ProducerGroup)
 	}
 	if u.ConsumerGroup != "" {
+		m.releaseLocks(u.ConsumerGroup, func(e *lockEntry) bool { return e.clientID == u.ClientID })
 		if _, was := c.groups[u.ConsumerGroup]; was {
 			delete(c.groups, u.ConsumerGroup)
 			m.publish()
@@ -238,6 +280,7 @@ func (m *Manager) unregister(u *Unregister) {
 	}
 	if len(c.groups) == 0 && len(c.pgroups) == 0 {
 		delete(m.clients, u.ClientID)
+		m.releaseClient(u.ClientID)
 		m.opts.Logger.Info().Str("client", u.ClientID).Msg("client unregistered")
 	}
 }
@@ -250,6 +293,7 @@ func (m *Manager) remove(ids []string, why string) {
 			groups[g] = true
 		}
 		delete(m.clients, id)
+		m.releaseClient(id)
 		m.opts.Logger.Info().Str("client", id).Str("reason", why).Msg("client dropped")
 	}
 	if len(ids) > 0 {

@@ -70,6 +70,22 @@ type Config struct {
 	// TimerPutTimeout is how long a timer write-back may wait for the
 	// writer before it is retried (0: 10 s).
 	TimerPutTimeout time.Duration
+	// TransactionTimeout is the minimum age of an open transaction before
+	// its producer group is first asked about it (default 6 s; a message's
+	// CHECK_IMMUNITY_TIME_IN_SECONDS can raise it).
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is the pause between two checks of one
+	// transaction (default 60 s).
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax is how many checks a transaction gets before it
+	// is given up (default 15).
+	TransactionCheckMax int
+	// TransactionTick is how often the transaction stage looks for due
+	// checks and persists its state (default 1 s).
+	TransactionTick time.Duration
+	// OrderlyLockExpiry is how long an orderly consumer's queue lock lives
+	// without renewal (default 60 s; clients renew every 20 s).
+	OrderlyLockExpiry time.Duration
 	// Registerer receives the broker's metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Stages, when set, is the stage registry to spawn into (a process that
@@ -98,7 +114,13 @@ func DefaultConfig() Config {
 		TimerEnabled:       true,
 		Index:              true,
 		MaxTimerDelay:      365 * 24 * time.Hour,
-		Logger:             zerolog.Nop(),
+		OrderlyLockExpiry:  60 * time.Second,
+
+		TransactionTimeout:       6 * time.Second,
+		TransactionCheckInterval: 60 * time.Second,
+		TransactionCheckMax:      15,
+		TransactionTick:          time.Second,
+		Logger:                   zerolog.Nop(),
 	}
 }
 
@@ -138,6 +160,16 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxTimerDelay <= 0 {
 		errs = append(errs, fmt.Errorf("max timer delay %s must be > 0", c.MaxTimerDelay))
+	}
+	if c.TransactionTimeout <= 0 || c.TransactionCheckInterval <= 0 || c.TransactionTick <= 0 {
+		errs = append(errs, fmt.Errorf("transaction timeout %s, check interval %s and tick %s must be > 0",
+			c.TransactionTimeout, c.TransactionCheckInterval, c.TransactionTick))
+	}
+	if c.TransactionCheckMax <= 0 {
+		errs = append(errs, fmt.Errorf("transaction check max %d must be > 0", c.TransactionCheckMax))
+	}
+	if c.OrderlyLockExpiry <= 0 {
+		errs = append(errs, fmt.Errorf("orderly lock expiry %s must be > 0", c.OrderlyLockExpiry))
 	}
 	if c.RegisterInterval <= 0 {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))

@@ -1,7 +1,8 @@
 // Package pipeline is a broker's composition root on the actor side: it
 // opens the store and the timer store, spawns every supervised stage
-// (commitlog writer, dispatch, pull, offsets, clients, topics, the five
-// timer stages and, once the broker's address is known, the registrar)
+// (commitlog writer, dispatch, pull, offsets, clients, topics, transaction,
+// the five timer stages and, once the broker's address is known, the
+// registrar)
 // under one supervision strategy, and stops them in dependency order.
 //
 // It also owns the broker's health: a stage that its supervisor stops for
@@ -35,6 +36,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/actors/txcheck"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
@@ -57,6 +59,8 @@ type Pipeline struct {
 	indexKick index.Kicker
 	regKicker registrar.Kicker
 	timers    atomic.Pointer[timer.Service]
+	txKicker  txcheck.Kicker
+	txLow     *txcheck.Watermark
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -75,7 +79,7 @@ func Open(cfg Config) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
-	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}}
+	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark()}
 	wheel, err := timerwheel.Open(timerwheel.Options{
 		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 	}, time.Now().UnixMilli())
@@ -144,7 +148,8 @@ func (p *Pipeline) spawn() error {
 		})},
 		{clients.StageName, clients.Producer(clients.Options{
 			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
-			Logger: logFor(clients.StageName),
+			LockExpiry: cfg.OrderlyLockExpiry,
+			Logger:     logFor(clients.StageName),
 		})},
 	}
 	if cfg.Index {
@@ -153,6 +158,20 @@ func (p *Pipeline) spawn() error {
 			producer stage.Producer
 		}{index.StageName, index.Producer(index.Options{Store: p.store, Logger: logFor(index.StageName)}, &p.indexKick)})
 	}
+	spawns = append(spawns, struct {
+		name     string
+		producer stage.Producer
+	}{txcheck.StageName, txcheck.Producer(txcheck.Options{
+		Store: p.store, StatePath: p.store.TransactionsPath(), BrokerName: cfg.BrokerName,
+		Append:      func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },
+		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
+		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
+		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
+		Timeout:     cfg.TransactionTimeout, CheckInterval: cfg.TransactionCheckInterval,
+		MaxChecks: cfg.TransactionCheckMax, Tick: cfg.TransactionTick,
+		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: txcheck.NewMetrics(cfg.Registerer),
+		Logger: logFor(txcheck.StageName),
+	})})
 	for _, s := range spawns {
 		if _, err := p.spawnStage(s.name, s.producer); err != nil {
 			return err
@@ -225,6 +244,9 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 		if ts := p.timers.Load(); q.Topic == timer.Topic && ts != nil {
 			ts.KickEnqueue()
 		}
+		if q.Topic == meta.TopicTransHalf {
+			p.txKicker.Kick()
+		}
 	}
 	p.Stage(pull.StageName).Send(&pull.Arrived{Queues: a})
 	p.indexKick.Kick()
@@ -258,6 +280,15 @@ func (p *Pipeline) Stage(name string) *stage.Stage {
 	}
 	return s
 }
+
+// TransactionWatermark is the smallest CommitLog offset that unfinished
+// transactions still need: the half messages of open transactions, the
+// half messages the transaction stage has not read yet, and the start of
+// its restart scan (config/transactions.json ScanFrom). CommitLog retention
+// must not delete a segment holding bytes at or above it (besides keeping
+// everything not yet dispatched). It is -1 until the transaction stage
+// started; it is updated every TransactionTick. Safe from any goroutine.
+func (p *Pipeline) TransactionWatermark() int64 { return p.txLow.Load() }
 
 // Down lists the stages stopped for good, with their causes; empty while
 // the broker is healthy.
@@ -294,8 +325,8 @@ func (p *Pipeline) shutdownStages() {
 	if ts := p.timers.Load(); ts != nil {
 		ts.Stop()
 	}
-	for _, name := range []string{registrar.StageName, clients.StageName, pull.StageName, writer.StageName,
-		dispatch.StageName, index.StageName, offsets.StageName, topics.StageName} {
+	for _, name := range []string{registrar.StageName, txcheck.StageName, clients.StageName, pull.StageName,
+		writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, topics.StageName} {
 		if s := p.Stage(name); s != nil {
 			s.Stop()
 		}

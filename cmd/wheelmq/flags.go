@@ -52,6 +52,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	autoCreate := fs.Bool("auto-create-topic", def.AutoCreateTopic, "let producers create topics through TBW102")
 	maxMsg := fs.Int("max-message-size", def.MaxMessageSize, "largest accepted message body in bytes")
 	indexOn := fs.Bool("index", def.Index, "index messages by KEYS and UNIQ_KEY (QUERY_MESSAGE, VIEW_MESSAGE_BY_ID)")
+	txTimeout := fs.Duration("transaction-timeout", def.TransactionTimeout,
+		"age of an open transaction before its producer group is first asked about it")
+	txInterval := fs.Duration("transaction-check-interval", def.TransactionCheckInterval,
+		"pause between two checks of one open transaction")
+	txMax := fs.Int("transaction-check-max", def.TransactionCheckMax, "checks before an open transaction is given up")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
 	fs.VisitAll(func(f *flag.Flag) {
@@ -98,6 +103,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc.DataDir, bc.Listen, bc.Advertise = *data, *listen, *advertise
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
 	bc.MaxMessageSize, bc.Index = *maxMsg, *indexOn
+	bc.TransactionTimeout, bc.TransactionCheckInterval, bc.TransactionCheckMax = *txTimeout, *txInterval, *txMax
 	if bc.MaxFrame < bc.MaxMessageSize+256<<10 {
 		bc.MaxFrame = bc.MaxMessageSize + 256<<10
 	}
@@ -131,7 +137,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
-		"auto-create-topic", "max-message-size", "index", "log-level", "log-format"},
+		"auto-create-topic", "max-message-size", "index", "transaction-timeout", "transaction-check-interval",
+		"transaction-check-max", "log-level", "log-format"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

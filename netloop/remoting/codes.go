@@ -57,6 +57,7 @@ const (
 	FilterDataNotExist      int32 = 27
 	FilterDataNotLatest     int32 = 28
 	InvalidParameter        int32 = 29
+	IllegalOperation        int32 = 604
 )
 
 // wheelmq extensions to the request codes (outside RocketMQ's ranges).

@@ -8,7 +8,9 @@
 // send.go (SEND_MESSAGE, V2, batch, reply variants) with timersend.go (the
 // send-path half of timer messages), pull.go (PULL_MESSAGE and the offset
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
-// (topics), sendback.go (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin
+// (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), transaction.go
+// (END_TRANSACTION and the half-message send path), sendback.go
+// (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin
 // cancel of a timer message). header.go reads header fields; refusal.go is
 // the one typed answer every handler gives when it refuses.
 //
@@ -33,6 +35,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/actors/txcheck"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -64,6 +67,8 @@ type Router struct {
 	timerSts  []*stage.Stage  // the stages a timer message needs
 	filters   *pull.FilterCache
 	indexSt   *stage.Stage
+	txSt      *stage.Stage   // the transaction stage
+	txSts     []*stage.Stage // the stages a half message needs
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -90,6 +95,8 @@ func New(p *pipeline.Pipeline) *Router {
 		r.routes[code] = route{serve: h.serve, needs: r.resolve(h.needs)}
 	}
 	r.timerSts = r.resolve(timerStages)
+	r.txSt = p.Stage(txcheck.StageName)
+	r.txSts = r.resolve([]string{txcheck.StageName})
 	return r
 }
 
@@ -155,6 +162,9 @@ var handlers = map[int32]handler{
 	remoting.HeartBeat:               {(*Router).handleHeartbeat, []string{clients.StageName}},
 	remoting.UnregisterClient:        {(*Router).handleUnregister, []string{clients.StageName}},
 	remoting.GetConsumerListByGroup:  {(*Router).handleConsumerList, []string{clients.StageName}},
+	remoting.EndTransaction:          {(*Router).handleEndTransaction, []string{txcheck.StageName, writer.StageName}},
+	remoting.LockBatchMQ:             {(*Router).handleLockBatch, []string{clients.StageName}},
+	remoting.UnlockBatchMQ:           {(*Router).handleUnlockBatch, []string{clients.StageName}},
 	remoting.UpdateAndCreateTopic:    {(*Router).handleCreateTopic, []string{topics.StageName}},
 	remoting.DeleteTopicInBroker:     {(*Router).handleDeleteTopic, []string{topics.StageName, offsets.StageName}},
 	remoting.GetAllTopicConfig:       {(*Router).handleAllTopicConfig, nil},

@@ -199,17 +199,19 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	}
 	reqQueue := queueID
 	var props map[string]string
+	if h.batch && message.TransactionType(h.sysFlag) == message.SysFlagTransactionPrepared {
+		return &Refusal{Code: remoting.MessageIllegal, Remark: "a batch cannot carry transactional (prepared) messages"}
+	}
 	if !h.batch {
 		props = message.DecodeProperties([]byte(h.properties))
-		plan := r.planTimer(props, time.Now().UnixMilli())
-		if plan.code != 0 {
-			return &Refusal{Code: plan.code, Remark: plan.remark}
+		var ref *Refusal
+		if isHalfMessage(h, props) {
+			topic, queueID, ref = r.toHalfTopic(h, props, topic, queueID, time.Now().UnixMilli())
+		} else {
+			topic, queueID, ref = r.applyTimer(props, topic, queueID)
 		}
-		if plan.timer {
-			if ref := r.stagesDown(r.timerSts); ref != nil {
-				return ref // stored now, it would wait for a restart
-			}
-			topic, queueID = toTimerTopic(props, plan, topic, queueID)
+		if ref != nil {
+			return ref
 		}
 	}
 	records, uniqKeys, code, remark := r.buildRecords(c, cmd, h, topic, queueID, props)
@@ -292,7 +294,10 @@ func (r *Router) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 			props[message.PropUniqKey] = uniq
 		}
 		props[message.PropCluster] = r.cfg.Cluster
-		if topic != h.topic && topic != timer.Topic {
+		switch {
+		case topic == meta.TopicTransHalf:
+			props[message.PropTransactionID] = uniq
+		case topic != h.topic && topic != timer.Topic:
 			props[message.PropDLQOriginTopic] = h.topic
 		}
 		rec := &message.Record{

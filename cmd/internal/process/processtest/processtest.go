@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
@@ -151,6 +152,32 @@ func Producer(t testing.TB, namesrv string, opts ...producer.Option) rocketmqPro
 	}
 	if err := p.Start(); err != nil {
 		t.Fatalf("start producer: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown() })
+	return p
+}
+
+// TransactionProducer starts an official Go client transaction producer
+// (rocketmq.NewTransactionProducer) of group against the name server; its
+// instance name is unique, so that several in one test are distinct
+// clients with their own check handlers.
+func TransactionProducer(t testing.TB, namesrv, group string, l primitive.TransactionListener,
+	opts ...producer.Option) rocketmq.TransactionProducer {
+	t.Helper()
+	QuietClient()
+	all := append([]producer.Option{
+		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
+		producer.WithGroupName(group),
+		producer.WithInstanceName(Unique("tp")),
+		producer.WithRetry(2),
+		producer.WithSendMsgTimeout(5 * time.Second),
+	}, opts...)
+	p, err := rocketmq.NewTransactionProducer(l, all...)
+	if err != nil {
+		t.Fatalf("new transaction producer: %v", err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatalf("start transaction producer: %v", err)
 	}
 	t.Cleanup(func() { _ = p.Shutdown() })
 	return p

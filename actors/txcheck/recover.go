@@ -1,0 +1,226 @@
+package txcheck
+
+// Start, the restart scan, and the persisted state.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// saveEvery forces a state write once ScanFrom could move this far (so a
+// broker without transactions does not re-scan much after a crash, while
+// writing the file rarely).
+const saveEvery = 64 << 20
+
+// restartFloorFor bounds how long a restarted instance waits for the
+// writer's answers to its predecessor's appends.
+const restartFloorFor = time.Minute
+
+// start loads the persisted state, applies the ends stored after its
+// ScanFrom, and reads the half queue.
+func (s *Stage) start() {
+	s.epoch = s.sh.epoch.Add(1)
+	s.pending, s.endedAhead = map[int64]*halfTx{}, map[int64]bool{}
+	s.inflight, s.recent, s.recentOrder, s.recentAt = map[uint64]int64{}, map[int64]Outcome{}, nil, 0
+	s.restartFloor = -1
+	s.opts.Kicker.pending.Store(false) // a kick sent to a stopped instance is lost; start reads everything anyway
+	cl := s.opts.Store.CommitLog
+	st, found, err := meta.LoadTransactionState(s.opts.StatePath, meta.WithLogger(s.opts.Logger))
+	if err != nil {
+		panic(fmt.Errorf("transaction stage: %w", err))
+	}
+	if !found {
+		st = s.initialState()
+	}
+	s.halfNext, s.scanFrom = st.HalfNext, st.ScanFrom
+	for _, p := range st.Pending {
+		h, err := s.readHalfAt(p.CommitLogOffset)
+		if err != nil || h.rec.QueueOffset != p.QueueOffset {
+			s.opts.Metrics.Unreadable.Inc()
+			s.opts.Logger.Error().Err(err).Int64("half_offset", p.QueueOffset).Int64("commitlog_offset", p.CommitLogOffset).
+				Msg("open transaction's half message unreadable; dropped")
+			continue
+		}
+		s.pending[p.QueueOffset] = s.newTx(h, p.QueueOffset, p.Checks)
+	}
+	for _, q := range st.EndedAhead {
+		s.endedAhead[q] = true
+	}
+	end := cl.MaxOffset()
+	n, err := s.scan(st.ScanFrom, end)
+	if err != nil {
+		panic(fmt.Errorf("transaction stage: restart scan: %w", err))
+	}
+	if s.epoch > 1 {
+		// Appends of the previous instance may still be queued at the
+		// writer: they land at or after end.
+		s.restartFloor, s.restartUntil = end, s.now().Add(restartFloorFor)
+	}
+	for s.readHalf() {
+	}
+	s.opts.Metrics.Pending.Set(float64(len(s.pending)))
+	s.opts.Logger.Info().Int64("half_next", s.halfNext).Int("open", len(s.pending)).Int64("scan_from", st.ScanFrom).
+		Int64("scanned_bytes", end-max(st.ScanFrom, cl.MinOffset())).Int("ends_found", n).Bool("state_found", found).
+		Msg("transaction stage resuming")
+	s.dirty = true
+	s.checkpoint(false)
+	s.timer.Arm(s.opts.Tick, tick{})
+}
+
+// initialState is the state without a file: from the first half message
+// (and a scan from its position), or from the CommitLog end when there is
+// no half queue yet.
+func (s *Stage) initialState() meta.TransactionState {
+	st := meta.TransactionState{Version: meta.TransactionStateVersion, ScanFrom: s.opts.Store.CommitLog.MaxOffset()}
+	if hq := s.halfQueue(); hq != nil {
+		st.HalfNext = hq.MinOffset()
+		st.ScanFrom = s.opts.Store.CommitLog.MinOffset()
+		if units, err := hq.Read(st.HalfNext, 1); err == nil && len(units) == 1 {
+			st.ScanFrom = units[0].Offset
+		}
+	}
+	return st
+}
+
+// scan applies the ends stored in [from, to): op records, committed
+// messages and discard copies. It returns how many it found.
+func (s *Stage) scan(from, to int64) (int, error) {
+	cl := s.opts.Store.CommitLog
+	off := max(from, cl.MinOffset())
+	found := 0
+	for off < to {
+		recs, offs, next, err := cl.ReadBlock(off, 0)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return found, err
+		}
+		for i, raw := range recs {
+			if offs[i] >= to {
+				return found, nil
+			}
+			found += s.applyStored(raw, offs[i])
+		}
+		off = next
+	}
+	return found, nil
+}
+
+// applyStored applies one stored record if it ends a transaction.
+func (s *Stage) applyStored(raw []byte, off int64) int {
+	topic, err := message.PeekTopic(raw)
+	if err != nil {
+		return 0
+	}
+	switch {
+	case topic == meta.TopicTransOpHalf:
+		r, _, err := message.Decode(raw)
+		if err != nil {
+			return 0
+		}
+		if tags, _ := message.LookupProperty(r.Properties, message.PropTags); tags != OpTag {
+			return 0
+		}
+		o, _ := message.LookupProperty(r.Properties, PropOutcome)
+		outcome := parseOutcome(o)
+		if outcome == 0 {
+			outcome = Rollback // an op record without outcome ends the transaction all the same
+		}
+		qs := ParseOpBody(r.Body)
+		for _, q := range qs {
+			s.markEnded(q, outcome)
+		}
+		return len(qs)
+	case topic == meta.TopicTransCheckMaxTime,
+		message.TransactionType(message.PeekSysFlag(raw)) == message.SysFlagTransactionCommit:
+		r, _, err := message.Decode(raw)
+		if err != nil {
+			return 0
+		}
+		h, err := s.readHalfAt(r.PreparedTransactionOffset)
+		if err != nil {
+			return 0 // not ours (a client may set the COMMIT bits itself)
+		}
+		uniq, _ := message.LookupProperty(r.Properties, message.PropUniqKey)
+		if uniq != h.props[message.PropUniqKey] {
+			return 0
+		}
+		outcome := Commit
+		if topic == meta.TopicTransCheckMaxTime {
+			outcome = Discard
+		}
+		s.markEnded(h.rec.QueueOffset, outcome)
+		return 1
+	}
+	return 0
+}
+
+// checkpoint persists the state when it changed (or ScanFrom could move
+// far), and publishes the watermark. final: the stage is stopping.
+func (s *Stage) checkpoint(final bool) {
+	cl := s.opts.Store.CommitLog
+	scanFrom := cl.MaxOffset()
+	for _, floor := range s.inflight {
+		scanFrom = min(scanFrom, floor)
+	}
+	if s.restartFloor >= 0 {
+		if s.now().After(s.restartUntil) {
+			s.restartFloor = -1
+		} else {
+			scanFrom = min(scanFrom, s.restartFloor)
+		}
+	}
+	if s.dirty || scanFrom-s.scanFrom >= saveEvery || (final && scanFrom != s.scanFrom) {
+		st := s.state(scanFrom)
+		if err := meta.SaveTransactionState(s.opts.StatePath, st); err != nil {
+			s.opts.Logger.Error().Err(err).Msg("transaction state not saved; retrying at the next tick")
+		} else {
+			s.dirty, s.scanFrom = false, scanFrom
+		}
+	}
+	s.publishWatermark()
+}
+
+// state is the persisted form of the stage's state.
+func (s *Stage) state(scanFrom int64) meta.TransactionState {
+	st := meta.TransactionState{Version: meta.TransactionStateVersion, HalfNext: s.halfNext, ScanFrom: scanFrom,
+		Pending: make([]meta.PendingTransaction, 0, len(s.pending))}
+	for q, tx := range s.pending {
+		st.Pending = append(st.Pending, meta.PendingTransaction{QueueOffset: q, CommitLogOffset: tx.cl, Checks: tx.checks})
+	}
+	slices.SortFunc(st.Pending, func(a, b meta.PendingTransaction) int { return cmp.Compare(a.QueueOffset, b.QueueOffset) })
+	for q := range s.endedAhead {
+		if q >= s.halfNext {
+			st.EndedAhead = append(st.EndedAhead, q)
+		}
+	}
+	slices.Sort(st.EndedAhead)
+	return st
+}
+
+// publishWatermark stores the smallest CommitLog offset still needed: open
+// transactions' half messages, the half messages not read yet, and the
+// persisted restart-scan start.
+func (s *Stage) publishWatermark() {
+	if s.opts.Watermark == nil {
+		return
+	}
+	low := s.scanFrom
+	for _, tx := range s.pending {
+		low = min(low, tx.cl)
+	}
+	if hq := s.halfQueue(); hq != nil {
+		if units, err := hq.Read(s.halfNext, 1); err == nil && len(units) == 1 {
+			low = min(low, units[0].Offset)
+		}
+	}
+	s.opts.Watermark.v.Store(low)
+}
