@@ -58,10 +58,24 @@
 // Open scans the last segment (the previous one too when the last is empty, or
 // everything from the segment containing Options.RecoverFrom) from its start.
 // Each entry is checked: sane size, magic V1/V2/blank, CRC32C and the
-// PHYSICALOFFSET field. The file is truncated at the first bad or torn entry,
-// and all later segments are deleted; RecoveryInfo reports what was cut. A
-// blank marker at the very end of the log (its segment's successor is missing)
-// is torn state and is removed as well.
+// PHYSICALOFFSET field. A bad span followed by an entry that verifies is
+// damage inside the log (bit rot, or pages written back out of order): it is
+// kept and listed in RecoveryInfo.Damaged, since cutting there would drop the
+// valid records after it. The file is truncated at the first bad or torn span
+// with nothing valid after it, and all later segments are deleted;
+// RecoveryInfo reports what was cut. A blank marker at the very end of the
+// log (its segment's successor is missing) is torn state and is removed as
+// well, with any damage right before it.
+//
+// # Damage
+//
+// Readers meet damage as ErrCorrupt from Read, ReadAt and ReadBlock. A
+// sequential reader that skips it (the consume-queue dispatcher) asks
+// NextValid for the next entry that verifies: when the damaged entry's header
+// is intact that is the entry right after it, otherwise the first position
+// further on whose bytes form a verified entry. ScanSegment walks a segment
+// file read-only and classifies every span (records, the blank marker,
+// damaged and torn spans) for recovery and the inspection tools.
 //
 // # Concurrency
 //

@@ -15,7 +15,10 @@ const DefaultBlockSize = 256 << 10
 // scans such as the consume-queue dispatcher. It returns the records, the
 // offset of each one, and the offset to continue from. Blank markers are
 // skipped like Read skips them. At MaxOffset it returns io.EOF with no
-// records. Every entry is verified (ErrCorrupt). The records alias one
+// records. Every entry is verified: a damaged entry after at least one good
+// record ends the block there (next is its offset, and the next call reports
+// it); a damaged first entry returns an error wrapping ErrCorrupt with next
+// set to the damaged entry's offset (see NextValid). The records alias one
 // buffer owned by the caller. Safe for concurrent use, also with Append.
 func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, offsets []int64, next int64, err error) {
 	if maxBytes <= 0 {
@@ -45,6 +48,9 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 			at := offset + int64(pos)
 			if magic == magicBlank {
 				if total != end-at {
+					if len(records) > 0 {
+						return records, offsets, at, nil // the next call reports it
+					}
 					return nil, nil, at, fmt.Errorf("commitlog read %s at %d: blank marker size %d: %w",
 						c.dir, at, total, ErrCorrupt)
 				}
@@ -56,6 +62,9 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 			}
 			n := total + crcSize
 			if !isRecordMagic(magic) || total < MinRecordSize || n > end-at {
+				if len(records) > 0 {
+					return records, offsets, at, nil // the next call reports it
+				}
 				return nil, nil, at, fmt.Errorf("commitlog read %s at %d: header size %d magic %#08x: %w",
 					c.dir, at, total, magic, ErrCorrupt)
 			}
@@ -72,6 +81,9 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 			}
 			entry := buf[pos : pos+int(n)]
 			if reason := verifyEntry(entry, at); reason != "" {
+				if len(records) > 0 {
+					return records, offsets, at, nil // the next call reports it
+				}
 				return nil, nil, at, fmt.Errorf("commitlog read %s at %d: %s: %w", c.dir, at, reason, ErrCorrupt)
 			}
 			records = append(records, entry[:total:total])

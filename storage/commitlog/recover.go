@@ -1,11 +1,8 @@
 package commitlog
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 )
 
 // RecoveryInfo describes what Open verified and what it cut.
@@ -25,6 +22,20 @@ type RecoveryInfo struct {
 	DeletedSegments int
 	// Reason says why the log was cut ("" if it was not).
 	Reason string
+	// Damaged lists spans inside the scanned data that failed verification
+	// but were followed by valid entries: they are kept (readers skip them,
+	// see NextValid) rather than cut with everything after them.
+	Damaged []Damage
+}
+
+// Damage is a span of the log that fails verification.
+type Damage struct {
+	// Offset is the global offset of the span's first byte.
+	Offset int64
+	// Size is the span's length in bytes.
+	Size int64
+	// Reason says what failed first.
+	Reason string
 }
 
 // scanResult is the outcome of verifying one segment file.
@@ -34,6 +45,7 @@ type scanResult struct {
 	blankAt  int64  // local position of a verified blank marker, or -1
 	reason   string // why scanning stopped before the file's end ("" if it did not)
 	records  int
+	damaged  []Damage // damaged spans kept
 }
 
 // recover verifies the tail of the log, cuts bad or torn data and sets the
@@ -80,12 +92,18 @@ func (c *CommitLog) recover(recoverFrom int64) error {
 		reason := res.reason
 		if isLast && res.blankAt >= 0 {
 			// A blank marker is only written together with the first entry
-			// of the next segment; without that segment it is torn state.
+			// of the next segment; without that segment it is torn state,
+			// and so is damage right before it (nothing valid follows).
 			cut = res.blankAt
 			if reason == "" {
 				reason = "blank marker without a following segment"
 			}
+			if k := len(res.damaged) - 1; k >= 0 && res.damaged[k].Offset+res.damaged[k].Size == s.base+cut {
+				cut, reason = res.damaged[k].Offset-s.base, res.damaged[k].Reason
+				res.damaged = res.damaged[:k]
+			}
 		}
+		info.Damaged = append(info.Damaged, res.damaged...)
 		if cut < size {
 			if err := c.truncateSegment(s, cut); err != nil {
 				return err
@@ -128,6 +146,10 @@ func (c *CommitLog) recover(recoverFrom int64) error {
 	c.flushed.Store(c.w.pos)
 	c.recovery = info
 
+	for _, d := range info.Damaged {
+		c.log.Error().Str("dir", c.dir).Int64("offset", d.Offset).Int64("bytes", d.Size).Str("reason", d.Reason).
+			Msg("commitlog: damaged span inside the log kept; readers skip it")
+	}
 	ev := c.log.Debug()
 	if info.TruncatedAt >= 0 {
 		ev = c.log.Warn()
@@ -135,76 +157,37 @@ func (c *CommitLog) recover(recoverFrom int64) error {
 	ev.Str("dir", c.dir).Int64("scanned_from", info.ScannedFrom).Int64("scanned_bytes", info.ScannedBytes).
 		Int("records", info.Records).Int64("truncated_at", info.TruncatedAt).
 		Int64("truncated_bytes", info.TruncatedBytes).Int("deleted_segments", info.DeletedSegments).
-		Str("reason", info.Reason).Int64("max_offset", c.w.pos).Msg("commitlog: recovered")
+		Str("reason", info.Reason).Int("damaged_spans", len(info.Damaged)).Int64("max_offset", c.w.pos).
+		Msg("commitlog: recovered")
 	return nil
 }
 
 // scanSegment verifies the entries of one segment file of the given size from
-// its start. I/O errors are returned; bad data ends the scan with a reason.
+// its start. A damaged span followed by valid entries is kept and reported
+// (bit rot inside the log, or pages written back out of order): cutting
+// there would drop the valid records after it. The first span with nothing
+// valid after it ends the scan: that is the torn tail. I/O errors are
+// returned.
 func (c *CommitLog) scanSegment(s *segment, size int64) (scanResult, error) {
-	res := scanResult{blankAt: -1}
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, size), 1<<20)
-	var hdr [headerSize]byte
-	var buf []byte
-	pos := int64(0)
-	stop := func(reason string) (scanResult, error) {
-		res.end, res.reason = pos, reason
-		return res, nil
-	}
-	for {
-		remaining := c.segSize - pos
-		if pos == size {
-			res.end, res.complete = pos, remaining < blankSize
-			return res, nil
-		}
-		if remaining < blankSize {
-			res.complete = true
-			return stop("bytes past the segment end")
-		}
-		if size-pos < headerSize {
-			return stop("torn entry header")
-		}
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return res, fmt.Errorf("commitlog recover %s at %d: %w", s.path, pos, err)
-		}
-		total := int64(binary.BigEndian.Uint32(hdr[0:4]))
-		switch magic := binary.BigEndian.Uint32(hdr[4:8]); {
-		case magic == magicBlank:
-			if total != remaining {
-				return stop(fmt.Sprintf("blank marker size %d, expected %d", total, remaining))
-			}
-			res.blankAt, res.complete = pos, true
-			pos += blankSize
-			if pos < size {
-				return stop("bytes after the blank marker")
-			}
-			res.end = pos
-			return res, nil
-		case isRecordMagic(magic):
-			n := total + crcSize
-			if total < MinRecordSize || n > remaining {
-				return stop(fmt.Sprintf("bad record size %d", total))
-			}
-			if pos+n > size {
-				return stop("torn record")
-			}
-			if int64(cap(buf)) < n {
-				buf = make([]byte, n)
-			}
-			buf = buf[:n]
-			copy(buf, hdr[:])
-			if _, err := io.ReadFull(r, buf[headerSize:]); err != nil {
-				return res, fmt.Errorf("commitlog recover %s at %d: %w", s.path, pos, err)
-			}
-			if reason := verifyEntry(buf, s.base+pos); reason != "" {
-				return stop(reason)
-			}
-			pos += n
+	res := scanResult{blankAt: -1, end: size}
+	complete, err := ScanSegment(s.f, s.base, size, c.segSize, func(e Entry) error {
+		switch e.Kind {
+		case EntryRecord:
 			res.records++
-		default:
-			return stop(fmt.Sprintf("bad magic %#08x", magic))
+		case EntryBlank:
+			res.blankAt = e.Offset - s.base
+		case EntryDamaged:
+			res.damaged = append(res.damaged, Damage{Offset: e.Offset, Size: e.Size, Reason: e.Reason})
+		case EntryTorn:
+			res.end, res.reason = e.Offset-s.base, e.Reason
 		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("commitlog recover %s: %w", s.path, err)
 	}
+	res.complete = complete
+	return res, nil
 }
 
 // truncateSegment cuts a segment file to size and fsyncs it.
