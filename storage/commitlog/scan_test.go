@@ -157,7 +157,7 @@ func TestReadBlockStopsBeforeDamage(t *testing.T) {
 	dir := t.TempDir()
 	c := mustOpen(t, dir, Options{SegmentSize: 1024})
 	offs := mustAppend(t, c, makeRecords(0, 100, 100, 100, 100))
-	flipByte(offs[2] + 70)(t, segPath(dir, 0))
+	flipByte(offs[2]+70)(t, segPath(dir, 0))
 	recs, got, next, err := c.ReadBlock(0, 0)
 	if err != nil || len(recs) != 2 || got[1] != offs[1] || next != offs[2] {
 		t.Fatalf("ReadBlock(0) = %d records %v next %d err %v; want 2 records, next %d", len(recs), got, next, err, offs[2])
@@ -184,7 +184,7 @@ func TestRecoveryKeepsDamageInsideTheTail(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	flipByte(offs[1] + 50)(t, segPath(dir, 0))
+	flipByte(offs[1]+50)(t, segPath(dir, 0))
 	c = mustOpen(t, dir, Options{SegmentSize: 4096})
 	info := c.Recovery()
 	if info.TruncatedAt != -1 || c.MaxOffset() != end {
@@ -201,7 +201,7 @@ func TestRecoveryKeepsDamageInsideTheTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Damage in the last record: nothing valid after it, a torn tail.
-	flipByte(offs[4] + 50)(t, segPath(dir, 0))
+	flipByte(offs[4]+50)(t, segPath(dir, 0))
 	c = mustOpen(t, dir, Options{SegmentSize: 4096})
 	if info := c.Recovery(); info.TruncatedAt != offs[4] || c.MaxOffset() != offs[4] {
 		t.Fatalf("torn tail not cut: %+v, max %d", info, c.MaxOffset())
