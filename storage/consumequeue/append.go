@@ -12,8 +12,8 @@ import (
 const maxKeptBuffer = 1 << 20
 
 // Append writes units at the end of the queue (single writer: the
-// dispatcher). Units must have Offset >= 0, Size > 0 and commit-log offsets
-// strictly above the previous unit's (ErrInvalidUnit). Either all units are
+// dispatcher). Units must have Offset >= 0, Size > 0 (or HoleSize) and
+// commit-log offsets strictly above the previous unit's (ErrInvalidUnit). Either all units are
 // appended or none: on a write error the queue is truncated back and the
 // wrapped error returned. Append does not fsync; see Sync.
 func (q *Queue) Append(units ...Unit) error {
@@ -210,6 +210,31 @@ func (q *Queue) TruncateAbove(physOffset int64) error {
 	}
 	q.log.Info().Str("queue", q.id.String()).Int64("phys_offset", physOffset).
 		Int64("from", limit).Int64("to", cut).Msg("consumequeue: truncated above commit-log offset")
+	return nil
+}
+
+// TruncateAt drops every unit from logical offset cut on and fsyncs the
+// result: the dispatcher rebuilds a damaged queue from the CommitLog by
+// cutting it at the first damaged unit and appending the units again.
+// Writer only; not concurrent with Append. Readers racing with it may see
+// fewer units.
+func (q *Queue) TruncateAt(cut int64) error {
+	if err := q.writable("truncate"); err != nil {
+		return err
+	}
+	q.synced.Lock()
+	defer q.synced.Unlock()
+	limit := q.maxOffset.Load()
+	if cut < q.MinOffset() || cut > limit {
+		return fmt.Errorf("consumequeue truncate %s at %d (%d..%d): %w", q.id, cut, q.MinOffset(), limit, ErrOutOfRange)
+	}
+	if cut == limit {
+		return nil
+	}
+	if err := q.truncateTo(cut); err != nil {
+		q.setFailed(err)
+		return fmt.Errorf("consumequeue truncate %s at %d: %w", q.id, cut, err)
+	}
 	return nil
 }
 

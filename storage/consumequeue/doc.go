@@ -18,7 +18,14 @@
 // The logical offset of a unit (the "queue offset" clients see) is its index
 // in the queue: unit n lives at byte n*20 of the queue's concatenated files.
 // Units carry no checksum (RocketMQ's layout); the queue is derived data that
-// the dispatcher can rebuild from the CommitLog (see Queue.TruncateAbove).
+// the dispatcher can rebuild from the CommitLog (see Queue.TruncateAbove and
+// Queue.TruncateAt).
+//
+// A hole unit has size -1 (HoleSize): the record for that queue offset was
+// lost to CommitLog damage, and the hole keeps the unit index equal to the
+// QUEUEOFFSET of the records after it. Its commit-log offset only keeps the
+// ordering (it lies between its neighbours'); readers skip holes. This is
+// wheelmq's addition to RocketMQ's layout.
 //
 // # Files
 //
@@ -44,7 +51,7 @@
 // means later data cannot be trusted: that file is treated as the last one and
 // the files after it are deleted. The last file is then scanned: a partial
 // unit at its end is cut, and so is everything from the first unit that is
-// not sane (size <= 0, negative offset, or an offset not above the previous
+// not sane (size <= 0 but not a hole, negative offset, or an offset not above the previous
 // unit's; a zero-filled tail is caught this way). The caller then aligns the
 // queue with the CommitLog using TruncateAbove(commitLog.MaxOffset()).
 //

@@ -113,6 +113,7 @@ func (q *Queue) recover() error {
 		}
 	}
 	if valid*UnitSize < size || removed > 0 {
+		q.cutAtOpen = size - valid*UnitSize + removed
 		q.log.Warn().Str("queue", q.id.String()).Str("file", tail.path).Int64("kept_units", valid).
 			Int64("truncated_bytes", size-valid*UnitSize+removed).Int("deleted_files", len(list)-1-last).
 			Str("reason", reason).Msg("consumequeue: cut torn tail")

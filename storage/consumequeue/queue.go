@@ -37,6 +37,7 @@ type Queue struct {
 
 	maxOffset atomic.Int64 // units written = next logical offset; published after the write
 	closed    atomic.Bool
+	cutAtOpen int64 // bytes recovery cut from the tail (set before the queue is shared)
 
 	// w is owned by the single writer (Append, TruncateAbove).
 	w struct {
@@ -61,6 +62,11 @@ type Queue struct {
 
 // ID returns the queue's topic and queue id.
 func (q *Queue) ID() QueueID { return q.id }
+
+// CutAtOpen returns the bytes recovery cut from the queue's tail when it was
+// opened (0: none). Units cut below the dispatcher's checkpoint must be
+// dispatched again from the CommitLog.
+func (q *Queue) CutAtOpen() int64 { return q.cutAtOpen }
 
 // MaxOffset returns the number of units written: the next logical offset.
 // Safe from any goroutine.

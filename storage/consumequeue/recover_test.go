@@ -49,7 +49,7 @@ func TestRecoverTornTail(t *testing.T) {
 			appendTo(t, unitPath(dir, "T", 8), appendUnit(nil, Unit{Offset: 5, Size: 10}))
 		}, 10, 3},
 		{"negative size", func(t *testing.T, dir string) {
-			appendTo(t, unitPath(dir, "T", 8), appendUnit(nil, Unit{Offset: 5000, Size: -1}))
+			appendTo(t, unitPath(dir, "T", 8), appendUnit(nil, Unit{Offset: 5000, Size: -2}))
 		}, 10, 3},
 		{"units past the file end", func(t *testing.T, dir string) {
 			var b []byte

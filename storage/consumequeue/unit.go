@@ -29,6 +29,19 @@ type Unit struct {
 	TagsCode int64
 }
 
+// HoleSize is the size of a hole unit: the record for that queue offset was
+// lost to CommitLog damage (the dispatcher skipped the damaged span and met
+// the queue's next record with a higher QUEUEOFFSET). A hole keeps unit
+// index and QUEUEOFFSET equal; its Offset lies between its neighbours' and
+// points at nothing. Readers skip holes. Part of the on-disk format.
+const HoleSize int32 = -1
+
+// Hole returns a hole unit at commit-log offset off (see HoleSize).
+func Hole(off int64) Unit { return Unit{Offset: off, Size: HoleSize} }
+
+// IsHole reports whether u is a hole unit.
+func (u Unit) IsHole() bool { return u.Size == HoleSize }
+
 // QueueID names one consume queue.
 type QueueID struct {
 	// Topic is the topic name.
@@ -47,6 +60,17 @@ func appendUnit(buf []byte, u Unit) []byte {
 	return binary.BigEndian.AppendUint64(buf, uint64(u.TagsCode))
 }
 
+// DecodeUnit decodes the first 20 bytes of b (read-only tools).
+func DecodeUnit(b []byte) Unit { return decodeUnit(b) }
+
+// CheckUnit reports why u cannot follow prev (hasPrev false: u is the first
+// unit), or "" if it can: the sanity rules recovery applies (read-only
+// tools).
+func CheckUnit(u Unit, prev Unit, hasPrev bool) string { return checkUnit(u, prev, hasPrev) }
+
+// ParseFileName returns the first logical offset a unit file's name encodes.
+func ParseFileName(name string) (int64, bool) { return parseFileName(name) }
+
 // decodeUnit decodes the first 20 bytes of b.
 func decodeUnit(b []byte) Unit {
 	_ = b[UnitSize-1]
@@ -63,7 +87,7 @@ func checkUnit(u Unit, prev Unit, hasPrev bool) string {
 	switch {
 	case u.Offset < 0:
 		return fmt.Sprintf("negative commit-log offset %d", u.Offset)
-	case u.Size <= 0:
+	case u.Size <= 0 && u.Size != HoleSize:
 		return fmt.Sprintf("size %d", u.Size)
 	case hasPrev && u.Offset <= prev.Offset:
 		return fmt.Sprintf("commit-log offset %d not above previous %d", u.Offset, prev.Offset)
