@@ -51,9 +51,11 @@
 // means later data cannot be trusted: that file is treated as the last one and
 // the files after it are deleted. The last file is then scanned: a partial
 // unit at its end is cut, and so is everything from the first unit that is
-// not sane (size <= 0 but not a hole, negative offset, or an offset not above the previous
-// unit's; a zero-filled tail is caught this way). The caller then aligns the
-// queue with the CommitLog using TruncateAbove(commitLog.MaxOffset()).
+// not sane (size <= 0 but not a hole, negative offset, or an offset not above
+// the previous unit's; a zero-filled tail is caught this way); CutAtOpen
+// reports the bytes cut. The caller then aligns the queue with the CommitLog
+// using TruncateAbove(commitLog.MaxOffset()), and the dispatcher adds again
+// from the CommitLog what was cut.
 //
 // # Concurrency
 //
