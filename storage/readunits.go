@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/wheelmq/wheelmq/storage/commitlog"
@@ -11,17 +12,66 @@ import (
 const maxRunBytes = 1 << 20
 
 // entryOverhead is the CommitLog's per-record trailer (CRC32C).
-const entryOverhead = 4
+const entryOverhead = commitlog.EntryOverhead
+
+// UnitState is what reading a consume-queue unit's record found.
+type UnitState uint8
+
+const (
+	// UnitOK: the record was read and verified.
+	UnitOK UnitState = iota
+	// UnitHole: a hole unit, whose record was lost to CommitLog damage;
+	// readers skip it.
+	UnitHole
+	// UnitRecordDamaged: the unit leads to a record header of its size, but
+	// the record's bytes do not verify: the message is damaged. Readers skip
+	// it (PolicySkip) or stop at it (PolicyStop).
+	UnitRecordDamaged
+	// UnitDamaged: the unit does not lead to a record of its size (its
+	// bytes are damaged, or it points past the log): the consume queue must
+	// be rebuilt from the CommitLog (Store.ReportDamagedUnit).
+	UnitDamaged
+	// UnitUnreadable: an I/O error, or the record lies below the log's start.
+	UnitUnreadable
+)
+
+// String names the state.
+func (s UnitState) String() string {
+	switch s {
+	case UnitOK:
+		return "ok"
+	case UnitHole:
+		return "hole"
+	case UnitRecordDamaged:
+		return "record_damaged"
+	case UnitDamaged:
+		return "unit_damaged"
+	default:
+		return "unreadable"
+	}
+}
 
 // ReadUnits reads the records of units (in any order), coalescing records
 // that follow each other in the CommitLog into one read: timer messages sent
 // together sit back to back. out[i] is units[i]'s record, nil when it cannot
-// be read.
+// be read (holes included).
 func ReadUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
+	out, _ := ReadUnitsChecked(cl, units)
+	return out
+}
+
+// ReadUnitsChecked is ReadUnits that also says, per unit, why a record is
+// missing.
+func ReadUnitsChecked(cl *commitlog.CommitLog, units []consumequeue.Unit) ([][]byte, []UnitState) {
 	out := make([][]byte, len(units))
-	order := make([]int, len(units))
-	for i := range order {
-		order[i] = i
+	states := make([]UnitState, len(units))
+	order := make([]int, 0, len(units))
+	for i, u := range units {
+		if u.IsHole() {
+			states[i] = UnitHole
+			continue
+		}
+		order = append(order, i)
 	}
 	sort.Slice(order, func(a, b int) bool { return units[order[a]].Offset < units[order[b]].Offset })
 	for i := 0; i < len(order); {
@@ -48,13 +98,38 @@ func ReadUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
 		}
 		for k := i; k < j; k++ {
 			idx := order[k]
-			if out[idx] == nil {
-				if r, err := cl.ReadAt(units[idx].Offset, units[idx].Size); err == nil {
-					out[idx] = r
-				}
+			if out[idx] != nil {
+				continue
 			}
+			r, err := cl.ReadAt(units[idx].Offset, units[idx].Size)
+			if err == nil {
+				out[idx] = r
+				continue
+			}
+			states[idx] = classify(cl, units[idx], err)
 		}
 		i = j
 	}
-	return out
+	return out, states
+}
+
+// classify says why the record of u could not be read (err from ReadAt).
+func classify(cl *commitlog.CommitLog, u consumequeue.Unit, err error) UnitState {
+	switch {
+	case u.Offset < cl.MinOffset():
+		return UnitUnreadable
+	case errors.Is(err, commitlog.ErrOutOfRange):
+		return UnitDamaged // past the log's end, or across a segment end
+	case !errors.Is(err, commitlog.ErrCorrupt):
+		return UnitUnreadable
+	}
+	size, isRecord, herr := cl.Header(u.Offset)
+	switch {
+	case herr != nil && !errors.Is(herr, commitlog.ErrCorrupt):
+		return UnitUnreadable
+	case herr == nil && isRecord && size == u.Size:
+		return UnitRecordDamaged
+	default:
+		return UnitDamaged
+	}
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -53,6 +54,12 @@ type Options struct {
 	// storage/vfs/vfstest); nil means the real one. Metadata files and the
 	// directory lock always use the real one.
 	FS vfs.FS
+	// OnCorruption says what the store's readers do with damaged records:
+	// skip them (the default) or stop. See package corruption.
+	OnCorruption corruption.Policy
+	// Corruption counts damaged bytes (wheelmq_store_corrupt_bytes_total);
+	// nil: logged only. Create it with corruption.NewMetrics.
+	Corruption *corruption.Metrics
 }
 
 // Store is an open data directory.
@@ -67,8 +74,11 @@ type Store struct {
 	// consume queues (maintained by the dispatch stage).
 	Dispatched atomic.Int64
 
-	lock *os.File
-	log  zerolog.Logger
+	lock    *os.File
+	log     zerolog.Logger
+	policy  corruption.Policy
+	corrupt *corruption.Metrics
+	damage  damage
 }
 
 // Open opens (creating if needed) the data directory dir, recovers the
@@ -82,7 +92,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{Dir: dir, lock: lock, log: opts.Logger}
+	s := &Store{Dir: dir, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption}
 	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{
 		SegmentSize: opts.SegmentSize, Logger: opts.Logger, FS: opts.FS,
 	})
@@ -91,6 +101,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storage open %s: %w", dir, err)
 	}
 	s.CommitLog = cl
+	for _, d := range cl.Recovery().Damaged {
+		s.ReportCorruption(opts.Logger, corruption.Range{File: corruption.FileCommitLog, Path: cl.Dir(),
+			From: d.Offset, To: d.Offset + d.Size, Reason: d.Reason, Action: "kept; readers skip it"})
+	}
 	cq, err := consumequeue.Open(filepath.Join(dir, "consumequeue"), consumequeue.Options{
 		UnitsPerFile: opts.UnitsPerFile, Logger: opts.Logger, FS: opts.FS,
 	})

@@ -18,12 +18,19 @@
 // (consumequeue.Queue.Reopen) before resuming, re-dispatching from the
 // CommitLog whatever a reopen cut. A reopen that fails is fatal
 // (supervisor.ErrFatal): the stage is retired and the broker unhealthy.
+//
+// Damage (see damage.go) does not stall it. Under the store's
+// corruption.PolicySkip a damaged CommitLog span is skipped to the next entry
+// that verifies, counted and logged, and the queue offsets its lost records
+// held become hole units; a consume queue a reader found damaged, or whose
+// tail recovery cut, is rebuilt from the CommitLog. Under PolicyStop the
+// stage fails with an error wrapping corruption.ErrStop and
+// commitlog.ErrCorrupt, which the supervisor treats as fatal.
 package dispatch
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -34,7 +41,9 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -101,6 +110,9 @@ type Dispatcher struct {
 	retry   *stage.Timer // re-kick after a refused write
 	paused  error        // why dispatching is paused (nil: it is not)
 	touched map[consumequeue.QueueID]int64
+	// skips are the damaged CommitLog spans skipped since the stage
+	// started, oldest first: a queue gap behind one is filled with holes.
+	skips []span
 }
 
 // Producer returns the actor producer.
@@ -124,10 +136,12 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 		d.start()
 	case kick:
 		d.kicker.pending.Store(false)
+		d.repairQueues()
 		if more := d.run(); more {
 			d.kicker.Kick()
 		}
 	case checkpointTick:
+		d.repairQueues()
 		if err := d.checkpoint(); errors.Is(err, consumequeue.ErrFailed) {
 			panic(fmt.Errorf("dispatch: restarting to reopen a failed consume queue: %w", err))
 		}
@@ -152,7 +166,7 @@ func StartOffset(st *storage.Store, log zerolog.Logger) int64 {
 	if len(st.Queues.Queues()) == 0 {
 		off = 0 // consume queues missing: rebuild them all
 	}
-	return off
+	return min(off, cutQueuesStart(st, log))
 }
 
 // start resumes from Store.Dispatched: set from the checkpoint at process
@@ -171,6 +185,7 @@ func (d *Dispatcher) start() {
 	}
 	d.offset, d.saved = off, off
 	st.Dispatched.Store(off)
+	st.OnDamagedUnit(d.kicker.Kick)
 	d.opts.Logger.Info().Int64("offset", off).Int64("commitlog_end", cl.MaxOffset()).Msg("dispatch resuming")
 	d.armTick()
 	d.kicker.Kick()
@@ -219,20 +234,24 @@ func (d *Dispatcher) run() bool {
 	pending := map[*consumequeue.Queue][]consumequeue.Unit{}
 	n := 0
 	var refused error // a write the disk refused: pause and retry the batch
-	for n < batchLimit && refused == nil {
-		recs, offs, next, err := st.CommitLog.ReadBlock(d.offset, 0)
-		if errors.Is(err, io.EOF) {
+	var stop error    // damage under PolicyStop: keep what came before, then fail
+	for n < batchLimit && refused == nil && stop == nil {
+		recs, offs, next, eof, serr := d.read(d.offset)
+		if eof || serr != nil {
+			stop = serr
 			break
 		}
-		if err != nil {
-			panic(fmt.Errorf("dispatch: read commitlog at %d: %w", d.offset, err))
-		}
 		for i, rec := range recs {
-			if refused = d.dispatchRecord(offs[i], rec, pending); refused != nil {
+			err := d.dispatchRecord(offs[i], rec, pending)
+			if errors.Is(err, corruption.ErrStop) {
+				stop, next = err, offs[i]
+				break
+			}
+			if refused = err; refused != nil {
 				break
 			}
 		}
-		n += len(recs)
+		n += max(len(recs), 1)
 		d.offset = next
 	}
 	for q, units := range pending {
@@ -256,6 +275,9 @@ func (d *Dispatcher) run() bool {
 	d.resume()
 	d.notify()
 	st.Dispatched.Store(d.offset) // after notify: who sees it caught up sees the arrivals too
+	if stop != nil {
+		panic(stop) // after keeping what came before the damage
+	}
 	return n >= batchLimit
 }
 
@@ -284,34 +306,61 @@ func (d *Dispatcher) resume() {
 	}
 }
 
-// dispatchRecord queues the unit of the record at off into pending. It
-// panics on a record it cannot decode or a queue it cannot open, except
-// for a queue the disk has no room to create: that error is returned.
+// dispatchRecord queues the unit of the record at off into pending. An
+// undecodable record is damage (see unitOf): skipped, or an error wrapping
+// corruption.ErrStop. It panics on a queue it cannot open, except for a
+// queue the disk has no room to create: that error is returned.
 func (d *Dispatcher) dispatchRecord(off int64, rec []byte, pending map[*consumequeue.Queue][]consumequeue.Unit) error {
-	r, _, err := message.Decode(rec)
+	u, id, qoff, err := d.unitOf(off, rec)
 	if err != nil {
-		panic(fmt.Errorf("dispatch: decode record at %d: %w", off, err))
+		return err
 	}
-	q, err := d.opts.Store.Queues.Queue(r.Topic, r.QueueID)
+	if u == nil {
+		return nil // undecodable record, skipped
+	}
+	q, err := d.opts.Store.Queues.Queue(id.Topic, id.QueueID)
 	if err != nil {
-		err = fmt.Errorf("dispatch: open queue %s/%d: %w", r.Topic, r.QueueID, err)
+		err = fmt.Errorf("dispatch: open queue %s: %w", id, err)
 		if !refusedWrite(err) {
 			panic(err)
 		}
 		return err
 	}
-	end := q.MaxOffset() + int64(len(pending[q]))
+	units := pending[q]
+	end := q.MaxOffset() + int64(len(units))
 	switch {
-	case r.QueueOffset < end:
+	case qoff < end:
 		return nil // already dispatched before a restart
-	case r.QueueOffset > end:
-		d.opts.Logger.Error().Str("topic", r.Topic).Int32("queue", r.QueueID).
-			Int64("record_queue_offset", r.QueueOffset).Int64("queue_end", end).Int64("commitlog_offset", off).
-			Msg("consume queue gap: units before this record are missing")
+	case qoff > end:
+		prev := int64(-1)
+		if len(units) > 0 {
+			prev = units[len(units)-1].Offset
+		} else if last, ok := q.LastUnit(); ok {
+			prev = last.Offset
+		}
+		units = d.fillGap(id, units, prev, off, qoff-end)
+	}
+	pending[q] = append(units, *u)
+	return nil
+}
+
+// unitOf decodes the record at off into its unit, queue and queue offset.
+// An undecodable record (it passed its checksum, so it was written that
+// way) is damage too: under PolicySkip it is reported and u is nil.
+func (d *Dispatcher) unitOf(off int64, rec []byte) (u *consumequeue.Unit, id consumequeue.QueueID, qoff int64, err error) {
+	r, _, err := message.Decode(rec)
+	if err != nil {
+		err = fmt.Errorf("dispatch: decode record at %d: %w", off, err)
+		to := off + int64(len(rec)) + commitlog.EntryOverhead
+		if !d.skipping() {
+			return nil, id, 0, fmt.Errorf("%w: %w", corruption.ErrStop, err)
+		}
+		d.report(off, to, err.Error())
+		return nil, id, 0, nil
 	}
 	tags, _ := message.LookupProperty(r.Properties, message.PropTags)
-	pending[q] = append(pending[q], consumequeue.Unit{Offset: off, Size: int32(len(rec)), TagsCode: message.TagsHashCode(tags)})
-	return nil
+	return &consumequeue.Unit{Offset: off, Size: int32(len(rec)), TagsCode: message.TagsHashCode(tags)},
+		consumequeue.QueueID{Topic: r.Topic, QueueID: r.QueueID}, r.QueueOffset, nil
 }
 
 func (d *Dispatcher) notify() {

@@ -44,6 +44,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -398,7 +399,10 @@ func (w *Writer) queueMax(k QueueKey) int64 {
 
 // rebuild computes the next queue offset of every queue: the consume queue's
 // end, or one past the last CommitLog record of that queue not yet
-// dispatched, whichever is larger.
+// dispatched, whichever is larger. A damaged record is passed over (the
+// dispatcher reports it): its queue offset is unknown, and if it was its
+// queue's last one the next message takes it, which keeps the queue
+// without a gap.
 func (w *Writer) rebuild() error {
 	w.next = map[QueueKey]int64{}
 	cl := w.opts.Store.CommitLog
@@ -411,12 +415,24 @@ func (w *Writer) rebuild() error {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
+		if errors.Is(err, commitlog.ErrCorrupt) {
+			to, nerr := cl.NextValid(next)
+			if nerr != nil {
+				return fmt.Errorf("scan commitlog: skip damage at %d: %w", next, nerr)
+			}
+			w.opts.Logger.Warn().Err(err).Int64("from", next).Int64("to", to).
+				Msg("queue offsets rebuild passes over a damaged commitlog span")
+			off = to
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("scan commitlog at %d: %w", off, err)
 		}
 		r, _, err := message.Decode(rec)
 		if err != nil {
-			return fmt.Errorf("decode record at %d: %w", off, err)
+			w.opts.Logger.Warn().Err(err).Int64("offset", off).Msg("queue offsets rebuild passes over an undecodable record")
+			off = next
+			continue
 		}
 		k := QueueKey{Topic: r.Topic, QueueID: r.QueueID}
 		cur, ok := w.next[k]

@@ -116,3 +116,24 @@ func shortIsCorrupt(err error) error {
 	}
 	return err
 }
+
+// Header returns the TOTALSIZE field stored at offset and whether its
+// MAGICCODE is a record's, without verifying the entry: readers use it to
+// tell a damaged record (header matches what they expected, bytes do not
+// verify) from a pointer that does not lead to a record. Safe for
+// concurrent use, also with Append.
+func (c *CommitLog) Header(offset int64) (size int32, isRecord bool, err error) {
+	if offset < 0 || offset+headerSize > c.maxOffset.Load() {
+		return 0, false, fmt.Errorf("commitlog header %s at %d: %w", c.dir, offset, ErrOutOfRange)
+	}
+	s, err := c.pin(offset)
+	if err != nil {
+		return 0, false, fmt.Errorf("commitlog header %s at %d: %w", c.dir, offset, err)
+	}
+	defer c.unpin()
+	var hdr [headerSize]byte
+	if _, err := s.f.ReadAt(hdr[:], offset-s.base); err != nil {
+		return 0, false, fmt.Errorf("commitlog header %s at %d: %w", s.path, offset-s.base, shortIsCorrupt(err))
+	}
+	return int32(binary.BigEndian.Uint32(hdr[0:4])), isRecordMagic(binary.BigEndian.Uint32(hdr[4:8])), nil
+}

@@ -288,10 +288,11 @@ func (c *CommitLog) NextValid(from int64) (int64, error) {
 	if from < 0 || from >= limit {
 		return 0, fmt.Errorf("commitlog next valid %s after %d (max %d): %w", c.dir, from, limit, ErrOutOfRange)
 	}
-	s, err := c.segmentFor(from)
+	s, err := c.pin(from)
 	if err != nil {
 		return 0, fmt.Errorf("commitlog next valid %s after %d: %w", c.dir, from, err)
 	}
+	defer c.unpin()
 	end := min(s.base+c.segSize, limit)
 	fsize, err := s.f.Size()
 	if err != nil {
