@@ -6,7 +6,9 @@ import (
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -104,6 +106,10 @@ loop:
 				break loop
 			}
 			scanned++
+			if u.IsHole() {
+				next++ // its record was lost to CommitLog damage
+				continue
+			}
 			if r.Filter.Match(u.TagsCode) {
 				picked = append(picked, u)
 				pickedAt = append(pickedAt, next)
@@ -113,12 +119,15 @@ loop:
 		}
 	}
 	sc := scan{next: next}
-	records := storage.ReadUnits(p.opts.Store.CommitLog, picked)
+	records, states := storage.ReadUnitsChecked(p.opts.Store.CommitLog, picked)
 	for i, rec := range records {
 		if rec == nil {
-			p.opts.Logger.Error().Int64("commitlog_offset", picked[i].Offset).Msg("commitlog read failed")
+			remark := p.unreadable(q.ID(), pickedAt[i], picked[i], states[i])
+			if remark == "" {
+				continue // a damaged message, skipped
+			}
 			if sc.taken == 0 {
-				return scan{err: fmt.Sprintf("read commitlog at offset %d failed", picked[i].Offset)}
+				return scan{err: remark}
 			}
 			sc.next = pickedAt[i] // answer what was read; the next pull retries here
 			break
@@ -144,15 +153,23 @@ func (p *Puller) scanRecords(q *consumequeue.Queue, r *Request, end int64, maxNu
 		if len(units) == 0 {
 			break
 		}
-		records := storage.ReadUnits(p.opts.Store.CommitLog, units)
+		records, states := storage.ReadUnitsChecked(p.opts.Store.CommitLog, units)
 		for i, u := range units {
 			if sc.taken >= maxNums || (sc.taken > 0 && len(sc.body)+int(u.Size) > p.opts.MaxBytes) {
 				return sc
 			}
 			if records[i] == nil {
-				p.opts.Logger.Error().Int64("commitlog_offset", u.Offset).Msg("commitlog read failed")
+				remark := ""
+				if !u.IsHole() {
+					remark = p.unreadable(q.ID(), sc.next, u, states[i])
+				}
+				if remark == "" { // a hole, or a damaged message skipped
+					scanned++
+					sc.next++
+					continue
+				}
 				if sc.taken == 0 {
-					return scan{err: fmt.Sprintf("read commitlog at offset %d failed", u.Offset)}
+					return scan{err: remark}
 				}
 				return sc // the next pull retries here
 			}
@@ -169,6 +186,36 @@ func (p *Puller) scanRecords(q *consumequeue.Queue, r *Request, end int64, maxNu
 
 // recordStep is the fewest units scanRecords reads per step.
 const recordStep = 16
+
+// unreadable handles a unit whose record could not be read. It returns ""
+// when the pull may go on past it (a damaged message under
+// on-corruption=skip, reported once), or the remark of the error that stops
+// the pull there: a damaged consume-queue unit (reported to the dispatcher,
+// which rebuilds the queue; the client retries), a damaged message under
+// on-corruption=stop, or an I/O error.
+func (p *Puller) unreadable(id consumequeue.QueueID, at int64, u consumequeue.Unit, state storage.UnitState) string {
+	st := p.opts.Store
+	log := p.opts.Logger.With().Str("queue", id.String()).Int64("queue_offset", at).
+		Int64("commitlog_offset", u.Offset).Int32("size", u.Size).Str("state", state.String()).Logger()
+	switch state {
+	case storage.UnitRecordDamaged:
+		if st.OnCorruption() == corruption.PolicySkip {
+			st.ReportCorruption(log, corruption.Range{File: corruption.FileCommitLog, Path: st.CommitLog.Dir(),
+				From: u.Offset, To: u.Offset + int64(u.Size) + commitlog.EntryOverhead,
+				Reason: "stored message fails its checksum", Action: "skipped by pulls"})
+			return ""
+		}
+		log.Error().Msg("pull stops at a damaged message (on-corruption=stop)")
+		return fmt.Sprintf("message at commitlog offset %d is damaged (on-corruption=stop)", u.Offset)
+	case storage.UnitDamaged:
+		st.ReportDamagedUnit(id, at)
+		log.Error().Msg("consume-queue unit does not lead to its message; rebuilding the queue")
+		return fmt.Sprintf("consume queue %s is damaged at offset %d and being rebuilt; retry", id, at)
+	default:
+		log.Error().Msg("commitlog read failed")
+		return fmt.Sprintf("read commitlog at offset %d failed", u.Offset)
+	}
+}
 
 func (p *Puller) cqReadFailed(r *Request, at int64, err error) string {
 	p.opts.Logger.Error().Err(err).Str("topic", r.Topic).Int32("queue", r.QueueID).
