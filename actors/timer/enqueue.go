@@ -1,6 +1,7 @@
 package timer
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -8,6 +9,9 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -101,14 +105,19 @@ func (e *enqueueGet) run() {
 			return
 		}
 		timers := make([]timerwheel.Timer, 0, len(units))
-		records := storage.ReadUnits(svc.opts.Store.CommitLog, units)
+		records, states := storage.ReadUnitsChecked(svc.opts.Store.CommitLog, units)
+		taken := len(units)
 		for i, u := range units {
 			if i == len(units)/2 {
 				svc.opts.Faults.Hit(StageEnqueueGet)
 			}
+			if records[i] == nil && e.damaged(q.ID(), e.next+int64(i), u, states[i]) {
+				taken = i // wait here for the consume queue's rebuild
+				break
+			}
 			t, reason := timerOf(records[i], u.Offset, e.next+int64(i))
 			if records[i] == nil {
-				reason = "unreadable"
+				reason = unreadableReason(states[i])
 			}
 			if reason != "" {
 				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
@@ -118,9 +127,50 @@ func (e *enqueueGet) run() {
 			}
 			timers = append(timers, t)
 		}
-		e.next += int64(len(units))
+		if taken == 0 {
+			return // the poll retries after the rebuild
+		}
+		e.next += int64(taken)
 		svc.enqInFly.Add(1)
 		svc.send(StageEnqueuePut, &enqBatch{epoch: e.epoch, timers: timers})
+	}
+}
+
+// damaged handles a timer consume-queue unit whose record could not be
+// read, and reports whether reading must stop there. A damaged unit is
+// reported to the dispatcher (which rebuilds the queue) and stops the read
+// until then; a damaged message is skipped and counted under
+// on-corruption=skip and stops the stage under stop (panic with an error
+// wrapping corruption.ErrStop); holes and I/O errors are skipped.
+func (e *enqueueGet) damaged(id consumequeue.QueueID, at int64, u consumequeue.Unit, state storage.UnitState) bool {
+	st := e.svc.opts.Store
+	switch state {
+	case storage.UnitDamaged:
+		st.ReportDamagedUnit(id, at)
+		e.svc.opts.Logger.Error().Str("queue", id.String()).Int64("queue_offset", at).
+			Msg("timer consume-queue unit does not lead to its message; waiting for the rebuild")
+		return true
+	case storage.UnitRecordDamaged:
+		if st.OnCorruption() == corruption.PolicyStop {
+			panic(fmt.Errorf("%s: timer message at commitlog offset %d: %w: %w", StageEnqueueGet, u.Offset,
+				corruption.ErrStop, commitlog.ErrCorrupt))
+		}
+		st.ReportCorruption(e.svc.opts.Logger, corruption.Range{File: corruption.FileCommitLog,
+			Path: st.CommitLog.Dir(), From: u.Offset, To: u.Offset + int64(u.Size) + commitlog.EntryOverhead,
+			Reason: "stored timer message fails its checksum", Action: "timer skipped"})
+	}
+	return false
+}
+
+// unreadableReason is the skipped-metric reason for a unit without record.
+func unreadableReason(s storage.UnitState) string {
+	switch s {
+	case storage.UnitHole:
+		return "lost"
+	case storage.UnitRecordDamaged:
+		return "corrupt"
+	default:
+		return "unreadable"
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -103,6 +104,14 @@ func (d *dequeuePut) resync() {
 		rec, next, err := cl.Read(off)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, commitlog.ErrCorrupt) {
+			// Damage (the dispatcher reports it): go on after it, so that
+			// what follows is still deduplicated.
+			if to, nerr := cl.NextValid(next); nerr == nil {
+				off = to
+				continue
+			}
 		}
 		if err != nil {
 			svc.opts.Logger.Error().Err(err).Int64("offset", off).Msg("timer replay scan stopped early")
