@@ -88,7 +88,7 @@ func TestEnqueueOverDamage(t *testing.T) {
 			var units []consumequeue.Unit
 			for i := 0; i < 10; i++ {
 				props := map[string]string{message.PropRealTopic: "orders", message.PropRealQueueID: "0",
-					message.PropUniqKey: fmt.Sprintf("U%d", i),
+					message.PropUniqKey:    fmt.Sprintf("U%d", i),
 					message.PropTimerOutMS: strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10)}
 				rec, err := (&message.Record{Topic: Topic, QueueOffset: int64(i), BornHost: host, StoreHost: host,
 					Body: []byte("later"), Properties: message.EncodeProperties(props)}).Encode(nil)
