@@ -247,13 +247,15 @@ func (s *Store) loadSlot(no int64) error {
 
 // walk calls fn for up to limit records of a slot chain from head, newest
 // first, and returns the sequence where it stopped (0 at the end of the
-// chain). A corrupt or misplaced record ends the chain: it is counted and
-// logged, and the older records behind it are lost. Only I/O errors are
-// returned. mu must be held.
+// chain). A corrupt or misplaced record is counted and logged; under
+// corruption.PolicySkip the chain goes on at the previous record of the
+// same slot (chainBelow), so only that record is lost; under PolicyStop the
+// store fails. Only I/O errors and stops are returned. mu must be held.
 func (s *Store) walk(head uint64, limit int, far bool, no int64, fn func(*timerlog.Record)) (uint64, error) {
 	seq := head
 	for n := 0; seq != 0 && n < limit; n++ {
 		r, err := s.tl.Read(seq)
+		damaged := err != nil
 		if err == nil && (r.Far() != far || r.Slot != no || r.Kind.IsMark()) {
 			err = fmt.Errorf("timerwheel: record %d in chain of slot %d (far %v) belongs to slot %d (far %v, %s): %w",
 				seq, no, far, r.Slot, r.Far(), r.Kind, timerlog.ErrCorrupt)
@@ -262,10 +264,12 @@ func (s *Store) walk(head uint64, limit int, far bool, no int64, fn func(*timerl
 			if !errors.Is(err, timerlog.ErrCorrupt) && !errors.Is(err, timerlog.ErrOutOfRange) {
 				return seq, s.fail(err)
 			}
-			s.st.corrupt++
-			s.log.Error().Err(err).Uint64("seq", seq).Int64("slot", no).Bool("far", far).
-				Int("read", n).Msg("timer chain broken; older records of this slot are lost")
-			return 0, nil
+			next, serr := s.chainDamaged(seq, far, no, err, damaged && errors.Is(err, timerlog.ErrCorrupt))
+			if serr != nil {
+				return seq, serr
+			}
+			seq = next
+			continue
 		}
 		fn(&r)
 		seq = r.Prev

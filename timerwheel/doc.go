@@ -71,4 +71,15 @@
 // it was linked into, and marks carry the state they left, so replay
 // rebuilds the exact wheel. A write or sync error makes the store refuse
 // further work (ErrFailed) until it is reopened.
+//
+// # Damaged records
+//
+// A TimerLog record that fails its checks (bit rot in synced data) is
+// counted (Stats.Corrupt, and Options.Corruption once per record) and, under
+// the default corruption.PolicySkip, passed over: replay skips it, and a
+// slot chain that meets it goes on at the previous record of the same slot,
+// found by scanning the log from the slot's first record (the record's own
+// prev pointer is lost with it). Only the damaged record's timer is lost.
+// Under PolicyStop the store fails with an error wrapping
+// corruption.ErrStop.
 package timerwheel

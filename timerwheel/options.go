@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
 	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
@@ -72,6 +73,15 @@ type Options struct {
 	NoSync bool
 	// Logger receives structured events; the zero value discards them.
 	Logger zerolog.Logger
+	// OnCorruption says what the store does with a TimerLog record that
+	// fails its checks: skip it (the default: the slot's chain goes on at
+	// the previous record of the same slot, found by scanning the log) or
+	// stop (the store fails with an error wrapping corruption.ErrStop).
+	OnCorruption corruption.Policy
+	// Corruption counts the damaged TimerLog bytes met
+	// (wheelmq_store_corrupt_bytes_total{file="timerlog"}); nil: logged
+	// only.
+	Corruption *corruption.Metrics
 }
 
 // withDefaults returns o with zero fields set to their defaults.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
 	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
@@ -196,8 +197,11 @@ func (s *Store) replay(from, logFirst uint64, relinked *int64) error {
 	err := s.tl.Scan(from, func(seq uint64, r timerlog.Record, err error) error {
 		s.st.replayed++
 		if err != nil {
-			s.st.corrupt++
-			s.log.Error().Err(err).Uint64("seq", seq).Msg("corrupt timer record skipped during replay")
+			s.damagedRecord(seq, err, "skipped during replay")
+			if s.opts.OnCorruption == corruption.PolicyStop && s.err == nil {
+				// The store opens failed: its stages stop, the broker runs.
+				_ = s.fail(fmt.Errorf("timerwheel replay: record %d: %w: %w", seq, corruption.ErrStop, err))
+			}
 			return nil
 		}
 		s.replayOne(&r, logFirst, relinked)

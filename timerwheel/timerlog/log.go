@@ -138,6 +138,9 @@ func (l *Log) load() error {
 	return nil
 }
 
+// Dir returns the directory holding the segment files.
+func (l *Log) Dir() string { return l.opts.Dir }
+
 // First returns the first sequence still in the log (Last()+1 when empty).
 func (l *Log) First() uint64 {
 	l.mu.Lock()
