@@ -314,3 +314,44 @@ func (c *CommitLog) NextValid(from int64) (int64, error) {
 	}
 	return end, nil
 }
+
+// EntryAt classifies the bytes at global offset off of a segment file,
+// read-only (inspection tools): a record or blank marker that verifies, or a
+// damaged span up to the next entry that verifies (EntryTorn when nothing
+// after it in the file does). r reads the file, base is the segment's global
+// offset, size the file's length and segSize the logical segment size.
+func EntryAt(r io.ReaderAt, base, size, segSize, off int64) (Entry, error) {
+	pos := off - base
+	if pos < 0 || pos >= size {
+		return Entry{}, fmt.Errorf("commitlog entry at %d: outside segment %d (%d bytes): %w", off, base, size, ErrOutOfRange)
+	}
+	s := &segScan{sr: segReader{r: r, size: size}, base: base, segSize: segSize}
+	if segSize-pos < blankSize {
+		return Entry{Kind: EntryTorn, Offset: off, Size: size - pos, Reason: "bytes past the segment end"}, nil
+	}
+	kind, n, rec, reason, err := s.check(pos)
+	if err != nil {
+		return Entry{}, fmt.Errorf("commitlog entry at %d: %w", off, err)
+	}
+	switch kind {
+	case EntryRecord:
+		return Entry{Kind: kind, Offset: off, Size: n, Record: append([]byte(nil), rec...)}, nil
+	case EntryBlank:
+		return Entry{Kind: kind, Offset: off, Size: segSize - pos}, nil
+	}
+	q, err := s.next(pos)
+	if err != nil {
+		return Entry{}, fmt.Errorf("commitlog entry at %d: %w", off, err)
+	}
+	if q >= size {
+		return Entry{Kind: EntryTorn, Offset: off, Size: size - pos, Reason: reason}, nil
+	}
+	return Entry{Kind: EntryDamaged, Offset: off, Size: q - pos, Reason: reason}, nil
+}
+
+// SegmentName returns the file name of the segment starting at global
+// offset base.
+func SegmentName(base int64) string { return segmentName(base) }
+
+// ParseSegmentName returns the global offset a segment file name encodes.
+func ParseSegmentName(name string) (int64, bool) { return parseSegmentName(name) }
