@@ -58,7 +58,8 @@ type Options struct {
 	// skip them (the default) or stop. See package corruption.
 	OnCorruption corruption.Policy
 	// Corruption counts damaged bytes (wheelmq_store_corrupt_bytes_total);
-	// nil: logged only. Create it with corruption.NewMetrics.
+	// nil: counted but not exported. Create it with corruption.NewMetrics
+	// and share it with the timer store (timerwheel.Options.Corruption).
 	Corruption *corruption.Metrics
 }
 
@@ -91,6 +92,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Corruption == nil {
+		opts.Corruption = corruption.NewMetrics(nil) // still reports each range once
 	}
 	s := &Store{Dir: dir, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption}
 	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{

@@ -79,8 +79,8 @@ type Options struct {
 	// stop (the store fails with an error wrapping corruption.ErrStop).
 	OnCorruption corruption.Policy
 	// Corruption counts the damaged TimerLog bytes met
-	// (wheelmq_store_corrupt_bytes_total{file="timerlog"}); nil: logged
-	// only.
+	// (wheelmq_store_corrupt_bytes_total{file="timerlog"}); nil: counted
+	// but not exported. Share the storage.Options.Corruption instance.
 	Corruption *corruption.Metrics
 }
 

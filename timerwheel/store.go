@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
 	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
@@ -100,6 +101,9 @@ func Open(opts Options, nowMs int64) (*Store, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	if opts.Corruption == nil {
+		opts.Corruption = corruption.NewMetrics(nil) // still reports each record once
+	}
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("timerwheel open %s: %w", opts.Dir, err)
 	}

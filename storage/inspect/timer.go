@@ -97,8 +97,11 @@ func verifyTimerLog(r *Report, dir string) (uint64, error) {
 			r.add(f)
 		}
 	}
-	if len(segs) > 0 {
+	switch {
+	case len(segs) > 0 && last >= segs[0].first:
 		sum.Note = fmt.Sprintf("sequences %d..%d", segs[0].first, last)
+	case len(segs) > 0:
+		sum.Note = "empty"
 	}
 	if damaged > 0 {
 		sum.Note += fmt.Sprintf(", %d damaged bytes", damaged)
