@@ -124,7 +124,7 @@ func TestEnqueueOverDamage(t *testing.T) {
 			t.Cleanup(func() { _ = wheel.Close() })
 			sys := stage.NewSystem(zerolog.Nop())
 			t.Cleanup(sys.Shutdown)
-			sm := stage.NewMetrics(prometheus.NewRegistry())
+			sm := stage.NewRegistry(prometheus.NewRegistry())
 			strat := supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond})
 			var k dispatch.Kicker
 			d, err := sm.Spawn(sys, strat, dispatch.StageName, dispatch.Producer(dispatch.Options{Store: st}, &k))
