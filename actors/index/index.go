@@ -27,6 +27,8 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	keyindex "github.com/wheelmq/wheelmq/storage/index"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -195,6 +197,17 @@ read:
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if errors.Is(err, commitlog.ErrCorrupt) && x.opts.Store.OnCorruption() == corruption.PolicySkip {
+			// Damage: the dispatcher reports it; index what follows.
+			to, nerr := cl.NextValid(next)
+			if nerr != nil {
+				panic(fmt.Errorf("index: skip damaged commitlog entry at %d: %w", next, nerr))
+			}
+			x.opts.Logger.Debug().Err(err).Int64("from", next).Int64("to", to).Msg("index skips a damaged commitlog span")
+			x.offset = min(to, limit)
+			n++
+			continue
+		}
 		if err != nil {
 			panic(fmt.Errorf("index: read commitlog at %d: %w", x.offset, err))
 		}
@@ -204,7 +217,10 @@ read:
 				break read
 			}
 			if err := x.add(offs[i], rec); err != nil {
-				panic(err)
+				if !errors.Is(err, message.ErrCorrupt) || x.opts.Store.OnCorruption() != corruption.PolicySkip {
+					panic(err)
+				}
+				x.opts.Logger.Debug().Err(err).Int64("offset", offs[i]).Msg("index skips an undecodable record")
 			}
 			n++
 		}
