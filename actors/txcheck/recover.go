@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -99,6 +101,13 @@ func (s *Stage) scan(from, to int64) (int, error) {
 		recs, offs, next, err := cl.ReadBlock(off, 0)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, commitlog.ErrCorrupt) && s.opts.Store.OnCorruption() == corruption.PolicySkip {
+			// Damage (the dispatcher reports it): scan what follows.
+			if off, err = cl.NextValid(next); err != nil {
+				return found, err
+			}
+			continue
 		}
 		if err != nil {
 			return found, err
