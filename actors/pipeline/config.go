@@ -15,6 +15,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -53,6 +54,9 @@ type Config struct {
 	// MaxWriterBacklog bounds appends queued at the writer before
 	// SYSTEM_BUSY (default 65536).
 	MaxWriterBacklog int64
+	// OnCorruption says what the stages do with a damaged record they meet
+	// while running: skip it (count, log, go on; the zero value) or stop.
+	OnCorruption corruption.Policy
 	// Index keeps the message index by KEYS and UNIQ_KEY (QUERY_MESSAGE,
 	// VIEW_MESSAGE_BY_ID; default true).
 	Index bool

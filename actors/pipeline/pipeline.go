@@ -40,6 +40,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -75,13 +76,16 @@ func Open(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("broker config: %w", err)
 	}
 	log := cfg.Logger
-	st, err := storage.Open(cfg.DataDir, storage.Options{SegmentSize: cfg.SegmentSize, Logger: log, FS: cfg.StoreFS})
+	damage := corruption.NewMetrics(cfg.Registerer)
+	st, err := storage.Open(cfg.DataDir, storage.Options{SegmentSize: cfg.SegmentSize, Logger: log, FS: cfg.StoreFS,
+		OnCorruption: cfg.OnCorruption, Corruption: damage})
 	if err != nil {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
 	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark()}
 	wheel, err := timerwheel.Open(timerwheel.Options{
 		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
+		OnCorruption: cfg.OnCorruption, Corruption: damage,
 	}, time.Now().UnixMilli())
 	if err != nil {
 		_ = st.Close()
@@ -95,7 +99,7 @@ func Open(cfg Config) (*Pipeline, error) {
 	}
 	p.strat = supervisor.New(supervisor.Policy{
 		Logger:    log,
-		Fatal:     []error{commitlog.ErrCorrupt, meta.ErrCorrupt},
+		Fatal:     []error{commitlog.ErrCorrupt, meta.ErrCorrupt, corruption.ErrStop},
 		OnRestart: p.stages.Restarted,
 		Retire:    p.retire,
 	})

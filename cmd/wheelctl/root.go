@@ -77,10 +77,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 			root.AddCommand(c)
 		}
 	}
-	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g))
-	// The store subcommand (offline inspection and repair of a data
-	// directory) is provided separately: register it here with
-	// add("admin", newStoreCmd(g)).
+	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g), newStoreCmd(g))
 	add("msg", newSendCmd(g), newConsumeCmd(g), newCancelCmd(g))
 	add("watch", newTopCmd(g), newStatsCmd(g))
 	add("bench", newBenchCmd(g))

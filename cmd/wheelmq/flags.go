@@ -13,6 +13,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 )
 
 // errHelp means -h was asked for and usage was printed.
@@ -51,6 +52,9 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	flush := fs.String("flush", "async", "flush mode: async or sync (group commit)")
 	autoCreate := fs.Bool("auto-create-topic", def.AutoCreateTopic, "let producers create topics through TBW102")
 	maxMsg := fs.Int("max-message-size", def.MaxMessageSize, "largest accepted message body in bytes")
+	var onCorruption corruption.Policy
+	fs.Var(&onCorruption, "on-corruption",
+		"damaged records found while running: skip (count, log, go on) or stop the stage that meets them")
 	indexOn := fs.Bool("index", def.Index, "index messages by KEYS and UNIQ_KEY (QUERY_MESSAGE, VIEW_MESSAGE_BY_ID)")
 	txTimeout := fs.Duration("transaction-timeout", def.TransactionTimeout,
 		"age of an open transaction before its producer group is first asked about it")
@@ -102,7 +106,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc := def
 	bc.DataDir, bc.Listen, bc.Advertise = *data, *listen, *advertise
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
-	bc.MaxMessageSize, bc.Index = *maxMsg, *indexOn
+	bc.MaxMessageSize, bc.Index, bc.OnCorruption = *maxMsg, *indexOn, onCorruption
 	bc.TransactionTimeout, bc.TransactionCheckInterval, bc.TransactionCheckMax = *txTimeout, *txInterval, *txMax
 	if bc.MaxFrame < bc.MaxMessageSize+256<<10 {
 		bc.MaxFrame = bc.MaxMessageSize + 256<<10
@@ -137,7 +141,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
-		"auto-create-topic", "max-message-size", "index", "transaction-timeout", "transaction-check-interval",
+		"auto-create-topic", "max-message-size", "index", "on-corruption", "transaction-timeout", "transaction-check-interval",
 		"transaction-check-max", "log-level", "log-format"},
 }
 
