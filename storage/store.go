@@ -8,6 +8,7 @@
 //	<data>/consumequeue/<topic>/<queueId>/  ConsumeQueue files (storage/consumequeue)
 //	<data>/config/topics.json               topic configuration (storage/meta)
 //	<data>/config/consumerOffset.json       consumer offsets (storage/meta)
+//	<data>/config/subscriptionGroup.json    subscription groups (storage/meta)
 //	<data>/config/checkpoint                positions of the pipeline stages (storage/meta)
 //	<data>/config/transactions.json         open transactions (storage/meta, actors/txcheck)
 //	<data>/timer/                           the timer store (timerwheel)
@@ -137,6 +138,11 @@ func (s *Store) TopicsPath() string { return filepath.Join(s.Dir, "config", "top
 
 // OffsetsPath is the consumer offsets file.
 func (s *Store) OffsetsPath() string { return filepath.Join(s.Dir, "config", "consumerOffset.json") }
+
+// SubscriptionGroupsPath is the subscription group file.
+func (s *Store) SubscriptionGroupsPath() string {
+	return filepath.Join(s.Dir, "config", "subscriptionGroup.json")
+}
 
 // CheckpointPath is the stage checkpoint file.
 func (s *Store) CheckpointPath() string { return filepath.Join(s.Dir, "config", "checkpoint") }

@@ -38,6 +38,10 @@ type Config struct {
 	Flush writer.FlushMode
 	// AutoCreateTopic lets producers create topics through TBW102.
 	AutoCreateTopic bool
+	// AutoCreateGroup creates a subscription group with RocketMQ's defaults
+	// on the first heartbeat, pull or send-back that names an unknown one
+	// (default true); without it such pulls are refused.
+	AutoCreateGroup bool
 	// DefaultQueueNums is the queue count of TBW102 (default 8).
 	DefaultQueueNums int32
 	// MaxMessageSize caps a message body (default 4 MiB).
@@ -109,6 +113,7 @@ func DefaultConfig() Config {
 		Cluster:            "DefaultCluster",
 		Flush:              writer.FlushAsync,
 		AutoCreateTopic:    true,
+		AutoCreateGroup:    true,
 		DefaultQueueNums:   8,
 		MaxMessageSize:     4 << 20,
 		MaxFrame:           remoting.DefaultMaxFrame,

@@ -1,8 +1,8 @@
 // Package pipeline is a broker's composition root on the actor side: it
 // opens the store and the timer store, spawns every supervised stage
-// (commitlog writer, dispatch, pull, offsets, clients, topics, transaction,
-// the five timer stages and, once the broker's address is known, the
-// registrar)
+// (commitlog writer, dispatch, pull, offsets, clients, topics, groups,
+// transaction, the five timer stages and, once the broker's address is
+// known, the registrar)
 // under one supervision strategy, and stops them in dependency order.
 //
 // It also owns the broker's health: a stage that its supervisor stops for
@@ -28,6 +28,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/index"
+	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
@@ -55,6 +56,7 @@ type Pipeline struct {
 	strat  *supervisor.Strategy
 
 	topicView topics.View
+	groupView groups.View
 	subView   clients.View
 	kicker    dispatch.Kicker
 	indexKick index.Kicker
@@ -131,6 +133,12 @@ func (p *Pipeline) spawn() error {
 		return fmt.Errorf("broker start: %w", err)
 	}
 	p.topicView.Init(table, ver)
+	groupDefaults := meta.DefaultSubscriptionGroups()
+	groupTable, groupVer, err := groups.Load(p.store.SubscriptionGroupsPath(), groupDefaults, log)
+	if err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
+	p.groupView.Init(groupTable, groupVer)
 	spawns := []struct {
 		name     string
 		producer stage.Producer
@@ -138,6 +146,10 @@ func (p *Pipeline) spawn() error {
 		{topics.StageName, topics.Producer(topics.Options{
 			Path: p.store.TopicsPath(), Defaults: defaults, View: &p.topicView,
 			Changed: p.regKicker.Kick, Logger: logFor(topics.StageName),
+		})},
+		{groups.StageName, groups.Producer(groups.Options{
+			Path: p.store.SubscriptionGroupsPath(), Defaults: groupDefaults, View: &p.groupView,
+			Logger: logFor(groups.StageName),
 		})},
 		{offsets.StageName, offsets.Producer(offsets.Options{
 			Path: p.store.OffsetsPath(), Logger: logFor(offsets.StageName),
@@ -268,6 +280,9 @@ func (p *Pipeline) Wheel() *timerwheel.Store { return p.wheel }
 // Topics is the published topic table.
 func (p *Pipeline) Topics() *topics.View { return &p.topicView }
 
+// Groups is the published subscription-group table.
+func (p *Pipeline) Groups() *groups.View { return &p.groupView }
+
 // Subscriptions is the published subscription table.
 func (p *Pipeline) Subscriptions() *clients.View { return &p.subView }
 
@@ -330,7 +345,7 @@ func (p *Pipeline) shutdownStages() {
 		ts.Stop()
 	}
 	for _, name := range []string{registrar.StageName, txcheck.StageName, clients.StageName, pull.StageName,
-		writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, topics.StageName} {
+		writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName, topics.StageName} {
 		if s := p.Stage(name); s != nil {
 			s.Stop()
 		}

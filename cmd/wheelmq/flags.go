@@ -51,6 +51,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	cluster := fs.String("cluster", def.Cluster, "cluster name")
 	flush := fs.String("flush", "async", "flush mode: async or sync (group commit)")
 	autoCreate := fs.Bool("auto-create-topic", def.AutoCreateTopic, "let producers create topics through TBW102")
+	autoGroup := fs.Bool("auto-create-group", def.AutoCreateGroup,
+		"create unknown consumer groups on their first heartbeat (else their pulls are refused)")
 	maxMsg := fs.Int("max-message-size", def.MaxMessageSize, "largest accepted message body in bytes")
 	var onCorruption corruption.Policy
 	fs.Var(&onCorruption, "on-corruption",
@@ -106,7 +108,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc := def
 	bc.DataDir, bc.Listen, bc.Advertise = *data, *listen, *advertise
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
-	bc.MaxMessageSize, bc.Index, bc.OnCorruption = *maxMsg, *indexOn, onCorruption
+	bc.MaxMessageSize, bc.Index, bc.OnCorruption, bc.AutoCreateGroup = *maxMsg, *indexOn, onCorruption, *autoGroup
 	bc.TransactionTimeout, bc.TransactionCheckInterval, bc.TransactionCheckMax = *txTimeout, *txInterval, *txMax
 	if bc.MaxFrame < bc.MaxMessageSize+256<<10 {
 		bc.MaxFrame = bc.MaxMessageSize + 256<<10
@@ -141,8 +143,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
-		"auto-create-topic", "max-message-size", "index", "on-corruption", "transaction-timeout", "transaction-check-interval",
-		"transaction-check-max", "log-level", "log-format"},
+		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "transaction-timeout",
+		"transaction-check-interval", "transaction-check-max", "log-level", "log-format"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

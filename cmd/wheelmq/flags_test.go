@@ -19,19 +19,21 @@ func TestParseArgsDefaults(t *testing.T) {
 	}
 	b := o.node.Broker
 	if b.DataDir != "./wheelmq-data" || b.Listen != "0.0.0.0:10911" || o.node.NamesrvListen != "0.0.0.0:9876" ||
-		o.node.MetricsListen != "127.0.0.1:9108" || !o.node.RunBroker || b.Flush != writer.FlushAsync || !b.AutoCreateTopic {
+		o.node.MetricsListen != "127.0.0.1:9108" || !o.node.RunBroker || b.Flush != writer.FlushAsync || !b.AutoCreateTopic || !b.AutoCreateGroup {
 		t.Fatalf("unexpected defaults: %+v", o.node)
 	}
 }
 
 func TestParseArgsEnvAndFlags(t *testing.T) {
-	o, err := parseArgs([]string{"--flush", "sync", "--listen", "127.0.0.1:1"},
-		env(map[string]string{"WHEELMQ_DATA": "/tmp/x", "WHEELMQ_LISTEN": "127.0.0.1:2", "WHEELMQ_AUTO_CREATE_TOPIC": "false"}), io.Discard)
+	o, err := parseArgs([]string{"--flush", "sync", "--listen", "127.0.0.1:1", "--auto-create-group=false"},
+		env(map[string]string{"WHEELMQ_DATA": "/tmp/x", "WHEELMQ_LISTEN": "127.0.0.1:2", "WHEELMQ_AUTO_CREATE_TOPIC": "false",
+			"WHEELMQ_AUTO_CREATE_GROUP": "true"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := o.node.Broker
-	if b.DataDir != "/tmp/x" || b.Listen != "127.0.0.1:1" || b.Flush != writer.FlushSync || b.AutoCreateTopic {
+	if b.DataDir != "/tmp/x" || b.Listen != "127.0.0.1:1" || b.Flush != writer.FlushSync || b.AutoCreateTopic ||
+		b.AutoCreateGroup {
 		t.Fatalf("env/flags not applied (flag must win over env): %+v", b)
 	}
 }

@@ -66,3 +66,26 @@ const (
 	// message id of its stored copy (wheelctl cancel). extFields: msgId.
 	CancelTimerMessage int32 = 3501
 )
+
+// Admin request codes (RocketMQ RequestCode) of the operator tools.
+const (
+	GetEarliestMsgStoretime          int32 = 32
+	UpdateAndCreateSubscriptionGroup int32 = 200
+	GetAllSubscriptionGroupConfig    int32 = 201
+	GetTopicStatsInfo                int32 = 202
+	GetConsumerConnectionList        int32 = 203
+	GetProducerConnectionList        int32 = 204
+	DeleteSubscriptionGroup          int32 = 207
+	GetConsumeStats                  int32 = 208
+	ResetConsumerClientOffset        int32 = 220
+	InvokeBrokerToResetOffset        int32 = 222
+	GetConsumerRunningInfo           int32 = 307
+	GetTopicConfig                   int32 = 351
+)
+
+// Admin response codes (RocketMQ ResponseCode).
+const (
+	SubscriptionGroupNotExist int32 = 26
+	ConsumerNotOnline         int32 = 206
+	ConsumeMsgTimeout         int32 = 207
+)

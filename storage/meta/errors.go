@@ -12,6 +12,8 @@ var (
 	ErrVersion = errors.New("meta: unsupported format version")
 	// ErrInvalidTopic means a topic name breaks RocketMQ's naming rules.
 	ErrInvalidTopic = errors.New("meta: invalid topic name")
+	// ErrInvalidGroup means a group name breaks RocketMQ's naming rules.
+	ErrInvalidGroup = errors.New("meta: invalid group name")
 	// ErrInvalidName means a checkpoint entry name is empty, too long or
 	// uses characters outside [A-Za-z0-9._-].
 	ErrInvalidName = errors.New("meta: invalid checkpoint name")

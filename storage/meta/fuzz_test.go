@@ -94,3 +94,63 @@ func FuzzParseOffsets(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeSubscriptionGroupConfig checks that the lenient decoder never
+// panics and that what it accepts survives an encode/decode round trip.
+func FuzzDecodeSubscriptionGroupConfig(f *testing.F) {
+	for _, s := range []string{`{"groupName":"G"}`, `{"GroupName":"G","RetryMaxTimes":"3","ConsumeEnable":0}`,
+		`{"groupName":"G","attributes":{"a":1},"groupRetryPolicy":{"type":"CUSTOMIZED"},"subscriptionDataSet":[]}`,
+		`{"retryQueueNums":2.5,"brokerId":true}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := DecodeSubscriptionGroupConfig(b)
+		if err != nil {
+			return
+		}
+		enc, err := json.Marshal(c)
+		if err != nil {
+			t.Fatalf("accepted config does not encode: %v", err)
+		}
+		again, err := DecodeSubscriptionGroupConfig(enc)
+		if err != nil {
+			t.Fatalf("own encoding %s rejected: %v", enc, err)
+		}
+		enc2, _ := json.Marshal(again)
+		if !bytes.Equal(enc, enc2) {
+			t.Fatalf("round trip differs\n%s\n%s", enc, enc2)
+		}
+	})
+}
+
+// FuzzParseSubscriptionGroups checks that the file parser never panics and
+// that accepted content survives an encode/parse round trip (in memory: the
+// save path is covered by TestSubscriptionGroupsGolden).
+func FuzzParseSubscriptionGroups(f *testing.F) {
+	for _, name := range []string{"subscriptionGroup.json", "subscriptionGroup_java.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"subscriptionGroupTable":{"G":{}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sf, err := parseSubscriptionGroups(b)
+		if err != nil {
+			return
+		}
+		enc, err := EncodeSubscriptionGroups(sf.groups, sf.DataVersion, true)
+		if err != nil {
+			t.Fatalf("encode accepted groups: %v", err)
+		}
+		back, err := parseSubscriptionGroups(enc)
+		if err != nil {
+			t.Fatalf("own encoding rejected: %v\n%s", err, enc)
+		}
+		again, err := EncodeSubscriptionGroups(back.groups, back.DataVersion, true)
+		if err != nil || !bytes.Equal(enc, again) {
+			t.Fatalf("round trip differs (%v)\n%s\n%s", err, enc, again)
+		}
+	})
+}

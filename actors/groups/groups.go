@@ -1,0 +1,201 @@
+// Package groups is the subscription-group stage: the single owner of the
+// consumer groups' configuration (RocketMQ's SubscriptionGroupManager). It
+// creates groups (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, and automatically on
+// the first heartbeat, pull or send-back of an unknown group when
+// auto-creation is on), deletes them, and persists the table to
+// config/subscriptionGroup.json (atomic write, .bak) after every change.
+//
+// Readers (heartbeats, pulls, send-backs, GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+// never message the stage: they read an immutable snapshot published
+// through an atomic pointer after each change (copy-on-write).
+package groups
+
+import (
+	"fmt"
+	"maps"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// StageName is the stage's stable name.
+const StageName = "groups"
+
+// Table is an immutable snapshot of the subscription groups.
+type Table struct {
+	Groups  map[string]meta.SubscriptionGroupConfig
+	Version meta.DataVersion
+}
+
+// View publishes the current snapshot; safe from any goroutine.
+type View struct{ p atomic.Pointer[Table] }
+
+// Load returns the current snapshot (never nil).
+func (v *View) Load() *Table {
+	if t := v.p.Load(); t != nil {
+		return t
+	}
+	return &Table{Groups: map[string]meta.SubscriptionGroupConfig{}}
+}
+
+// Init publishes the table loaded at start-up, before the stage runs, so
+// that the first requests never see an empty table. Only the broker's
+// start-up calls it; afterwards the stage is the only writer.
+func (v *View) Init(groups map[string]meta.SubscriptionGroupConfig, ver meta.DataVersion) {
+	v.p.Store(&Table{Groups: groups, Version: ver})
+}
+
+// Get returns one group's configuration. The result shares its maps and
+// slices with the snapshot: do not modify it (Clone first).
+func (v *View) Get(name string) (meta.SubscriptionGroupConfig, bool) {
+	c, ok := v.Load().Groups[name]
+	return c, ok
+}
+
+// Ensure creates each named group with RocketMQ's defaults unless it exists
+// (auto-creation), in one persisted change, and calls Done with the outcome.
+type Ensure struct {
+	Names []string
+	Done  func(error)
+}
+
+// Fail implements stage.Failable.
+func (e *Ensure) Fail(err error) { e.done(err) }
+
+func (e *Ensure) done(err error) {
+	if e.Done != nil {
+		e.Done(err)
+	}
+}
+
+// Put creates or replaces a group (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).
+type Put struct {
+	Config meta.SubscriptionGroupConfig
+	Done   func(error)
+}
+
+// Fail implements stage.Failable.
+func (p *Put) Fail(err error) { p.Done(err) }
+
+// Delete removes a group (DELETE_SUBSCRIPTIONGROUP); existed reports
+// whether it was there.
+type Delete struct {
+	Name string
+	Done func(existed bool, err error)
+}
+
+// Fail implements stage.Failable.
+func (d *Delete) Fail(err error) { d.Done(false, err) }
+
+// Options configures the stage.
+type Options struct {
+	Path string
+	// Defaults are merged under the file's groups (the built-in groups).
+	Defaults map[string]meta.SubscriptionGroupConfig
+	View     *View
+	Logger   zerolog.Logger
+}
+
+// Manager is the actor.
+type Manager struct {
+	opts  Options
+	table map[string]meta.SubscriptionGroupConfig
+	ver   meta.DataVersion
+}
+
+// Producer returns the actor producer.
+func Producer(opts Options) stage.Producer {
+	return func(*stage.Stage) actor.Actor { return &Manager{opts: opts} }
+}
+
+// Load reads the group file merged with defaults (used at start-up, before
+// the stage runs, and by the stage itself on restart).
+func Load(path string, defaults map[string]meta.SubscriptionGroupConfig, log zerolog.Logger) (
+	map[string]meta.SubscriptionGroupConfig, meta.DataVersion, error) {
+	table, ver, err := meta.LoadSubscriptionGroups(path, meta.WithLogger(log))
+	if err != nil {
+		return nil, ver, fmt.Errorf("load subscription groups: %w", err)
+	}
+	for name, c := range defaults {
+		if _, ok := table[name]; !ok {
+			table[name] = c
+		}
+	}
+	return table, ver, nil
+}
+
+// Receive implements actor.Actor.
+func (m *Manager) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		table, ver, err := Load(m.opts.Path, m.opts.Defaults, m.opts.Logger)
+		if err != nil {
+			panic(err)
+		}
+		m.table, m.ver = table, ver
+		m.publish()
+	case *Ensure:
+		var missing []string
+		for _, name := range msg.Names {
+			if _, ok := m.table[name]; !ok && meta.ValidateGroup(name) == nil {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 {
+			msg.done(nil)
+			return
+		}
+		err := m.change(func(t map[string]meta.SubscriptionGroupConfig) {
+			for _, name := range missing {
+				t[name] = meta.NewSubscriptionGroupConfig(name)
+			}
+		})
+		if err == nil {
+			m.opts.Logger.Info().Strs("groups", missing).Msg("subscription groups created")
+		}
+		msg.done(err)
+	case *Put:
+		err := m.change(func(t map[string]meta.SubscriptionGroupConfig) { t[msg.Config.GroupName] = msg.Config })
+		if err == nil {
+			c := msg.Config
+			m.opts.Logger.Info().Str("group", c.GroupName).Bool("consume_enable", c.ConsumeEnable).
+				Int32("retry_max_times", c.RetryMaxTimes).Int32("retry_queues", c.RetryQueueNums).
+				Msg("subscription group updated")
+		}
+		msg.Done(err)
+	case *Delete:
+		if _, ok := m.table[msg.Name]; !ok {
+			msg.Done(false, nil)
+			return
+		}
+		err := m.change(func(t map[string]meta.SubscriptionGroupConfig) { delete(t, msg.Name) })
+		if err == nil {
+			m.opts.Logger.Info().Str("group", msg.Name).Msg("subscription group deleted")
+		}
+		msg.Done(err == nil, err)
+	}
+}
+
+// change applies fn to a copy of the table, persists it, then publishes it.
+// On a write failure nothing changes.
+func (m *Manager) change(fn func(map[string]meta.SubscriptionGroupConfig)) error {
+	next := maps.Clone(m.table)
+	fn(next)
+	ver := m.ver.Next(time.Now())
+	if err := meta.SaveSubscriptionGroups(m.opts.Path, next, ver); err != nil {
+		m.opts.Logger.Error().Err(err).Str("path", m.opts.Path).Msg("persist subscription groups failed")
+		return fmt.Errorf("persist subscription groups: %w", err)
+	}
+	m.table, m.ver = next, ver
+	m.publish()
+	return nil
+}
+
+func (m *Manager) publish() {
+	m.opts.View.p.Store(&Table{Groups: m.table, Version: m.ver})
+}
