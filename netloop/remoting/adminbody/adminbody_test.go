@@ -30,7 +30,9 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func mq(topic string, id int32) MessageQueue { return MessageQueue{BrokerName: "broker-a", QueueID: id, Topic: topic} }
+func mq(topic string, id int32) MessageQueue {
+	return MessageQueue{BrokerName: "broker-a", QueueID: id, Topic: topic}
+}
 
 // TestConsumeStatsMatchesFastjson compares with the bytes fastjson 1.2.83
 // wrote for the same ConsumeStats (rocketmq-facts.md 11.13, verified run).
@@ -55,8 +57,8 @@ func TestGoldenBodies(t *testing.T) {
 		encode func() ([]byte, error)
 	}{
 		{"consume_stats.json", ConsumeStats{ConsumeTps: 12.5, OffsetTable: map[MessageQueue]OffsetWrapper{
-			mq("T", 1): {BrokerOffset: 7, ConsumerOffset: 3, LastTimestamp: 1700000000100, PullOffset: 5},
-			mq("T", 0): {BrokerOffset: 10, ConsumerOffset: 10, LastTimestamp: 1700000000000, PullOffset: 10},
+			mq("T", 1):        {BrokerOffset: 7, ConsumerOffset: 3, LastTimestamp: 1700000000100, PullOffset: 5},
+			mq("T", 0):        {BrokerOffset: 10, ConsumerOffset: 10, LastTimestamp: 1700000000000, PullOffset: 10},
 			mq("%RETRY%G", 0): {},
 		}}.Encode},
 		{"consume_stats_empty.json", ConsumeStats{}.Encode},
