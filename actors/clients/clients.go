@@ -2,18 +2,22 @@
 // clients are connected, which consumer groups they belong to and what they
 // subscribe to.
 //
-// It serves HEART_BEAT (register), UNREGISTER_CLIENT and
-// GET_CONSUMER_LIST_BY_GROUP, drops clients whose connection closed or that
-// sent no heartbeat for ExpireAfter (120 s), and sends
-// NOTIFY_CONSUMER_IDS_CHANGED to every member of a group whose membership
-// changed so that they rebalance at once. It publishes the subscriptions as
-// an immutable snapshot that the pull path reads without messaging the stage.
+// It serves HEART_BEAT (register), UNREGISTER_CLIENT,
+// GET_CONSUMER_LIST_BY_GROUP and the admin connection lists
+// (GET_CONSUMER_CONNECTION_LIST, GET_PRODUCER_CONNECTION_LIST;
+// connections.go), drops clients whose connection closed or that sent no
+// heartbeat for ExpireAfter (120 s), and sends NOTIFY_CONSUMER_IDS_CHANGED
+// to every member of a group whose membership changed so that they
+// rebalance at once (unless the group's notifyConsumerIdsChangedEnable is
+// off). It publishes the subscriptions and each group's message model as an
+// immutable snapshot that the pull path reads without messaging the stage.
 //
 // It also owns the orderly-consumption queue locks (LOCK_BATCH_MQ,
 // UNLOCK_BATCH_MQ; locks.go), released when their client goes away, and it
-// is the broker's way to a producer group: SendToProducer hands a request
-// (CHECK_TRANSACTION_STATE) to a live connection of the group
-// (producers.go).
+// is the broker's way to its clients: SendToProducer hands a request
+// (CHECK_TRANSACTION_STATE) to a live connection of a producer group
+// (producers.go), and Invoke sends a request to one consumer and relays its
+// answer (GET_CONSUMER_RUNNING_INFO; invoke.go).
 package clients
 
 import (
@@ -43,6 +47,9 @@ type Conn interface {
 type Heartbeat struct {
 	Conn Conn
 	Data HeartbeatData
+	// Language and Version are the client's, from the request header.
+	Language string
+	Version  int32
 	// Done is called once the heartbeat is applied.
 	Done func()
 	stage.FailFunc
@@ -79,11 +86,15 @@ type Subscription struct {
 	Version    int64  // subVersion
 }
 
-// Subscriptions is the published snapshot: group+topic -> subscription.
-type Subscriptions map[SubKey]Subscription
+// snapshot is what the stage publishes.
+type snapshot struct {
+	subs   map[SubKey]Subscription // group+topic -> subscription
+	topics map[string][]string     // group -> subscribed topics, sorted
+	models map[string]string       // group -> message model
+}
 
 // View publishes the subscriptions; safe from any goroutine.
-type View struct{ p atomic.Pointer[Subscriptions] }
+type View struct{ p atomic.Pointer[snapshot] }
 
 // Lookup returns the subscription expression of group for topic.
 func (v *View) Lookup(group, topic string) (string, bool) {
@@ -91,7 +102,7 @@ func (v *View) Lookup(group, topic string) (string, bool) {
 	if s == nil {
 		return "", false
 	}
-	e, ok := (*s)[SubKey{group, topic}]
+	e, ok := s.subs[SubKey{group, topic}]
 	return e.Expression, ok
 }
 
@@ -101,8 +112,26 @@ func (v *View) LookupSubscription(group, topic string) (Subscription, bool) {
 	if s == nil {
 		return Subscription{}, false
 	}
-	e, ok := (*s)[SubKey{group, topic}]
+	e, ok := s.subs[SubKey{group, topic}]
 	return e, ok
+}
+
+// Topics returns the topics the online members of group subscribe to (nil
+// when none is online). The slice is shared: do not modify it.
+func (v *View) Topics(group string) []string {
+	if s := v.p.Load(); s != nil {
+		return s.topics[group]
+	}
+	return nil
+}
+
+// MessageModel returns the message model (CLUSTERING or BROADCASTING) of
+// an online consumer group, "" when none of its members is online.
+func (v *View) MessageModel(group string) string {
+	if s := v.p.Load(); s != nil {
+		return s.models[group]
+	}
+	return ""
 }
 
 // Options configures the stage.
@@ -116,12 +145,18 @@ type Options struct {
 	Now func() time.Time
 	// EnsureRetryTopic is called for each clustering consumer group seen.
 	EnsureRetryTopic func(group string)
-	Logger           zerolog.Logger
+	// NotifyEnabled reports whether a group's members are told of
+	// membership changes (nil: always).
+	NotifyEnabled func(group string) bool
+	Logger        zerolog.Logger
 }
 
 type client struct {
 	id       string
 	conn     Conn
+	addr     string
+	language string
+	version  int32
 	lastSeen time.Time
 	groups   map[string]ConsumerData // consumer groups
 	pgroups  map[string]struct{}     // producer groups
@@ -141,7 +176,8 @@ type Manager struct {
 	timer   *stage.Timer
 	locks   lockTable
 	// rr is the round-robin position per producer group (SendToProducer).
-	rr map[string]int
+	rr    map[string]int
+	calls *pendingCalls
 }
 
 // Producer returns the actor producer. The stage starts empty after a
@@ -156,7 +192,9 @@ func Producer(opts Options) stage.Producer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return func(self *stage.Stage) actor.Actor { return &Manager{opts: opts, timer: self.NewTimer()} }
+	return func(self *stage.Stage) actor.Actor {
+		return &Manager{opts: opts, timer: self.NewTimer(), calls: newPendingCalls(self)}
+	}
 }
 
 // Receive implements actor.Actor.
@@ -187,6 +225,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 		}
 		m.releaseConn(msg.ConnID)
 		m.remove(gone, "connection closed")
+		m.calls.dropConn(msg.ConnID)
 	case *ListConsumers:
 		msg.Reply(m.members(msg.Group))
 	case *LockBatch:
@@ -200,6 +239,16 @@ func (m *Manager) Receive(ctx actor.Context) {
 		msg.Reply(m.liveLocks(msg.Group))
 	case *SendToProducer:
 		m.sendToProducer(msg)
+	case *ConsumerConnection:
+		m.consumerConnection(msg)
+	case *ProducerConnection:
+		m.producerConnection(msg)
+	case *Invoke:
+		m.invoke(msg)
+	case *Response:
+		m.calls.answer(msg)
+	case callTimeout:
+		m.calls.expire(msg)
 	case expireTick:
 		now := time.Now()
 		var gone []string
@@ -213,6 +262,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.arm()
 	case *actor.Stopping, *actor.Restarting:
 		m.timer.Stop()
+		m.calls.failAll(errStopped)
 	}
 }
 
@@ -232,6 +282,7 @@ func (m *Manager) heartbeat(h *Heartbeat) {
 		m.opts.Logger.Info().Str("client", c.id).Str("remote", h.Conn.RemoteAddr()).Msg("client registered")
 	}
 	c.conn = h.Conn
+	c.addr, c.language, c.version = h.Conn.RemoteAddr(), h.Language, h.Version
 	c.lastSeen = time.Now()
 	old := c.groups
 	c.groups = map[string]ConsumerData{}
@@ -318,6 +369,9 @@ func (m *Manager) members(group string) []string {
 
 // notify sends NOTIFY_CONSUMER_IDS_CHANGED (oneway) to every member.
 func (m *Manager) notify(group string) {
+	if m.opts.NotifyEnabled != nil && !m.opts.NotifyEnabled(group) {
+		return
+	}
 	for _, id := range m.members(group) {
 		c := m.clients[id]
 		m.opaque++
@@ -331,19 +385,27 @@ func (m *Manager) notify(group string) {
 }
 
 func (m *Manager) publish() {
-	subs := Subscriptions{}
+	s := &snapshot{subs: map[SubKey]Subscription{}, topics: map[string][]string{}, models: map[string]string{}}
 	for _, c := range m.clients {
 		for g, cd := range c.groups {
+			s.models[g] = cd.MessageModel
 			for _, sd := range cd.SubscriptionDataSet {
 				k := SubKey{g, sd.Topic}
+				old, seen := s.subs[k]
+				if !seen {
+					s.topics[g] = append(s.topics[g], sd.Topic)
+				}
 				// Like RocketMQ, the newest subscription version wins.
-				if old, ok := subs[k]; !ok || sd.SubVersion > old.Version {
-					subs[k] = Subscription{Expression: sd.SubString, Type: sd.ExpressionType, Version: sd.SubVersion}
+				if !seen || sd.SubVersion > old.Version {
+					s.subs[k] = Subscription{Expression: sd.SubString, Type: sd.ExpressionType, Version: sd.SubVersion}
 				}
 			}
 		}
 	}
-	m.opts.View.p.Store(&subs)
+	for _, ts := range s.topics {
+		sort.Strings(ts)
+	}
+	m.opts.View.p.Store(s)
 }
 
 // FormatConsumerList renders the GET_CONSUMER_LIST_BY_GROUP body.

@@ -1,7 +1,9 @@
 // Package offsets is the consumer-offset stage: the single owner of the
 // committed offsets of every (group, topic, queue). Commits arrive from
 // UPDATE_CONSUMER_OFFSET and from the commitOffset piggybacked on pulls;
-// queries from QUERY_CONSUMER_OFFSET. The table is persisted atomically
+// queries from QUERY_CONSUMER_OFFSET and the admin requests
+// (GET_CONSUME_STATS); resets from INVOKE_BROKER_TO_RESET_OFFSET (see
+// Reset). The table is persisted atomically
 // every FlushInterval when it changed, and when the stage stops, so a crash
 // replays at most one interval of commits (consumers see those messages
 // again: at-least-once).
@@ -52,15 +54,18 @@ type flushTick struct{}
 type Options struct {
 	Path          string
 	FlushInterval time.Duration // default 5 s
-	Logger        zerolog.Logger
+	// Resets, when set, receives the queues with a pending reset.
+	Resets *ResetView
+	Logger zerolog.Logger
 }
 
 // Store is the actor.
 type Store struct {
-	opts  Options
-	table meta.OffsetTable
-	dirty bool
-	timer *stage.Timer
+	opts   Options
+	table  meta.OffsetTable
+	resets map[resetKey]int64 // reset offsets not yet taken by a pull
+	dirty  bool
+	timer  *stage.Timer
 }
 
 // Producer returns the actor producer.
@@ -80,10 +85,15 @@ func (s *Store) Receive(ctx actor.Context) {
 			panic(err)
 		}
 		s.table = t
+		s.resets = map[resetKey]int64{}
+		s.publishResets()
 		s.arm()
 	case *Commit:
 		if m.Offset < 0 {
 			return
+		}
+		if _, pending := s.resets[resetKey{m.Topic, m.Group, m.QueueID}]; pending {
+			return // the consumer has not seen the reset yet
 		}
 		s.table.Set(m.Topic, m.Group, m.QueueID, m.Offset)
 		s.dirty = true
@@ -93,6 +103,15 @@ func (s *Store) Receive(ctx actor.Context) {
 	case *DropTopic:
 		s.table.DropTopic(m.Topic)
 		s.dirty = true
+	case *DropGroup:
+		s.table.DropGroup(m.Group)
+		s.dirty = true
+	case *GroupOffsets:
+		s.groupOffsets(m)
+	case *Reset:
+		s.reset(m)
+	case *TakeReset:
+		s.takeReset(m)
 	case *Flush:
 		m.Done(s.flush())
 	case flushTick:

@@ -1,8 +1,8 @@
 // Package pipeline is a broker's composition root on the actor side: it
 // opens the store and the timer store, spawns every supervised stage
 // (commitlog writer, dispatch, pull, offsets, clients, topics, groups,
-// transaction, the five timer stages and, once the broker's address is
-// known, the registrar)
+// stats, transaction, the five timer stages and, once the broker's address
+// is known, the registrar)
 // under one supervision strategy, and stops them in dependency order.
 //
 // It also owns the broker's health: a stage that its supervisor stops for
@@ -27,13 +27,14 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
-	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/groups"
+	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/topics"
@@ -58,6 +59,10 @@ type Pipeline struct {
 	topicView topics.View
 	groupView groups.View
 	subView   clients.View
+	resetView offsets.ResetView
+	statsView stats.View
+	counters  stats.Counters
+	booted    time.Time
 	kicker    dispatch.Kicker
 	indexKick index.Kicker
 	regKicker registrar.Kicker
@@ -84,7 +89,8 @@ func Open(cfg Config) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
-	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark()}
+	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark(),
+		booted: time.Now()}
 	wheel, err := timerwheel.Open(timerwheel.Options{
 		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 		OnCorruption: cfg.OnCorruption, Corruption: damage,
@@ -152,21 +158,28 @@ func (p *Pipeline) spawn() error {
 			Logger: logFor(groups.StageName),
 		})},
 		{offsets.StageName, offsets.Producer(offsets.Options{
-			Path: p.store.OffsetsPath(), Logger: logFor(offsets.StageName),
+			Path: p.store.OffsetsPath(), Resets: &p.resetView, Logger: logFor(offsets.StageName),
 		})},
-		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Logger: logFor(pull.StageName)})},
+		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Served: p.counters.Served,
+			Logger: logFor(pull.StageName)})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
 			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
 		}, &p.kicker)},
 		{writer.StageName, writer.Producer(writer.Options{
-			Store: p.store, Mode: cfg.Flush, Appended: p.kicker.Kick, Fault: writerFault(cfg.TimerFaults),
-			Logger: logFor(writer.StageName),
+			Store: p.store, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
+			Fault: writerFault(cfg.TimerFaults), Logger: logFor(writer.StageName),
 		})},
 		{clients.StageName, clients.Producer(clients.Options{
 			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
 			LockExpiry: cfg.OrderlyLockExpiry,
-			Logger:     logFor(clients.StageName),
+			NotifyEnabled: func(group string) bool {
+				g, ok := p.groupView.Get(group)
+				return !ok || g.NotifyConsumerIDsChangedEnable
+			},
+			Logger: logFor(clients.StageName),
 		})},
+		{stats.StageName, stats.Producer(stats.Options{Counters: &p.counters, View: &p.statsView,
+			Timer: func() (uint64, uint64) { s := p.wheel.Stats(); return s.Added, s.Issued }})},
 	}
 	if cfg.Index {
 		spawns = append(spawns, struct {
@@ -238,14 +251,21 @@ func (p *Pipeline) RegisterNow(done func()) {
 // read-write) if missing and calls done (when not nil) with the outcome;
 // the topics stage has the registrar publish the new route.
 func (p *Pipeline) EnsureGroupTopic(name string, done func(error)) {
+	p.EnsureGroupTopicQueues(name, 1, done)
+}
+
+// EnsureGroupTopicQueues is EnsureGroupTopic with a queue count (a
+// group's retryQueueNums for its %RETRY% topic; at least 1).
+func (p *Pipeline) EnsureGroupTopicQueues(name string, queues int32, done func(error)) {
 	if _, ok := p.topicView.Get(name); ok {
 		if done != nil {
 			done(nil)
 		}
 		return
 	}
+	queues = min(max(queues, 1), 1024)
 	p.Stage(topics.StageName).Send(&topics.Ensure{Config: meta.TopicConfig{
-		TopicName: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: meta.PermRead | meta.PermWrite,
+		TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: meta.PermRead | meta.PermWrite,
 		TopicFilterType: "SINGLE_TAG",
 	}, Done: func(_ meta.TopicConfig, err error) {
 		if done != nil {
@@ -282,6 +302,19 @@ func (p *Pipeline) Topics() *topics.View { return &p.topicView }
 
 // Groups is the published subscription-group table.
 func (p *Pipeline) Groups() *groups.View { return &p.groupView }
+
+// Resets lists the consumer-offset resets that wait for the group's next
+// pull.
+func (p *Pipeline) Resets() *offsets.ResetView { return &p.resetView }
+
+// Stats is the latest published statistics snapshot.
+func (p *Pipeline) Stats() *stats.View { return &p.statsView }
+
+// Counters are the running totals behind Stats.
+func (p *Pipeline) Counters() *stats.Counters { return &p.counters }
+
+// Booted is when the pipeline was opened.
+func (p *Pipeline) Booted() time.Time { return p.booted }
 
 // Subscriptions is the published subscription table.
 func (p *Pipeline) Subscriptions() *clients.View { return &p.subView }
@@ -344,8 +377,9 @@ func (p *Pipeline) shutdownStages() {
 	if ts := p.timers.Load(); ts != nil {
 		ts.Stop()
 	}
-	for _, name := range []string{registrar.StageName, txcheck.StageName, clients.StageName, pull.StageName,
-		writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName, topics.StageName} {
+	for _, name := range []string{registrar.StageName, stats.StageName, txcheck.StageName, clients.StageName,
+		pull.StageName, writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName,
+		topics.StageName} {
 		if s := p.Stage(name); s != nil {
 			s.Stop()
 		}

@@ -17,9 +17,11 @@
 //	nothing matched the filter  -> PULL_RETRY_IMMEDIATELY (20), next past the scanned units
 //	found                       -> SUCCESS (0), next after the last unit returned
 //
-// The stage is the single owner of the parked-pull table; the dispatcher
-// wakes it with Arrived messages. File reads happen here, never on a network
-// event loop.
+// The stage is the single owner of the parked-pull table and of where each
+// group pulls next (reported by GET_CONSUME_STATS); the dispatcher wakes it
+// with Arrived messages. File reads for requests happen here, never on a
+// network event loop: pulls, send-back and cancel look-ups, and the store
+// times and offset searches of the admin requests (admin.go).
 package pull
 
 import (
@@ -33,6 +35,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // StageName is the pull stage's stable name.
@@ -96,7 +99,10 @@ type Options struct {
 	// MaxBytes caps one pull response body (default 4 MiB; at least one
 	// message is always returned).
 	MaxBytes int
-	Logger   zerolog.Logger
+	// Served, when set, is told of every pull answered (statistics): the
+	// group, the topic and how many messages it carried (0: none).
+	Served func(group, topic string, msgs int)
+	Logger zerolog.Logger
 }
 
 type queueKey struct {
@@ -108,6 +114,7 @@ type queueKey struct {
 type Puller struct {
 	opts   Options
 	parked map[queueKey][]*Request
+	pulled map[pulledKey]int64 // next offset each group pulls, per queue
 	timer  *stage.Timer
 }
 
@@ -124,6 +131,7 @@ func (p *Puller) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		p.parked = map[queueKey][]*Request{}
+		p.pulled = map[pulledKey]int64{}
 		p.arm()
 	case *Request:
 		p.serve(m, true)
@@ -139,6 +147,10 @@ func (p *Puller) Receive(ctx actor.Context) {
 	case *ReadAt:
 		rec, _, err := p.opts.Store.CommitLog.Read(m.Offset)
 		m.Reply(rec, err)
+	case *StoreTimes:
+		p.storeTimes(m)
+	case *SearchQueues:
+		p.searchQueues(m)
 	case *actor.Stopping, *actor.Restarting:
 		p.timer.Stop()
 		p.answerAll()
@@ -158,6 +170,7 @@ func (p *Puller) serve(r *Request, mayPark bool) {
 		p.parked[k] = append(p.parked[k], r)
 		return
 	}
+	p.count(r, resp, found)
 	r.Reply(resp)
 }
 
@@ -209,6 +222,27 @@ func (p *Puller) ParkedCount() int {
 		n += len(r)
 	}
 	return n
+}
+
+// count records an answered pull: the group's next offset and the
+// statistics.
+func (p *Puller) count(r *Request, resp *remoting.Command, found bool) {
+	msgs := 0
+	if found {
+		if next, err := strconv.ParseInt(resp.Field("nextBeginOffset"), 10, 64); err == nil {
+			p.pulled[pulledKey{r.Group, r.Topic, r.QueueID}] = next
+		}
+		for b := resp.Body; len(b) >= 4; msgs++ { // records back to back, each led by its size
+			size := int(message.PeekTotalSize(b))
+			if size <= 0 || size > len(b) {
+				break
+			}
+			b = b[size:]
+		}
+	}
+	if p.opts.Served != nil {
+		p.opts.Served(r.Group, r.Topic, msgs)
+	}
 }
 
 func setOffsets(resp *remoting.Command, next, min, max int64) {

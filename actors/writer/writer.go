@@ -127,6 +127,9 @@ type Options struct {
 	FlushInterval time.Duration // async mode fsync period (default 500 ms)
 	// Appended is called after every successful append (wake the dispatcher).
 	Appended func()
+	// Stored, when set, is called on the writer's goroutine for every
+	// Append stored, with its topic, record count and bytes (statistics).
+	Stored func(topic string, records, bytes int)
 	// OnSync, when set, is called on the writer's goroutine after each
 	// CommitLog fsync the writer makes (observability and tests).
 	OnSync func()
@@ -332,6 +335,13 @@ func (w *Writer) write(batch []*Append) ([]Result, bool) {
 		results[i].Offsets = offsets[at : at+len(m.Records) : at+len(m.Records)]
 		at += len(m.Records)
 		m.written = &results[i]
+		if w.opts.Stored != nil {
+			n := 0
+			for _, rec := range m.Records {
+				n += len(rec)
+			}
+			w.opts.Stored(m.Key.Topic, len(m.Records), n)
+		}
 	}
 	if w.opts.Appended != nil {
 		w.opts.Appended()

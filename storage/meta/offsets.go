@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -50,6 +51,27 @@ func (t OffsetTable) DropTopic(topic string) {
 			delete(t, key)
 		}
 	}
+}
+
+// DropGroup removes the offsets of group for every topic.
+func (t OffsetTable) DropGroup(group string) {
+	for key := range t {
+		if _, g, ok := SplitOffsetKey(key); ok && g == group {
+			delete(t, key)
+		}
+	}
+}
+
+// TopicsOf returns the topics group has offsets for, sorted.
+func (t OffsetTable) TopicsOf(group string) []string {
+	var out []string
+	for key := range t {
+		if tp, g, ok := SplitOffsetKey(key); ok && g == group {
+			out = append(out, tp)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Clone returns a deep copy of t (for handing a snapshot to a saver).

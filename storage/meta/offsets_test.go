@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,19 @@ func TestOffsetTableDropTopic(t *testing.T) {
 	tab.DropTopic("missing")
 	if !offsetsEqual(tab, want) {
 		t.Fatalf("DropTopic of a missing topic changed the table: %v", tab)
+	}
+}
+
+func TestOffsetTableGroupHelpers(t *testing.T) {
+	tab := sampleOffsets()
+	tab.Set("TopicTest", "G2", 0, 3)
+	if got := tab.TopicsOf("G1"); !slices.Equal(got, []string{"%RETRY%G1", "TopicTest"}) {
+		t.Fatalf("TopicsOf(G1) = %v", got)
+	}
+	tab.DropGroup("G1")
+	want := OffsetTable{"Other@G2": {3: 1 << 40}, "TopicTest@G2": {0: 3}}
+	if !offsetsEqual(tab, want) || tab.TopicsOf("G1") != nil {
+		t.Fatalf("after DropGroup: %v", tab)
 	}
 }
 

@@ -1,0 +1,120 @@
+package offsets
+
+import (
+	"maps"
+	"sync/atomic"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// GroupOffsets answers a group's committed offsets for Topics (nil: every
+// topic the group has offsets for), topic -> queue -> offset; the maps are
+// copies.
+type GroupOffsets struct {
+	Group  string
+	Topics []string
+	Reply  func(map[string]map[int32]int64)
+	stage.FailFunc
+}
+
+// Reset assigns new offsets to a group's queues of a topic
+// (INVOKE_BROKER_TO_RESET_OFFSET, RocketMQ 5's server-side reset): they are
+// committed at once, and each queue stays marked until the group's next
+// pull of it, which TakeReset answers with OFFSET_MOVED to the new offset.
+// Commits of a marked queue are ignored, so that the consumer's periodic
+// commit of its old position does not undo the reset.
+type Reset struct {
+	Group   string
+	Topic   string
+	Offsets map[int32]int64
+	Done    func()
+	stage.FailFunc
+}
+
+// TakeReset clears a queue's reset mark; Reply gets the reset offset and
+// ok=true when the queue was marked.
+type TakeReset struct {
+	Group   string
+	Topic   string
+	QueueID int32
+	Reply   func(offset int64, ok bool)
+	stage.FailFunc
+}
+
+// DropGroup forgets every offset of a deleted group.
+type DropGroup struct{ Group string }
+
+// resetKey names a marked queue.
+type resetKey struct {
+	topic, group string
+	queueID      int32
+}
+
+// ResetView publishes the queues with a pending reset, so that the pull
+// path asks the stage only when one is pending; safe from any goroutine.
+type ResetView struct {
+	p atomic.Pointer[map[resetKey]int64]
+}
+
+// Pending reports whether a reset of the queue waits for its next pull.
+func (v *ResetView) Pending(group, topic string, queueID int32) bool {
+	m := v.p.Load()
+	if m == nil {
+		return false
+	}
+	_, ok := (*m)[resetKey{topic, group, queueID}]
+	return ok
+}
+
+func (s *Store) groupOffsets(q *GroupOffsets) {
+	topics := q.Topics
+	if topics == nil {
+		topics = s.table.TopicsOf(q.Group)
+	}
+	out := make(map[string]map[int32]int64, len(topics))
+	for _, t := range topics {
+		if qs, ok := s.table[meta.OffsetKey(t, q.Group)]; ok {
+			out[t] = maps.Clone(qs)
+		} else {
+			out[t] = map[int32]int64{}
+		}
+	}
+	q.Reply(out)
+}
+
+func (s *Store) reset(r *Reset) {
+	for q, off := range r.Offsets {
+		if off < 0 {
+			continue
+		}
+		s.table.Set(r.Topic, r.Group, q, off)
+		s.resets[resetKey{r.Topic, r.Group, q}] = off
+	}
+	s.dirty = true
+	s.publishResets()
+	s.opts.Logger.Info().Str("group", r.Group).Str("topic", r.Topic).Int("queues", len(r.Offsets)).
+		Msg("consumer offsets reset")
+	if r.Done != nil {
+		r.Done()
+	}
+}
+
+func (s *Store) takeReset(t *TakeReset) {
+	k := resetKey{t.Topic, t.Group, t.QueueID}
+	off, ok := s.resets[k]
+	if ok {
+		delete(s.resets, k)
+		s.publishResets()
+	}
+	t.Reply(off, ok)
+}
+
+// publishResets publishes a copy of the pending resets.
+func (s *Store) publishResets() {
+	if s.opts.Resets == nil {
+		return
+	}
+	m := maps.Clone(s.resets)
+	s.opts.Resets.p.Store(&m)
+}
