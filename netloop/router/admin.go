@@ -1,10 +1,12 @@
 package router
 
 // UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215),
-// GET_ALL_TOPIC_CONFIG (21).
+// GET_ALL_TOPIC_CONFIG (21), GET_TOPIC_CONFIG (351).
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/topics"
@@ -50,11 +52,11 @@ func (r *Router) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) *Refu
 
 func (r *Router) handleDeleteTopic(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	name := cmd.Field("topic")
-	if name == "" {
-		return &Refusal{Code: remoting.InvalidParameter, Remark: "the custom field <topic> is null"}
+	if strings.TrimSpace(name) == "" {
+		return &Refusal{Code: remoting.InvalidParameter, Remark: "The specified topic is blank."}
 	}
 	if meta.IsSystemTopic(name) {
-		return refuse(remoting.InvalidParameter, "the topic[%s] is a system topic and cannot be deleted", name)
+		return refuse(remoting.InvalidParameter, "The topic[%s] is conflict with system topic.", name)
 	}
 	r.topicsSt.Send(&topics.Delete{Topic: name, Done: func(err error) {
 		if err != nil {
@@ -77,7 +79,29 @@ func (r *Router) handleAllTopicConfig(c *netloop.Conn, cmd *remoting.Command) *R
 		return &Refusal{Code: remoting.SystemError, Remark: err.Error()}
 	}
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
+	resp.SetField("totalTopicNum", strconv.Itoa(len(t.Topics)))
 	resp.Body = body
 	r.send(c, cmd, resp)
+	return nil
+}
+
+// handleTopicConfig serves GET_TOPIC_CONFIG (mqadmin consumerProgress asks
+// it for every topic it reports): the topic's TopicConfigAndQueueMapping,
+// which is the TopicConfig (wheelmq has no static-topic mapping).
+func (r *Router) handleTopicConfig(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	topic := p.str("topic")
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	cfg, ok := r.topicView.Get(topic)
+	if !ok {
+		return refuse(remoting.TopicNotExist, "No topic in this broker. topic: %s", topic)
+	}
+	body, err := json.Marshal(struct {
+		meta.TopicConfig
+		Attributes map[string]string `json:"attributes"`
+	}{cfg, map[string]string{}})
+	r.sendBody(c, cmd, body, err)
 	return nil
 }

@@ -41,6 +41,9 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if queueID < 0 || queueID >= max(cfg.ReadQueueNums, cfg.WriteQueueNums) {
 		return refuse(remoting.InvalidParameter, "queueId[%d] is illegal, topic[%s] has %d read queues", queueID, topic, cfg.ReadQueueNums)
 	}
+	if ref := r.consumeAllowed(group); ref != nil {
+		return ref
+	}
 	if sysFlag&pull.FlagCommitOffset != 0 && commitOffset >= 0 {
 		r.offsetsSt.Send(&offsets.Commit{Group: group, Topic: topic, QueueID: queueID, Offset: commitOffset})
 	}
@@ -64,11 +67,34 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if suspend > maxSuspend {
 		suspend = maxSuspend
 	}
-	r.pullSt.Send(&pull.Request{
+	req := &pull.Request{
 		Cmd: cmd, Group: group, Topic: topic, QueueID: queueID, Offset: offset, MaxNums: maxNums,
 		SysFlag: sysFlag, Filter: filter, SuspendUntil: time.Now().Add(suspend),
 		Reply: func(resp *remoting.Command) { r.send(c, cmd, resp) },
-	})
+	}
+	if !r.resets.Pending(group, topic, queueID) {
+		r.pullSt.Send(req)
+		return nil
+	}
+	// An admin reset this queue (INVOKE_BROKER_TO_RESET_OFFSET): like
+	// RocketMQ 5, the next pull is told OFFSET_MOVED to the new offset.
+	r.offsetsSt.Send(&offsets.TakeReset{Group: group, Topic: topic, QueueID: queueID, FailFunc: r.failWith(c, cmd),
+		Reply: func(off int64, ok bool) {
+			if !ok {
+				r.pullSt.Send(req)
+				return
+			}
+			var minOff, maxOff int64
+			if q := r.store.Queues.Lookup(topic, queueID); q != nil {
+				minOff, maxOff = q.MinOffset(), q.MaxOffset()
+			}
+			resp := remoting.NewResponse(cmd, remoting.PullOffsetMoved, "OFFSET_RESET")
+			resp.SetField("nextBeginOffset", strconv.FormatInt(off, 10))
+			resp.SetField("minOffset", strconv.FormatInt(minOff, 10))
+			resp.SetField("maxOffset", strconv.FormatInt(maxOff, 10))
+			resp.SetField("suggestWhichBrokerId", "0")
+			r.send(c, cmd, resp)
+		}})
 	return nil
 }
 

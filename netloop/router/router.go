@@ -10,9 +10,13 @@
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
 // (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), transaction.go
 // (END_TRANSACTION and the half-message send path), sendback.go
-// (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin
-// cancel of a timer message). header.go reads header fields; refusal.go is
-// the one typed answer every handler gives when it refuses.
+// (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin cancel of a timer
+// message), groups.go (subscription groups), adminstats.go (topic and
+// consume stats, earliest store time), adminruntime.go (broker runtime
+// info), adminclients.go (connection lists, consumer running info, offset
+// reset); adminroutes.go holds the admin handlers' table. header.go reads
+// header fields; refusal.go is the one typed answer every handler gives
+// when it refuses.
 //
 // Every handler returns a *Refusal: nil when the work went to a stage (the
 // stage answers), else the code and remark the client gets. The router
@@ -29,6 +33,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
@@ -51,12 +56,15 @@ type Router struct {
 
 	store     *storage.Store
 	topicView *topics.View
+	groupView *groups.View
 	subView   *clients.View
+	resets    *offsets.ResetView
 	writerSt  *stage.Stage
 	pullSt    *stage.Stage
 	offsetsSt *stage.Stage
 	clientsSt *stage.Stage
 	topicsSt  *stage.Stage
+	groupsSt  *stage.Stage
 
 	ready     atomic.Bool // Serve was called: advertise and uniq are set
 	advertise netip.AddrPort
@@ -84,10 +92,11 @@ var _ netloop.Handler = (*Router)(nil)
 func New(p *pipeline.Pipeline) *Router {
 	r := &Router{
 		p: p, cfg: p.Config(), log: p.Config().Logger,
-		store: p.Store(), topicView: p.Topics(), subView: p.Subscriptions(),
+		store: p.Store(), topicView: p.Topics(), groupView: p.Groups(), subView: p.Subscriptions(), resets: p.Resets(),
 		writerSt: p.Stage(writer.StageName), pullSt: p.Stage(pull.StageName),
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
+		groupsSt: p.Stage(groups.StageName),
 	}
 	r.m = newRouterMetrics(r)
 	r.routes = make(map[int32]route, len(handlers))
@@ -178,7 +187,10 @@ var handlers = map[int32]handler{
 // OnCommand implements netloop.Handler.
 func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
-		return // answers to our oneway notifications: nothing waits for them
+		// Answers to requests the broker sent a client (GET_CONSUMER_RUNNING_INFO
+		// relayed by the clients stage); others are dropped there.
+		r.clientsSt.Send(&clients.Response{ConnID: c.ID(), Cmd: cmd})
+		return
 	}
 	if !r.ready.Load() {
 		// Listening starts before the advertised address (which may depend

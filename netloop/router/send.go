@@ -236,15 +236,25 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	return nil
 }
 
-// deadLetter redirects a retry message that exhausted its reconsume times.
+// deadLetter redirects a retry message that exhausted its reconsume times:
+// the request's maxReconsumeTimes, else the group's retryMaxTimes.
 func (r *Router) deadLetter(h *sendHeader) (string, bool) {
-	if !strings.HasPrefix(h.topic, meta.RetryGroupTopicPrefix) || !h.hasMaxReconsume {
+	if !strings.HasPrefix(h.topic, meta.RetryGroupTopicPrefix) {
 		return "", false
 	}
-	if h.reconsumeTimes <= h.maxReconsumeTimes {
+	group := strings.TrimPrefix(h.topic, meta.RetryGroupTopicPrefix)
+	limit := h.maxReconsumeTimes
+	if !h.hasMaxReconsume {
+		g, ok := r.groupView.Get(group)
+		if !ok {
+			return "", false
+		}
+		limit = g.RetryMaxTimes
+	}
+	if h.reconsumeTimes <= limit {
 		return "", false
 	}
-	return meta.DLQTopic(strings.TrimPrefix(h.topic, meta.RetryGroupTopicPrefix)), true
+	return meta.DLQTopic(group), true
 }
 
 // answerSend writes the send response.

@@ -8,8 +8,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 func TestParseSendHeader(t *testing.T) {
@@ -53,14 +55,22 @@ func TestParseSendHeader(t *testing.T) {
 
 func TestDeadLetter(t *testing.T) {
 	cfg := pipeline.DefaultConfig()
-	r := &Router{cfg: &cfg}
+	var gv groups.View
+	h := meta.NewSubscriptionGroupConfig("H")
+	h.RetryMaxTimes = 2
+	gv.Init(map[string]meta.SubscriptionGroupConfig{"G": meta.NewSubscriptionGroupConfig("G"), "H": h}, meta.DataVersion{})
+	r := &Router{cfg: &cfg, groupView: &gv}
 	for _, c := range []struct {
 		h    sendHeader
 		want string
 	}{
 		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 17, maxReconsumeTimes: 16, hasMaxReconsume: true}, "%DLQ%G"},
 		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 16, maxReconsumeTimes: 16, hasMaxReconsume: true}, ""},
-		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 30}, ""},
+		{sendHeader{topic: "%RETRY%H", reconsumeTimes: 3, maxReconsumeTimes: 16, hasMaxReconsume: true}, ""}, // the request wins
+		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 30}, "%DLQ%G"},                                        // the group's retryMaxTimes (16)
+		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 16}, ""},
+		{sendHeader{topic: "%RETRY%H", reconsumeTimes: 3}, "%DLQ%H"},
+		{sendHeader{topic: "%RETRY%unknown", reconsumeTimes: 30}, ""},
 		{sendHeader{topic: "orders", reconsumeTimes: 30, maxReconsumeTimes: 1, hasMaxReconsume: true}, ""},
 	} {
 		got, ok := r.deadLetter(&c.h)

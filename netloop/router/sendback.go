@@ -2,12 +2,16 @@ package router
 
 // CONSUMER_SEND_MSG_BACK (36): a consumer gives a message back for a later
 // retry. The broker reads the original from the CommitLog and stores a copy
-// in %RETRY%<group> delayed by the retry's delay level (3 + reconsume times
-// unless the client names one), or in %DLQ%<group> once the message has been
-// retried maxReconsumeTimes times (or the client asks for it with a negative
-// level). The delay runs on the timer wheel like any timer message.
+// in %RETRY%<group> (a random one of the group's retryQueueNums queues)
+// delayed by the retry's delay level (3 + reconsume times unless the client
+// names one), or in %DLQ%<group> once the message has been retried
+// maxReconsumeTimes times (the request's, else the group's retryMaxTimes,
+// as RocketMQ reads them) or the client asks for it with a negative level.
+// A group with retryQueueNums 0 drops the message (SUCCESS). The delay runs
+// on the timer wheel like any timer message.
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -19,21 +23,29 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// defaultMaxReconsumeTimes is RocketMQ's retryMaxTimes.
-const defaultMaxReconsumeTimes = 16
-
 func (r *Router) handleSendBack(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	group := p.str("group")
 	off := p.int("offset", true, 0)
 	level := int(p.int("delayLevel", false, 0))
-	maxTimes := int32(p.int("maxReconsumeTimes", false, defaultMaxReconsumeTimes))
+	maxTimes := int32(p.intBits("maxReconsumeTimes", false, -1, 32))
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
+	gc, err := r.groupConfig(group)
+	if err != nil {
+		return refuse(remoting.SubscriptionGroupNotExist, "subscription group not exist, %s", group)
+	}
+	if gc.RetryQueueNums <= 0 {
+		r.reply(c, cmd, remoting.Success, "") // RocketMQ drops it: the group wants no retries
+		return nil
+	}
+	if cmd.Field("maxReconsumeTimes") == "" {
+		maxTimes = gc.RetryMaxTimes
+	}
 	// Reading the CommitLog is file I/O: the pull stage does it.
 	r.pullSt.Send(&pull.ReadAt{Offset: off, Reply: func(raw []byte, err error) {
-		if ref := r.sendBack(c, cmd, group, off, raw, err, level, maxTimes); ref != nil {
+		if ref := r.sendBack(c, cmd, group, off, raw, err, level, maxTimes, gc.RetryQueueNums); ref != nil {
 			r.refuse(c, cmd, ref)
 		}
 	}})
@@ -43,7 +55,7 @@ func (r *Router) handleSendBack(c *netloop.Conn, cmd *remoting.Command) *Refusal
 // sendBack stores the retry (or dead-letter) copy of the message read at
 // off; it runs on the pull stage, with the record it read.
 func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, off int64, raw []byte, err error,
-	level int, maxTimes int32) *Refusal {
+	level int, maxTimes, retryQueues int32) *Refusal {
 	if err != nil {
 		return refuse(remoting.SystemError, "look up message at offset %d: %v", off, err)
 	}
@@ -67,9 +79,9 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 		message.PropTimerEnqueueMS, message.PropTimerDequeueMS} {
 		delete(props, k)
 	}
-	topic := meta.RetryTopic(group)
+	topic, queueID := meta.RetryTopic(group), r.retryQueue(group, retryQueues)
 	if orig.ReconsumeTimes >= maxTimes || level < 0 {
-		topic = meta.DLQTopic(group)
+		topic, queueID = meta.DLQTopic(group), 0
 		delete(props, message.PropDelay)
 	} else {
 		if level == 0 {
@@ -78,15 +90,19 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 		props[message.PropDelay] = strconv.Itoa(level)
 	}
 	props[message.PropMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
-	r.p.EnsureGroupTopic(topic, nil)
+	if meta.IsDLQTopic(topic) {
+		r.p.EnsureGroupTopic(topic, nil)
+	} else {
+		r.p.EnsureGroupTopicQueues(topic, retryQueues, nil)
+	}
 	now := time.Now().UnixMilli()
-	dest, queueID := topic, int32(0)
+	dest := topic
 	plan := r.planTimer(props, now)
 	if plan.code != 0 {
 		return &Refusal{Code: plan.code, Remark: plan.remark}
 	}
 	if plan.timer {
-		dest, queueID = toTimerTopic(props, plan, topic, 0)
+		dest, queueID = toTimerTopic(props, plan, topic, queueID)
 	}
 	rec := &message.Record{
 		QueueID: queueID, Flag: orig.Flag, SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp,
@@ -106,4 +122,17 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 			r.reply(c, cmd, remoting.Success, "")
 		}})
 	return nil
+}
+
+// retryQueue picks a random queue of the group's %RETRY% topic among its
+// retryQueueNums queues (those the topic has, when it was made smaller).
+func (r *Router) retryQueue(group string, retryQueues int32) int32 {
+	n := retryQueues
+	if cfg, ok := r.topicView.Get(meta.RetryTopic(group)); ok {
+		n = min(n, cfg.WriteQueueNums)
+	}
+	if n <= 1 {
+		return 0
+	}
+	return rand.Int32N(n)
 }

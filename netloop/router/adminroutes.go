@@ -1,0 +1,38 @@
+package router
+
+import (
+	"fmt"
+
+	"github.com/wheelmq/wheelmq/actors/clients"
+	"github.com/wheelmq/wheelmq/actors/groups"
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// adminHandlers are the operator tools' requests (mqadmin,
+// rocketmq-dashboard, the Go admin API), kept in their own table and merged
+// into handlers at start-up.
+var adminHandlers = map[int32]handler{
+	remoting.UpdateAndCreateSubscriptionGroup: {(*Router).handleUpdateGroup, []string{groups.StageName}},
+	remoting.GetAllSubscriptionGroupConfig:    {(*Router).handleAllGroups, nil},
+	remoting.DeleteSubscriptionGroup:          {(*Router).handleDeleteGroup, []string{groups.StageName}},
+	remoting.GetBrokerRuntimeInfo:             {(*Router).handleRuntimeInfo, []string{pull.StageName}},
+	remoting.GetTopicStatsInfo:                {(*Router).handleTopicStats, []string{pull.StageName}},
+	remoting.GetConsumeStats:                  {(*Router).handleConsumeStats, []string{offsets.StageName, pull.StageName}},
+	remoting.GetEarliestMsgStoretime:          {(*Router).handleEarliestStoreTime, []string{pull.StageName}},
+	remoting.GetConsumerConnectionList:        {(*Router).handleConsumerConnections, []string{clients.StageName}},
+	remoting.GetProducerConnectionList:        {(*Router).handleProducerConnections, []string{clients.StageName}},
+	remoting.GetConsumerRunningInfo:           {(*Router).handleConsumerRunningInfo, []string{clients.StageName}},
+	remoting.InvokeBrokerToResetOffset:        {(*Router).handleResetOffset, []string{offsets.StageName, pull.StageName}},
+	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
+}
+
+func init() {
+	for code, h := range adminHandlers {
+		if _, dup := handlers[code]; dup {
+			panic(fmt.Sprintf("router: request code %d has two handlers", code))
+		}
+		handlers[code] = h
+	}
+}

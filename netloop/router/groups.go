@@ -1,0 +1,103 @@
+package router
+
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+// (201), DELETE_SUBSCRIPTIONGROUP (207), and the group checks of pulls and
+// send-backs.
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/wheelmq/wheelmq/actors/groups"
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+func (r *Router) handleUpdateGroup(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	cfg, err := meta.DecodeSubscriptionGroupConfig(cmd.Body)
+	if err != nil {
+		return refuse(remoting.InvalidParameter, "%v", err)
+	}
+	if err := meta.ValidateGroup(cfg.GroupName); err != nil {
+		return refuse(remoting.InvalidParameter, "%s", strings.TrimSuffix(err.Error(), ": "+meta.ErrInvalidGroup.Error()))
+	}
+	r.groupsSt.Send(&groups.Put{Config: cfg, Done: func(err error) {
+		if err != nil {
+			r.reply(c, cmd, remoting.SystemError, err.Error())
+			return
+		}
+		r.reply(c, cmd, remoting.Success, "")
+	}})
+	return nil
+}
+
+func (r *Router) handleAllGroups(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	t := r.groupView.Load()
+	body, err := meta.EncodeSubscriptionGroups(t.Groups, t.Version, false)
+	if err != nil {
+		return &Refusal{Code: remoting.SystemError, Remark: err.Error()}
+	}
+	resp := remoting.NewResponse(cmd, remoting.Success, "")
+	resp.SetField("totalGroupNum", strconv.Itoa(len(t.Groups)))
+	resp.Body = body
+	r.send(c, cmd, resp)
+	return nil
+}
+
+func (r *Router) handleDeleteGroup(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	name := p.str("groupName")
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	clean := parseBool(cmd.Field("cleanOffset"))
+	r.groupsSt.Send(&groups.Delete{Name: name, Done: func(_ bool, err error) {
+		if err != nil {
+			r.reply(c, cmd, remoting.SystemError, err.Error())
+			return
+		}
+		if clean {
+			r.offsetsSt.Send(&offsets.DropGroup{Group: name})
+		}
+		r.reply(c, cmd, remoting.Success, "")
+	}})
+	return nil
+}
+
+// errGroupMissing means a group is unknown and auto-creation is off.
+var errGroupMissing = errors.New("subscription group does not exist")
+
+// groupConfig returns a group's configuration. An unknown group is created
+// in the background when auto-creation is on (answering with the defaults
+// meanwhile, as a Java broker creates it on the spot); without
+// auto-creation it is errGroupMissing.
+func (r *Router) groupConfig(name string) (meta.SubscriptionGroupConfig, error) {
+	if cfg, ok := r.groupView.Get(name); ok {
+		return cfg, nil
+	}
+	if !r.cfg.AutoCreateGroup {
+		return meta.SubscriptionGroupConfig{}, errGroupMissing
+	}
+	r.groupsSt.Send(&groups.Ensure{Names: []string{name}})
+	return meta.NewSubscriptionGroupConfig(name), nil
+}
+
+// consumeAllowed refuses a pull of a group that may not consume now: an
+// unknown group without auto-creation, consumeEnable off, or a
+// broadcasting group whose consumeBroadcastEnable is off (RocketMQ's
+// PullMessageProcessor checks).
+func (r *Router) consumeAllowed(group string) *Refusal {
+	cfg, err := r.groupConfig(group)
+	switch {
+	case err != nil:
+		return refuse(remoting.SubscriptionGroupNotExist, "subscription group [%s] does not exist", group)
+	case !cfg.ConsumeEnable:
+		return refuse(remoting.NoPermission, "subscription group no permission, %s", group)
+	case !cfg.ConsumeBroadcastEnable && r.subView.MessageModel(group) == "BROADCASTING":
+		return refuse(remoting.NoPermission, "the consumer group[%s] can not consume by broadcast way", group)
+	}
+	return nil
+}
