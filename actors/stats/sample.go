@@ -120,13 +120,10 @@ func (k *keyRings) sample(at time.Time, c *Counters) (map[string]float64, map[Gr
 }
 
 // push appends a reading to a key's ring of n readings; a key first seen
-// now is back-filled with its current value (no rate yet).
+// now is back-filled with 0, its count before its counter existed.
 func push(r []int64, v int64, n int, trim bool) []int64 {
 	if r == nil {
-		r = make([]int64, 0, n)
-		for len(r) < n-1 {
-			r = append(r, v)
-		}
+		r = make([]int64, n-1, n)
 	} else if trim {
 		r = r[1:]
 	}

@@ -74,9 +74,9 @@ func TestYoungWindowsUseWhatTheyHave(t *testing.T) {
 	}
 	clock = clock.Add(2 * time.Second)
 	c.Stored("T", 10, 1)
-	c.Stored("U", 1, 1) // first seen: no rate yet
+	c.Stored("U", 1, 1) // first seen: counted from 0
 	s.sample()
-	if got := v.Load(); !near(got.Put[0], 5.5) || !near(got.Put[2], 5.5) || got.TopicPut["U"] != 0 {
+	if got := v.Load(); !near(got.Put[0], 5.5) || !near(got.Put[2], 5.5) || !near(got.TopicPut["U"], 0.5) {
 		t.Fatalf("two samples 2 s apart: %+v", got)
 	}
 }
