@@ -5,8 +5,9 @@
 //
 // # JSON files
 //
-// Topic configuration (topics.json) and consumer offsets (consumerOffset.json)
-// use RocketMQ's JSON shapes:
+// Topic configuration (topics.json), consumer offsets (consumerOffset.json)
+// and subscription groups (subscriptionGroup.json, see subgroup.go) use
+// RocketMQ's JSON shapes:
 //
 //	{"topicConfigTable":{"T":{"topicName":"T","readQueueNums":4,...}},
 //	 "dataVersion":{"stateVersion":0,"timestamp":1700000000000,"counter":3}}
