@@ -205,14 +205,20 @@ func TestResetConsumerOffset(t *testing.T) {
 	}
 	putGroup(t, n, meta.NewSubscriptionGroupConfig(group))
 	var ends [2]int64
+	eventually(t, "every message in its consume queue", 10*time.Second, func() error {
+		for q := range int32(2) {
+			r := mustOK(t, "max offset", call(t, n.BrokerAddr(), remoting.GetMaxOffset,
+				map[string]string{"topic": topic, "queueId": strconv.Itoa(int(q))}, nil))
+			ends[q], _ = strconv.ParseInt(r.Field("offset"), 10, 64)
+		}
+		if ends[0]+ends[1] != 10 {
+			return fmt.Errorf("queue ends %v", ends)
+		}
+		return nil
+	})
 	for q := range int32(2) {
-		r := mustOK(t, "max offset", call(t, n.BrokerAddr(), remoting.GetMaxOffset, map[string]string{"topic": topic, "queueId": strconv.Itoa(int(q))}, nil))
-		ends[q], _ = strconv.ParseInt(r.Field("offset"), 10, 64)
 		mustOK(t, "commit", call(t, n.BrokerAddr(), remoting.UpdateConsumerOffset, map[string]string{"consumerGroup": group,
 			"topic": topic, "queueId": strconv.Itoa(int(q)), "commitOffset": strconv.FormatInt(ends[q], 10)}, nil))
-	}
-	if ends[0]+ends[1] != 10 {
-		t.Fatalf("queue ends %v", ends)
 	}
 	queryOffset := func(q int) int64 {
 		r := mustOK(t, "query offset", call(t, n.BrokerAddr(), remoting.QueryConsumerOffset,
