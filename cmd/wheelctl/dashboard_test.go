@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"regexp"
@@ -13,8 +12,8 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/scrape"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // dashboardPath is the Grafana dashboard shipped in docs/.
@@ -96,11 +95,8 @@ func TestDashboardMetricsExist(t *testing.T) {
 	defer cancel()
 	// A request the broker refuses: wheelmq_requests_refused_total has
 	// series from the first refusal on.
-	s := &admin.Session{Timeout: 5 * time.Second}
-	defer s.Close()
-	var ns *admin.NotServedError
-	if _, err := s.ConsumeStats(ctx, n.BrokerAddr(), "g", ""); !errors.As(err, &ns) {
-		t.Fatalf("GET_CONSUME_STATS: %v, want it not served", err)
+	if resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(9999, nil, nil)); resp.Code != remoting.RequestCodeNotSupported {
+		t.Fatalf("request code 9999: answered %d %q, want REQUEST_CODE_NOT_SUPPORTED", resp.Code, resp.Remark)
 	}
 	snap, err := scrape.Fetch(ctx, &http.Client{}, "http://"+n.MetricsAddr()+"/metrics")
 	if err != nil {

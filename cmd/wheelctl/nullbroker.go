@@ -55,6 +55,9 @@ func (nb *nullBroker) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		resp.SetField("queueOffset", strconv.FormatInt(off, 10))
 		resp.SetField("MSG_REGION", "DefaultRegion")
 		resp.SetField("TRACE_ON", "true")
+	case remoting.HeartBeat, remoting.UnregisterClient:
+	default: // like a broker of an older version: the request is not served
+		resp.Code, resp.Remark = remoting.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)
 	}
 	if !cmd.IsOneway() {
 		_ = c.Send(resp)
