@@ -15,6 +15,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/wal v1.2.1
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.44.0
 )
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 )
@@ -23,10 +25,14 @@ type options struct {
 	node      process.Config
 	logLevel  zerolog.Level
 	logFormat string
+	// config is the configuration file read (nil: none); its ignored keys
+	// are logged once the logger exists.
+	config *brokerconf.File
 }
 
-// parseArgs reads the mode, the flags and the WHEELMQ_* environment, and
-// reports every problem at once.
+// parseArgs reads the mode, the flags, the configuration file (--config or
+// WHEELMQ_CONFIG) and the WHEELMQ_* environment, and reports every problem
+// at once. Precedence: file < environment < command line.
 func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer) (options, error) {
 	mode := "all"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -63,16 +69,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	txInterval := fs.Duration("transaction-check-interval", def.TransactionCheckInterval,
 		"pause between two checks of one open transaction")
 	txMax := fs.Int("transaction-check-max", def.TransactionCheckMax, "checks before an open transaction is given up")
+	queues := fs.Int("default-topic-queues", int(def.DefaultQueueNums), "queues of a topic created on first send (TBW102)")
+	configPath := fs.String("config", "", "configuration file: a RocketMQ broker.conf, or YAML (.yaml) with flag names as keys")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
-	fs.VisitAll(func(f *flag.Flag) {
-		key := "WHEELMQ_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := env(key); ok {
-			if err := f.Value.Set(v); err != nil {
-				problems = append(problems, fmt.Sprintf("%s=%q: %v", key, v, err))
-			}
-		}
-	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, errHelp
@@ -84,12 +84,52 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if v, ok := env("WHEELMQ_CONFIG"); ok && !set["config"] {
+		*configPath = v
+	}
+	var o options
+	var advertiseHost *brokerconf.Setting
+	if *configPath != "" {
+		file, err := brokerconf.Load(*configPath, func(name string) bool { return fs.Lookup(name) != nil })
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			o.config = file
+			problems = append(problems, file.Problems...)
+			for _, st := range file.Settings {
+				switch {
+				case set[st.Flag]: // the command line wins
+				case st.HostOnly:
+					advertiseHost = &st
+				default:
+					if err := fs.Lookup(st.Flag).Value.Set(st.Value); err != nil {
+						problems = append(problems, file.Problem(st, err))
+					}
+				}
+			}
+		}
+	}
+	fromEnv := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		key := "WHEELMQ_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := env(key); ok && !set[f.Name] && f.Name != "config" {
+			fromEnv[f.Name] = true
+			if err := f.Value.Set(v); err != nil {
+				problems = append(problems, fmt.Sprintf("%s=%q: %v", key, v, err))
+			}
+		}
+	})
+	if advertiseHost != nil && !set["advertise"] && !fromEnv["advertise"] {
+		// brokerIP1 takes the port of the listen address in force.
+		if _, port, err := net.SplitHostPort(*listen); err == nil {
+			*advertise = net.JoinHostPort(advertiseHost.Value, port)
+		}
+	}
 	problems = append(problems, inapplicable(mode, set)...)
 	if mode == "namesrv" && set["listen"] {
 		// The name server's own address: the flag users reach for first.
 		*nsListen = *listen
 	}
-	var o options
 	lvl, err := zerolog.ParseLevel(*level)
 	if err != nil || *level == "" {
 		problems = append(problems, fmt.Sprintf("log level %q: want debug, info, warn or error", *level))
@@ -110,6 +150,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
 	bc.MaxMessageSize, bc.Index, bc.OnCorruption, bc.AutoCreateGroup = *maxMsg, *indexOn, onCorruption, *autoGroup
 	bc.TransactionTimeout, bc.TransactionCheckInterval, bc.TransactionCheckMax = *txTimeout, *txInterval, *txMax
+	if *queues < 1 || *queues > 1024 {
+		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
+	} else {
+		bc.DefaultQueueNums = int32(*queues)
+	}
 	if bc.MaxFrame < bc.MaxMessageSize+256<<10 {
 		bc.MaxFrame = bc.MaxMessageSize + 256<<10
 	}
@@ -141,10 +186,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format"},
+	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format", "config"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
-		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "transaction-timeout",
-		"transaction-check-interval", "transaction-check-max", "log-level", "log-format"},
+		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
+		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "log-level", "log-format", "config"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

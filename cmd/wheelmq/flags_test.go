@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -103,5 +111,139 @@ func TestParseArgsRefusesFlagsOfOtherModes(t *testing.T) {
 	// The environment may carry settings for other modes: not an error.
 	if _, err := parseArgs([]string{"namesrv"}, env(map[string]string{"WHEELMQ_DATA": "/tmp/x"}), io.Discard); err != nil {
 		t.Fatalf("WHEELMQ_DATA in namesrv mode: %v", err)
+	}
+}
+
+func writeConf(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestConfigFilePrecedence: the file sets what neither the environment nor
+// the command line sets; the environment wins over the file, the command
+// line over both.
+func TestConfigFilePrecedence(t *testing.T) {
+	conf := writeConf(t, "broker.conf", "brokerClusterName=C1\nbrokerName=from-file\nlistenPort=10921\n"+
+		"storePathRootDir=/tmp/file\nflushDiskType=SYNC_FLUSH\nmaxMessageSize=1000\nbrokerIP1=10.1.2.3\n"+
+		"namesrvAddr=10.0.0.1:9876\ndefaultTopicQueueNums=4\nmessageIndexEnable=false\n")
+	cases := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(o options) string
+	}{
+		{"file only", []string{"--config", conf}, nil, func(o options) string {
+			b := o.node.Broker
+			if b.Cluster != "C1" || b.BrokerName != "from-file" || b.Listen != "0.0.0.0:10921" || b.DataDir != "/tmp/file" ||
+				b.Flush != writer.FlushSync || b.MaxMessageSize != 1000 || b.Advertise != "10.1.2.3:10921" ||
+				len(b.NameServers) != 1 || b.NameServers[0] != "10.0.0.1:9876" || b.DefaultQueueNums != 4 || b.Index {
+				return fmt.Sprintf("%+v", b)
+			}
+			return ""
+		}},
+		{"env wins over file", []string{"--config", conf},
+			map[string]string{"WHEELMQ_BROKER_NAME": "from-env", "WHEELMQ_LISTEN": "127.0.0.1:7000"}, func(o options) string {
+				b := o.node.Broker
+				if b.BrokerName != "from-env" || b.Cluster != "C1" || b.Advertise != "10.1.2.3:7000" {
+					return fmt.Sprintf("%+v", b)
+				}
+				return ""
+			}},
+		{"flags win over env and file", []string{"--config", conf, "--broker-name", "from-flag", "--flush", "async", "--advertise", "10.9.9.9:1"},
+			map[string]string{"WHEELMQ_BROKER_NAME": "from-env"}, func(o options) string {
+				b := o.node.Broker
+				if b.BrokerName != "from-flag" || b.Flush != writer.FlushAsync || b.Advertise != "10.9.9.9:1" || b.DataDir != "/tmp/file" {
+					return fmt.Sprintf("%+v", b)
+				}
+				return ""
+			}},
+		{"WHEELMQ_CONFIG", nil, map[string]string{"WHEELMQ_CONFIG": conf}, func(o options) string {
+			if o.node.Broker.BrokerName != "from-file" || o.config == nil || o.config.Path != conf {
+				return fmt.Sprintf("%+v", o.node.Broker)
+			}
+			return ""
+		}},
+		{"YAML", []string{"--config", writeConf(t, "wheelmq.yaml", "broker-name: yaml\nmax-message-size: 2048\nlog-level: debug\n")}, nil,
+			func(o options) string {
+				if o.node.Broker.BrokerName != "yaml" || o.node.Broker.MaxMessageSize != 2048 || o.logLevel != zerolog.DebugLevel {
+					return fmt.Sprintf("%+v", o.node.Broker)
+				}
+				return ""
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseArgs(c.args, env(c.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bad := c.check(o); bad != "" {
+				t.Fatalf("got %s", bad)
+			}
+		})
+	}
+}
+
+// TestConfigFileProblems: bad values name the file and the line, together
+// with every other problem.
+func TestConfigFileProblems(t *testing.T) {
+	conf := writeConf(t, "broker.conf", "brokerName=a b\nflushDiskType=LATER\nmaxMessageSize=x\n")
+	_, err := parseArgs([]string{"--config", conf, "--log-level", "loud"}, env(nil), io.Discard)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{conf + ":2: flushDiskType=\"LATER\"", conf + ":3: maxMessageSize", "broker name \"a b\"", "log level"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+	yml := writeConf(t, "w.yaml", "max-message-size: lots\n")
+	if _, err := parseArgs([]string{"--config", yml}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), yml+":1: max-message-size=\"lots\"") {
+		t.Errorf("yaml bad value: %v", err)
+	}
+	if _, err := parseArgs([]string{"--config", "/nonexistent/broker.conf"}, env(nil), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "/nonexistent/broker.conf") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestConfigFileWarnings: each ignored key is logged once, by name.
+func TestConfigFileWarnings(t *testing.T) {
+	conf := writeConf(t, "broker.conf", "brokerName=a\nstorePathCommitLog=/x\nfileReservedTime=72\nstorePathCommitLog=/y\nbrokerId=0\n")
+	o, err := parseArgs([]string{"--config", conf}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	logConfigFile(zerolog.New(&buf), o.config)
+	var warned []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct{ Level, Key, Message string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Level == "warn" {
+			warned = append(warned, rec.Key)
+		}
+	}
+	if strings.Join(warned, ",") != "storePathCommitLog,fileReservedTime" {
+		t.Fatalf("warned about %v, want storePathCommitLog and fileReservedTime once each:\n%s", warned, buf.String())
+	}
+}
+
+// TestConfigMappingFlagsExist: every broker.conf key maps to a real flag.
+func TestConfigMappingFlagsExist(t *testing.T) {
+	var usage bytes.Buffer
+	if _, err := parseArgs([]string{"-h"}, env(nil), &usage); err != errHelp {
+		t.Fatal(err)
+	}
+	for _, r := range brokerconf.Mapping {
+		if r.Flag != "" && !strings.Contains(usage.String(), "  -"+r.Flag+" ") {
+			t.Errorf("%s maps to --%s, which wheelmq does not have", r.Key, r.Flag)
+		}
 	}
 }

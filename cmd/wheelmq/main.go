@@ -6,7 +6,9 @@
 //
 // Every flag can also be set through the environment as WHEELMQ_<FLAG>, with
 // dashes as underscores (WHEELMQ_DATA, WHEELMQ_NAMESRV_LISTEN, ...); a flag
-// on the command line wins over the environment. Bad flags are all reported
+// on the command line wins over the environment, which wins over the
+// configuration file given with --config (a RocketMQ broker.conf, or YAML
+// with the flag names as keys; see docs/operations.md for the mapping). Bad flags are all reported
 // at once, with exit code 2. SIGTERM or SIGINT stops accepting, answers what
 // is pending, flushes, writes checkpoints and exits 0.
 package main
@@ -24,6 +26,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 )
 
@@ -48,6 +51,7 @@ func run(args []string, stderr io.Writer, ctx context.Context) int {
 	}
 	log := newLogger(stderr, cfg.logLevel, cfg.logFormat)
 	cfg.node.Logger = log
+	logConfigFile(log, cfg.config)
 	cfg.node.Broker.Logger = log
 	n, err := process.Start(cfg.node)
 	if err != nil {
@@ -63,6 +67,22 @@ func run(args []string, stderr io.Writer, ctx context.Context) int {
 		return 1
 	}
 	return 0
+}
+
+// logConfigFile reports the configuration file read: one warning per key
+// that sets nothing, naming it, and a summary.
+func logConfigFile(log zerolog.Logger, f *brokerconf.File) {
+	if f == nil {
+		return
+	}
+	ignored := make([]string, 0, len(f.Ignored))
+	for _, ig := range f.Ignored {
+		ignored = append(ignored, ig.Key)
+		log.Warn().Str("file", f.Path).Int("line", ig.Line).Str("key", ig.Key).Str("reason", ig.Reason).
+			Msg("configuration key ignored")
+	}
+	log.Info().Str("file", f.Path).Int("settings", len(f.Settings)).Strs("ignored", ignored).
+		Msg("configuration file read (flags and WHEELMQ_* override it)")
 }
 
 // newLogger logs human-readable to a terminal, JSON otherwise.

@@ -1,0 +1,226 @@
+package brokerconf
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// Rule maps one broker.conf key to a wheelmq flag.
+type Rule struct {
+	// Key is RocketMQ's name (BrokerConfig, NettyServerConfig or
+	// MessageStoreConfig field).
+	Key string
+	// Flag is the wheelmq flag it sets; empty when the key is accepted
+	// without a flag (Accept) or ignored (Pending).
+	Flag string
+	// Convert turns the file's value into the flag's; nil keeps it.
+	Convert func(string) (string, error)
+	// Accept checks a key that has no flag because wheelmq always behaves
+	// as the value asks (brokerId=0); it errs for values wheelmq cannot
+	// honour.
+	Accept func(string) error
+	// Pending, when set, says why the key is ignored for now although
+	// wheelmq will have a meaning for it.
+	Pending string
+	// Doc describes the conversion (docs/operations.md's table).
+	Doc string
+}
+
+// Retention keys are ignored until the retention flags exist.
+const pendingRetention = "ignored until retention lands (the --retention flags)"
+
+// Mapping is the broker.conf keys wheelmq reads, in documentation order.
+// Every other key is ignored with a warning.
+var Mapping = []Rule{
+	{Key: "brokerClusterName", Flag: "cluster", Convert: nonEmpty, Doc: "as is"},
+	{Key: "brokerName", Flag: "broker-name", Convert: nonEmpty, Doc: "as is"},
+	{Key: "listenPort", Flag: "listen", Convert: listenPort, Doc: "`0.0.0.0:<port>`"},
+	{Key: "brokerIP1", Flag: "advertise", Convert: ip, Doc: "`<brokerIP1>:<port of --listen>` (an `--advertise` flag or `WHEELMQ_ADVERTISE` wins)"},
+	{Key: "namesrvAddr", Flag: "namesrv", Convert: nonEmpty, Doc: "as is (`;`-separated)"},
+	{Key: "storePathRootDir", Flag: "data", Convert: nonEmpty, Doc: "as is"},
+	{Key: "flushDiskType", Flag: "flush", Convert: flushType, Doc: "`ASYNC_FLUSH` → `async`, `SYNC_FLUSH` → `sync`"},
+	{Key: "autoCreateTopicEnable", Flag: "auto-create-topic", Convert: boolean, Doc: "`true`/`false`"},
+	{Key: "maxMessageSize", Flag: "max-message-size", Convert: positive, Doc: "bytes"},
+	{Key: "defaultTopicQueueNums", Flag: "default-topic-queues", Convert: positive, Doc: "queues of topics created through TBW102"},
+	{Key: "messageIndexEnable", Flag: "index", Convert: boolean, Doc: "`true`/`false`"},
+	{Key: "brokerId", Accept: masterID, Doc: "must be `0`: wheelmq runs masters only"},
+	{Key: "brokerRole", Accept: masterRole, Doc: "`ASYNC_MASTER` or `SYNC_MASTER` (no replication either way); `SLAVE` is refused"},
+	{Key: "fileReservedTime", Pending: pendingRetention, Doc: "hours; will map to `--retention`"},
+	{Key: "deleteWhen", Pending: pendingRetention, Doc: "hours of day (`04` or `04;12`); will map to `--retention-at`"},
+	{Key: "diskMaxUsedSpaceRatio", Pending: pendingRetention, Doc: "percent; will map to `--disk-clean-ratio`"},
+}
+
+// rule returns the rule of a broker.conf key.
+func rule(key string) (Rule, bool) {
+	for _, r := range Mapping {
+		if r.Key == key {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Setting is one flag value read from a file.
+type Setting struct {
+	// Flag is the wheelmq flag name; Value is in the flag's syntax.
+	Flag, Value string
+	// Key is the key as written in the file, Line where it is.
+	Key  string
+	Line int
+	// HostOnly marks brokerIP1: Value is a host that takes the port of
+	// the listen address in force once the flags are known.
+	HostOnly bool
+}
+
+// Ignored is a key of the file that sets nothing.
+type Ignored struct {
+	Key    string
+	Line   int
+	Reason string
+}
+
+// File is a configuration file read by Load.
+type File struct {
+	// Path is the file as given.
+	Path string
+	// Settings are the flag values, in file order; for a key given twice
+	// only the last one is kept, as java.util.Properties does.
+	Settings []Setting
+	// Ignored are the keys that set nothing, one per key.
+	Ignored []Ignored
+	// Problems are the bad keys and values, each as "path:line: what".
+	Problems []string
+}
+
+// problem records a bad line.
+func (f *File) problem(line int, format string, args ...any) {
+	f.Problems = append(f.Problems, fmt.Sprintf("%s:%d: %s", f.Path, line, fmt.Sprintf(format, args...)))
+}
+
+// Problem formats an error met while applying s (a value the flag refused)
+// with the file and line it came from.
+func (f *File) Problem(s Setting, err error) string {
+	return fmt.Sprintf("%s:%d: %s=%q: %v", f.Path, s.Line, s.Key, s.Value, err)
+}
+
+// add keeps one setting per flag: the last one.
+func (f *File) add(s Setting) {
+	for i := range f.Settings {
+		if f.Settings[i].Flag == s.Flag {
+			f.Settings = append(f.Settings[:i], f.Settings[i+1:]...)
+			break
+		}
+	}
+	f.Settings = append(f.Settings, s)
+}
+
+// ignore records an ignored key once.
+func (f *File) ignore(key string, line int, reason string) {
+	for _, ig := range f.Ignored {
+		if ig.Key == key {
+			return
+		}
+	}
+	f.Ignored = append(f.Ignored, Ignored{Key: key, Line: line, Reason: reason})
+}
+
+// mapBrokerConf applies Mapping to the entries of a broker.conf.
+func (f *File) mapBrokerConf(entries []Entry) {
+	for _, e := range entries {
+		r, ok := rule(e.Key)
+		switch {
+		case !ok:
+			f.ignore(e.Key, e.Line, "wheelmq has no setting for it")
+			continue
+		case r.Pending != "":
+			f.ignore(e.Key, e.Line, r.Pending)
+			continue
+		}
+		v := strings.TrimSpace(e.Value)
+		if r.Accept != nil {
+			if err := r.Accept(v); err != nil {
+				f.problem(e.Line, "%s=%q: %v", e.Key, e.Value, err)
+			}
+			continue
+		}
+		if r.Convert != nil {
+			conv, err := r.Convert(v)
+			if err != nil {
+				f.problem(e.Line, "%s=%q: %v", e.Key, e.Value, err)
+				continue
+			}
+			v = conv
+		}
+		f.add(Setting{Flag: r.Flag, Value: v, Key: e.Key, Line: e.Line, HostOnly: r.Key == "brokerIP1"})
+	}
+}
+
+func nonEmpty(v string) (string, error) {
+	if v == "" {
+		return "", fmt.Errorf("empty")
+	}
+	return v, nil
+}
+
+func listenPort(v string) (string, error) {
+	p, err := strconv.ParseUint(v, 10, 16)
+	if err != nil {
+		return "", fmt.Errorf("want a port number 0..65535")
+	}
+	return "0.0.0.0:" + strconv.FormatUint(p, 10), nil
+}
+
+func ip(v string) (string, error) {
+	a, err := netip.ParseAddr(v)
+	if err != nil {
+		return "", fmt.Errorf("want an IP address: %w", err)
+	}
+	return a.String(), nil
+}
+
+func flushType(v string) (string, error) {
+	switch v {
+	case "ASYNC_FLUSH":
+		return "async", nil
+	case "SYNC_FLUSH":
+		return "sync", nil
+	}
+	return "", fmt.Errorf("want ASYNC_FLUSH or SYNC_FLUSH")
+}
+
+// boolean is stricter than Java's Boolean.parseBoolean (anything but
+// "true" is false there): a typo is reported instead of read as false.
+func boolean(v string) (string, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return "true", nil
+	case "false":
+		return "false", nil
+	}
+	return "", fmt.Errorf("want true or false")
+}
+
+func positive(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n <= 0 {
+		return "", fmt.Errorf("want a positive integer")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+func masterID(v string) error {
+	if v != "0" {
+		return fmt.Errorf("wheelmq runs masters only (brokerId=0); it has no slave mode")
+	}
+	return nil
+}
+
+func masterRole(v string) error {
+	switch v {
+	case "ASYNC_MASTER", "SYNC_MASTER":
+		return nil
+	}
+	return fmt.Errorf("want ASYNC_MASTER or SYNC_MASTER: wheelmq has no slave mode")
+}

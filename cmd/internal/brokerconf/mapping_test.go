@@ -1,0 +1,136 @@
+package brokerconf
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": true, "advertise": true,
+	"namesrv": true, "data": true, "flush": true, "auto-create-topic": true, "max-message-size": true,
+	"default-topic-queues": true, "index": true, "log-level": true}
+
+func known(name string) bool { return flagNames[name] }
+
+func TestMappingFlagsExist(t *testing.T) {
+	for _, r := range Mapping {
+		if r.Flag != "" && !flagNames[r.Flag] {
+			t.Errorf("%s maps to unknown flag %q", r.Key, r.Flag)
+		}
+		if (r.Flag == "") == (r.Accept == nil && r.Pending == "") {
+			t.Errorf("%s: want exactly one of Flag, Accept, Pending", r.Key)
+		}
+		if r.Doc == "" {
+			t.Errorf("%s: no Doc", r.Key)
+		}
+	}
+}
+
+func TestLoadBrokerConf(t *testing.T) {
+	type set = map[string]string // flag -> value
+	cases := []struct {
+		name     string
+		conf     string
+		want     set
+		ignored  []string // keys, in file order
+		problems []string // substrings, one per problem, in order
+	}{
+		{name: "RocketMQ's 2m-noslave broker-a.properties",
+			conf: "brokerClusterName=DefaultCluster\nbrokerName=broker-a\nbrokerId=0\ndeleteWhen=04\n" +
+				"fileReservedTime=48\nbrokerRole=ASYNC_MASTER\nflushDiskType=ASYNC_FLUSH\n",
+			want:    set{"cluster": "DefaultCluster", "broker-name": "broker-a", "flush": "async"},
+			ignored: []string{"deleteWhen", "fileReservedTime"}},
+		{name: "every mapped key",
+			conf: "listenPort = 10921\nnamesrvAddr = 10.0.0.1:9876;10.0.0.2:9876\nstorePathRootDir: /var/lib/rmq\n" +
+				"flushDiskType SYNC_FLUSH\nautoCreateTopicEnable=FALSE\nmaxMessageSize=1048576\n" +
+				"defaultTopicQueueNums=4\nmessageIndexEnable=false\nbrokerIP1=192.168.1.5\nbrokerRole=SYNC_MASTER\n",
+			want: set{"listen": "0.0.0.0:10921", "namesrv": "10.0.0.1:9876;10.0.0.2:9876", "data": "/var/lib/rmq",
+				"flush": "sync", "auto-create-topic": "false", "max-message-size": "1048576",
+				"default-topic-queues": "4", "index": "false", "advertise": "192.168.1.5"}},
+		{name: "unknown keys warned once each",
+			conf: "# a comment\nstorePathCommitLog=/x\nsendMessageThreadPoolNums=16\nstorePathCommitLog=/y\nbrokerName=b\n",
+			want: set{"broker-name": "b"}, ignored: []string{"storePathCommitLog", "sendMessageThreadPoolNums"}},
+		{name: "last value wins",
+			conf: "brokerName=a\nbrokerName=b\n", want: set{"broker-name": "b"}},
+		{name: "bad values with line numbers",
+			conf: "brokerName=a\nflushDiskType=FAST\nlistenPort=70000\nautoCreateTopicEnable=yes\nmaxMessageSize=-1\n" +
+				"brokerIP1=host.example\nbrokerId=1\nbrokerRole=SLAVE\nbrokerClusterName=\n",
+			want: set{"broker-name": "a"},
+			problems: []string{":2: flushDiskType=\"FAST\": want ASYNC_FLUSH or SYNC_FLUSH", ":3: listenPort",
+				":4: autoCreateTopicEnable", ":5: maxMessageSize", ":6: brokerIP1", ":7: brokerId=\"1\": wheelmq runs masters only",
+				":8: brokerRole", ":9: brokerClusterName=\"\": empty"}},
+		{name: "syntax error keeps what came before",
+			conf: "brokerName=a\nbrokerClusterName=\\u00Z1\n", want: set{"broker-name": "a"},
+			problems: []string{":2: value of brokerClusterName: malformed \\uXXXX escape"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := write(t, "broker.conf", c.conf)
+			f, err := Load(path, known)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := set{}
+			for _, s := range f.Settings {
+				got[s.Flag] = s.Value
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("settings %v, want %v", got, c.want)
+			}
+			var ign []string
+			for _, ig := range f.Ignored {
+				ign = append(ign, ig.Key)
+			}
+			if !reflect.DeepEqual(ign, c.ignored) {
+				t.Errorf("ignored %v, want %v", ign, c.ignored)
+			}
+			if len(f.Problems) != len(c.problems) {
+				t.Fatalf("problems %q, want %d like %q", f.Problems, len(c.problems), c.problems)
+			}
+			for i, p := range f.Problems {
+				if !strings.HasPrefix(p, path+":") || !strings.Contains(p, c.problems[i]) {
+					t.Errorf("problem %q, want it to start with the file name and contain %q", p, c.problems[i])
+				}
+			}
+		})
+	}
+}
+
+func TestLoadYAML(t *testing.T) {
+	path := write(t, "wheelmq.yaml", "# native form\ndata: /srv/wheelmq\nflush: sync\n"+
+		"namesrv: [\"10.0.0.1:9876\", \"10.0.0.2:9876\"]\nauto-create-topic: false\nlisten-port: 1\n")
+	f, err := Load(path, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Setting{{Flag: "data", Value: "/srv/wheelmq", Key: "data", Line: 2}, {Flag: "flush", Value: "sync", Key: "flush", Line: 3},
+		{Flag: "namesrv", Value: "10.0.0.1:9876;10.0.0.2:9876", Key: "namesrv", Line: 4},
+		{Flag: "auto-create-topic", Value: "false", Key: "auto-create-topic", Line: 5}}
+	if !reflect.DeepEqual(f.Settings, want) || len(f.Problems) != 0 {
+		t.Fatalf("settings %+v problems %v", f.Settings, f.Problems)
+	}
+	if len(f.Ignored) != 1 || f.Ignored[0].Key != "listen-port" || f.Ignored[0].Line != 6 {
+		t.Fatalf("ignored %+v", f.Ignored)
+	}
+	bad := write(t, "bad.yml", "data:\n  nested: 1\n")
+	if f, err := Load(bad, known); err != nil || len(f.Problems) != 1 || !strings.Contains(f.Problems[0], bad+":2:") {
+		t.Fatalf("nested value: %v %v", f, err)
+	}
+	if _, err := Load(write(t, "x.toml", "a=1"), known); err == nil || !strings.Contains(err.Error(), "TOML") {
+		t.Fatalf("toml: %v", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.conf"), known); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
