@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -242,7 +243,7 @@ func TestConfigMappingFlagsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range brokerconf.Mapping {
-		if r.Flag != "" && !strings.Contains(usage.String(), "  -"+r.Flag+" ") {
+		if r.Flag != "" && !regexp.MustCompile(`(?m)^  -`+r.Flag+`(\s|$)`).MatchString(usage.String()) {
 			t.Errorf("%s maps to --%s, which wheelmq does not have", r.Key, r.Flag)
 		}
 	}
