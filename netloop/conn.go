@@ -134,6 +134,7 @@ func (c *Conn) flush(context.Context) error {
 			c.srv.log.Debug().Err(err).Str("remote", c.remote).Msg("remoting send failed")
 		} else {
 			c.srv.stats.framesOut.Add(frames)
+			c.srv.stats.bytesOut.Add(int64(len(buf)))
 		}
 	}
 	c.out.Lock()

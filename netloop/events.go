@@ -58,6 +58,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c.flushTask = c.flush
 	gc.SetContext(c)
 	s.stats.conns.Add(1)
+	s.stats.accepted.Add(1)
 	s.log.Debug().Uint64("conn", c.id).Str("remote", c.remote).Msg("remoting connection opened")
 	s.h.OnOpen(c)
 	return nil, gnet.None
@@ -71,10 +72,12 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
+	before := gc.InboundBuffered()
 	err := drainFrames(gc, s.cfg.MaxFrame, func(cmd *remoting.Command) {
 		s.stats.framesIn.Add(1)
 		s.h.OnCommand(c, cmd)
 	})
+	s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
 	if err != nil {
 		return e.reject(c, err)
 	}
@@ -102,7 +105,7 @@ func drainFrames(in inbound, maxFrame int, deliver func(*remoting.Command)) erro
 		}
 		n := int64(int32(binary.BigEndian.Uint32(lenBuf)))
 		if n < minFrameLength {
-			return fmt.Errorf("%w: frame length %d below %d: %w", ErrBadFrame, n, minFrameLength, remoting.ErrMalformed)
+			return fmt.Errorf("%w: frame length %d below %d: %w: %w", ErrBadFrame, n, minFrameLength, errTooShort, remoting.ErrMalformed)
 		}
 		if n > int64(maxFrame) {
 			return fmt.Errorf("%w: frame length %d exceeds %d: %w", ErrBadFrame, n, maxFrame, remoting.ErrFrameTooLarge)
@@ -126,7 +129,7 @@ func drainFrames(in inbound, maxFrame int, deliver func(*remoting.Command)) erro
 
 // reject logs why a connection's input is invalid and closes it.
 func (e *events) reject(c *Conn, reason error) gnet.Action {
-	e.s.stats.badFrames.Add(1)
+	e.s.stats.badFrames[badFrameReason(reason)].Add(1)
 	c.badFrame = reason
 	e.s.log.Warn().Uint64("conn", c.id).Str("remote", c.remote).Err(reason).Msg("remoting bad frame, closing connection")
 	return gnet.Close

@@ -50,12 +50,22 @@ type Config struct {
 type ServerStats struct {
 	// Conns is the number of open connections.
 	Conns int64
+	// Accepted counts connections accepted.
+	Accepted int64
 	// FramesIn counts frames decoded and handed to the Handler.
 	FramesIn int64
 	// FramesOut counts frames written (or buffered for writing) by Send.
 	FramesOut int64
+	// BytesIn counts bytes consumed from the sockets: every complete
+	// frame, one whose header does not decode included (the bytes after an
+	// impossible length field are never read as a frame and not counted).
+	BytesIn int64
+	// BytesOut counts bytes of frames written (or buffered for writing).
+	BytesOut int64
 	// BadFrames counts connections closed because of an invalid frame.
 	BadFrames int64
+	// BadFramesBy splits BadFrames by reason.
+	BadFramesBy [NumBadFrameReasons]int64
 }
 
 // serverState is a Server's life-cycle stage.
@@ -92,7 +102,8 @@ type Server struct {
 
 	nextID atomic.Uint64
 	stats  struct {
-		conns, framesIn, framesOut, badFrames atomic.Int64
+		conns, accepted, framesIn, framesOut, bytesIn, bytesOut atomic.Int64
+		badFrames                                               [NumBadFrameReasons]atomic.Int64
 	}
 }
 
@@ -217,12 +228,22 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 }
 
+// Name is the server's name (Config.Name).
+func (s *Server) Name() string { return s.cfg.Name }
+
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() ServerStats {
-	return ServerStats{
+	st := ServerStats{
 		Conns:     s.stats.conns.Load(),
+		Accepted:  s.stats.accepted.Load(),
 		FramesIn:  s.stats.framesIn.Load(),
 		FramesOut: s.stats.framesOut.Load(),
-		BadFrames: s.stats.badFrames.Load(),
+		BytesIn:   s.stats.bytesIn.Load(),
+		BytesOut:  s.stats.bytesOut.Load(),
 	}
+	for i := range st.BadFramesBy {
+		st.BadFramesBy[i] = s.stats.badFrames[i].Load()
+		st.BadFrames += st.BadFramesBy[i]
+	}
+	return st
 }

@@ -53,6 +53,34 @@ func TestServerEchoBothSerializations(t *testing.T) {
 	})
 }
 
+// TestServerByteCounters: bytes in are the frames read, bytes out the
+// frames written, and connections are counted.
+func TestServerByteCounters(t *testing.T) {
+	s := startServer(t, 0, newEchoHandler())
+	conn := rawConn(t, s.Addr())
+	in := append(mustFrame(t, 1, remoting.SerializeJSON, []byte("abc")), mustFrame(t, 2, remoting.SerializeRocketMQ, nil)...)
+	if _, err := conn.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	out := 0
+	for range 2 {
+		var l [4]byte
+		if _, err := io.ReadFull(conn, l[:]); err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(conn, int64(binary.BigEndian.Uint32(l[:]))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += 4 + int(n)
+	}
+	eventually(t, "byte counters", func() bool {
+		st := s.Stats()
+		return st.BytesIn == int64(len(in)) && st.BytesOut == int64(out) && st.FramesOut == 2 && st.Accepted == 1 && st.Conns == 1
+	})
+}
+
 func TestServerFramingVariants(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -123,19 +151,20 @@ func TestServerBadInputClosesOnlyThatConnection(t *testing.T) {
 		return append(b, rest...)
 	}
 	tests := []struct {
-		name  string
-		bytes []byte
-		want  error
+		name   string
+		bytes  []byte
+		want   error
+		reason BadFrameReason
 	}{
-		{"garbage text", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), remoting.ErrFrameTooLarge},
-		{"length above MaxFrame", binary.BigEndian.AppendUint32(nil, maxFrame+1), remoting.ErrFrameTooLarge},
-		{"negative length", []byte{0x80, 0, 0, 0}, remoting.ErrMalformed},
-		{"zero length", []byte{0, 0, 0, 0}, remoting.ErrMalformed},
-		{"header length past frame", frame(0x00000064, []byte(`{"code":1}`)), remoting.ErrMalformed},
-		{"unknown serialize type", frame(0x0200000a, []byte(`{"code":1}`)), remoting.ErrMalformed},
-		{"truncated JSON header", frame(0x00000008, []byte(`{"code":`)), remoting.ErrMalformed},
-		{"truncated binary header", frame(0x01000005, []byte{0, 10, 9, 1, 61}), remoting.ErrMalformed},
-		{"good frame then garbage", append(mustFrame(t, 1, 0, nil), 0xff, 0xff, 0xff, 0xff), remoting.ErrMalformed},
+		{"garbage text", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), remoting.ErrFrameTooLarge, BadFrameTooLarge},
+		{"length above MaxFrame", binary.BigEndian.AppendUint32(nil, maxFrame+1), remoting.ErrFrameTooLarge, BadFrameTooLarge},
+		{"negative length", []byte{0x80, 0, 0, 0}, remoting.ErrMalformed, BadFrameTooShort},
+		{"zero length", []byte{0, 0, 0, 0}, remoting.ErrMalformed, BadFrameTooShort},
+		{"header length past frame", frame(0x00000064, []byte(`{"code":1}`)), remoting.ErrMalformed, BadFrameMalformed},
+		{"unknown serialize type", frame(0x0200000a, []byte(`{"code":1}`)), remoting.ErrMalformed, BadFrameMalformed},
+		{"truncated JSON header", frame(0x00000008, []byte(`{"code":`)), remoting.ErrMalformed, BadFrameMalformed},
+		{"truncated binary header", frame(0x01000005, []byte{0, 10, 9, 1, 61}), remoting.ErrMalformed, BadFrameMalformed},
+		{"good frame then garbage", append(mustFrame(t, 1, 0, nil), 0xff, 0xff, 0xff, 0xff), remoting.ErrMalformed, BadFrameTooShort},
 	}
 	h := newEchoHandler()
 	s := startServer(t, maxFrame, h)
@@ -143,6 +172,7 @@ func TestServerBadInputClosesOnlyThatConnection(t *testing.T) {
 	<-h.opened
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			before := s.Stats().BadFramesBy[tc.reason]
 			bad := rawConn(t, s.Addr())
 			badConn := <-h.opened
 			if _, err := bad.Write(tc.bytes); err != nil {
@@ -168,8 +198,12 @@ func TestServerBadInputClosesOnlyThatConnection(t *testing.T) {
 			if resp.Code != remoting.Success {
 				t.Fatalf("good connection: %+v", resp)
 			}
-			if got := s.Stats().BadFrames; got != int64(i+1) {
-				t.Fatalf("BadFrames = %d, want %d", got, i+1)
+			st := s.Stats()
+			if st.BadFrames != int64(i+1) {
+				t.Fatalf("BadFrames = %d, want %d", st.BadFrames, i+1)
+			}
+			if st.BadFramesBy[tc.reason] != before+1 {
+				t.Fatalf("BadFramesBy[%v] = %d, want %d (%v)", tc.reason, st.BadFramesBy[tc.reason], before+1, st.BadFramesBy)
 			}
 		})
 	}
