@@ -7,6 +7,7 @@ import (
 // registerMetrics exposes the store gauges and the broker's health,
 // computed at scrape time.
 func registerMetrics(reg prometheus.Registerer, p *Pipeline) {
+	registerStoreMetrics(reg, p)
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_store_commitlog_bytes", Help: "Bytes in the CommitLog (max offset minus min offset).",

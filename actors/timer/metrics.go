@@ -1,6 +1,8 @@
 package timer
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wheelmq/wheelmq/timerwheel"
@@ -41,11 +43,34 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 		}),
 	}
+	// The known label values exist from the start, at 0, so that alerts
+	// and dashboards see the series before the first event.
+	for _, r := range SkipReasons {
+		m.Skipped.WithLabelValues(r)
+	}
+	for _, o := range DuplicateOutcomes {
+		m.Duplicates.WithLabelValues(o)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Delivered, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness)
 	}
 	return m
 }
+
+// SkipReasons are the reason label values of wheelmq_timer_skipped_total:
+// a timer message whose stored record cannot be read back (unreadable),
+// decoded (undecodable), re-encoded for its real topic (unencodable), that
+// names no real topic and queue (no_real_topic), or whose TIMER_OUT_MS is
+// not a time (bad_timer_out_ms), or that the wheel would refuse (invalid).
+var SkipReasons = []string{"unreadable", "undecodable", "unencodable", "no_real_topic", "bad_timer_out_ms", "invalid"}
+
+// DuplicateOutcomes are the outcome label values of
+// wheelmq_timer_duplicates_total: a timer released again after a restart
+// whose write-back was found in the CommitLog and skipped (suppressed).
+var DuplicateOutcomes = []string{"suppressed"}
+
+// dueWindow is the look-ahead of wheelmq_timer_due_next_minute.
+const dueWindow = time.Minute
 
 // RegisterWheelGauges exports the wheel's gauges, read at scrape time.
 func RegisterWheelGauges(reg prometheus.Registerer, wheel *timerwheel.Store) {
@@ -59,6 +84,10 @@ func RegisterWheelGauges(reg prometheus.Registerer, wheel *timerwheel.Store) {
 	}
 	reg.MustRegister(
 		gauge("wheelmq_timer_pending", "Timers waiting in the wheel.", func(s timerwheel.Stats) float64 { return float64(s.Pending) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_timer_due_next_minute",
+			Help: "Timers (cancels excluded) due within the next 60 s and not yet delivered, overdue ones included; counted by 10 ms slot.",
+		}, func() float64 { return float64(wheel.DueWithin(time.Now().UnixMilli(), dueWindow.Milliseconds())) }),
 		gauge("wheelmq_timer_log_bytes", "Bytes in the TimerLog.", func(s timerwheel.Stats) float64 { return float64(s.LogBytes) }),
 		counter("wheelmq_timer_enqueued_total", "Timer records added to the timer wheel (cancels included, replays not).",
 			func(s timerwheel.Stats) float64 { return float64(s.Added) }),

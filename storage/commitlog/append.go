@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 const (
@@ -169,6 +170,7 @@ func (c *CommitLog) Sync() error {
 	if target <= from {
 		return nil
 	}
+	start := time.Now()
 	for _, s := range c.segmentsBetween(from, target) {
 		if err := s.f.Sync(); err != nil {
 			err = fmt.Errorf("commitlog sync %s: %w", s.path, err)
@@ -177,5 +179,6 @@ func (c *CommitLog) Sync() error {
 		}
 	}
 	c.flushed.Store(target)
+	c.observeSync(time.Since(start))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -58,6 +59,10 @@ type CommitLog struct {
 	}
 
 	recovery RecoveryInfo
+
+	// syncObserver receives the duration of each Sync that fsynced data
+	// (see SetSyncObserver).
+	syncObserver atomic.Pointer[func(time.Duration)]
 }
 
 // Open opens (creating if needed) the commit log in dir and recovers its tail.

@@ -53,6 +53,7 @@ type Node struct {
 	registry *prometheus.Registry
 	nsSystem *actor.ActorSystem
 	stages   *stage.Registry // every stage of the process: metrics and health
+	net      *netCollector   // the remoting servers' counters
 	nsStage  *stage.Stage
 	nsServer *netloop.Server
 	broker   *Broker
@@ -67,6 +68,8 @@ func Start(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, registry: prometheus.NewRegistry()}
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n.stages = stage.NewRegistry(n.registry)
+	n.net = newNetCollector()
+	n.registry.MustRegister(n.net)
 	if cfg.NamesrvListen != "" {
 		if err := n.startNamesrv(); err != nil {
 			return nil, err
@@ -85,6 +88,7 @@ func Start(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.broker = b
+		n.net.add(b.server)
 	}
 	if cfg.MetricsListen != "" {
 		if err := n.startHTTP(); err != nil {
@@ -110,6 +114,7 @@ func (n *Node) startNamesrv() error {
 		n.nsSystem.Shutdown()
 		return fmt.Errorf("name server listen %s: %w", n.cfg.NamesrvListen, err)
 	}
+	n.net.add(n.nsServer)
 	log.Info().Str("listen", n.nsServer.Addr()).Msg("name server started")
 	return nil
 }
