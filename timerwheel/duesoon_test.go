@@ -35,7 +35,7 @@ func TestDueWithin(t *testing.T) {
 	if got := s.DueWithin(T0+200, 60_000); got != 2 {
 		t.Errorf("after releasing timer 1: %d, want 2", got)
 	}
-	h.due(T0 + 30_000) // releases timer 3
+	h.due(T0 + 30_000)                                   // releases timer 3
 	if got := s.DueWithin(T0+30_000, 60_000); got != 2 { // timers 2 and 4
 		t.Errorf("after releasing timer 3: %d, want 2", got)
 	}

@@ -116,7 +116,11 @@ func TestDashboardMetricsExist(t *testing.T) {
 		}
 	}
 	for _, must := range []string{"wheelmq_actor_messages_total", "wheelmq_timer_lateness_seconds_bucket",
-		"wheelmq_store_dispatch_lag_bytes", "wheelmq_requests_total", "wheelmq_stage_up"} {
+		"wheelmq_store_dispatch_lag_bytes", "wheelmq_requests_total", "wheelmq_stage_up",
+		"wheelmq_timer_due_next_minute", "wheelmq_timer_skipped_total", "wheelmq_timer_duplicates_total",
+		"wheelmq_store_flush_seconds_bucket", "wheelmq_store_commitlog_segments", "wheelmq_store_recovery_truncated_bytes",
+		"wheelmq_net_connections", "wheelmq_net_connections_accepted_total", "wheelmq_net_bytes_in_total",
+		"wheelmq_net_bytes_out_total", "wheelmq_net_bad_frames_total", "wheelmq_net_frames_in_total"} {
 		if !strings.Contains(strings.Join(names, " "), must) {
 			t.Errorf("the dashboard does not query %s", must)
 		}

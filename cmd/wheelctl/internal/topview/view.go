@@ -15,8 +15,8 @@
 //	        wheelmq_timer_delivered_total, wheelmq_timer_lateness_seconds,
 //	        wheelmq_timer_rolled_total, wheelmq_timer_cancelled_total,
 //	        wheelmq_timer_skipped_total, wheelmq_timer_duplicates_total,
-//	        wheelmq_timer_log_bytes, and wheelmq_timer_due_next_minute once the
-//	        broker exports it
+//	        wheelmq_timer_log_bytes, wheelmq_timer_due_next_minute (n/a from a
+//	        broker that does not export it)
 //	store   wheelmq_store_commitlog_bytes (write rate), wheelmq_store_unflushed_bytes,
 //	        wheelmq_store_dispatch_lag_bytes, wheelmq_broker_send_backlog
 package topview
@@ -40,7 +40,7 @@ const (
 	Requests        = "wheelmq_requests_total"
 	Refusals        = "wheelmq_requests_refused_total"
 	TimerPending    = "wheelmq_timer_pending"
-	TimerDueSoon    = "wheelmq_timer_due_next_minute" // proposed; shown as n/a until exported
+	TimerDueSoon    = "wheelmq_timer_due_next_minute" // n/a from brokers older than the gauge
 	TimerEnqueued   = "wheelmq_timer_enqueued_total"
 	TimerDelivered  = "wheelmq_timer_delivered_total"
 	TimerLateness   = "wheelmq_timer_lateness_seconds"
