@@ -115,6 +115,17 @@ func TestDashboardMetricsExist(t *testing.T) {
 			t.Errorf("the dashboard queries %s, which the broker does not export", name)
 		}
 	}
+	// Every wheelmq metric the broker exports is documented in
+	// docs/operations.md (with what to alert on).
+	ops, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range snap.Names() {
+		if strings.HasPrefix(name, "wheelmq_") && !strings.Contains(string(ops), "`"+name) {
+			t.Errorf("%s is not documented in docs/operations.md", name)
+		}
+	}
 	for _, must := range []string{"wheelmq_actor_messages_total", "wheelmq_timer_lateness_seconds_bucket",
 		"wheelmq_store_dispatch_lag_bytes", "wheelmq_requests_total", "wheelmq_stage_up",
 		"wheelmq_timer_due_next_minute", "wheelmq_timer_skipped_total", "wheelmq_timer_duplicates_total",
