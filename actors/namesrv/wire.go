@@ -89,12 +89,6 @@ type topicConfigWrapper struct {
 	TopicQueueMappingInfoMap map[string]json.RawMessage  `json:"topicQueueMappingInfoMap"`
 }
 
-// kvTable is KVTable, the REGISTER_BROKER response body (order topic
-// configuration; always empty here).
-type kvTable struct {
-	Table map[string]string `json:"table"`
-}
-
 // marshalCompact encodes v as JSON without any insignificant white space and
 // without HTML escaping (Java does not escape '<', '>' or '&').
 func marshalCompact(v any) ([]byte, error) {

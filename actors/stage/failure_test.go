@@ -140,7 +140,7 @@ func TestStageUpWhileRunning(t *testing.T) {
 	}
 }
 
-type tick struct{ n int }
+type tick struct{}
 
 // ticker counts the ticks it gets and re-arms on each.
 type ticker struct {

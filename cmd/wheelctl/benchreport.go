@@ -85,7 +85,7 @@ func (r *benchReport) print(w io.Writer, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	run := fmt.Sprintf("%s", time.Duration(r.DurationS*float64(time.Second)))
+	run := time.Duration(r.DurationS * float64(time.Second)).String()
 	if r.Count > 0 {
 		run = fmt.Sprintf("%d messages", r.Count)
 	}

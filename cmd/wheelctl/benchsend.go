@@ -103,8 +103,7 @@ func sendTimers(ctx context.Context, addr, topic string, n int, dueOf func(int) 
 			var outstanding atomic.Int64
 			s := newTimerSender("wheelctl_bench_timer", topic, "broker-a", o.serialize, uniq)
 			buf := make([]byte, max(o.size, 8))
-			var send func(seq int) error
-			send = func(seq int) error {
+			send := func(seq int) error {
 				due := dueOf(seq)
 				req := s.build(seq%o.queues, due, benchBody(buf, uint64(seq)))
 				return c.Go(req, func(resp *remoting.Command, err error) {
