@@ -96,7 +96,9 @@ func (l located) msTime(key string) (time.Time, bool) {
 }
 
 // offsetMsgID is the record's offset message id.
-func (l located) offsetMsgID() string { return message.OffsetMsgID(l.rec.StoreHost, l.rec.PhysicalOffset) }
+func (l located) offsetMsgID() string {
+	return message.OffsetMsgID(l.rec.StoreHost, l.rec.PhysicalOffset)
+}
 
 // timerState is what the index tells about a timer message.
 type timerState struct {
