@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -130,7 +131,7 @@ func writeConf(t *testing.T, name, text string) string {
 func TestConfigFilePrecedence(t *testing.T) {
 	conf := writeConf(t, "broker.conf", "brokerClusterName=C1\nbrokerName=from-file\nlistenPort=10921\n"+
 		"storePathRootDir=/tmp/file\nflushDiskType=SYNC_FLUSH\nmaxMessageSize=1000\nbrokerIP1=10.1.2.3\n"+
-		"namesrvAddr=10.0.0.1:9876\ndefaultTopicQueueNums=4\nmessageIndexEnable=false\n")
+		"namesrvAddr=10.0.0.1:9876\ndefaultTopicQueueNums=4\nmessageIndexEnable=false\ntransactionTimeOut=3000\n")
 	cases := []struct {
 		name  string
 		args  []string
@@ -141,7 +142,8 @@ func TestConfigFilePrecedence(t *testing.T) {
 			b := o.node.Broker
 			if b.Cluster != "C1" || b.BrokerName != "from-file" || b.Listen != "0.0.0.0:10921" || b.DataDir != "/tmp/file" ||
 				b.Flush != writer.FlushSync || b.MaxMessageSize != 1000 || b.Advertise != "10.1.2.3:10921" ||
-				len(b.NameServers) != 1 || b.NameServers[0] != "10.0.0.1:9876" || b.DefaultQueueNums != 4 || b.Index {
+				len(b.NameServers) != 1 || b.NameServers[0] != "10.0.0.1:9876" || b.DefaultQueueNums != 4 || b.Index ||
+				b.TransactionTimeout != 3*time.Second {
 				return fmt.Sprintf("%+v", b)
 			}
 			return ""

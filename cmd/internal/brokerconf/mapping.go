@@ -45,6 +45,9 @@ var Mapping = []Rule{
 	{Key: "maxMessageSize", Flag: "max-message-size", Convert: positive, Doc: "bytes"},
 	{Key: "defaultTopicQueueNums", Flag: "default-topic-queues", Convert: positive, Doc: "queues of topics created through TBW102"},
 	{Key: "messageIndexEnable", Flag: "index", Convert: boolean, Doc: "`true`/`false`"},
+	{Key: "transactionTimeOut", Flag: "transaction-timeout", Convert: millis, Doc: "milliseconds → a duration"},
+	{Key: "transactionCheckInterval", Flag: "transaction-check-interval", Convert: millis, Doc: "milliseconds → a duration"},
+	{Key: "transactionCheckMax", Flag: "transaction-check-max", Convert: positive, Doc: "checks"},
 	{Key: "brokerId", Accept: masterID, Doc: "must be `0`: wheelmq runs masters only"},
 	{Key: "brokerRole", Accept: masterRole, Doc: "`ASYNC_MASTER` or `SYNC_MASTER` (no replication either way); `SLAVE` is refused"},
 	{Key: "fileReservedTime", Pending: pendingRetention, Doc: "hours; will map to `--retention`"},
@@ -208,6 +211,15 @@ func positive(v string) (string, error) {
 		return "", fmt.Errorf("want a positive integer")
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// millis turns RocketMQ's milliseconds into a Go duration.
+func millis(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > 1<<40 {
+		return "", fmt.Errorf("want a positive number of milliseconds")
+	}
+	return strconv.FormatInt(n, 10) + "ms", nil
 }
 
 func masterID(v string) error {

@@ -19,7 +19,8 @@ func write(t *testing.T, name, text string) string {
 
 var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": true, "advertise": true,
 	"namesrv": true, "data": true, "flush": true, "auto-create-topic": true, "max-message-size": true,
-	"default-topic-queues": true, "index": true, "log-level": true}
+	"default-topic-queues": true, "index": true, "log-level": true, "transaction-timeout": true,
+	"transaction-check-interval": true, "transaction-check-max": true}
 
 func known(name string) bool { return flagNames[name] }
 
@@ -54,10 +55,12 @@ func TestLoadBrokerConf(t *testing.T) {
 		{name: "every mapped key",
 			conf: "listenPort = 10921\nnamesrvAddr = 10.0.0.1:9876;10.0.0.2:9876\nstorePathRootDir: /var/lib/rmq\n" +
 				"flushDiskType SYNC_FLUSH\nautoCreateTopicEnable=FALSE\nmaxMessageSize=1048576\n" +
-				"defaultTopicQueueNums=4\nmessageIndexEnable=false\nbrokerIP1=192.168.1.5\nbrokerRole=SYNC_MASTER\n",
+				"defaultTopicQueueNums=4\nmessageIndexEnable=false\nbrokerIP1=192.168.1.5\nbrokerRole=SYNC_MASTER\n" +
+				"transactionTimeOut=3000\ntransactionCheckInterval=60000\ntransactionCheckMax=5\n",
 			want: set{"listen": "0.0.0.0:10921", "namesrv": "10.0.0.1:9876;10.0.0.2:9876", "data": "/var/lib/rmq",
 				"flush": "sync", "auto-create-topic": "false", "max-message-size": "1048576",
-				"default-topic-queues": "4", "index": "false", "advertise": "192.168.1.5"}},
+				"default-topic-queues": "4", "index": "false", "advertise": "192.168.1.5", "transaction-timeout": "3000ms",
+				"transaction-check-interval": "60000ms", "transaction-check-max": "5"}},
 		{name: "unknown keys warned once each",
 			conf: "# a comment\nstorePathCommitLog=/x\nsendMessageThreadPoolNums=16\nstorePathCommitLog=/y\nbrokerName=b\n",
 			want: set{"broker-name": "b"}, ignored: []string{"storePathCommitLog", "sendMessageThreadPoolNums"}},
