@@ -21,7 +21,6 @@ import (
 	"compress/zlib"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -156,6 +155,3 @@ func (p *Producer) request(pr *prepared, q Queue) *remoting.Command {
 	}
 	return p.inst.NewRequest(code, ext, pr.body)
 }
-
-// msgIDs joins the UNIQ_KEYs of pr.
-func (pr *prepared) msgIDs() string { return strings.Join(pr.uniq, ",") }

@@ -61,7 +61,6 @@ func (b *rawBroker) mustSend(body string) {
 // undamaged (the body CRC is checked); it returns how often each appears.
 func (b *rawBroker) checkReadable(want []string) map[string]int {
 	b.t.Helper()
-	seen := map[string]int{}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -70,7 +69,7 @@ func (b *rawBroker) checkReadable(want []string) map[string]int {
 		if err != nil {
 			b.t.Fatalf("read back: %v", err)
 		}
-		seen = map[string]int{}
+		seen := map[string]int{}
 		for _, r := range recs {
 			seen[string(r.Body)]++
 		}
