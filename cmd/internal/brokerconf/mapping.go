@@ -42,6 +42,7 @@ var Mapping = []Rule{
 	{Key: "storePathRootDir", Flag: "data", Convert: nonEmpty, Doc: "as is"},
 	{Key: "flushDiskType", Flag: "flush", Convert: flushType, Doc: "`ASYNC_FLUSH` → `async`, `SYNC_FLUSH` → `sync`"},
 	{Key: "autoCreateTopicEnable", Flag: "auto-create-topic", Convert: boolean, Doc: "`true`/`false`"},
+	{Key: "autoCreateSubscriptionGroup", Flag: "auto-create-group", Convert: boolean, Doc: "`true`/`false`"},
 	{Key: "maxMessageSize", Flag: "max-message-size", Convert: positive, Doc: "bytes"},
 	{Key: "defaultTopicQueueNums", Flag: "default-topic-queues", Convert: positive, Doc: "queues of topics created through TBW102"},
 	{Key: "messageIndexEnable", Flag: "index", Convert: boolean, Doc: "`true`/`false`"},

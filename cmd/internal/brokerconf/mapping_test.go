@@ -20,7 +20,7 @@ func write(t *testing.T, name, text string) string {
 var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": true, "advertise": true,
 	"namesrv": true, "data": true, "flush": true, "auto-create-topic": true, "max-message-size": true,
 	"default-topic-queues": true, "index": true, "log-level": true, "transaction-timeout": true,
-	"transaction-check-interval": true, "transaction-check-max": true}
+	"transaction-check-interval": true, "transaction-check-max": true, "auto-create-group": true}
 
 func known(name string) bool { return flagNames[name] }
 
