@@ -39,6 +39,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "wheelmq_transaction_open", Help: "Open transactions (half messages not committed or rolled back yet).",
 		}),
 	}
+	// Every label value exists from the start, at 0: a dashboard or an
+	// alert on a rate sees the series before the first event.
+	for _, o := range []Outcome{Commit, Rollback, Discard} {
+		m.Ends.WithLabelValues(o.String())
+	}
+	for _, r := range []string{"sent", "no_producer"} {
+		m.Checks.WithLabelValues(r)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Ends, m.Checks, m.Discarded, m.Unreadable, m.Pending)
 	}
