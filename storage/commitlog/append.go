@@ -17,9 +17,8 @@ const (
 
 // undoState is the writer state before an Append, for rollback.
 type undoState struct {
-	pos   int64
-	seg   *segment
-	nsegs int
+	pos int64
+	seg *segment
 }
 
 // Append writes records back to back at the end of the log and returns each
@@ -45,7 +44,7 @@ func (c *CommitLog) Append(records [][]byte) ([]int64, error) {
 	if len(records) == 0 {
 		return nil, nil
 	}
-	undo := undoState{pos: c.w.pos, seg: c.w.seg, nsegs: c.segmentCount()}
+	undo := undoState{pos: c.w.pos, seg: c.w.seg}
 	offsets := make([]int64, len(records))
 	if err := c.write(records, offsets); err != nil {
 		if rerr := c.rollback(undo); rerr != nil {
@@ -122,8 +121,14 @@ func (c *CommitLog) writeChunk(seg *segment, start int64, buf []byte) error {
 // are closed and removed, and the previous last segment is truncated back.
 func (c *CommitLog) rollback(u undoState) error {
 	c.segs.Lock()
-	created := append([]*segment(nil), c.segs.list[u.nsegs:]...)
-	c.segs.list = c.segs.list[:u.nsegs:u.nsegs]
+	// Segments after u.seg were created by the failed Append (counted from
+	// the end: retention may have deleted head segments meanwhile).
+	keep := len(c.segs.list)
+	for keep > 0 && c.segs.list[keep-1].base > u.seg.base {
+		keep--
+	}
+	created := append([]*segment(nil), c.segs.list[keep:]...)
+	c.segs.list = c.segs.list[:keep:keep]
 	c.segs.Unlock()
 	var errs []error
 	for _, s := range created {
@@ -143,13 +148,6 @@ func (c *CommitLog) rollback(u undoState) error {
 	}
 	c.w.seg, c.w.pos = u.seg, u.pos
 	return errors.Join(errs...)
-}
-
-// segmentCount returns the number of segments.
-func (c *CommitLog) segmentCount() int {
-	c.segs.RLock()
-	defer c.segs.RUnlock()
-	return len(c.segs.list)
 }
 
 // Sync fsyncs everything appended so far (the group-commit primitive: call it
@@ -181,4 +179,11 @@ func (c *CommitLog) Sync() error {
 	c.flushed.Store(target)
 	c.observeSync(time.Since(start))
 	return nil
+}
+
+// segmentCount returns the number of segments.
+func (c *CommitLog) segmentCount() int {
+	c.segs.RLock()
+	defer c.segs.RUnlock()
+	return len(c.segs.list)
 }

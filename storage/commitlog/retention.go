@@ -1,0 +1,109 @@
+package commitlog
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// Retention: whole segments are deleted from the head of the log, oldest
+// first, by the retention stage (actors/retention). Deleting only ever
+// removes a prefix of the segment list, so the files left on disk stay
+// contiguous whatever moment a crash interrupts a deletion, and Open needs
+// no special case for it. The segment being written is never deleted.
+//
+// A deleted segment's file is unlinked at once but its descriptor stays
+// open until the next deletion (or Close): a reader that looked the segment
+// up just before it was deleted still completes its pread instead of
+// failing on a closed descriptor.
+
+// SegmentInfo describes one segment file.
+type SegmentInfo struct {
+	// Base is the global offset of the segment's first byte.
+	Base int64
+	// End is Base + SegmentSize: the first offset of the next segment.
+	End int64
+	// Path is the segment file.
+	Path string
+	// Size is the file's current size in bytes.
+	Size int64
+	// ModTime is the file's modification time (zero when it cannot be
+	// read).
+	ModTime time.Time
+}
+
+// Segments lists the segment files, oldest first. Safe from any goroutine.
+func (c *CommitLog) Segments() []SegmentInfo {
+	c.segs.RLock()
+	list := append([]*segment(nil), c.segs.list...)
+	c.segs.RUnlock()
+	out := make([]SegmentInfo, 0, len(list))
+	for _, s := range list {
+		info := SegmentInfo{Base: s.base, End: s.base + c.segSize, Path: s.path}
+		if n, err := s.f.Size(); err == nil {
+			info.Size = n
+		}
+		if st, err := os.Stat(s.path); err == nil {
+			info.ModTime = st.ModTime()
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// DeleteOldest deletes the oldest segment if it lies wholly below limit
+// (its End <= limit) and is not the segment being written: it is not the
+// last segment and MaxOffset lies beyond its end. It reports the segment
+// and whether it was deleted. The file is unlinked and the directory
+// fsynced; MinOffset moves to the next segment's base before the file goes,
+// so readers never see a minimum below what is on disk. Safe to call
+// concurrently with Append and readers; calls must not overlap each other.
+func (c *CommitLog) DeleteOldest(limit int64) (SegmentInfo, bool, error) {
+	if c.closed.Load() {
+		return SegmentInfo{}, false, fmt.Errorf("commitlog delete %s: %w", c.dir, ErrClosed)
+	}
+	c.releaseDeleted()
+	c.segs.Lock()
+	if len(c.segs.list) < 2 {
+		c.segs.Unlock()
+		return SegmentInfo{}, false, nil
+	}
+	s := c.segs.list[0]
+	end := s.base + c.segSize
+	// end < MaxOffset (not <=): while an Append is in flight MaxOffset is
+	// still its start, so a segment it may roll back into is never taken.
+	if end > limit || end >= c.maxOffset.Load() {
+		c.segs.Unlock()
+		return SegmentInfo{}, false, nil
+	}
+	c.segs.list = c.segs.list[1:]
+	c.segs.Unlock()
+
+	info := SegmentInfo{Base: s.base, End: end, Path: s.path}
+	if n, err := s.f.Size(); err == nil {
+		info.Size = n
+	}
+	c.graveyard.Lock()
+	c.graveyard.files = append(c.graveyard.files, s)
+	c.graveyard.Unlock()
+	if err := c.fs.Remove(s.path); err != nil {
+		return info, true, fmt.Errorf("commitlog delete %s: %w", s.path, err)
+	}
+	if err := c.fs.SyncDir(c.dir); err != nil {
+		return info, true, fmt.Errorf("commitlog delete %s: sync dir: %w", s.path, err)
+	}
+	c.log.Info().Str("file", s.path).Int64("base", s.base).Int64("bytes", info.Size).
+		Int64("min_offset", end).Msg("commitlog: segment deleted")
+	return info, true, nil
+}
+
+// releaseDeleted closes the descriptors of segments deleted earlier.
+func (c *CommitLog) releaseDeleted() {
+	c.graveyard.Lock()
+	files := c.graveyard.files
+	c.graveyard.files = nil
+	c.graveyard.Unlock()
+	for _, s := range files {
+		_ = s.f.Close()
+	}
+}
