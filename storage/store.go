@@ -84,8 +84,9 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the data directory dir, recovers the
-// CommitLog (cutting a torn tail) and drops consume-queue units that point
-// past the recovered CommitLog end.
+// CommitLog (cutting a torn tail), drops consume-queue units that point
+// past the recovered CommitLog end, and moves each consume queue's minimum
+// up to the first unit the CommitLog still holds (after retention).
 func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
 		return nil, fmt.Errorf("storage open %s: %w", dir, err)
@@ -129,6 +130,12 @@ func Open(dir string, opts Options) (*Store, error) {
 			_ = s.Close()
 			return nil, fmt.Errorf("storage open %s: align consume queue %s/%d: %w", dir, id.Topic, id.QueueID, err)
 		}
+	}
+	// Retention deleted the CommitLog below its minimum: the queues' minimums
+	// follow (they are not persisted).
+	if _, err := cq.TrimBelow(cl.MinOffset()); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("storage open %s: trim consume queues: %w", dir, err)
 	}
 	return s, nil
 }

@@ -241,7 +241,7 @@ func (q *Queue) TruncateAt(cut int64) error {
 // truncateTo cuts the queue to end at logical offset cut (>= MinOffset).
 // q.synced must be held.
 func (q *Queue) truncateTo(cut int64) error {
-	first := q.MinOffset()
+	first := q.firstBase()
 	q.maxOffset.Store(cut)
 	if q.synced.offset > cut {
 		q.synced.offset = cut

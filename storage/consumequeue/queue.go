@@ -38,6 +38,12 @@ type Queue struct {
 	maxOffset atomic.Int64 // units written = next logical offset; published after the write
 	closed    atomic.Bool
 	cutAtOpen int64 // bytes recovery cut from the tail (set before the queue is shared)
+	// trimmed is the logical minimum set by TrimBelow (0 until then); the
+	// queue's minimum is the larger of it and the first file's base.
+	trimmed atomic.Int64
+	// graveyard holds files deleted by TrimBelow, closed on the next trim
+	// or on close (readers that looked them up just before still finish).
+	graveyard []*unitFile
 
 	// w is owned by the single writer (Append, TruncateAbove).
 	w struct {
@@ -80,7 +86,7 @@ func (q *Queue) MinOffset() int64 {
 	if len(q.files.list) == 0 {
 		return q.maxOffset.Load()
 	}
-	return q.files.list[0].base
+	return max(q.files.list[0].base, q.trimmed.Load())
 }
 
 // pin returns the file holding logical offset off with the file list
@@ -255,6 +261,7 @@ func (q *Queue) close(sync bool) error {
 	q.files.Lock()
 	defer q.files.Unlock()
 	q.closed.Store(true) // under the lock: no reader holds a file being closed (see pin)
+	q.releaseDeleted()
 	for _, uf := range q.files.list {
 		if err := uf.f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue close %s: %w", uf.path, err))
