@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,10 +22,11 @@ func sampleCheckpoint() Checkpoint {
 }
 
 func sampleSnapshot() *Snapshot {
-	return &Snapshot{Seq: 4096, AckedMs: 1700000000123, AckedSeq: 4000, RelinkedUpToMs: 1700000400000,
-		EnqueueQueueOffset: 4095, Geometry: geo,
-		Near:     []Slot{{No: 170000000012, Head: 4090, First: 4001, N: 12, NC: 1}},
-		Far:      []Slot{{No: 2833334, Head: 4096, First: 17, N: 300, NC: 0}, {No: 2886000, Head: 99, First: 99, N: 1}},
+	return &Snapshot{Version: SnapshotVersion, Seq: 4096, AckedMs: 1700000000123, AckedSeq: 4000,
+		RelinkedUpToMs: 1700000400000, EnqueueQueueOffset: 4095, Geometry: geo,
+		Near: []Slot{{No: 170000000012, Head: 4090, First: 4001, N: 12, NC: 1, MinCLOffset: 88000}},
+		Far: []Slot{{No: 2833334, Head: 4096, First: 17, N: 300, NC: 0, MinCLOffset: 0},
+			{No: 2886000, Head: 99, First: 99, N: 1, MinCLOffset: math.MaxInt64}},
 		Segments: []Segment{{First: 1, MinCLOffset: 0}, {First: 2000, MinCLOffset: 123456}}}
 }
 
@@ -129,8 +131,10 @@ func TestGolden(t *testing.T) {
 	var out bytes.Buffer
 	out.WriteString("# checkpoint copy, version 1\n")
 	out.WriteString(hex.Dump(c.Encode()))
-	out.WriteString("\n# wheel snapshot, version 1 (1 near slot, 2 far slots, 2 segments)\n")
+	out.WriteString("\n# wheel snapshot, version 2 (1 near slot, 2 far slots, 2 segments)\n")
 	out.WriteString(hex.Dump(EncodeSnapshot(sampleSnapshot())))
+	out.WriteString("\n# wheel snapshot, version 1 (the same without the slots' min CommitLog offsets)\n")
+	out.WriteString(hex.Dump(encodeSnapshot(sampleSnapshot(), 1)))
 	path := filepath.Join("testdata", "formats.golden")
 	if *update {
 		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
@@ -168,6 +172,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(EncodeSnapshot(sampleSnapshot()))
 	f.Add(EncodeSnapshot(&Snapshot{}))
 	f.Add([]byte(SnapshotMagic))
+	f.Add(encodeSnapshot(sampleSnapshot(), 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := DecodeSnapshot(b)
 		if err != nil {
@@ -176,8 +181,32 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			}
 			return
 		}
-		if !bytes.Equal(EncodeSnapshot(s), b) {
+		if !bytes.Equal(encodeSnapshot(s, s.Version), b) {
 			t.Fatal("re-encode differs")
 		}
 	})
+}
+
+// TestSnapshotVersion1 reads a version 1 snapshot: the slots' minimum
+// CommitLog offsets are unknown, everything else is kept.
+func TestSnapshotVersion1(t *testing.T) {
+	want := sampleSnapshot()
+	got, err := DecodeSnapshot(encodeSnapshot(want, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Version = 1
+	for _, sl := range [][]Slot{want.Near, want.Far} {
+		for i := range sl {
+			sl[i].MinCLOffset = MinCLUnknown
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1: %+v, want %+v", got, want)
+	}
+	b := encodeSnapshot(want, 3)
+	b[8] = 3
+	if _, err := DecodeSnapshot(b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("version 3: %v", err)
+	}
 }

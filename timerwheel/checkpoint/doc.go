@@ -46,10 +46,15 @@
 //	| u32    | u32   | u32   | u32 |                                       |
 //	+--------+-------+-------+-----+---------------------------------------+
 //
-//	slot (32 bytes):    no i64 | head u64 | first u64 | n u32 | nc u32
+//	slot (40 bytes):    no i64 | head u64 | first u64 | n u32 | nc u32 | minCLOffset i64
 //	segment (16 bytes): first u64 | minCLOffset i64
 //	trailer (4 bytes):  CRC-32C of every byte before it
 //
 // The geometry block has the same five fields as in the checkpoint. Slots
-// list only non-empty slots, near wheel first.
+// list only non-empty slots, near wheel first. A slot's minCLOffset is at
+// or below the lowest CommitLog offset its normal records refer to
+// (math.MaxInt64: none); CommitLog retention keeps everything from the
+// lowest of them on. ver is 2; version 1 (32-byte slots without
+// minCLOffset) is still read, its slots' minimums then come from the
+// segments' (a coarser bound).
 package checkpoint

@@ -13,13 +13,19 @@ import (
 const (
 	// SnapshotMagic opens every snapshot file.
 	SnapshotMagic = "WMQWHEEL"
-	// SnapshotVersion is the snapshot format version written here.
-	SnapshotVersion = 1
+	// SnapshotVersion is the snapshot format version written here. Version
+	// 2 added each slot's lowest CommitLog offset; version 1 is still read.
+	SnapshotVersion = 2
 	snapHeader      = 112
-	slotSize        = 32
+	slotSizeV1      = 32
+	slotSizeV2      = 40
 	segSize         = 16
 	snapTrailer     = 4
 )
+
+// MinCLUnknown is Slot.MinCLOffset of a slot read from a version 1
+// snapshot, which did not record it.
+const MinCLUnknown = -1
 
 // Slot is one non-empty wheel slot: the chain of TimerLog records linked
 // from Head through each record's prev pointer down to First.
@@ -30,6 +36,10 @@ type Slot struct {
 	Head, First uint64
 	// N and NC count the normal and cancel records in the chain.
 	N, NC uint32
+	// MinCLOffset is at or below the lowest CommitLog offset a normal
+	// record of the chain refers to (math.MaxInt64: none; MinCLUnknown:
+	// read from a version 1 snapshot).
+	MinCLOffset int64
 }
 
 // Segment summarises one TimerLog segment for CommitLog retention.
@@ -43,6 +53,9 @@ type Segment struct {
 // Snapshot is the wheel state as of TimerLog sequence Seq: recovery loads
 // it and replays the records after Seq.
 type Snapshot struct {
+	// Version is the format version it was decoded from (EncodeSnapshot
+	// always writes SnapshotVersion).
+	Version uint8
 	// Seq is the last TimerLog sequence the snapshot covers.
 	Seq uint64
 	// AckedMs and AckedSeq are the ack position when it was taken.
@@ -63,13 +76,26 @@ type Snapshot struct {
 	Segments []Segment
 }
 
-// EncodeSnapshot returns the file encoding of s.
-func EncodeSnapshot(s *Snapshot) []byte {
+// EncodeSnapshot returns the file encoding of s (SnapshotVersion).
+func EncodeSnapshot(s *Snapshot) []byte { return encodeSnapshot(s, SnapshotVersion) }
+
+// slotSizeOf is the slot record size of a format version.
+func slotSizeOf(ver uint8) int {
+	if ver == 1 {
+		return slotSizeV1
+	}
+	return slotSizeV2
+}
+
+// encodeSnapshot encodes s in format version ver (1 or 2; 1 only for
+// tests of the reader).
+func encodeSnapshot(s *Snapshot, ver uint8) []byte {
+	slotSize := slotSizeOf(ver)
 	n := snapHeader + slotSize*(len(s.Near)+len(s.Far)) + segSize*len(s.Segments) + snapTrailer
 	b := make([]byte, n)
 	be := binary.BigEndian
 	copy(b, SnapshotMagic)
-	b[8] = SnapshotVersion
+	b[8] = ver
 	be.PutUint64(b[16:], s.Seq)
 	be.PutUint64(b[24:], uint64(s.AckedMs))
 	be.PutUint64(b[32:], s.AckedSeq)
@@ -87,6 +113,9 @@ func EncodeSnapshot(s *Snapshot) []byte {
 			be.PutUint64(b[p+16:], x.First)
 			be.PutUint32(b[p+24:], x.N)
 			be.PutUint32(b[p+28:], x.NC)
+			if ver >= 2 {
+				be.PutUint64(b[p+32:], uint64(x.MinCLOffset))
+			}
 			p += slotSize
 		}
 	}
@@ -106,9 +135,11 @@ func DecodeSnapshot(b []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot: %d bytes: %w", len(b), ErrCorrupt)
 	}
 	be := binary.BigEndian
-	if string(b[:8]) != SnapshotMagic || b[8] != SnapshotVersion {
+	ver := b[8]
+	if string(b[:8]) != SnapshotMagic || (ver != SnapshotVersion && ver != SnapshotVersion-1) {
 		return nil, fmt.Errorf("snapshot: bad magic or version %d: %w", b[8], ErrCorrupt)
 	}
+	slotSize := int64(slotSizeOf(ver))
 	nNear, nFar, nSeg := int64(be.Uint32(b[96:])), int64(be.Uint32(b[100:])), int64(be.Uint32(b[104:]))
 	if want := snapHeader + slotSize*(nNear+nFar) + segSize*nSeg + snapTrailer; want != int64(len(b)) {
 		return nil, fmt.Errorf("snapshot: %d bytes, counts say %d: %w", len(b), want, ErrCorrupt)
@@ -126,6 +157,7 @@ func DecodeSnapshot(b []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot: reserved bytes set: %w", ErrCorrupt)
 	}
 	s := &Snapshot{
+		Version:            ver,
 		Seq:                be.Uint64(b[16:]),
 		AckedMs:            int64(be.Uint64(b[24:])),
 		AckedSeq:           be.Uint64(b[32:]),
@@ -146,7 +178,11 @@ func DecodeSnapshot(b []byte) (*Snapshot, error) {
 				N:     be.Uint32(b[p+24:]),
 				NC:    be.Uint32(b[p+28:]),
 			}
-			p += slotSize
+			sl[i].MinCLOffset = MinCLUnknown
+			if ver >= 2 {
+				sl[i].MinCLOffset = int64(be.Uint64(b[p+32:]))
+			}
+			p += int(slotSize)
 		}
 	}
 	for i := range s.Segments {
