@@ -110,10 +110,11 @@ func (s *Store) link(r *timerlog.Record) error {
 		if !sl.empty() && (r.Far() || sl.no >= s.ringBase) {
 			return fmt.Errorf("timerwheel: slot %d (far %v) collides with live slot %d", r.Slot, r.Far(), sl.no)
 		}
-		*sl = slot{no: r.Slot, first: r.Seq}
+		*sl = slot{no: r.Slot, first: r.Seq, minCL: noCL}
 	}
 	r.Prev = sl.head
 	sl.head = r.Seq
+	sl.noteCL(r)
 	setBit(rg.occ, rg.idx(r.Slot))
 	if r.Kind == timerlog.KindCancel {
 		sl.nc++

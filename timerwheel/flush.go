@@ -124,11 +124,13 @@ func (s *Store) snapshot() *checkpoint.Snapshot {
 	}
 	s.eachOcc(&s.near, func(sl *slot) {
 		if sl.no >= s.ringBase {
-			sn.Near = append(sn.Near, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc})
+			sn.Near = append(sn.Near, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc,
+				MinCLOffset: sl.minCL})
 		}
 	})
 	s.eachOcc(&s.far, func(sl *slot) {
-		sn.Far = append(sn.Far, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc})
+		sn.Far = append(sn.Far, checkpoint.Slot{No: sl.no, Head: sl.head, First: sl.first, N: sl.n, NC: sl.nc,
+			MinCLOffset: sl.minCL})
 	})
 	for first, v := range s.segMin {
 		sn.Segments = append(sn.Segments, checkpoint.Segment{First: first, MinCLOffset: v})

@@ -68,6 +68,7 @@ func (s *Store) recover(nowMs int64) error {
 	if err := s.replay(from, first, &relinked); err != nil {
 		return err
 	}
+	s.resolveMinCL()
 
 	var acked, older Cursor
 	switch {
@@ -174,10 +175,10 @@ func (s *Store) fitRing(acked Cursor, relinked int64) (Cursor, int64) {
 // loadSnapshot installs the slots of a snapshot.
 func (s *Store) loadSnapshot(sn *checkpoint.Snapshot, logFirst uint64) {
 	for _, x := range sn.Near {
-		s.near.slots[s.near.idx(x.No)] = slot{no: x.No, head: x.Head, first: x.First, n: x.N, nc: x.NC}
+		s.near.slots[s.near.idx(x.No)] = slot{no: x.No, head: x.Head, first: x.First, n: x.N, nc: x.NC, minCL: x.MinCLOffset}
 	}
 	for _, x := range sn.Far {
-		s.far.slots[s.far.idx(x.No)] = slot{no: x.No, head: x.Head, first: x.First, n: x.N, nc: x.NC}
+		s.far.slots[s.far.idx(x.No)] = slot{no: x.No, head: x.Head, first: x.First, n: x.N, nc: x.NC, minCL: x.MinCLOffset}
 	}
 	for _, g := range sn.Segments {
 		if g.First >= logFirst {
@@ -241,14 +242,16 @@ func (s *Store) replayOne(r *timerlog.Record, logFirst uint64, relinked *int64) 
 	case !sl.empty() && sl.no == r.Slot:
 		sl.head = r.Seq
 	case sl.empty() || sl.no < r.Slot:
-		first := r.Seq
+		first, minCL := r.Seq, int64(noCL)
 		if r.Prev != 0 {
-			first = logFirst // the chain goes on before what we know of it
+			// The chain goes on before what we know of it.
+			first, minCL = logFirst, checkpoint.MinCLUnknown
 		}
-		*sl = slot{no: r.Slot, head: r.Seq, first: first}
+		*sl = slot{no: r.Slot, head: r.Seq, first: first, minCL: minCL}
 	default:
 		return // a record of an older lap
 	}
+	sl.noteCL(r)
 	if r.Kind == timerlog.KindCancel {
 		sl.nc++
 	} else {

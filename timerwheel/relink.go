@@ -92,7 +92,11 @@ func (s *Store) setSlot(rg *ring, no int64, head uint64, n, nc uint32) {
 // empties the bucket, then copies of its records rebuild it at the head of
 // the TimerLog, all in one atomic group. It lets the segments holding the
 // old records go. mu must be held.
-func (s *Store) move(f int64) (int, error) {
+func (s *Store) move(f int64) (int, error) { return s.moveWith(f, nil) }
+
+// moveWith is move; edit, when set, may change each copy before it is
+// linked (Reroute points copies at relocated messages). mu must be held.
+func (s *Store) moveWith(f int64, edit func(*timerlog.Record)) (int, error) {
 	sl := s.far.at(f)
 	if sl == nil {
 		return 0, nil
@@ -119,6 +123,9 @@ func (s *Store) move(f int64) (int, error) {
 		c.Seq = next
 		c.Flags = timerlog.FlagCopy
 		next++
+		if edit != nil {
+			edit(&c)
+		}
 		s.place(&c, s.relinkedUpTo)
 		if err := s.link(&c); err != nil {
 			return 0, s.fail(err)

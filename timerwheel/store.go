@@ -2,7 +2,6 @@ package timerwheel
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,7 +70,7 @@ type Store struct {
 
 	maxQO      int64            // highest queue offset added
 	durableQO  int64            // maxQO in the last checkpoint written
-	segMin     map[uint64]int64 // TimerLog segment first seq -> min CommitLog offset
+	segMin     map[uint64]int64 // TimerLog segment first seq -> min CommitLog offset (resolveMinCL)
 	snapSeq    uint64           // TimerLog seq the snapshot on disk covers
 	flushedSeq uint64
 	sinceSnap  uint64 // records appended after snapSeq
@@ -88,7 +87,7 @@ type Store struct {
 type counters struct {
 	added, dupAdds, issued, delivered, cancelled, cancels uint64
 	relinked, rolled, moved, corrupt, stalls, truncated   uint64
-	replayed                                              uint64
+	replayed, rerouted                                    uint64
 }
 
 // Open opens or creates the store in opts.Dir and recovers it: the
@@ -257,21 +256,6 @@ func (s *Store) Checkpoint() Checkpoint {
 	return c
 }
 
-// MinCommitLogOffset returns a CommitLog offset below which no pending
-// timer's message lies: CommitLog retention must not delete from there on.
-// It is conservative (per TimerLog segment). ok is false when the TimerLog
-// refers to no message.
-func (s *Store) MinCommitLogOffset() (offset int64, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	offset = math.MaxInt64
-	for _, v := range s.segMin {
-		offset = min(offset, v)
-		ok = true
-	}
-	return offset, ok
-}
-
 // Stats is a snapshot of the store's gauges and counters.
 type Stats struct {
 	// Pending is the number of normal timers not yet released by Due.
@@ -303,6 +287,8 @@ type Stats struct {
 	Rolled uint64
 	// Moved counts records re-appended by compaction.
 	Moved uint64
+	// Rerouted counts records pointed at a relocated message (Reroute).
+	Rerouted uint64
 	// Corrupt counts corrupt or lost TimerLog records met.
 	Corrupt uint64
 	// Stalls counts Due calls held back until Ack and Flush free room.
@@ -345,6 +331,7 @@ func (s *Store) statsLocked() Stats {
 		Relinked:         s.st.relinked,
 		Rolled:           s.st.rolled,
 		Moved:            s.st.moved,
+		Rerouted:         s.st.rerouted,
 		Corrupt:          s.st.corrupt,
 		Stalls:           s.st.stalls,
 		Truncated:        s.st.truncated,

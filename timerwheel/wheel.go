@@ -3,6 +3,8 @@ package timerwheel
 import (
 	"math"
 	"math/bits"
+
+	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
 
 // slot is the in-memory head of one wheel slot: the newest record of a
@@ -13,9 +15,23 @@ type slot struct {
 	head  uint64 // newest record
 	first uint64 // oldest record (pins the TimerLog segment holding it)
 	n, nc uint32 // normal and cancel records in the chain
+	// minCL is at or below the lowest CommitLog offset a normal record of
+	// the chain refers to (noCL: none). Records cut off the chain by a
+	// relink do not raise it: it stays a conservative bound.
+	minCL int64
 }
 
+// noCL is slot.minCL of a chain without normal records.
+const noCL = math.MaxInt64
+
 func (s *slot) empty() bool { return s.head == 0 }
+
+// noteCL lowers the slot's minCL for a record linked into it.
+func (s *slot) noteCL(r *timerlog.Record) {
+	if r.Kind == timerlog.KindNormal && r.CLOffset >= 0 {
+		s.minCL = min(s.minCL, r.CLOffset)
+	}
+}
 
 const noSlot = math.MinInt64
 
