@@ -131,9 +131,11 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 
 // Receive implements actor.Actor.
 func (d *Dispatcher) Receive(ctx actor.Context) {
-	switch ctx.Message().(type) {
+	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		d.start()
+	case *Trim:
+		d.trim(m)
 	case kick:
 		d.kicker.pending.Store(false)
 		d.repairQueues()

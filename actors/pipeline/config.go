@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/retention"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
@@ -94,6 +95,42 @@ type Config struct {
 	// OrderlyLockExpiry is how long an orderly consumer's queue lock lives
 	// without renewal (default 60 s; clients renew every 20 s).
 	OrderlyLockExpiry time.Duration
+	// Retention is how long a CommitLog segment is kept after its newest
+	// message was stored (default 72 h, RocketMQ's fileReservedTime; 0: no
+	// limit by age, only disk pressure deletes).
+	Retention time.Duration
+	// RetentionAt is when expired segments are deleted: a local time
+	// "HH:MM" (several separated by ';'), each opening an hour-long window,
+	// or "any" (default "04:00", RocketMQ's deleteWhen).
+	RetentionAt string
+	// DiskCleanRatio: at this disk use expired segments are deleted at
+	// once, outside the window (default 0.75, diskMaxUsedSpaceRatio).
+	DiskCleanRatio float64
+	// DiskForceCleanRatio: at this disk use segments are deleted whatever
+	// their age, oldest first (default 0.85; never above DiskFullRatio).
+	DiskForceCleanRatio float64
+	// DiskFullRatio: at this disk use sends are refused with
+	// SERVICE_NOT_AVAILABLE until it drops below (default 0.90).
+	DiskFullRatio float64
+	// RetentionInterval is how often retention runs a round (default 10 s).
+	RetentionInterval time.Duration
+	// RetentionDeleteInterval is the pause between two segment deletions
+	// (default 100 ms; negative: none).
+	RetentionDeleteInterval time.Duration
+	// DiskSampleInterval is how often disk use is sampled (default 1 s).
+	DiskSampleInterval time.Duration
+	// Clock is the retention clock: message ages and the deletion window
+	// (tests; nil: time.Now). Timers keep the real clock.
+	Clock func() time.Time
+	// DiskUsage samples the used ratio of the data directory's disk (tests;
+	// nil: statfs).
+	DiskUsage func() (float64, error)
+	// RetentionFault is called before each segment deletion (tests; nil in
+	// production).
+	RetentionFault func()
+	// TimerGeometry overrides the timer wheel's shape (tests; nil: the
+	// defaults). A timer store keeps the geometry it was created with.
+	TimerGeometry *TimerGeometry
 	// Registerer receives the broker's metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Stages, when set, is the stage registry to spawn into (a process that
@@ -129,8 +166,21 @@ func DefaultConfig() Config {
 		TransactionCheckInterval: 60 * time.Second,
 		TransactionCheckMax:      15,
 		TransactionTick:          time.Second,
+		Retention:                72 * time.Hour,
+		RetentionAt:              "04:00",
+		DiskCleanRatio:           0.75,
+		DiskForceCleanRatio:      0.85,
+		DiskFullRatio:            0.90,
 		Logger:                   zerolog.Nop(),
 	}
+}
+
+// TimerGeometry is the shape of the timer wheel (see timerwheel.Options).
+type TimerGeometry struct {
+	SlotMs       int64
+	NearSlots    int
+	FarSlotMs    int64
+	CancelWindow time.Duration
 }
 
 // Validate reports every problem at once.
@@ -183,5 +233,33 @@ func (c *Config) Validate() error {
 	if c.RegisterInterval <= 0 {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))
 	}
+	errs = append(errs, c.validateRetention()...)
 	return errors.Join(errs...)
+}
+
+// validateRetention checks the retention and disk settings.
+func (c *Config) validateRetention() []error {
+	var errs []error
+	if c.Retention < 0 {
+		errs = append(errs, fmt.Errorf("retention %s must be >= 0 (0: no limit by age)", c.Retention))
+	}
+	if _, err := retention.ParseSchedule(c.RetentionAt); err != nil {
+		errs = append(errs, err)
+	}
+	ratio := func(name string, v float64) {
+		if !(v > 0 && v <= 1) {
+			errs = append(errs, fmt.Errorf("%s %v must be in (0, 1]", name, v))
+		}
+	}
+	ratio("disk clean ratio", c.DiskCleanRatio)
+	ratio("disk force-clean ratio", c.DiskForceCleanRatio)
+	ratio("disk full ratio", c.DiskFullRatio)
+	if c.DiskCleanRatio > c.DiskFullRatio {
+		errs = append(errs, fmt.Errorf("disk clean ratio %v must not exceed the disk full ratio %v", c.DiskCleanRatio, c.DiskFullRatio))
+	}
+	if c.RetentionInterval < 0 || c.DiskSampleInterval < 0 {
+		errs = append(errs, fmt.Errorf("retention interval %s and disk sample interval %s must be >= 0 (0: default)",
+			c.RetentionInterval, c.DiskSampleInterval))
+	}
+	return errs
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/registrar"
+	"github.com/wheelmq/wheelmq/actors/retention"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
@@ -69,6 +70,7 @@ type Pipeline struct {
 	timers    atomic.Pointer[timer.Service]
 	txKicker  txcheck.Kicker
 	txLow     *txcheck.Watermark
+	disk      retention.Disk
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -91,10 +93,14 @@ func Open(cfg Config) (*Pipeline, error) {
 	}
 	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark(),
 		booted: time.Now()}
-	wheel, err := timerwheel.Open(timerwheel.Options{
+	wopts := timerwheel.Options{
 		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 		OnCorruption: cfg.OnCorruption, Corruption: damage,
-	}, time.Now().UnixMilli())
+	}
+	if g := cfg.TimerGeometry; g != nil {
+		wopts.SlotMs, wopts.NearSlots, wopts.FarSlotMs, wopts.CancelWindow = g.SlotMs, g.NearSlots, g.FarSlotMs, g.CancelWindow
+	}
+	wheel, err := timerwheel.Open(wopts, time.Now().UnixMilli())
 	if err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("broker start: open timer store: %w", err)
@@ -218,7 +224,7 @@ func (p *Pipeline) spawn() error {
 	}
 	p.timers.Store(ts)
 	ts.KickEnqueue()
-	return nil
+	return p.startRetention()
 }
 
 // StartRegistrar starts registering the broker, described by info, with
@@ -374,6 +380,9 @@ func (p *Pipeline) Close() error {
 }
 
 func (p *Pipeline) shutdownStages() {
+	if s := p.Stage(retention.StageName); s != nil {
+		s.Stop() // it uses the writer, the dispatcher and the timer store
+	}
 	if ts := p.timers.Load(); ts != nil {
 		ts.Stop()
 	}

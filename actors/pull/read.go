@@ -57,6 +57,13 @@ func (p *Puller) read(r *Request) (*remoting.Command, bool) {
 		sc = p.scanUnits(q, r, max, maxNums)
 	}
 	if sc.err != "" {
+		if kept := keptMin(p.opts.Store, q); kept > r.Offset {
+			// Retention deleted the CommitLog under units the consume
+			// queue still lists (it is trimmed right after): as below min.
+			resp.Code, resp.Remark = remoting.PullOffsetMoved, "OFFSET_TOO_SMALL"
+			setOffsets(resp, kept, kept, max)
+			return resp, false
+		}
 		resp.Code, resp.Remark = remoting.SystemError, sc.err
 		return resp, false
 	}
@@ -230,7 +237,7 @@ func (p *Puller) searchByTime(s *SearchByTime) int64 {
 	if q == nil {
 		return 0
 	}
-	min, max := q.MinOffset(), q.MaxOffset()
+	min, max := keptMin(p.opts.Store, q), q.MaxOffset()
 	failed := false
 	i := sort.Search(int(max-min), func(i int) bool {
 		units, err := q.Read(min+int64(i), 1)
@@ -249,4 +256,19 @@ func (p *Puller) searchByTime(s *SearchByTime) int64 {
 		p.opts.Logger.Warn().Str("topic", s.Topic).Int32("queue", s.QueueID).Msg("search by time hit a read error")
 	}
 	return min + int64(i)
+}
+
+// keptMin is the queue's first offset whose message the CommitLog still
+// holds: its minimum, or above it in the moment between the CommitLog's
+// retention and the trim of the queue.
+func keptMin(st *storage.Store, q *consumequeue.Queue) int64 {
+	min := q.MinOffset()
+	clMin := st.CommitLog.MinOffset()
+	if units, err := q.Read(min, 1); err != nil || len(units) == 0 || units[0].Offset >= clMin {
+		return min
+	}
+	if kept, err := q.SearchByPhysOffset(clMin); err == nil {
+		return kept
+	}
+	return min
 }

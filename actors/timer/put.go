@@ -3,6 +3,7 @@ package timer
 import (
 	"errors"
 	"io"
+	"math"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -123,6 +124,7 @@ func (d *dequeuePut) resync() {
 		off = next
 	}
 	d.ackedOff = from
+	svc.replayPin.Store(from) // a crash before the next flush scans from here again
 	if len(d.replayed) > 0 {
 		svc.opts.Logger.Info().Int("already_written", len(d.replayed)).Int64("scan_from", from).
 			Msg("timer replay: skipping messages written back before the restart")
@@ -135,6 +137,9 @@ func (d *dequeuePut) start(pb *putBatch) {
 	d.seq++
 	p := &pendingBatch{seq: d.seq, pb: pb, startedAt: time.Now(), startOff: svc.opts.Store.CommitLog.MaxOffset()}
 	d.queue = append(d.queue, p)
+	if p.startOff < svc.replayPin.Load() {
+		svc.replayPin.Store(p.startOff)
+	}
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
@@ -224,6 +229,10 @@ func (d *dequeuePut) flush() {
 	}
 	if err := meta.UpdateCheckpoint(svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
 		svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
+	} else if len(d.queue) > 0 {
+		svc.replayPin.Store(d.queue[0].startOff)
+	} else {
+		svc.replayPin.Store(math.MaxInt64)
 	}
 	if st := svc.opts.Wheel.Stats().Stalls; st != d.stalls {
 		d.stalls = st

@@ -33,6 +33,7 @@ package timer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,7 +103,18 @@ type Service struct {
 	dirty    atomic.Bool // the wheel has unflushed changes
 	enqInFly atomic.Int64
 	deqInFly atomic.Int64
+	// replayPin is the lowest CommitLog offset dequeue_put's replay scan
+	// may need after a crash (math.MaxInt64: none); see ReplayPin.
+	replayPin atomic.Int64
 }
+
+// ReplayPin is the lowest CommitLog offset that must stay for the timer
+// dequeue side to recognise, after a crash, what it already wrote back:
+// the start of the oldest write-back not yet covered by a durable
+// acknowledgement (math.MaxInt64 when everything acknowledged is durable).
+// CommitLog retention keeps everything from there on. Safe from any
+// goroutine.
+func (s *Service) ReplayPin() int64 { return s.replayPin.Load() }
 
 // Start spawns the five timer stages under guardian.
 func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.SupervisorStrategy, opts Options) (*Service, error) {
@@ -125,6 +137,7 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 		opts.Metrics = NewMetrics(nil)
 	}
 	s := &Service{opts: opts, stages: map[string]*stage.Stage{}, seen: map[string]bool{}}
+	s.replayPin.Store(math.MaxInt64)
 	producers := []struct {
 		name string
 		p    stage.Producer

@@ -17,6 +17,7 @@ package router
 //   - too much unanswered work                             -> 2 SYSTEM_BUSY
 // and, from the writer: a disk with no room left          -> 14 SERVICE_NOT_AVAILABLE
 // ("[DISK_FULL] ..."), any other store failure            -> 1 SYSTEM_ERROR.
+// Before all of them: disk at or above the full ratio    -> 14 SERVICE_NOT_AVAILABLE
 // A %RETRY% message past its max reconsume times goes to %DLQ%<group>.
 
 import (
@@ -106,6 +107,9 @@ func parseSendHeader(cmd *remoting.Command) (sendHeader, error) {
 }
 
 func (r *Router) handleSend(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	if ref := r.diskFull(); ref != nil {
+		return ref
+	}
 	h, err := parseSendHeader(cmd)
 	if err != nil {
 		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}

@@ -43,6 +43,9 @@ func (r *Router) handleSendBack(c *netloop.Conn, cmd *remoting.Command) *Refusal
 	if cmd.Field("maxReconsumeTimes") == "" {
 		maxTimes = gc.RetryMaxTimes
 	}
+	if ref := r.diskFull(); ref != nil {
+		return ref
+	}
 	// Reading the CommitLog is file I/O: the pull stage does it.
 	r.pullSt.Send(&pull.ReadAt{Offset: off, Reply: func(raw []byte, err error) {
 		if ref := r.sendBack(c, cmd, group, off, raw, err, level, maxTimes, gc.RetryQueueNums); ref != nil {
