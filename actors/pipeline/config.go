@@ -257,6 +257,10 @@ func (c *Config) validateRetention() []error {
 	if c.DiskCleanRatio > c.DiskFullRatio {
 		errs = append(errs, fmt.Errorf("disk clean ratio %v must not exceed the disk full ratio %v", c.DiskCleanRatio, c.DiskFullRatio))
 	}
+	if c.SegmentSize != 0 && c.SegmentSize < int64(c.MaxMessageSize)+48<<10 {
+		errs = append(errs, fmt.Errorf("commitlog segment size %d must hold the largest message (%d bytes) with 48 KiB for its properties and header",
+			c.SegmentSize, c.MaxMessageSize))
+	}
 	if c.RetentionInterval < 0 || c.DiskSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("retention interval %s and disk sample interval %s must be >= 0 (0: default)",
 			c.RetentionInterval, c.DiskSampleInterval))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 )
 
@@ -71,6 +73,12 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	txMax := fs.Int("transaction-check-max", def.TransactionCheckMax, "checks before an open transaction is given up")
 	queues := fs.Int("default-topic-queues", int(def.DefaultQueueNums), "queues of a topic created on first send (TBW102)")
 	configPath := fs.String("config", "", "configuration file: a RocketMQ broker.conf, or YAML (.yaml) with flag names as keys")
+	ret := fs.Duration("retention", def.Retention, "keep CommitLog segments this long after their newest message (0: no limit by age)")
+	retAt := fs.String("retention-at", def.RetentionAt, "when expired segments are deleted: local HH:MM (each opens an hour; several with ';') or any")
+	retEvery := fs.Duration("retention-interval", 10*time.Second, "how often retention looks for segments to delete")
+	cleanRatio := fs.Float64("disk-clean-ratio", def.DiskCleanRatio, "disk use at which expired segments are deleted at once")
+	fullRatio := fs.Float64("disk-full-ratio", def.DiskFullRatio, "disk use at which sends are refused (SERVICE_NOT_AVAILABLE)")
+	segSize := fs.Int64("commitlog-segment-size", commitlog.DefaultSegmentSize, "CommitLog segment file size in bytes (must match an existing data directory)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
 	if err := fs.Parse(args); err != nil {
@@ -155,6 +163,14 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	} else {
 		bc.DefaultQueueNums = int32(*queues)
 	}
+	bc.Retention, bc.RetentionAt, bc.RetentionInterval = *ret, *retAt, *retEvery
+	bc.DiskCleanRatio, bc.DiskFullRatio, bc.SegmentSize = *cleanRatio, *fullRatio, *segSize
+	if bc.DiskForceCleanRatio > bc.DiskFullRatio {
+		bc.DiskForceCleanRatio = bc.DiskFullRatio
+	}
+	if bc.DiskForceCleanRatio < bc.DiskCleanRatio {
+		bc.DiskForceCleanRatio = bc.DiskCleanRatio
+	}
 	if bc.MaxFrame < bc.MaxMessageSize+256<<10 {
 		bc.MaxFrame = bc.MaxMessageSize + 256<<10
 	}
@@ -189,7 +205,9 @@ var modeFlags = map[string][]string{
 	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format", "config"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
-		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "log-level", "log-format", "config"},
+		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "retention", "retention-at",
+		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
+		"config"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

@@ -48,6 +48,37 @@ func TestParseArgsEnvAndFlags(t *testing.T) {
 	}
 }
 
+func TestParseArgsRetention(t *testing.T) {
+	o, err := parseArgs(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := o.node.Broker
+	if b.Retention != 72*time.Hour || b.RetentionAt != "04:00" || b.DiskCleanRatio != 0.75 ||
+		b.DiskForceCleanRatio != 0.85 || b.DiskFullRatio != 0.90 || b.SegmentSize != 1<<30 {
+		t.Fatalf("retention defaults: %+v", b)
+	}
+	o, err = parseArgs([]string{"--retention", "48h", "--retention-at", "02:30;14:30", "--disk-full-ratio", "0.8",
+		"--commitlog-segment-size", "67108864"},
+		env(map[string]string{"WHEELMQ_DISK_CLEAN_RATIO": "0.6", "WHEELMQ_RETENTION": "1h"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = o.node.Broker
+	if b.Retention != 48*time.Hour || b.RetentionAt != "02:30;14:30" || b.DiskCleanRatio != 0.6 ||
+		b.DiskFullRatio != 0.8 || b.DiskForceCleanRatio != 0.8 || b.SegmentSize != 64<<20 {
+		t.Fatalf("retention flags: %+v", b)
+	}
+	_, err = parseArgs([]string{"--retention", "-1h", "--retention-at", "25:00", "--disk-full-ratio", "1.5",
+		"--disk-clean-ratio", "0.95", "--commitlog-segment-size", "4096"}, env(nil), io.Discard)
+	for _, want := range []string{"retention -1h0m0s", "retention time \"25:00\"", "disk full ratio 1.5",
+		"commitlog segment size 4096"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}
+
 func TestParseArgsReportsEveryProblem(t *testing.T) {
 	_, err := parseArgs([]string{"--flush", "sometimes", "--listen", "nope", "--log-level", "loud"},
 		env(map[string]string{"WHEELMQ_AUTO_CREATE_TOPIC": "maybe"}), io.Discard)

@@ -74,7 +74,7 @@ func TestRetentionKeepsPendingTimers(t *testing.T) {
 	clock := &fakeClock{}
 	const window = time.Hour
 	mutate := func(c *pipeline.Config) {
-		c.SegmentSize = 64 << 10
+		c.SegmentSize, c.MaxMessageSize = 64<<10, 16<<10
 		c.Retention, c.RetentionAt = window, "any"
 		c.RetentionInterval = time.Hour // rounds run when the test asks
 		c.RetentionDeleteInterval = -1
