@@ -276,9 +276,17 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// sync makes the flushed entries and position durable.
+// sync makes the flushed entries and position durable, and deletes the
+// index files that only point below the CommitLog's minimum (retention
+// deleted those records).
 func (x *Indexer) sync() {
 	if err := x.ix.Sync(); err != nil {
 		panic(fmt.Errorf("index: sync: %w", err))
+	}
+	below := x.opts.Store.CommitLog.MinOffset()
+	if n, err := x.ix.RemoveBefore(below); err != nil {
+		x.opts.Logger.Error().Err(err).Msg("index: removing files below the commitlog minimum failed")
+	} else if n > 0 {
+		x.opts.Logger.Info().Int("files", n).Int64("below", below).Msg("index files removed after retention")
 	}
 }

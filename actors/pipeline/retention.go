@@ -17,7 +17,7 @@ import (
 // round and must not block. A part that needs records kept (unfinished
 // transactions, the index position) adds one line here.
 func (p *Pipeline) retentionPins() []retention.Pin {
-	return []retention.Pin{
+	pins := []retention.Pin{
 		// Records not yet in the consume queues, and those a crash would
 		// dispatch again (the persisted position).
 		{Name: "dispatch", Offset: p.dispatchPin},
@@ -29,7 +29,15 @@ func (p *Pipeline) retentionPins() []retention.Pin {
 		// Write-backs a crash would have to recognise again.
 		{Name: "timer_replay", Offset: p.timerReplayPin},
 	}
+	if p.cfg.Index {
+		// Records not yet in the message index.
+		pins = append(pins, retention.Pin{Name: "index", Offset: p.indexPin})
+	}
+	return pins
 }
+
+// indexPin is the index stage's position (0 until it has started).
+func (p *Pipeline) indexPin() int64 { return max(p.indexKick.Indexed(), 0) }
 
 // dispatchPin is the lower of the dispatch position and the persisted one.
 func (p *Pipeline) dispatchPin() int64 {
