@@ -312,8 +312,8 @@ func (s *Retention) segments() []Segment {
 			if rec, _, err := cl.Read(info.End); err == nil {
 				seg.NewestMs = message.PeekStoreTimestamp(rec)
 				s.ages[info.Base] = seg.NewestMs
-			} else if !info.ModTime.IsZero() {
-				seg.NewestMs = info.ModTime.UnixMilli()
+			} else if mt, err := info.ModTime(); err == nil {
+				seg.NewestMs = mt.UnixMilli()
 			}
 		}
 		out[i] = seg

@@ -25,28 +25,27 @@ type SegmentInfo struct {
 	End int64
 	// Path is the segment file.
 	Path string
-	// Size is the file's current size in bytes.
+	// Size is the file's size in bytes (set by DeleteOldest only).
 	Size int64
-	// ModTime is the file's modification time (zero when it cannot be
-	// read).
-	ModTime time.Time
 }
 
-// Segments lists the segment files, oldest first. Safe from any goroutine.
+// ModTime returns the segment file's modification time.
+func (i SegmentInfo) ModTime() (time.Time, error) {
+	st, err := os.Stat(i.Path)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("commitlog stat %s: %w", i.Path, err)
+	}
+	return st.ModTime(), nil
+}
+
+// Segments lists the segments, oldest first, without touching the files.
+// Safe from any goroutine.
 func (c *CommitLog) Segments() []SegmentInfo {
 	c.segs.RLock()
-	list := append([]*segment(nil), c.segs.list...)
-	c.segs.RUnlock()
-	out := make([]SegmentInfo, 0, len(list))
-	for _, s := range list {
-		info := SegmentInfo{Base: s.base, End: s.base + c.segSize, Path: s.path}
-		if n, err := s.f.Size(); err == nil {
-			info.Size = n
-		}
-		if st, err := os.Stat(s.path); err == nil {
-			info.ModTime = st.ModTime()
-		}
-		out = append(out, info)
+	defer c.segs.RUnlock()
+	out := make([]SegmentInfo, len(c.segs.list))
+	for i, s := range c.segs.list {
+		out[i] = SegmentInfo{Base: s.base, End: s.base + c.segSize, Path: s.path}
 	}
 	return out
 }

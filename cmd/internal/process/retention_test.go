@@ -29,7 +29,7 @@ func (c *fakeClock) now() time.Time {
 }
 
 // runRetention runs one retention round now and returns its report.
-func runRetention(t *testing.T, n *process.Node) retention.Report {
+func runRetention(t testing.TB, n *process.Node) retention.Report {
 	t.Helper()
 	ch := make(chan retention.Report, 1)
 	n.Broker().Pipeline().Stage(retention.StageName).Send(&retention.RunNow{Reply: func(r retention.Report) { ch <- r }})
@@ -247,104 +247,26 @@ func TestRetentionKeepsPendingTimers(t *testing.T) {
 	}
 }
 
-// metricValue reads a counter or gauge without labels from the node's
-// registry.
-func metricValue(t *testing.T, n *process.Node, name string) float64 {
+// metricValue sums the samples of a counter or gauge family in the node's
+// registry (0 when it has none yet).
+func metricValue(t testing.TB, n *process.Node, name string) float64 {
 	t.Helper()
 	families, err := n.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	sum := 0.0
 	for _, f := range families {
-		if f.GetName() != name || len(f.GetMetric()) == 0 {
+		if f.GetName() != name {
 			continue
 		}
-		m := f.GetMetric()[0]
-		if c := m.GetCounter(); c != nil {
-			return c.GetValue()
-		}
-		return m.GetGauge().GetValue()
-	}
-	t.Fatalf("metric %s not found", name)
-	return 0
-}
-
-// TestRetentionStageRestartsMidRound fails the retention stage between two
-// deletions: the round's caller gets the error, the supervisor restarts the
-// stage, the next round finishes the job, and the store stays consistent
-// (the queue's minimum follows the CommitLog's, also after a restart).
-func TestRetentionStageRestartsMidRound(t *testing.T) {
-	dir := t.TempDir()
-	clock := &fakeClock{}
-	var deletions atomic.Int64
-	mutate := func(c *pipeline.Config) {
-		c.SegmentSize, c.MaxMessageSize = 64<<10, 16<<10
-		c.Retention, c.RetentionAt = time.Hour, "any"
-		c.RetentionInterval, c.RetentionDeleteInterval = time.Hour, -1
-		c.Clock = clock.now
-		c.RetentionFault = func() {
-			if deletions.Add(1) == 2 {
-				panic("injected: between two segment deletions")
+		for _, m := range f.GetMetric() {
+			if c := m.GetCounter(); c != nil {
+				sum += c.GetValue()
+			} else {
+				sum += m.GetGauge().GetValue()
 			}
 		}
 	}
-	n := processtest.Start(t, processtest.Options{Dir: dir, Mutate: mutate})
-	topic := processtest.Unique("retfault")
-	processtest.CreateTopic(t, n, topic, 1)
-	p := processtest.Producer(t, n.NamesrvAddr())
-	body := make([]byte, 2048)
-	for i := 0; i < 200; i++ {
-		if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	clock.ms.Store(time.Now().Add(2 * time.Hour).UnixMilli())
-	var first retention.Report
-	for tries := 0; ; tries++ {
-		ch := make(chan retention.Report, 1)
-		n.Broker().Pipeline().Stage(retention.StageName).Send(&retention.RunNow{Reply: func(r retention.Report) { ch <- r }})
-		select {
-		case first = <-ch:
-		case <-time.After(30 * time.Second):
-			t.Fatal("the round was not answered")
-		}
-		if first.Err != nil || first.Deleted > 0 || first.HeldBy != "dispatch" || tries > 100 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond) // the dispatch checkpoint is written every second
-	}
-	if first.Err == nil || first.Deleted != 1 {
-		t.Fatalf("round with a failure between deletions: %+v", first)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if r := runRetention(t, n); r.Deleted == 0 && r.HeldBy == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("retention did not settle after the restart")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	cl := n.Broker().Store().CommitLog
-	if segs := len(cl.Segments()); segs != 1 {
-		t.Fatalf("%d segments left, want only the active one", segs)
-	}
-	kept := queueOffsetCall(t, n, remoting.GetMinOffset, topic, 0)
-	ctxStop, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := n.Stop(ctxStop); err != nil {
-		t.Fatal(err)
-	}
-	n2 := processtest.Start(t, processtest.Options{Dir: dir, Mutate: mutate})
-	if got := queueOffsetCall(t, n2, remoting.GetMinOffset, topic, 0); got != kept || kept == 0 {
-		t.Fatalf("min offset %d after restart, %d before", got, kept)
-	}
-	pull := processtest.Invoke(t, n2.BrokerAddr(), remoting.NewRequest(remoting.PullMessage, map[string]string{
-		"consumerGroup": "g", "topic": topic, "queueId": "0", "queueOffset": strconv.FormatInt(kept, 10),
-		"maxMsgNums": "4", "sysFlag": "0", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*",
-		"subVersion": "0"}, nil))
-	if pull.Code != remoting.Success || len(pull.Body) == 0 {
-		t.Fatalf("pull at the minimum after restart: code %d %q", pull.Code, pull.Remark)
-	}
+	return sum
 }

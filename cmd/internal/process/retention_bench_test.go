@@ -1,0 +1,109 @@
+package process_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop/producer"
+)
+
+// BenchmarkSendDuringRetention measures plain-send throughput (async sends
+// of 1 KiB bodies from the native producer, async flush) on one broker
+// with 4 MiB CommitLog segments, alternating runs where retention is idle
+// ("plain": nothing is old enough) and runs where it deletes segments while
+// the sends go on ("deleting": the retention clock is a year ahead, rounds
+// every 100 ms, a segment deletion every 100 ms, each with its consume-queue
+// trim). The parent logs the medians and their ratio, the figure of
+// docs/benchmarks.md; run it with task bench:retention.
+func BenchmarkSendDuringRetention(b *testing.B) {
+	clock := &fakeClock{}
+	n := processtest.Start(b, processtest.Options{Metrics: true, Mutate: func(c *pipeline.Config) {
+		c.SegmentSize, c.MaxMessageSize = 4<<20, 64<<10
+		c.Retention, c.RetentionAt, c.RetentionInterval = time.Hour, "any", 100*time.Millisecond
+		c.Clock = clock.now
+	}})
+	topic := processtest.Unique("benchret")
+	processtest.CreateTopic(b, n, topic, 8)
+	native := nativeProducer(b, []string{n.NamesrvAddr()}, producer.WithSendTimeout(10*time.Second),
+		producer.WithMaxInflight(asyncWindow, 64<<20))
+	body := bytes.Repeat([]byte("r"), 1024)
+	ctx := context.Background()
+	if _, err := native.Send(ctx, producer.NewMessage(topic, body)); err != nil {
+		b.Fatal(err)
+	}
+	rates := map[string][]float64{}
+	var deleted float64
+	for round := 1; round <= 5; round++ {
+		for _, mode := range []string{"plain", "deleting"} {
+			if mode == "deleting" {
+				clock.ms.Store(time.Now().Add(365 * 24 * time.Hour).UnixMilli())
+			} else {
+				clock.ms.Store(0) // the real clock: nothing is an hour old
+			}
+			runRetention(b, n) // the round under way (with the previous clock) is over
+			quiesce(b, n)      // each run starts with dispatch and index caught up
+			before := metricValue(b, n, "wheelmq_retention_segments_deleted_total")
+			b.Run(fmt.Sprintf("%s/%d", mode, round), func(b *testing.B) {
+				var wg sync.WaitGroup
+				for b.Loop() {
+					wg.Add(1)
+					if err := native.SendAsync(ctx, producer.NewMessage(topic, body), func(_ *producer.SendResult, err error) {
+						if err != nil {
+							b.Error(err)
+						}
+						wg.Done()
+					}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				wg.Wait()
+				r := float64(b.N) / b.Elapsed().Seconds()
+				b.ReportMetric(r, "msgs/s")
+				if b.N > 1000 {
+					rates[mode] = append(rates[mode], r)
+				}
+			})
+			if d := metricValue(b, n, "wheelmq_retention_segments_deleted_total") - before; mode == "deleting" {
+				deleted += d
+			} else if d > 0 {
+				b.Fatalf("%v segments deleted in a plain run", d)
+			}
+		}
+	}
+	plain, del := median(rates["plain"]), median(rates["deleting"])
+	if plain > 0 && del > 0 {
+		b.Logf("plain %.0f msgs/s (runs %.0f), while deleting %.0f msgs/s (runs %.0f; %.0f segments of 4 MiB deleted), ratio of the medians %.3f",
+			plain, rates["plain"], del, rates["deleting"], deleted, del/plain)
+	}
+}
+
+// quiesce waits until the dispatcher and the index have caught up with the
+// CommitLog, so that a run does not pay for the previous one's backlog.
+func quiesce(b *testing.B, n *process.Node) {
+	b.Helper()
+	st := n.Broker().Store()
+	deadline := time.Now().Add(2 * time.Minute)
+	for st.Dispatched.Load() < st.CommitLog.MaxOffset() || metricValue(b, n, "wheelmq_index_lag_bytes") > 0 {
+		if time.Now().After(deadline) {
+			b.Fatal("dispatch or index still behind after 2 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
