@@ -53,9 +53,9 @@ func (c *CommitLog) Segments() []SegmentInfo {
 // DeleteOldest deletes the oldest segment if it lies wholly below limit
 // (its End <= limit) and is not the segment being written: it is not the
 // last segment and MaxOffset lies beyond its end. It reports the segment
-// and whether it was deleted. The file is unlinked and the directory
-// fsynced; MinOffset moves to the next segment's base before the file goes,
-// so readers never see a minimum below what is on disk. Safe to call
+// and whether it was deleted. The file is unlinked (the directory is not
+// fsynced: see below); MinOffset moves to the next segment's base before
+// the file goes, so readers never see a minimum below what is on disk. Safe to call
 // concurrently with Append and readers; calls must not overlap each other.
 func (c *CommitLog) DeleteOldest(limit int64) (SegmentInfo, bool, error) {
 	if c.closed.Load() {
@@ -85,11 +85,13 @@ func (c *CommitLog) DeleteOldest(limit int64) (SegmentInfo, bool, error) {
 	c.graveyard.Lock()
 	c.graveyard.files = append(c.graveyard.files, s)
 	c.graveyard.Unlock()
+	// No directory fsync: a deletion lost to a power failure brings back a
+	// head segment, which leaves the log contiguous and changes nothing
+	// else (the consume queues' minimums are recomputed on open). Skipping
+	// it keeps deletions from adding journal commits under the writer's
+	// own fsyncs.
 	if err := c.fs.Remove(s.path); err != nil {
 		return info, true, fmt.Errorf("commitlog delete %s: %w", s.path, err)
-	}
-	if err := c.fs.SyncDir(c.dir); err != nil {
-		return info, true, fmt.Errorf("commitlog delete %s: sync dir: %w", s.path, err)
 	}
 	c.log.Info().Str("file", s.path).Int64("base", s.base).Int64("bytes", info.Size).
 		Int64("min_offset", end).Msg("commitlog: segment deleted")
