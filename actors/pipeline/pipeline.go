@@ -1,9 +1,13 @@
 // Package pipeline is a broker's composition root on the actor side: it
 // opens the store and the timer store, spawns every supervised stage
-// (commitlog writer, dispatch, pull, offsets, clients, topics, groups,
-// stats, transaction, the five timer stages and, once the broker's address
-// is known, the registrar)
-// under one supervision strategy, and stops them in dependency order.
+// (commitlog writer, dispatch, the index, pull, offsets, clients, topics,
+// groups, stats, transaction, the five timer stages, retention and, once
+// the broker's address is known, the registrar) under one supervision
+// strategy, and stops them in dependency order.
+//
+// It lists what CommitLog retention must keep (retentionPins, one named
+// provider per stage position that still needs records) and holds the
+// sampled disk use the request router checks before a send (Disk).
 //
 // It also owns the broker's health: a stage that its supervisor stops for
 // good (a fatal error, or more restarts than the policy allows) is retired
