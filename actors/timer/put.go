@@ -124,7 +124,13 @@ func (d *dequeuePut) resync() {
 		off = next
 	}
 	d.ackedOff = from
-	svc.replayPin.Store(from) // a crash before the next flush scans from here again
+	if len(d.replayed) > 0 {
+		// Those timers come back (their acknowledgement was not durable);
+		// until it is, a crash scans from here again.
+		svc.replayPin.Store(from)
+	} else {
+		svc.replayPin.Store(math.MaxInt64)
+	}
 	if len(d.replayed) > 0 {
 		svc.opts.Logger.Info().Int("already_written", len(d.replayed)).Int64("scan_from", from).
 			Msg("timer replay: skipping messages written back before the restart")
