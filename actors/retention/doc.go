@@ -61,4 +61,13 @@
 // syscall: at FullRatio (0.90) sends are refused with SERVICE_NOT_AVAILABLE
 // and RocketMQ's "disk is full" remark, and accepted again below it.
 // Transitions are logged once.
+//
+// # State
+//
+// The stage persists nothing of its own: a segment's age is read from the
+// data, the pins come from their owners, and a round is idempotent (a trim
+// or a deletion done twice is a no-op; a roll interrupted leaves only
+// unreferenced copies). A restarted stage, or a restarted broker, simply
+// runs the next round. RunNow starts a round at once (tests, and a future
+// admin request).
 package retention

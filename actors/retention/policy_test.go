@@ -170,3 +170,27 @@ func TestDiskFullRemark(t *testing.T) {
 		t.Fatalf("statfs usage %v %v", u, err)
 	}
 }
+
+// FuzzParseSchedule: any input is either refused with an error or parsed
+// into a schedule that formats back to an equivalent one.
+func FuzzParseSchedule(f *testing.F) {
+	for _, s := range []string{"04:00", "any", "ANY", "04:00;16:30", "23:59", "24:00", "4", "04:5", "", ";", " 04:00 ; 05:00 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := ParseSchedule(spec)
+		if err != nil {
+			return
+		}
+		back, err := ParseSchedule(s.String())
+		if err != nil || back.String() != s.String() {
+			t.Fatalf("%q parsed as %q, which does not round-trip: %v", spec, s.String(), err)
+		}
+		for h := 0; h < 24; h++ {
+			at := day.Add(time.Duration(h) * time.Hour)
+			if s.Open(at) != back.Open(at) {
+				t.Fatalf("%q and %q disagree at %s", spec, s.String(), at)
+			}
+		}
+	})
+}
