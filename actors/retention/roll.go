@@ -94,14 +94,24 @@ func (s *Retention) appended(m *appendDone) {
 	r := s.r
 	r.progress = time.Now()
 	r.waiting--
-	if m.res.Err != nil {
-		s.finish(fmt.Errorf("retention: roll append: %w", m.res.Err))
-		return
+	if m.res.Err != nil && !r.rollFailed {
+		// The disk may be full: give up rolling for this round, but still
+		// delete what no timer holds.
+		r.rollFailed = true
+		s.opts.Logger.Error().Err(m.res.Err).Int64("bucket", r.bucket).
+			Msg("timer copies could not be written; rolling stops for this round")
 	}
-	for i, old := range m.olds {
-		r.relocs[old] = timerwheel.Relocation{Offset: m.res.Offsets[i], Size: m.sizes[i]}
+	if !r.rollFailed {
+		for i, old := range m.olds {
+			r.relocs[old] = timerwheel.Relocation{Offset: m.res.Offsets[i], Size: m.sizes[i]}
+		}
 	}
 	if r.waiting > 0 {
+		return
+	}
+	if r.rollFailed {
+		r.buckets = nil
+		s.step()
 		return
 	}
 	// The copies must be durable before the TimerLog refers to them.

@@ -184,13 +184,14 @@ type round struct {
 	progress time.Time // last answer received (real time, for stepTimeout)
 	report   Report
 	// rolling
-	rollBelow int64
-	buckets   []timerwheel.PinnedBucket
-	bucket    int64
-	relocs    map[int64]timerwheel.Relocation
-	waiting   int
-	spent     int64
-	rolled    bool
+	rollBelow  int64
+	buckets    []timerwheel.PinnedBucket
+	bucket     int64
+	relocs     map[int64]timerwheel.Relocation
+	waiting    int
+	spent      int64
+	rolled     bool
+	rollFailed bool // a copy could not be written: no more rolling this round
 	// deleting
 	deleting bool
 	toDelete []Segment
