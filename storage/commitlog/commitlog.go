@@ -63,12 +63,6 @@ type CommitLog struct {
 	// syncObserver receives the duration of each Sync that fsynced data
 	// (see SetSyncObserver).
 	syncObserver atomic.Pointer[func(time.Duration)]
-	// graveyard holds deleted segments whose descriptors are closed later
-	// (see DeleteOldest).
-	graveyard struct {
-		sync.Mutex
-		files []*segment
-	}
 }
 
 // Open opens (creating if needed) the commit log in dir and recovers its tail.
@@ -250,7 +244,6 @@ func (c *CommitLog) Close() error {
 	c.segs.Lock()
 	c.closed.Store(true)
 	c.segs.Unlock()
-	c.releaseDeleted()
 	if err := c.closeFiles(); err != nil {
 		errs = append(errs, err)
 	}

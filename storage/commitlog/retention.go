@@ -1,6 +1,7 @@
 package commitlog
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,11 +12,6 @@ import (
 // removes a prefix of the segment list, so the files left on disk stay
 // contiguous whatever moment a crash interrupts a deletion, and Open needs
 // no special case for it. The segment being written is never deleted.
-//
-// A deleted segment's file is unlinked at once but its descriptor stays
-// open until the next deletion (or Close): a reader that looked the segment
-// up just before it was deleted still completes its pread instead of
-// failing on a closed descriptor.
 
 // SegmentInfo describes one segment file.
 type SegmentInfo struct {
@@ -53,17 +49,20 @@ func (c *CommitLog) Segments() []SegmentInfo {
 // DeleteOldest deletes the oldest segment if it lies wholly below limit
 // (its End <= limit) and is not the segment being written: it is not the
 // last segment and MaxOffset lies beyond its end. It reports the segment
-// and whether it was deleted. The file is unlinked (the directory is not
-// fsynced: see below); MinOffset moves to the next segment's base before
-// the file goes, so readers never see a minimum below what is on disk. Safe to call
-// concurrently with Append and readers; calls must not overlap each other.
+// and whether it was deleted. The segment leaves the list under the write
+// lock, so no reader is reading it (readers pread under the read lock, see
+// pin) and MinOffset moves to the next segment before the file goes; then
+// the file is closed and unlinked (the directory is not fsynced: see
+// below). Safe to call concurrently with Append, Sync, Reopen and readers;
+// calls must not overlap each other.
 func (c *CommitLog) DeleteOldest(limit int64) (SegmentInfo, bool, error) {
 	if c.closed.Load() {
 		return SegmentInfo{}, false, fmt.Errorf("commitlog delete %s: %w", c.dir, ErrClosed)
 	}
-	c.releaseDeleted()
+	c.syncMu.Lock() // not while Sync fsyncs the segments or Reopen swaps them
+	defer c.syncMu.Unlock()
 	c.segs.Lock()
-	if len(c.segs.list) < 2 {
+	if len(c.segs.list) < 2 || c.closed.Load() {
 		c.segs.Unlock()
 		return SegmentInfo{}, false, nil
 	}
@@ -82,29 +81,16 @@ func (c *CommitLog) DeleteOldest(limit int64) (SegmentInfo, bool, error) {
 	if n, err := s.f.Size(); err == nil {
 		info.Size = n
 	}
-	c.graveyard.Lock()
-	c.graveyard.files = append(c.graveyard.files, s)
-	c.graveyard.Unlock()
+	_ = s.f.Close()
 	// No directory fsync: a deletion lost to a power failure brings back a
 	// head segment, which leaves the log contiguous and changes nothing
 	// else (the consume queues' minimums are recomputed on open). Skipping
 	// it keeps deletions from adding journal commits under the writer's
 	// own fsyncs.
-	if err := c.fs.Remove(s.path); err != nil {
+	if err := c.fs.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return info, true, fmt.Errorf("commitlog delete %s: %w", s.path, err)
 	}
 	c.log.Info().Str("file", s.path).Int64("base", s.base).Int64("bytes", info.Size).
 		Int64("min_offset", end).Msg("commitlog: segment deleted")
 	return info, true, nil
-}
-
-// releaseDeleted closes the descriptors of segments deleted earlier.
-func (c *CommitLog) releaseDeleted() {
-	c.graveyard.Lock()
-	files := c.graveyard.files
-	c.graveyard.files = nil
-	c.graveyard.Unlock()
-	for _, s := range files {
-		_ = s.f.Close()
-	}
 }

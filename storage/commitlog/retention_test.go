@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
 )
@@ -96,7 +97,7 @@ func TestDeleteOldest(t *testing.T) {
 func TestRollbackAfterHeadDeletion(t *testing.T) {
 	dir := t.TempDir()
 	fs := &vfstest.FaultFS{}
-	c := mustOpen(t, dir, Options{SegmentSize: 256, fs: fs})
+	c := mustOpen(t, dir, Options{SegmentSize: 256, FS: fs})
 	mustAppend(t, c, makeRecords(0, 100, 100, 100, 100, 100, 100, 100))
 	for i := 0; i < 2; i++ {
 		if _, ok, err := c.DeleteOldest(1 << 40); !ok || err != nil {
@@ -141,4 +142,55 @@ func TestDeleteOldestCrashHalfway(t *testing.T) {
 		t.Fatalf("reopened: %d records from seq %d", len(recs), seqOf(recs[0]))
 	}
 	_ = c.Close()
+}
+
+// TestDeleteOldestWithReaders deletes head segments while readers read
+// every record in a loop: a read either succeeds or reports ErrOutOfRange
+// for a deleted record, never a closed file. Run with -race.
+func TestDeleteOldestWithReaders(t *testing.T) {
+	c := mustOpen(t, t.TempDir(), Options{SegmentSize: 256})
+	offs := mustAppend(t, c, makeRecords(0, repeat(100, 40)...))
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for r := 0; r < 4; r++ {
+		go func() {
+			for {
+				for _, off := range offs {
+					select {
+					case <-stop:
+						errs <- nil
+						return
+					default:
+					}
+					if _, err := c.ReadAt(off, 100); err != nil && !errors.Is(err, ErrOutOfRange) {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	for {
+		_, ok, err := c.DeleteOldest(1 << 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+	}
+	close(stop)
+	for r := 0; r < 4; r++ {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("reader: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a reader did not stop")
+		}
+	}
+	if n := len(c.Segments()); n != 1 {
+		t.Fatalf("%d segments left", n)
+	}
 }

@@ -41,9 +41,6 @@ type Queue struct {
 	// trimmed is the logical minimum set by TrimBelow (0 until then); the
 	// queue's minimum is the larger of it and the first file's base.
 	trimmed atomic.Int64
-	// graveyard holds files deleted by TrimBelow, closed on the next trim
-	// or on close (readers that looked them up just before still finish).
-	graveyard []*unitFile
 
 	// w is owned by the single writer (Append, TruncateAbove).
 	w struct {
@@ -261,7 +258,6 @@ func (q *Queue) close(sync bool) error {
 	q.files.Lock()
 	defer q.files.Unlock()
 	q.closed.Store(true) // under the lock: no reader holds a file being closed (see pin)
-	q.releaseDeleted()
 	for _, uf := range q.files.list {
 		if err := uf.f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue close %s: %w", uf.path, err))

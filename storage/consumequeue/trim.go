@@ -28,9 +28,8 @@ type TrimResult struct {
 // TrimBelow drops the units whose commit-log offset is below clMin: the
 // minimum moves to the first unit at or above it (MaxOffset when there is
 // none) and every file wholly below the new minimum is deleted, except the
-// last one. Writer only (the dispatch stage): not concurrent with Append or
-// TruncateAbove. Readers see either the old or the new minimum; a reader
-// that looked a file up just before it was deleted still completes its read.
+// last one. Writer only (the dispatch stage): not concurrent with Append,
+// TruncateAbove or Reopen. Readers see either the old or the new minimum.
 func (q *Queue) TrimBelow(clMin int64) (TrimResult, error) {
 	if err := q.writable("trim"); err != nil {
 		return TrimResult{}, err
@@ -55,15 +54,15 @@ func (q *Queue) TrimBelow(clMin int64) (TrimResult, error) {
 	q.trimmed.Store(newMin)
 	res.Units = newMin - old
 
+	// Out of the list under the write lock: no reader is reading them (see
+	// pin), so they can be closed at once.
 	q.files.Lock()
-	q.releaseDeleted()
 	k := 0
 	for k < len(q.files.list)-1 && q.files.list[k].base+q.upf <= newMin {
 		k++
 	}
 	gone := append([]*unitFile(nil), q.files.list[:k]...)
 	q.files.list = q.files.list[k:]
-	q.graveyard = append(q.graveyard, gone...)
 	q.files.Unlock()
 
 	var errs []error
@@ -71,6 +70,7 @@ func (q *Queue) TrimBelow(clMin int64) (TrimResult, error) {
 		if n, err := uf.f.Size(); err == nil {
 			res.Bytes += n
 		}
+		_ = uf.f.Close()
 		if err := q.fs.Remove(uf.path); err != nil {
 			errs = append(errs, fmt.Errorf("consumequeue trim remove %s: %w", uf.path, err))
 			continue
@@ -80,15 +80,6 @@ func (q *Queue) TrimBelow(clMin int64) (TrimResult, error) {
 	// No directory fsync: a file that comes back after a power failure only
 	// holds units below the minimum, which Open computes again.
 	return res, errors.Join(errs...)
-}
-
-// releaseDeleted closes the files deleted by earlier trims. q.files must be
-// held for writing.
-func (q *Queue) releaseDeleted() {
-	for _, uf := range q.graveyard {
-		_ = uf.f.Close()
-	}
-	q.graveyard = nil
 }
 
 // firstBase is the logical offset of the first unit file (MaxOffset when
