@@ -28,6 +28,9 @@ func (p *Pipeline) retentionPins() []retention.Pin {
 		{Name: "timer_enqueue", Offset: p.timerEnqueuePin},
 		// Write-backs a crash would have to recognise again.
 		{Name: "timer_replay", Offset: p.timerReplayPin},
+		// Half messages of unfinished transactions and the transaction
+		// stage's restart scan (0, everything, until it has started).
+		{Name: "transaction", Offset: func() int64 { return max(p.TransactionWatermark(), 0) }},
 	}
 	if p.cfg.Index {
 		// Records not yet in the message index.

@@ -31,8 +31,9 @@
 // needs; the broker (actors/pipeline) lists them: the dispatch position
 // (records not yet in the consume queues), the timer wheel (messages of
 // pending timers), the timer enqueue position (timer messages not yet in
-// the wheel) and the timer replay position (write-backs not yet covered by
-// a durable acknowledgement). More are one line each.
+// the wheel), the timer replay position (write-backs not yet covered by a
+// durable acknowledgement), unfinished transactions and the message index.
+// More are one line each.
 //
 // # Rolling long timers
 //
