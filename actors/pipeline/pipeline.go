@@ -348,8 +348,10 @@ func (p *Pipeline) Stage(name string) *stage.Stage {
 // half messages the transaction stage has not read yet, and the start of
 // its restart scan (config/transactions.json ScanFrom). CommitLog retention
 // must not delete a segment holding bytes at or above it (besides keeping
-// everything not yet dispatched). It is -1 until the transaction stage
-// started; it is updated every TransactionTick. Safe from any goroutine.
+// everything not yet dispatched). With no transaction open, unread or
+// ending, the restart scan is not needed and the watermark follows the
+// CommitLog end. It is -1 until the transaction stage started; it is
+// updated every TransactionTick. Safe from any goroutine.
 func (p *Pipeline) TransactionWatermark() int64 { return p.txLow.Load() }
 
 // Down lists the stages stopped for good, with their causes; empty while

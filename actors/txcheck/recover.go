@@ -187,6 +187,10 @@ func (s *Stage) checkpoint(final bool) {
 			scanFrom = min(scanFrom, s.restartFloor)
 		}
 	}
+	idle := int64(-1) // the scan start when no end is in flight
+	if len(s.inflight) == 0 && s.restartFloor < 0 {
+		idle = scanFrom
+	}
 	if s.dirty || scanFrom-s.scanFrom >= saveEvery || (final && scanFrom != s.scanFrom) {
 		st := s.state(scanFrom)
 		if err := meta.SaveTransactionState(s.opts.StatePath, st); err != nil {
@@ -195,7 +199,7 @@ func (s *Stage) checkpoint(final bool) {
 			s.dirty, s.scanFrom = false, scanFrom
 		}
 	}
-	s.publishWatermark()
+	s.publishWatermark(idle)
 }
 
 // state is the persisted form of the stage's state.
@@ -217,19 +221,30 @@ func (s *Stage) state(scanFrom int64) meta.TransactionState {
 
 // publishWatermark stores the smallest CommitLog offset still needed: open
 // transactions' half messages, the half messages not read yet, and the
-// persisted restart-scan start.
-func (s *Stage) publishWatermark() {
+// persisted restart-scan start. With nothing open, nothing unread and no
+// end in flight, a restart scan can only meet ends of transactions already
+// forgotten, so the persisted start (saved only every saveEvery bytes when
+// idle) is not needed: the watermark is then the current scan start, and
+// CommitLog retention is not held back by a broker that has no
+// transactions. idle is the current scan start when no end is in flight,
+// else -1.
+func (s *Stage) publishWatermark(idle int64) {
 	if s.opts.Watermark == nil {
 		return
 	}
 	low := s.scanFrom
+	unread := false
 	for _, tx := range s.pending {
 		low = min(low, tx.cl)
 	}
 	if hq := s.halfQueue(); hq != nil {
 		if units, err := hq.Read(s.halfNext, 1); err == nil && len(units) == 1 {
 			low = min(low, units[0].Offset)
+			unread = true
 		}
+	}
+	if len(s.pending) == 0 && !unread && idle >= 0 {
+		low = max(low, idle)
 	}
 	s.opts.Watermark.v.Store(low)
 }
