@@ -247,7 +247,8 @@ func TestConfigFileProblems(t *testing.T) {
 
 // TestConfigFileWarnings: each ignored key is logged once, by name.
 func TestConfigFileWarnings(t *testing.T) {
-	conf := writeConf(t, "broker.conf", "brokerName=a\nstorePathCommitLog=/x\nfileReservedTime=72\nstorePathCommitLog=/y\nbrokerId=0\n")
+	conf := writeConf(t, "broker.conf", "brokerName=a\nstorePathCommitLog=/x\nfileReservedTime=72\nstorePathCommitLog=/y\nbrokerId=0\n"+
+		"cleanFileForciblyEnable=true\n")
 	o, err := parseArgs([]string{"--config", conf}, env(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -264,8 +265,11 @@ func TestConfigFileWarnings(t *testing.T) {
 			warned = append(warned, rec.Key)
 		}
 	}
-	if strings.Join(warned, ",") != "storePathCommitLog,fileReservedTime" {
-		t.Fatalf("warned about %v, want storePathCommitLog and fileReservedTime once each:\n%s", warned, buf.String())
+	if strings.Join(warned, ",") != "storePathCommitLog,cleanFileForciblyEnable" {
+		t.Fatalf("warned about %v, want storePathCommitLog and cleanFileForciblyEnable once each:\n%s", warned, buf.String())
+	}
+	if o.node.Broker.Retention != 72*time.Hour {
+		t.Fatalf("fileReservedTime=72 gave retention %s", o.node.Broker.Retention)
 	}
 }
 

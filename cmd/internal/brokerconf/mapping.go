@@ -28,9 +28,6 @@ type Rule struct {
 	Doc string
 }
 
-// Retention keys are ignored until the retention flags exist.
-const pendingRetention = "ignored until retention lands (the --retention flags)"
-
 // Mapping is the broker.conf keys wheelmq reads, in documentation order.
 // Every other key is ignored with a warning.
 var Mapping = []Rule{
@@ -51,9 +48,11 @@ var Mapping = []Rule{
 	{Key: "transactionCheckMax", Flag: "transaction-check-max", Convert: positive, Doc: "checks"},
 	{Key: "brokerId", Accept: masterID, Doc: "must be `0`: wheelmq runs masters only"},
 	{Key: "brokerRole", Accept: masterRole, Doc: "`ASYNC_MASTER` or `SYNC_MASTER` (no replication either way); `SLAVE` is refused"},
-	{Key: "fileReservedTime", Pending: pendingRetention, Doc: "hours; will map to `--retention`"},
-	{Key: "deleteWhen", Pending: pendingRetention, Doc: "hours of day (`04` or `04;12`); will map to `--retention-at`"},
-	{Key: "diskMaxUsedSpaceRatio", Pending: pendingRetention, Doc: "percent; will map to `--disk-clean-ratio`"},
+	{Key: "fileReservedTime", Flag: "retention", Convert: hours, Doc: "hours → a duration"},
+	{Key: "deleteWhen", Flag: "retention-at", Convert: deleteWhen, Doc: "hours of day, `;`-separated (`04;12` → `04:00;12:00`)"},
+	{Key: "diskMaxUsedSpaceRatio", Flag: "disk-clean-ratio", Convert: percent, Doc: "percent (clamped to 10..95 as RocketMQ does) → a fraction"},
+	{Key: "diskSpaceWarningLevelRatio", Flag: "disk-full-ratio", Convert: percent, Doc: "percent (clamped to 10..95) → a fraction"},
+	{Key: "mappedFileSizeCommitLog", Flag: "commitlog-segment-size", Convert: positive64, Doc: "bytes (must match an existing data directory)"},
 }
 
 // rule returns the rule of a broker.conf key.
@@ -212,6 +211,49 @@ func positive(v string) (string, error) {
 		return "", fmt.Errorf("want a positive integer")
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// positive64 is positive for byte sizes beyond 2 GiB.
+func positive64(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return "", fmt.Errorf("want a positive integer")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// hours turns RocketMQ's fileReservedTime (hours) into a Go duration.
+func hours(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 || n > 1<<20 {
+		return "", fmt.Errorf("want a number of hours >= 0")
+	}
+	return strconv.FormatInt(n, 10) + "h", nil
+}
+
+// deleteWhen turns RocketMQ's ";"-separated hours of day into the local
+// times of --retention-at (each opens an hour, as deleteWhen does).
+func deleteWhen(v string) (string, error) {
+	var out []string
+	for _, part := range strings.Split(v, ";") {
+		h, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || h < 0 || h > 23 {
+			return "", fmt.Errorf("want hours of day 0..23 separated by ';'")
+		}
+		out = append(out, fmt.Sprintf("%02d:00", h))
+	}
+	return strings.Join(out, ";"), nil
+}
+
+// percent turns a RocketMQ disk ratio in percent into a fraction, clamped
+// to 10..95 as MessageStoreConfig clamps diskMaxUsedSpaceRatio.
+func percent(v string) (string, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return "", fmt.Errorf("want a percentage")
+	}
+	n = min(max(n, 10), 95)
+	return strconv.FormatFloat(float64(n)/100, 'f', -1, 64), nil
 }
 
 // millis turns RocketMQ's milliseconds into a Go duration.

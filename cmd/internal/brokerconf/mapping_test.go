@@ -20,7 +20,9 @@ func write(t *testing.T, name, text string) string {
 var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": true, "advertise": true,
 	"namesrv": true, "data": true, "flush": true, "auto-create-topic": true, "max-message-size": true,
 	"default-topic-queues": true, "index": true, "log-level": true, "transaction-timeout": true,
-	"transaction-check-interval": true, "transaction-check-max": true, "auto-create-group": true}
+	"transaction-check-interval": true, "transaction-check-max": true, "auto-create-group": true,
+	"retention": true, "retention-at": true, "disk-clean-ratio": true, "disk-full-ratio": true,
+	"commitlog-segment-size": true}
 
 func known(name string) bool { return flagNames[name] }
 
@@ -50,8 +52,16 @@ func TestLoadBrokerConf(t *testing.T) {
 		{name: "RocketMQ's 2m-noslave broker-a.properties",
 			conf: "brokerClusterName=DefaultCluster\nbrokerName=broker-a\nbrokerId=0\ndeleteWhen=04\n" +
 				"fileReservedTime=48\nbrokerRole=ASYNC_MASTER\nflushDiskType=ASYNC_FLUSH\n",
-			want:    set{"cluster": "DefaultCluster", "broker-name": "broker-a", "flush": "async"},
-			ignored: []string{"deleteWhen", "fileReservedTime"}},
+			want: set{"cluster": "DefaultCluster", "broker-name": "broker-a", "flush": "async",
+				"retention-at": "04:00", "retention": "48h"}},
+		{name: "retention and disk keys",
+			conf: "deleteWhen=04;16\nfileReservedTime=0\ndiskMaxUsedSpaceRatio=80\ndiskSpaceWarningLevelRatio=99\n" +
+				"mappedFileSizeCommitLog=4294967296\n",
+			want: set{"retention-at": "04:00;16:00", "retention": "0h", "disk-clean-ratio": "0.8", "disk-full-ratio": "0.95",
+				"commitlog-segment-size": "4294967296"}},
+		{name: "bad retention values",
+			conf: "deleteWhen=25\nfileReservedTime=-1\ndiskMaxUsedSpaceRatio=high\n",
+			want: set{}, problems: []string{":1: deleteWhen", ":2: fileReservedTime", ":3: diskMaxUsedSpaceRatio"}},
 		{name: "every mapped key",
 			conf: "listenPort = 10921\nnamesrvAddr = 10.0.0.1:9876;10.0.0.2:9876\nstorePathRootDir: /var/lib/rmq\n" +
 				"flushDiskType SYNC_FLUSH\nautoCreateTopicEnable=FALSE\nmaxMessageSize=1048576\n" +
