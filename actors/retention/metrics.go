@@ -36,6 +36,9 @@ func NewMetrics(reg prometheus.Registerer, disk *Disk) *Metrics {
 			Help: "CommitLog offset each pin needs kept at the last retention round (-1: none); retention never deletes at or after the lowest.",
 		}, []string{"pin"}),
 	}
+	for _, r := range []string{ReasonExpired, ReasonDisk, ReasonForced} {
+		m.segments.WithLabelValues(r) // every series exists from the start
+	}
 	if reg != nil {
 		reg.MustRegister(m.segments, m.bytes, m.rewrites, m.rewBytes, m.pins,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -201,6 +201,9 @@ type round struct {
 func (s *Retention) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		for _, p := range s.opts.Pins {
+			s.opts.Metrics.pin(p.Name, p.Offset())
+		}
 		s.sampleDisk()
 		s.sample.Arm(s.opts.SampleInterval, sampleTick{})
 		s.tick.Arm(s.opts.Interval, roundTick{})
