@@ -45,7 +45,6 @@ func scrapeSum(addr, name string) float64 {
 type sender struct {
 	mu    sync.Mutex
 	acked map[string]int64
-	seq   int
 }
 
 func (s *sender) run(t *testing.T, namesrv, topic, prefix string, stop <-chan struct{}) *sync.WaitGroup {
