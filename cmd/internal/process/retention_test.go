@@ -270,3 +270,83 @@ func metricValue(t testing.TB, n *process.Node, name string) float64 {
 	}
 	return sum
 }
+
+// TestRetentionStageRestartsMidRound fails the retention stage between two
+// deletions: the round's caller gets the error, the supervisor restarts the
+// stage, the next round finishes the job, and the store stays consistent
+// (the queue's minimum follows the CommitLog's, also after a restart).
+func TestRetentionStageRestartsMidRound(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{}
+	var deletions atomic.Int64
+	mutate := func(c *pipeline.Config) {
+		c.SegmentSize, c.MaxMessageSize = 64<<10, 16<<10
+		c.Retention, c.RetentionAt = time.Hour, "any"
+		c.RetentionInterval, c.RetentionDeleteInterval = time.Hour, -1
+		c.Clock = clock.now
+		c.RetentionFault = func() {
+			if deletions.Add(1) == 2 {
+				panic("injected: between two segment deletions")
+			}
+		}
+	}
+	n := processtest.Start(t, processtest.Options{Dir: dir, Mutate: mutate})
+	topic := processtest.Unique("retfault")
+	processtest.CreateTopic(t, n, topic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
+	body := make([]byte, 2048)
+	for i := 0; i < 200; i++ {
+		if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.ms.Store(time.Now().Add(2 * time.Hour).UnixMilli())
+	var first retention.Report
+	for tries := 0; ; tries++ {
+		ch := make(chan retention.Report, 1)
+		n.Broker().Pipeline().Stage(retention.StageName).Send(&retention.RunNow{Reply: func(r retention.Report) { ch <- r }})
+		select {
+		case first = <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the round was not answered")
+		}
+		if first.Err != nil || first.Deleted > 0 || first.HeldBy == "" || tries > 100 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the dispatch checkpoint and the transaction watermark move every second
+	}
+	if first.Err == nil || first.Deleted != 1 {
+		t.Fatalf("round with a failure between deletions: %+v", first)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if r := runRetention(t, n); r.Deleted == 0 && r.HeldBy == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("retention did not settle after the restart")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cl := n.Broker().Store().CommitLog
+	if segs := len(cl.Segments()); segs != 1 {
+		t.Fatalf("%d segments left, want only the active one", segs)
+	}
+	kept := queueOffsetCall(t, n, remoting.GetMinOffset, topic, 0)
+	ctxStop, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := n.Stop(ctxStop); err != nil {
+		t.Fatal(err)
+	}
+	n2 := processtest.Start(t, processtest.Options{Dir: dir, Mutate: mutate})
+	if got := queueOffsetCall(t, n2, remoting.GetMinOffset, topic, 0); got != kept || kept == 0 {
+		t.Fatalf("min offset %d after restart, %d before", got, kept)
+	}
+	pull := processtest.Invoke(t, n2.BrokerAddr(), remoting.NewRequest(remoting.PullMessage, map[string]string{
+		"consumerGroup": "g", "topic": topic, "queueId": "0", "queueOffset": strconv.FormatInt(kept, 10),
+		"maxMsgNums": "4", "sysFlag": "0", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*",
+		"subVersion": "0"}, nil))
+	if pull.Code != remoting.Success || len(pull.Body) == 0 {
+		t.Fatalf("pull at the minimum after restart: code %d %q", pull.Code, pull.Remark)
+	}
+}
