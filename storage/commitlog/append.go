@@ -150,6 +150,13 @@ func (c *CommitLog) rollback(u undoState) error {
 	return errors.Join(errs...)
 }
 
+// segmentCount returns the number of segments.
+func (c *CommitLog) segmentCount() int {
+	c.segs.RLock()
+	defer c.segs.RUnlock()
+	return len(c.segs.list)
+}
+
 // Sync fsyncs everything appended so far (the group-commit primitive: call it
 // once for many appends) and then advances FlushedOffset. It may run
 // concurrently with Append. A failed fsync is sticky: the log turns failed
@@ -179,11 +186,4 @@ func (c *CommitLog) Sync() error {
 	c.flushed.Store(target)
 	c.observeSync(time.Since(start))
 	return nil
-}
-
-// segmentCount returns the number of segments.
-func (c *CommitLog) segmentCount() int {
-	c.segs.RLock()
-	defer c.segs.RUnlock()
-	return len(c.segs.list)
 }
