@@ -70,10 +70,14 @@ func runtimeColumns(info map[string]string, now time.Time) []string {
 		return "-"
 	}
 	first := func(k string) string { // TPS values are "10s 60s 600s"
-		if f := strings.Fields(info[k]); len(f) > 0 {
-			return f[0]
+		f := strings.Fields(info[k])
+		if len(f) == 0 {
+			return "-"
 		}
-		return "-"
+		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		return f[0]
 	}
 	uptime := "-"
 	if boot, err := strconv.ParseInt(info["bootTimestamp"], 10, 64); err == nil && boot > 0 {
