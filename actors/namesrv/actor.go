@@ -34,6 +34,19 @@ type Request struct {
 	Cmd *remoting.Command
 	// Reply receives the response.
 	Reply func(*remoting.Command)
+	// Conn identifies the connection the request came over (0: unknown);
+	// a REGISTER_BROKER binds the broker to it (see ConnClosed).
+	Conn uint64
+}
+
+// ConnClosed tells the registry actor that a name-server connection
+// closed: the brokers whose last registration came over it leave the routes
+// at once, without waiting for their heartbeat timeout (as RocketMQ's
+// BrokerHousekeepingService). Send it after every request read from that
+// connection, e.g. from the server's OnClose.
+type ConnClosed struct {
+	// Conn is the closed connection's id, as in Request.Conn.
+	Conn uint64
 }
 
 // Fail implements stage.Failable: the request is answered with SYSTEM_ERROR.
@@ -78,6 +91,10 @@ func (a *registryActor) Receive(ctx actor.Context) {
 		a.serve(m)
 	case Request:
 		a.serve(&m)
+	case ConnClosed:
+		a.connClosed(m.Conn)
+	case *ConnClosed:
+		a.connClosed(m.Conn)
 	case expireTick:
 		a.expire()
 		a.timer.Arm(a.opts.ScanInterval, expireTick{})
@@ -94,13 +111,23 @@ func (a *registryActor) expire() {
 	}
 }
 
+// connClosed drops the brokers registered over conn and logs each.
+func (a *registryActor) connClosed(conn uint64) {
+	for _, k := range a.reg.DropConn(conn) {
+		a.opts.Logger.Warn().
+			Str("cluster", k.Cluster).Str("brokerName", k.BrokerName).Int64("brokerId", k.BrokerID).
+			Uint64("conn", conn).Int("brokers", a.reg.Len()).
+			Msg("namesrv: broker connection closed, broker removed")
+	}
+}
+
 // serve handles one request, logs membership changes and replies.
 func (a *registryActor) serve(req *Request) {
 	log := &a.opts.Logger
 	if req.Cmd == nil {
 		log.Warn().Msg("namesrv: request without command")
 		if req.Reply != nil {
-			req.Reply(a.reg.Handle(nil, a.opts.Now()))
+			req.Reply(a.reg.HandleConn(nil, a.opts.Now(), req.Conn))
 		}
 		return
 	}
@@ -111,7 +138,7 @@ func (a *registryActor) serve(req *Request) {
 		key, _ = parseBrokerKey(cmd)
 		known = a.reg.Contains(key)
 	}
-	resp := a.reg.Handle(cmd, a.opts.Now())
+	resp := a.reg.HandleConn(cmd, a.opts.Now(), req.Conn)
 	a.logResult(cmd, resp, key, known)
 	if req.Reply != nil && !cmd.IsOneway() {
 		req.Reply(resp)

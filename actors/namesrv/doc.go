@@ -76,4 +76,18 @@
 // entries whose last registration is older than their timeout; the actor runs
 // it every ScanInterval (default 5 s). A topic disappears from routes when no
 // live broker serves it.
+//
+// A broker also leaves at once when the connection its last registration
+// came over closes (a killed broker's kernel closes it): the server's
+// OnClose sends ConnClosed and the actor calls DropConn, as RocketMQ's
+// BrokerHousekeepingService does on channel close. A broker that registered
+// again over a newer connection is kept.
+//
+// # Merging brokers
+//
+// Every broker registers its own topic table; routes are the union. A topic
+// on broker-a and broker-b has one QueueData and one BrokerData per broker
+// name in its route, and GET_BROKER_CLUSTER_INFO lists every broker name of
+// each cluster. Several name servers do not talk to each other: brokers
+// register with each one.
 package namesrv

@@ -16,12 +16,19 @@ var registerResponseBody = []byte(`{"table":{}}`)
 // response (never nil, even for a nil request). It never panics on bad
 // input; see the package doc for the codes served and the error mapping.
 func (r *Registry) Handle(req *remoting.Command, now time.Time) *remoting.Command {
+	return r.HandleConn(req, now, 0)
+}
+
+// HandleConn is Handle for a request that came over the name-server
+// connection conn (0: unknown): a REGISTER_BROKER binds the broker's entry
+// to conn, so that DropConn(conn) removes it when the connection closes.
+func (r *Registry) HandleConn(req *remoting.Command, now time.Time, conn uint64) *remoting.Command {
 	if req == nil {
 		return remoting.NewResponse(&remoting.Command{}, remoting.SystemError, "namesrv: nil request")
 	}
 	switch req.Code {
 	case remoting.RegisterBroker:
-		return r.handleRegister(req, now)
+		return r.handleRegister(req, now, conn)
 	case remoting.UnregisterBroker:
 		return r.handleUnregister(req)
 	case remoting.GetRouteInfoByTopic:
@@ -42,7 +49,7 @@ func (r *Registry) Handle(req *remoting.Command, now time.Time) *remoting.Comman
 }
 
 // handleRegister serves REGISTER_BROKER (103).
-func (r *Registry) handleRegister(req *remoting.Command, now time.Time) *remoting.Command {
+func (r *Registry) handleRegister(req *remoting.Command, now time.Time, conn uint64) *remoting.Command {
 	h, err := parseRegisterHeader(req)
 	if err != nil {
 		return errorResponse(req, err)
@@ -54,7 +61,7 @@ func (r *Registry) handleRegister(req *remoting.Command, now time.Time) *remotin
 	if err != nil {
 		return errorResponse(req, err)
 	}
-	res, err := r.Register(h.info, topics, dv, now)
+	res, err := r.register(h.info, topics, dv, now, conn)
 	if err != nil {
 		return errorResponse(req, err)
 	}

@@ -48,6 +48,11 @@ type BrokerEntry struct {
 	DataVersion DataVersion
 	// Topics is the broker's topic table, keyed by topic name.
 	Topics map[string]meta.TopicConfig
+	// Conn identifies the name-server connection the last registration
+	// came over (0: unknown, e.g. a registration not made over the
+	// network). When that connection closes the entry goes at once (see
+	// DropConn); a registration over a newer connection replaces it.
+	Conn uint64
 }
 
 // RegisterResult is what a registration tells the broker back.
@@ -84,6 +89,12 @@ func NewRegistry() *Registry {
 // master, say) is dropped.
 func (r *Registry) Register(info BrokerInfo, topics map[string]meta.TopicConfig, dv DataVersion,
 	now time.Time) (RegisterResult, error) {
+	return r.register(info, topics, dv, now, 0)
+}
+
+// register is Register over connection conn (0: unknown).
+func (r *Registry) register(info BrokerInfo, topics map[string]meta.TopicConfig, dv DataVersion,
+	now time.Time, conn uint64) (RegisterResult, error) {
 	if err := validateBrokerInfo(info); err != nil {
 		return RegisterResult{}, err
 	}
@@ -110,6 +121,7 @@ func (r *Registry) Register(info BrokerInfo, topics map[string]meta.TopicConfig,
 		Timeout:      timeout,
 		DataVersion:  dv,
 		Topics:       table,
+		Conn:         conn,
 	}
 	res := RegisterResult{New: !known}
 	if info.BrokerID != 0 {

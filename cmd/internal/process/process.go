@@ -125,13 +125,29 @@ type namesrvHandler struct {
 	log zerolog.Logger
 }
 
-func (h *namesrvHandler) OnOpen(*netloop.Conn)         {}
-func (h *namesrvHandler) OnClose(*netloop.Conn, error) {}
+// brokerConn marks (as the Conn's context) a connection a broker
+// registered over: its close removes that broker from the routes.
+type brokerConn struct{}
+
+func (h *namesrvHandler) OnOpen(*netloop.Conn) {}
+
+// OnClose tells the registry that a connection brokers registered over is
+// gone (RocketMQ's BrokerHousekeepingService): it comes after every
+// request of that connection in the stage's mailbox.
+func (h *namesrvHandler) OnClose(c *netloop.Conn, _ error) {
+	if _, ok := c.Context().(brokerConn); ok {
+		h.st.Send(namesrv.ConnClosed{Conn: c.ID()})
+	}
+}
+
 func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return
 	}
-	h.st.Send(&namesrv.Request{Cmd: cmd, Reply: func(resp *remoting.Command) {
+	if cmd.Code == remoting.RegisterBroker && c.Context() == nil {
+		c.SetContext(brokerConn{})
+	}
+	h.st.Send(&namesrv.Request{Cmd: cmd, Conn: c.ID(), Reply: func(resp *remoting.Command) {
 		if err := c.Send(resp); err != nil {
 			h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
 		}
