@@ -3,11 +3,30 @@
 // after a topic change (coalesced), and UNREGISTER_BROKER when it stops. It
 // does network I/O, so it runs as its own stage: a slow name server delays
 // only registrations, never a send or a pull.
+//
+// # One name server never delays another
+//
+// Each name server has its own call: the actor starts a goroutine per
+// registration and name server (bounded by Timeout, dial included) and
+// goes on; the outcome comes back as a message. A name server keeps at most
+// one registration in flight: asking again meanwhile queues one more, made
+// with the topic table current when it starts. So a dead or hanging name
+// server holds up neither the registrations with the others nor the
+// actor's next message. A failed registration is retried after a second,
+// with that name server only. The connection to each name server stays
+// open between registrations (the name server drops a broker at once when
+// it closes, like RocketMQ's BrokerHousekeepingService); when it breaks
+// the broker registers again a second later, so a restarted name server
+// learns the broker without waiting for the next period.
+//
+// Every goroutine the stage starts ends when its call ends or when the
+// stage stops or restarts (a context cancelled in Stopping/Restarting,
+// which then waits for them).
 package registrar
 
 import (
 	"context"
-	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,8 +42,9 @@ import (
 // StageName is the stage's stable name.
 const StageName = "registrar"
 
-// registerTimeout bounds one REGISTER_BROKER round trip.
-const registerTimeout = 3 * time.Second
+// DefaultTimeout bounds one REGISTER_BROKER round trip to one name server,
+// dial included.
+const DefaultTimeout = 3 * time.Second
 
 // retryAfter is how soon a failed registration is tried again: clients
 // cannot route to the broker until one gets through.
@@ -36,6 +56,9 @@ type Options struct {
 	NameServers []string
 	// Interval is the period of registrations (default 30 s).
 	Interval time.Duration
+	// Timeout bounds one registration with one name server (default
+	// DefaultTimeout).
+	Timeout time.Duration
 	// Info identifies the broker in the registrations.
 	Info namesrv.BrokerInfo
 	// Topics is the topic table published with each registration.
@@ -44,8 +67,9 @@ type Options struct {
 }
 
 // Register registers now (not coalesced) and calls Done once every name
-// server answered or failed; used when a client must not ask for a route
-// before the name servers know a topic the broker just made.
+// server answered or failed a registration that started after it was
+// asked; used when a client must not ask for a route before the name
+// servers know a topic the broker just made.
 type Register struct {
 	Done func()
 }
@@ -55,6 +79,10 @@ func (r *Register) Fail(error) { r.Done() }
 
 type registerNow struct{}
 type registerTick struct{}
+
+// retryFailed registers again with the name servers whose last
+// registration failed.
+type retryFailed struct{}
 
 // Kicker asks the stage for a registration soon, coalescing requests: many
 // topic changes between two registrations cost one.
@@ -75,13 +103,23 @@ func (k *Kicker) Kick() {
 // Stage returns the registrar stage once spawned (nil before).
 func (k *Kicker) Stage() *stage.Stage { return k.stage.Load() }
 
-// registrar is the actor.
+// registrar is the actor. Its fields are touched on the actor's goroutine
+// only, except nameServer.conn (see there).
 type registrar struct {
 	opts   Options
 	kicker *Kicker
-	conns  map[string]*remoting.Client
+	self   *stage.Stage
 	tick   *stage.Timer
 	retry  *stage.Timer
+	ns     []*nameServer
+	// ctx ends the calls and connection watchers under way (cancelled when
+	// the actor stops or restarts); wg counts them.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// req is the REGISTER_BROKER request built from the table reqFrom.
+	req     *remoting.Command
+	reqFrom *topics.Table
 }
 
 // Producer returns the actor producer; k is bound to the stage.
@@ -89,9 +127,12 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.Interval <= 0 {
 		opts.Interval = 30 * time.Second
 	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
 	return func(self *stage.Stage) actor.Actor {
 		k.stage.Store(self)
-		return &registrar{opts: opts, kicker: k, tick: self.NewTimer(), retry: self.NewTimer()}
+		return &registrar{opts: opts, kicker: k, self: self, tick: self.NewTimer(), retry: self.NewTimer()}
 	}
 }
 
@@ -99,86 +140,99 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 func (r *registrar) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		r.conns = map[string]*remoting.Client{}
+		r.ctx, r.cancel = context.WithCancel(context.Background())
+		r.ns = make([]*nameServer, len(r.opts.NameServers))
+		for i, addr := range r.opts.NameServers {
+			r.ns[i] = &nameServer{addr: addr}
+		}
 		r.tick.Arm(r.opts.Interval, registerTick{})
-		r.registerAll()
+		r.registerAll(nil)
 	case registerNow:
 		r.kicker.pending.Store(false)
-		r.registerAll()
+		r.registerAll(nil)
 	case *Register:
-		r.registerAll()
-		m.Done()
+		r.registerAll(&waiter{done: m.Done})
 	case registerTick:
-		r.registerAll()
+		r.registerAll(nil)
 		r.tick.Arm(r.opts.Interval, registerTick{})
+	case retryFailed:
+		for _, n := range r.ns {
+			if n.failed {
+				r.register(n, nil)
+			}
+		}
+	case *callDone:
+		r.callDone(m)
+	case *connLost:
+		r.connLost(m)
 	case *actor.Stopping:
-		r.tick.Stop()
-		r.retry.Stop()
+		r.stop()
 		r.unregisterAll()
 		r.closeAll()
 	case *actor.Restarting:
-		r.tick.Stop()
-		r.retry.Stop()
+		r.stop()
 		r.closeAll()
 	}
 }
 
-func (r *registrar) registerAll() {
-	t := r.opts.Topics.Load()
-	req, err := namesrv.NewRegisterRequest(r.opts.Info, t.Topics, namesrv.DataVersion{
-		Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
-	})
-	if err != nil {
-		r.opts.Logger.Error().Err(err).Msg("build register request failed")
-		return
-	}
-	for _, addr := range r.opts.NameServers {
-		if err := r.invoke(addr, req); err != nil {
-			r.opts.Logger.Warn().Err(err).Str("namesrv", addr).Dur("retry_in", retryAfter).Msg("register broker failed")
-			r.retry.Arm(retryAfter, registerNow{})
-			continue
+// registerAll registers with every name server; w (may be nil) is told
+// when all of them answered or failed.
+func (r *registrar) registerAll(w *waiter) {
+	if w != nil {
+		w.left = len(r.ns)
+		if w.left == 0 {
+			w.done()
+			return
 		}
-		r.opts.Logger.Debug().Str("namesrv", addr).Int("topics", len(t.Topics)).Msg("broker registered")
+	}
+	for _, n := range r.ns {
+		r.register(n, w)
 	}
 }
 
+// stop ends the calls and watchers under way and waits for them: they end
+// at once, their contexts being cancelled.
+func (r *registrar) stop() {
+	r.tick.Stop()
+	r.retry.Stop()
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.wg.Wait()
+	// Waiters of calls that ended without reporting go on.
+	for _, n := range r.ns {
+		n.busy = false
+		for _, w := range append(n.current, n.next...) {
+			w.finish()
+		}
+		n.current, n.next = nil, nil
+	}
+}
+
+// unregisterAll sends UNREGISTER_BROKER to every name server at once and
+// waits for the answers, each within Timeout.
 func (r *registrar) unregisterAll() {
 	req := namesrv.NewUnregisterRequest(r.opts.Info)
-	for _, addr := range r.opts.NameServers {
-		if err := r.invoke(addr, req); err != nil {
-			r.opts.Logger.Debug().Err(err).Str("namesrv", addr).Msg("unregister broker failed")
-		}
+	var wg sync.WaitGroup
+	for _, n := range r.ns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+			defer cancel()
+			if err := n.invoke(ctx, req, r.opts.Logger); err != nil {
+				r.opts.Logger.Debug().Err(err).Str("namesrv", n.addr).Msg("unregister broker failed")
+			}
+		}()
 	}
-}
-
-// invoke sends req to addr over a cached connection, redialling once.
-func (r *registrar) invoke(addr string, req *remoting.Command) error {
-	ctx, cancel := context.WithTimeout(context.Background(), registerTimeout)
-	defer cancel()
-	c := r.conns[addr]
-	if c == nil {
-		var err error
-		if c, err = remoting.Dial(ctx, addr, remoting.ClientOptions{Logger: r.opts.Logger}); err != nil {
-			return fmt.Errorf("dial name server %s: %w", addr, err)
-		}
-		r.conns[addr] = c
-	}
-	cp := *req
-	resp, err := c.Invoke(ctx, &cp)
-	if err != nil {
-		_ = c.Close()
-		delete(r.conns, addr)
-		return fmt.Errorf("invoke name server %s: %w", addr, err)
-	}
-	if resp.Code != remoting.Success {
-		return fmt.Errorf("name server %s answered code %d: %s", addr, resp.Code, resp.Remark)
-	}
-	return nil
+	wg.Wait()
 }
 
 func (r *registrar) closeAll() {
-	for addr, c := range r.conns {
-		_ = c.Close()
-		delete(r.conns, addr)
+	for _, n := range r.ns {
+		if n.conn != nil {
+			_ = n.conn.Close()
+			n.conn = nil
+		}
 	}
 }

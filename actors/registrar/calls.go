@@ -1,0 +1,223 @@
+package registrar
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// nameServer is the registrar's state for one name server.
+type nameServer struct {
+	addr string
+	// conn is the open connection, or nil. While busy only the call
+	// goroutine touches it; otherwise only the actor.
+	conn *remoting.Client
+	// busy: a registration call is in flight.
+	busy bool
+	// again: another registration was asked for while busy.
+	again bool
+	// failed: the last registration failed (retried after retryAfter).
+	failed bool
+	// current waits for the call in flight, next for the one after it.
+	current, next []*waiter
+}
+
+// waiter is one Register request: done runs when left reaches 0, one
+// finish per name server.
+type waiter struct {
+	left int
+	done func()
+}
+
+func (w *waiter) finish() {
+	w.left--
+	if w.left == 0 {
+		w.done()
+	}
+}
+
+// callDone reports the end of a registration call to the actor.
+type callDone struct {
+	owner *registrar
+	ns    *nameServer
+	err   error
+}
+
+// connLost reports that a name-server connection closed.
+type connLost struct {
+	owner *registrar
+	ns    *nameServer
+	conn  *remoting.Client
+}
+
+// register starts a registration with n, or queues one after the call in
+// flight; w (may be nil) waits for it.
+func (r *registrar) register(n *nameServer, w *waiter) {
+	if n.busy {
+		n.again = true
+		if w != nil {
+			n.next = append(n.next, w)
+		}
+		return
+	}
+	var ws []*waiter
+	if w != nil {
+		ws = []*waiter{w}
+	}
+	r.start(n, ws)
+}
+
+// start runs one registration call with n on its own goroutine, with the
+// current topic table; ws wait for it.
+func (r *registrar) start(n *nameServer, ws []*waiter) {
+	req, err := r.request()
+	if err != nil {
+		r.opts.Logger.Error().Err(err).Msg("build register request failed")
+		for _, w := range ws {
+			w.finish()
+		}
+		return
+	}
+	n.busy, n.current = true, ws
+	r.wg.Add(1)
+	go r.call(n, req)
+}
+
+// call is the goroutine of one registration: it ends within Timeout, or
+// at once when the stage stops.
+func (r *registrar) call(n *nameServer, req *remoting.Command) {
+	defer r.wg.Done()
+	ctx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
+	defer cancel()
+	before := n.conn
+	err := n.invoke(ctx, req, r.opts.Logger)
+	if r.ctx.Err() != nil {
+		return // stopping: stop() settles the state
+	}
+	if c := n.conn; c != nil && c != before {
+		r.wg.Add(1)
+		go r.watch(n, c)
+	}
+	r.self.Send(&callDone{owner: r, ns: n, err: err})
+}
+
+// watch tells the actor when the connection c to n closes; it ends then,
+// or when the stage stops.
+func (r *registrar) watch(n *nameServer, c *remoting.Client) {
+	defer r.wg.Done()
+	select {
+	case <-c.Done():
+		r.self.Send(&connLost{owner: r, ns: n, conn: c})
+	case <-r.ctx.Done():
+	}
+}
+
+// callDone records the outcome of a call and starts the one queued behind
+// it.
+func (r *registrar) callDone(m *callDone) {
+	if m.owner != r {
+		return // a call of the actor before a restart
+	}
+	n := m.ns
+	n.busy = false
+	log := &r.opts.Logger
+	switch {
+	case m.err != nil && !n.failed:
+		log.Warn().Err(m.err).Str("namesrv", n.addr).Dur("retry_in", retryAfter).Msg("register broker failed")
+	case m.err != nil:
+		log.Debug().Err(m.err).Str("namesrv", n.addr).Dur("retry_in", retryAfter).Msg("register broker failed again")
+	case n.failed:
+		log.Info().Str("namesrv", n.addr).Msg("broker registered again after failures")
+	default:
+		log.Debug().Str("namesrv", n.addr).Msg("broker registered")
+	}
+	n.failed = m.err != nil
+	if n.failed {
+		r.retry.Arm(retryAfter, retryFailed{})
+	}
+	for _, w := range n.current {
+		w.finish()
+	}
+	n.current = nil
+	if n.again {
+		next := n.next
+		n.again, n.next = false, nil
+		r.start(n, next)
+	}
+}
+
+// connLost drops a closed connection and registers again soon: the name
+// server may have restarted with an empty table.
+func (r *registrar) connLost(m *connLost) {
+	if m.owner != r {
+		return
+	}
+	n := m.ns
+	if n.busy {
+		n.again = true // the call in flight may have used it before it closed
+		return
+	}
+	if n.conn != m.conn {
+		return // an older connection
+	}
+	_ = n.conn.Close()
+	n.conn = nil
+	r.opts.Logger.Info().Str("namesrv", n.addr).Dur("register_in", retryAfter).Msg("name server connection closed")
+	n.failed = true
+	r.retry.Arm(retryAfter, retryFailed{})
+}
+
+// request returns the REGISTER_BROKER request for the current topic table,
+// built once per table.
+func (r *registrar) request() (*remoting.Command, error) {
+	t := r.opts.Topics.Load()
+	if r.req != nil && r.reqFrom == t {
+		return r.req, nil
+	}
+	req, err := namesrv.NewRegisterRequest(r.opts.Info, t.Topics, namesrv.DataVersion{
+		Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.req, r.reqFrom = req, t
+	return req, nil
+}
+
+// invoke sends a copy of req to the name server within ctx, over its open
+// connection or a new one; a reused connection that fails is replaced once.
+func (n *nameServer) invoke(ctx context.Context, req *remoting.Command, log zerolog.Logger) error {
+	for attempt := 0; ; attempt++ {
+		c := n.conn
+		if c != nil && c.Err() != nil {
+			_ = c.Close()
+			n.conn, c = nil, nil
+		}
+		dialed := false
+		if c == nil {
+			var err error
+			if c, err = remoting.Dial(ctx, n.addr, remoting.ClientOptions{Logger: log}); err != nil {
+				return fmt.Errorf("dial name server %s: %w", n.addr, err)
+			}
+			n.conn, dialed = c, true
+		}
+		cp := *req
+		resp, err := c.Invoke(ctx, &cp)
+		if err != nil {
+			_ = c.Close()
+			n.conn = nil
+			if !dialed && attempt == 0 && ctx.Err() == nil {
+				continue // the kept connection was stale
+			}
+			return fmt.Errorf("invoke name server %s: %w", n.addr, err)
+		}
+		if resp.Code != remoting.Success {
+			return fmt.Errorf("name server %s answered code %d: %s", n.addr, resp.Code, resp.Remark)
+		}
+		return nil
+	}
+}
