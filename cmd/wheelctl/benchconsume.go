@@ -16,6 +16,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/spf13/cobra"
+
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 )
 
 // warmSeq marks the warm-up message, which is not counted.
@@ -122,7 +124,7 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 	}
 	rcv := &receiver{warm: make(chan struct{})}
 	c, err := consumer.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{target.namesrv})),
+		consumer.WithNsResolver(primitive.NewPassthroughResolver(admin.NameServers(target.namesrv))),
 		consumer.WithGroupName(fmt.Sprintf("wheelctl_bench_%d", time.Now().UnixNano())),
 		consumer.WithInstance(fmt.Sprintf("wheelctl-bench-%d", time.Now().UnixNano())),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),

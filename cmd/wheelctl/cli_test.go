@@ -48,6 +48,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"send", "--topic", "t", "--count", "x"}, "invalid argument"},
 		{[]string{"topic", "create"}, "want 1 argument"},
 		{[]string{"topic", "create", "t", "--perm", "x"}, "--perm"},
+		{[]string{"topic", "create", "t", "--cluster", "DefaultCluster", "--broker", "127.0.0.1:1"}, "not both"},
 		{[]string{"consume", "--topic", "t", "--from", "middle"}, "want first or last"},
 		{[]string{"consume", "--topic", "t", "--tag-expr", "a", "--sql", "b > 1"}, "not both"},
 		{[]string{"cancel", "--msg-id", "xyz"}, "not an offset message id"},

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/spf13/cobra"
+
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 )
 
 // consumeOptions are the flags of consume.
@@ -70,7 +72,7 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions) error {
 		return usagef("--count, --timeout and --preview cannot be negative")
 	}
 	c, err := consumer.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{g.namesrv})),
+		consumer.WithNsResolver(primitive.NewPassthroughResolver(admin.NameServers(g.namesrv))),
 		consumer.WithGroupName(o.group),
 		consumer.WithInstance(fmt.Sprintf("wheelctl-%d", time.Now().UnixNano())),
 		consumer.WithConsumeFromWhere(from),

@@ -14,6 +14,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 )
 
 // outMessage is a message to send, independent of the client library.
@@ -95,7 +97,7 @@ type goProducer struct {
 
 func newGoProducer(o producerOptions) (messageProducer, error) {
 	opts := []producer.Option{
-		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{o.Namesrv})),
+		producer.WithNsResolver(primitive.NewPassthroughResolver(admin.NameServers(o.Namesrv))),
 		producer.WithGroupName(o.Group),
 		producer.WithInstanceName(fmt.Sprintf("wheelctl-%d-%d", time.Now().UnixNano(), instanceSeq.Add(1))),
 		producer.WithRetry(o.Retries),

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 )
 
@@ -18,7 +18,7 @@ type nativeProducer struct {
 
 func newNativeProducer(o producerOptions) (messageProducer, error) {
 	opts := []producer.Option{
-		producer.WithNameServers(strings.Split(o.Namesrv, ";")...),
+		producer.WithNameServers(admin.NameServers(o.Namesrv)...),
 		producer.WithGroup(o.Group),
 		producer.WithInstanceName(fmt.Sprintf("wheelctl-%d-%d", time.Now().UnixNano(), instanceSeq.Add(1))),
 		producer.WithRetries(o.Retries),

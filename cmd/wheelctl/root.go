@@ -63,7 +63,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.namesrv, "namesrv", envOr("WHEELCTL_NAMESRV", defaultNamesrv), "name server address, host:port (env WHEELCTL_NAMESRV)")
+	pf.StringVar(&g.namesrv, "namesrv", envOr("WHEELCTL_NAMESRV", defaultNamesrv), "name server address host:port, or several separated by ';' (tried in turn; env WHEELCTL_NAMESRV)")
 	pf.StringVar(&g.broker, "broker", envOr("WHEELCTL_BROKER", ""),
 		"broker address, host:port (default: the brokers the name server knows; env WHEELCTL_BROKER)")
 	pf.DurationVar(&g.timeout, "timeout", admin.DefaultTimeout, "deadline of each request to the broker or name server")

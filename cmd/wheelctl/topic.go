@@ -74,10 +74,12 @@ func newTopicCreateCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "create TOPIC [--queues N] [--perm rw] [--broker ADDR | --cluster NAME]",
 		Short: "Create a topic (or update its queue counts and permission)",
-		Long: `Create a topic with UPDATE_AND_CREATE_TOPIC on --broker, on every master broker of --cluster,
-or on every master broker the name server knows. The brokers then register the topic's route with
-the name server.`,
-		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create audit --perm r --cluster DefaultCluster",
+		Long: `Create a topic with UPDATE_AND_CREATE_TOPIC on --broker, on every master broker of --cluster
+(from the name server's GET_BROKER_CLUSTER_INFO), or on every master broker the name server knows.
+One line per broker; a broker that fails does not stop the others, and the command then exits 1.
+The brokers then register the topic's route with every name server, so producers and consumers
+spread over all of them.`,
+		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create orders --cluster DefaultCluster --namesrv '10.0.0.1:9876;10.0.0.2:9876'\n  wheelctl topic create audit --perm r --broker 10.0.0.3:10911",
 		Args:    exactArgs("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := parsePerm(perm)
@@ -90,6 +92,9 @@ the name server.`,
 			if err := meta.ValidateTopic(args[0]); err != nil {
 				return usageErr(err)
 			}
+			if cluster != "" && cmd.Flag("broker").Changed {
+				return usagef("give --broker or --cluster, not both")
+			}
 			s := g.session()
 			defer s.Close()
 			brokers, err := targetBrokers(cmd.Context(), s, g, cluster)
@@ -97,14 +102,7 @@ the name server.`,
 				return err
 			}
 			tc := admin.TopicConfig{TopicName: args[0], ReadQueueNums: queues, WriteQueueNums: queues, Perm: p, Order: order}
-			for _, b := range brokers {
-				if err := s.CreateTopic(cmd.Context(), b.Addr, tc); err != nil {
-					return fmt.Errorf("create %s on %s: %w", args[0], b.Addr, err)
-				}
-				fmt.Fprintf(g.stdout, "created topic %s on %s (%s): %d queues, perm %s\n",
-					args[0], b.Name, b.Addr, queues, admin.PermString(p))
-			}
-			return nil
+			return createOnBrokers(cmd.Context(), g, s, brokers, tc)
 		},
 	}
 	c.Flags().IntVar(&queues, "queues", 8, "read and write queues")
@@ -113,6 +111,29 @@ the name server.`,
 	c.Flags().BoolVar(&order, "order", false, "mark the topic as ordered")
 	_ = c.RegisterFlagCompletionFunc("perm", fixedCompletion("rw", "r", "w"))
 	return c
+}
+
+// createOnBrokers creates tc on every broker, one line each, going on
+// after a failure; it fails when any broker did.
+func createOnBrokers(ctx context.Context, g *globals, s *admin.Session, brokers []admin.Broker, tc admin.TopicConfig) error {
+	var failed []string
+	for _, b := range brokers {
+		if err := s.CreateTopic(ctx, b.Addr, tc); err != nil {
+			fmt.Fprintf(g.stdout, "FAILED to create topic %s on %s (%s): %v\n", tc.TopicName, b.Name, b.Addr, err)
+			failed = append(failed, b.Name+" ("+b.Addr+")")
+			continue
+		}
+		fmt.Fprintf(g.stdout, "created topic %s on %s (%s): %d queues, perm %s\n",
+			tc.TopicName, b.Name, b.Addr, tc.WriteQueueNums, admin.PermString(tc.Perm))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("create %s failed on %d of %d brokers: %s", tc.TopicName, len(failed), len(brokers),
+			strings.Join(failed, ", "))
+	}
+	if len(brokers) > 1 {
+		fmt.Fprintf(g.stdout, "topic %s created on %d brokers\n", tc.TopicName, len(brokers))
+	}
+	return nil
 }
 
 func newTopicListCmd(g *globals) *cobra.Command {
@@ -298,11 +319,15 @@ func newTopicDeleteCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(g.stdout, "deleted topic %s on %s\n", topic, a)
 			}
-			if err := s.DeleteTopicInNamesrv(ctx, g.namesrv, topic); err != nil {
-				return fmt.Errorf("delete the route of %s on %s: %w", topic, g.namesrv, err)
+			var errs []error
+			for _, ns := range admin.NameServers(g.namesrv) { // each holds its own routes
+				if err := s.DeleteTopicInNamesrv(ctx, ns, topic); err != nil {
+					errs = append(errs, fmt.Errorf("delete the route of %s on %s: %w", topic, ns, err))
+					continue
+				}
+				fmt.Fprintf(g.stdout, "deleted the route of %s on name server %s\n", topic, ns)
 			}
-			fmt.Fprintf(g.stdout, "deleted the route of %s on name server %s\n", topic, g.namesrv)
-			return nil
+			return errors.Join(errs...)
 		},
 	}
 	return c

@@ -7,9 +7,11 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -68,10 +70,45 @@ func decode(what string, body []byte, v any) error {
 	return nil
 }
 
-// Brokers asks a name server for every broker it knows, sorted by
-// cluster, name and id.
+// NameServers splits a name-server list, addresses separated by ';' as in
+// RocketMQ's namesrvAddr, dropping blanks.
+func NameServers(list string) []string {
+	var out []string
+	for _, a := range strings.Split(list, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// callNamesrv sends req to the name servers of list (see NameServers) in
+// turn until one answers; one that cannot be reached or does not answer
+// within the timeout is skipped. An answer other than SUCCESS or ok is an
+// error, as with Call, and ends the search: name servers answer alike.
+func (s *Session) callNamesrv(ctx context.Context, list string, req *remoting.Command, ok ...int32) (*remoting.Command, error) {
+	addrs := NameServers(list)
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%s: no name server given", RequestName(req.Code))
+	}
+	var errs []error
+	for _, addr := range addrs {
+		cp := *req
+		resp, err := s.Call(ctx, addr, &cp, ok...)
+		var refused *RefusedError
+		var notServed *NotServedError
+		if err == nil || errors.As(err, &refused) || errors.As(err, &notServed) || ctx.Err() != nil {
+			return resp, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// Brokers asks the name servers (a ';'-separated list, tried in turn) for
+// every broker they know, sorted by cluster, name and id.
 func (s *Session) Brokers(ctx context.Context, namesrv string) ([]Broker, error) {
-	resp, err := s.Call(ctx, namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+	resp, err := s.callNamesrv(ctx, namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +152,10 @@ func (r Route) Master(name string) string {
 	return ""
 }
 
-// Route asks a name server for a topic's route; an unknown topic wraps
-// ErrNoTopic.
+// Route asks the name servers (tried in turn) for a topic's route; an
+// unknown topic wraps ErrNoTopic.
 func (s *Session) Route(ctx context.Context, namesrv, topic string) (Route, error) {
-	resp, err := s.Call(ctx, namesrv, remoting.NewRequest(remoting.GetRouteInfoByTopic,
+	resp, err := s.callNamesrv(ctx, namesrv, remoting.NewRequest(remoting.GetRouteInfoByTopic,
 		map[string]string{"topic": topic}, nil), remoting.TopicNotExist)
 	if err != nil {
 		return Route{}, err
@@ -142,9 +179,10 @@ func (s *Session) Route(ctx context.Context, namesrv, topic string) (Route, erro
 	return r, nil
 }
 
-// TopicNames asks a name server for every topic it has a route for.
+// TopicNames asks the name servers (tried in turn) for every topic they
+// have a route for.
 func (s *Session) TopicNames(ctx context.Context, namesrv string) ([]string, error) {
-	resp, err := s.Call(ctx, namesrv, remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil))
+	resp, err := s.callNamesrv(ctx, namesrv, remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +196,8 @@ func (s *Session) TopicNames(ctx context.Context, namesrv string) ([]string, err
 	return body.TopicList, nil
 }
 
-// DeleteTopicInNamesrv removes a topic's route from a name server.
+// DeleteTopicInNamesrv removes a topic's route from one name server (each
+// name server of a cluster holds its own routes).
 func (s *Session) DeleteTopicInNamesrv(ctx context.Context, namesrv, topic string) error {
 	_, err := s.Call(ctx, namesrv, remoting.NewRequest(remoting.DeleteTopicInNamesrv, map[string]string{"topic": topic}, nil))
 	return err
