@@ -44,6 +44,7 @@ type options struct {
 	rounds           int
 	size, window     int
 	root             string
+	wheelmqFlags     string
 	official, keep   bool
 }
 
@@ -55,6 +56,7 @@ func main() {
 	flag.IntVar(&o.size, "size", 256, "message body bytes")
 	flag.IntVar(&o.window, "window", 256, "async: publishes in flight")
 	flag.StringVar(&o.root, "root", "", "wheelmq repository root (default: found from the working directory)")
+	flag.StringVar(&o.wheelmqFlags, "wheelmq-flags", "", "extra wheelmq flags, space-separated (e.g. --index=false)")
 	flag.BoolVar(&o.official, "official", true, "also measure the official RocketMQ Go client against wheelmq")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, stores, server logs)")
 	flag.Parse()
@@ -112,7 +114,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		return err
 	}
 	natsVersion, _ := exec.Command(natsBin, "--version").Output()
-	wm, err := startWheelmq(ctx, wmBin, dir)
+	wm, err := startWheelmq(ctx, wmBin, dir, strings.Fields(o.wheelmqFlags)...)
 	if err != nil {
 		return err
 	}
@@ -137,16 +139,16 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		return err
 	}
 	defer nc.Close()
-	systems := []*system{{name: "wheelmq", pub: native}, {name: "nats", pub: nc}}
+	systems := []*system{{name: "wheelmq", pub: native, pid: wm.cmd.Process.Pid}, {name: "nats", pub: nc, pid: ns.cmd.Process.Pid}}
 	if o.official {
 		official, err := newOfficial(wm.namesrv)
 		if err != nil {
 			return err
 		}
 		defer official.Close()
-		systems = append(systems, &system{name: "official", pub: official})
+		systems = append(systems, &system{name: "official", pub: official, pid: wm.cmd.Process.Pid})
 	}
-	m := machine{loadBefore: loadAvg(), natsVersion: strings.TrimSpace(string(natsVersion))}
+	m := machine{loadBefore: loadAvg(), natsVersion: strings.TrimSpace(string(natsVersion)), wheelmqFlags: o.wheelmqFlags}
 	res, err := measure(ctx, o, systems, progress)
 	if err != nil {
 		return err
@@ -160,6 +162,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 type system struct {
 	name string
 	pub  publisher
+	pid  int // the server's process
 }
 
 // workloads are the measurements, in order.
@@ -167,9 +170,18 @@ var workloads = []string{"sync", "async", "timer"}
 
 // result is one measurement.
 type result struct {
-	acked, failed int64
-	elapsed       time.Duration
-	p50, p99      time.Duration // sync only
+	acked, failed     int64
+	elapsed           time.Duration
+	p50, p99          time.Duration // sync only
+	serverCPU, cliCPU time.Duration // CPU time the server process and this client process used
+}
+
+// perMsg returns d per acknowledged message.
+func (r result) perMsg(d time.Duration) time.Duration {
+	if r.acked == 0 {
+		return 0
+	}
+	return d / time.Duration(r.acked)
 }
 
 func (r result) rate() float64 { return float64(r.acked) / r.elapsed.Seconds() }
@@ -200,7 +212,8 @@ func measure(ctx context.Context, o options, systems []*system, progress io.Writ
 					return nil, fmt.Errorf("%s %s: %w", s.name, w, err)
 				}
 				res[w][s.name] = append(res[w][s.name], r)
-				fmt.Fprintf(progress, "round %d  %-6s %-9s %10.0f msg/s  (%d failed)\n", round+1, w, s.name, r.rate(), r.failed)
+				fmt.Fprintf(progress, "round %d  %-6s %-9s %10.0f msg/s  server %5.1f µs/msg  client %5.1f µs/msg  (%d failed)\n",
+					round+1, w, s.name, r.rate(), micros(r.perMsg(r.serverCPU)), micros(r.perMsg(r.cliCPU)), r.failed)
 			}
 		}
 	}
@@ -212,10 +225,16 @@ func runOne(ctx context.Context, o options, s *system, w string, body []byte, d 
 	if err := ctx.Err(); err != nil {
 		return result{}, err
 	}
+	srv0, cli0 := processCPU(s.pid), selfCPU()
+	var r result
+	var err error
 	if w == "sync" {
-		return runSync(ctx, s.pub, body, d)
+		r, err = runSync(ctx, s.pub, body, d)
+	} else {
+		r, err = runAsync(ctx, s.pub, body, o.window, d, w == "timer")
 	}
-	return runAsync(ctx, s.pub, body, o.window, d, w == "timer")
+	r.serverCPU, r.cliCPU = processCPU(s.pid)-srv0, selfCPU()-cli0
+	return r, err
 }
 
 // runSync publishes one message at a time for d.
@@ -301,6 +320,7 @@ fill: // every slot back: nothing in flight
 type machine struct {
 	loadBefore, loadAfter string
 	natsVersion           string
+	wheelmqFlags          string
 }
 
 // loadAvg returns /proc/loadavg's 1, 5 and 15 minute averages.

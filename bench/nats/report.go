@@ -39,6 +39,22 @@ func median(rs []result) result {
 	return s[(len(s)-1)/2]
 }
 
+// medianCPU returns the median per-message CPU time that get picks.
+func medianCPU(rs []result, get func(result) time.Duration) time.Duration {
+	if len(rs) == 0 {
+		return 0
+	}
+	v := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		v[i] = r.perMsg(get(r))
+	}
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
+}
+
+// micros is d in microseconds.
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 // cpuModel returns the first CPU's model name.
 func cpuModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
@@ -87,8 +103,12 @@ func report(w io.Writer, o options, m machine, res results) {
 		o.size, o.rounds, o.duration)
 	fmt.Fprintf(w, "machine: %d CPUs, %s, %s/%s; load average %s before, %s after (shared machine: figures are noisy)\n",
 		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, m.loadBefore, m.loadAfter)
-	fmt.Fprintf(w, "servers: wheelmq (this repository, async flush), %s (JetStream file storage); clients: native producer, nats.go %s, rocketmq-client-go %s\n",
-		m.natsVersion, moduleVersion("github.com/nats-io/nats.go"), moduleVersion("github.com/apache/rocketmq-client-go/v2"))
+	flags := "async flush"
+	if m.wheelmqFlags != "" {
+		flags += ", " + m.wheelmqFlags
+	}
+	fmt.Fprintf(w, "servers: wheelmq (this repository, %s), %s (JetStream file storage); clients: native producer, nats.go %s, rocketmq-client-go %s\n",
+		flags, m.natsVersion, moduleVersion("github.com/nats-io/nats.go"), moduleVersion("github.com/apache/rocketmq-client-go/v2"))
 	fmt.Fprintf(w, "date: %s\n\n", time.Now().UTC().Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "workload\twheelmq (native)\tNATS JetStream\twheelmq/NATS\tgoal\tmet")
@@ -105,6 +125,24 @@ func report(w io.Writer, o options, m machine, res results) {
 		ma, mb := median(a), median(b)
 		fmt.Fprintf(tw, "  sync latency p50 / p99\t%v / %v\t%v / %v\t\t\t\n", ma.p50.Round(time.Microsecond),
 			ma.p99.Round(time.Microsecond), mb.p50.Round(time.Microsecond), mb.p99.Round(time.Microsecond))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nCPU per acknowledged message (medians; server process from /proc, client from getrusage):\n\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\twheelmq server\tNATS server\twheelmq/NATS\tnative client\tnats.go client\tofficial Go client")
+	for _, wl := range workloads {
+		srv := func(name string) time.Duration {
+			return medianCPU(res[wl][name], func(r result) time.Duration { return r.serverCPU })
+		}
+		cli := func(name string) time.Duration {
+			return medianCPU(res[wl][name], func(r result) time.Duration { return r.cliCPU })
+		}
+		cpuRatio := "-"
+		if n := srv("nats"); n > 0 {
+			cpuRatio = fmt.Sprintf("%.2fx", float64(srv("wheelmq"))/float64(n))
+		}
+		fmt.Fprintf(tw, "%s\t%.1f µs\t%.1f µs\t%s\t%.1f µs\t%.1f µs\t%.1f µs\n", t[wl], micros(srv("wheelmq")), micros(srv("nats")),
+			cpuRatio, micros(cli("wheelmq")), micros(cli("nats")), micros(cli("official")))
 	}
 	_ = tw.Flush()
 	if len(res["sync"]["official"]) == 0 {

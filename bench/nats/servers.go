@@ -116,8 +116,8 @@ type wheelmqServer struct {
 }
 
 // startWheelmq runs wheelmq with async flush (acknowledged once in the page
-// cache, fsync every 500 ms) and a store under dir.
-func startWheelmq(ctx context.Context, bin, dir string) (*wheelmqServer, error) {
+// cache, fsync every 500 ms), a store under dir and the extra flags.
+func startWheelmq(ctx context.Context, bin, dir string, extra ...string) (*wheelmqServer, error) {
 	var addrs [3]string
 	for i := range addrs {
 		a, err := freeAddr()
@@ -126,9 +126,9 @@ func startWheelmq(ctx context.Context, bin, dir string) (*wheelmqServer, error) 
 		}
 		addrs[i] = a
 	}
-	s, err := start(ctx, "wheelmq", dir, "http://"+addrs[2]+"/healthz", bin,
-		"--data", filepath.Join(dir, "wheelmq-data"), "--listen", addrs[0], "--namesrv-listen", addrs[1],
-		"--metrics-listen", addrs[2], "--flush", "async", "--log-level", "warn", "--log-format", "json")
+	args := append([]string{"--data", filepath.Join(dir, "wheelmq-data"), "--listen", addrs[0], "--namesrv-listen", addrs[1],
+		"--metrics-listen", addrs[2], "--flush", "async", "--log-level", "warn", "--log-format", "json"}, extra...)
+	s, err := start(ctx, "wheelmq", dir, "http://"+addrs[2]+"/healthz", bin, args...)
 	if err != nil {
 		return nil, err
 	}
