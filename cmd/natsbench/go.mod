@@ -1,4 +1,4 @@
-module github.com/wheelmq/wheelmq/bench/nats
+module github.com/wheelmq/wheelmq/cmd/natsbench
 
 go 1.26.8
 
