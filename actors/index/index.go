@@ -53,7 +53,13 @@ type Options struct {
 	// CheckpointInterval is how often the index is fsynced and its position
 	// made durable (default 1 s).
 	CheckpointInterval time.Duration
-	Logger             zerolog.Logger
+	// MinInterval spaces indexing rounds (default 10 ms): new records are
+	// indexed in batches, not one wake-up per send, so the stage costs the
+	// send path little; a lookup first catches up with what is dispatched,
+	// so it never misses a stored message. A backlog over catchUpBytes is
+	// indexed at once.
+	MinInterval time.Duration
+	Logger      zerolog.Logger
 }
 
 // Kicker wakes the stage, coalescing wake-ups, and publishes its progress.
@@ -84,6 +90,11 @@ func (k *Kicker) Indexed() int64 { return k.indexed.Load() }
 
 type kick struct{}
 type syncTick struct{}
+type roundTick struct{}
+
+// catchUpBytes is the backlog indexed at once, without waiting for
+// MinInterval.
+const catchUpBytes = 4 << 20
 
 // Indexer is the actor.
 type Indexer struct {
@@ -92,12 +103,18 @@ type Indexer struct {
 	ix     *keyindex.Index
 	offset int64
 	timer  *stage.Timer
+	round  *stage.Timer // the deferred next round
+	last   time.Time    // when the last round ran
+	armed  bool         // a roundTick is pending
 }
 
 // Producer returns the actor producer; it binds k to the stage.
 func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = time.Second
+	}
+	if opts.MinInterval <= 0 {
+		opts.MinInterval = 10 * time.Millisecond
 	}
 	if opts.Dir == "" {
 		opts.Dir = filepath.Join(opts.Store.Dir, "index")
@@ -110,7 +127,7 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 	k.indexed.Store(-1)
 	return func(self *stage.Stage) actor.Actor {
 		k.Bind(self)
-		return &Indexer{opts: opts, kicker: k, timer: self.NewTimer()}
+		return &Indexer{opts: opts, kicker: k, timer: self.NewTimer(), round: self.NewTimer()}
 	}
 }
 
@@ -121,9 +138,18 @@ func (x *Indexer) Receive(ctx actor.Context) {
 		x.start()
 	case kick:
 		x.kicker.pending.Store(false)
-		if more := x.run(); more {
-			x.kicker.Kick()
+		wait := x.opts.MinInterval - time.Since(x.last)
+		if wait > 0 && x.limit()-x.offset < catchUpBytes {
+			if !x.armed {
+				x.armed = true
+				x.round.Arm(wait, roundTick{})
+			}
+			return
 		}
+		x.runRound()
+	case roundTick:
+		x.armed = false
+		x.runRound()
 	case syncTick:
 		x.sync()
 		x.armTick()
@@ -131,11 +157,13 @@ func (x *Indexer) Receive(ctx actor.Context) {
 			x.kicker.Kick() // a safety net: normally the dispatcher's notice kicks
 		}
 	case *Query:
+		x.catchUp()
 		m.Reply(x.query(m))
 	case *View:
 		m.Reply(x.view(m.Offset))
 	case *actor.Stopping, *actor.Restarting:
 		x.timer.Stop()
+		x.round.Stop()
 		if x.ix != nil {
 			if err := x.ix.Close(); err != nil {
 				x.opts.Logger.Error().Err(err).Msg("index close failed")
@@ -177,6 +205,21 @@ func (x *Indexer) start() {
 		Int("files", ix.Stats().Files).Int64("entries", ix.Stats().Entries).Msg("index resuming")
 	x.armTick()
 	x.kicker.Kick()
+}
+
+// runRound indexes one batch and asks for another when more remain.
+func (x *Indexer) runRound() {
+	x.last = time.Now()
+	if more := x.run(); more {
+		x.kicker.Kick()
+	}
+}
+
+// catchUp indexes everything dispatched so far (a lookup must see every
+// stored message, whatever the round spacing).
+func (x *Indexer) catchUp() {
+	for x.run() {
+	}
 }
 
 func (x *Indexer) armTick() { x.timer.Arm(x.opts.CheckpointInterval, syncTick{}) }
