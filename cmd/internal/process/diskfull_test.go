@@ -190,3 +190,55 @@ func TestDiskFull(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskWatermarkOnARealDisk runs a broker on a small tmpfs with the disk
+// sampled for real (statfs), fills the disk past --disk-full-ratio with a
+// file of its own: sends are refused at once with SERVICE_NOT_AVAILABLE and
+// the disk-full remark while pulls go on, and accepted again once the file
+// is gone.
+func TestDiskWatermarkOnARealDisk(t *testing.T) {
+	disk := mountTmpfs(t, 16<<20)
+	n := processtest.Start(t, processtest.Options{Dir: disk.dataDir(), Metrics: true, Mutate: func(c *pipeline.Config) {
+		c.DiskUsage = nil // statfs on the data directory
+		c.DiskSampleInterval = 20 * time.Millisecond
+		c.DiskCleanRatio, c.DiskForceCleanRatio, c.DiskFullRatio = 0.9, 0.9, 0.9
+	}})
+	topic := processtest.Unique("watermark")
+	processtest.CreateTopic(t, n, topic, 1)
+	b := dialRaw(t, n, topic)
+	b.mustSend("before the disk filled up")
+
+	disk.fill(t, 512<<10) // about 97 % used
+	var resp *remoting.Command
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if resp = b.send("while the disk is full"); resp.Code != remoting.Success {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sends still accepted 5 s after the disk passed the full ratio")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if resp.Code != remoting.ServiceNotAvailable || !strings.Contains(resp.Remark, "disk is full") {
+		t.Fatalf("send past the watermark: code %d %q, want SERVICE_NOT_AVAILABLE saying the disk is full", resp.Code, resp.Remark)
+	}
+	if v := scrape(t, n.MetricsAddr(), "wheelmq_store_disk_used_ratio"); v < 0.9 {
+		t.Fatalf("wheelmq_store_disk_used_ratio = %v with the disk past the full ratio", v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	recs, err := processtest.ReadQueue(ctx, b.c, topic, 0)
+	cancel()
+	if err != nil || len(recs) == 0 || string(recs[0].Body) != "before the disk filled up" {
+		t.Fatalf("pull while the disk is full: %d records, %v", len(recs), err)
+	}
+
+	disk.free(t)
+	deadline = time.Now().Add(5 * time.Second)
+	for b.send("after the disk has room").Code != remoting.Success {
+		if time.Now().After(deadline) {
+			t.Fatal("sends still refused 5 s after the disk has room again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
