@@ -50,3 +50,26 @@ func sockName(fd int) (string, error) {
 	}
 	return "", fmt.Errorf("netloop socket address of type %T", sa)
 }
+
+// connFD returns the socket of a gnet connection, for direct writes.
+func connFD(gc gnet.Conn) int { return gc.Fd() }
+
+// writeFD writes b to the non-blocking socket fd and returns how many bytes
+// it took: len(b), or less when the socket is full or failed (the caller
+// hands the rest to the event loop, which reports the error).
+func writeFD(fd int, b []byte) int {
+	n := 0
+	for n < len(b) {
+		k, err := syscall.Write(fd, b[n:])
+		if k > 0 {
+			n += k
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || k <= 0 {
+			break
+		}
+	}
+	return n
+}

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,32 +87,62 @@ func (bb *benchBroker) client(tb testing.TB, ok ...int32) *benchClient {
 	for _, code := range ok {
 		c.codes[code] = true
 	}
-	c.fc = netloop.NewFakeConn(bb.srv, -1, c.onWrite)
-	tb.Cleanup(c.fc.Shutdown)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		tb.Fatal(err)
+	}
+	c.fc = netloop.NewFakeConn(bb.srv, fds[0], nil)
+	done := make(chan struct{})
+	go c.read(fds[1], done)
+	tb.Cleanup(func() {
+		c.fc.Shutdown()
+		_ = syscall.Shutdown(fds[0], syscall.SHUT_RDWR)
+		<-done
+		_ = syscall.Close(fds[0])
+		_ = syscall.Close(fds[1])
+	})
 	return c
 }
 
-// onWrite counts the frames of one server write and checks their codes
-// without decoding them (no allocation).
-func (c *benchClient) onWrite(b []byte) {
-	n := 0
-	for len(b) >= 8 {
-		size := int(binary.BigEndian.Uint32(b)) + 4
-		if size > len(b) {
-			c.fail("short frame")
-			break
+// read drains the client end of the socketpair, counting whole frames and
+// checking their codes without decoding them (no allocation).
+func (c *benchClient) read(fd int, done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, 8<<20)
+	have := 0
+	for {
+		k, err := syscall.Read(fd, buf[have:])
+		if err == syscall.EINTR {
+			continue
 		}
-		if code, ok := responseCode(b[:size]); !ok || !c.codes[code] {
-			if resp, err := remoting.DecodeFrame(b[4:size]); err == nil {
-				c.fail(fmt.Sprintf("response code %d remark %q", resp.Code, resp.Remark))
-			} else {
-				c.fail(fmt.Sprintf("undecodable response: %v", err))
+		if k <= 0 {
+			return
+		}
+		have += k
+		b, n := buf[:have], 0
+		for len(b) >= 8 {
+			size := int(binary.BigEndian.Uint32(b)) + 4
+			if size > len(b) {
+				break
 			}
+			if code, ok := responseCode(b[:size]); !ok || !c.codes[code] {
+				if resp, err := remoting.DecodeFrame(b[4:size]); err == nil {
+					c.fail(fmt.Sprintf("response code %d remark %q", resp.Code, resp.Remark))
+				} else {
+					c.fail(fmt.Sprintf("undecodable response: %v", err))
+				}
+			}
+			n++
+			b = b[size:]
 		}
-		n++
-		b = b[size:]
+		have = copy(buf, b)
+		if n > 0 {
+			c.got <- n
+		}
 	}
-	c.got <- n
 }
 
 func (c *benchClient) fail(msg string) { c.bad.CompareAndSwap(nil, &msg) }

@@ -13,6 +13,21 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
+// FrameAppender appends one encoded frame to dst and returns the extended
+// slice; on error it returns dst unchanged. Conn calls it while it holds
+// the connection's outbox, so frames are written whole and in order: it
+// must not block or call back into the Conn.
+type FrameAppender interface {
+	AppendFrame(dst []byte) ([]byte, error)
+}
+
+// commandFrame is the FrameAppender of a Command.
+type commandFrame struct{ cmd *remoting.Command }
+
+func (f commandFrame) AppendFrame(dst []byte) ([]byte, error) {
+	return remoting.AppendFrame(dst, f.cmd)
+}
+
 // Conn is one client connection. Every method is safe from any goroutine.
 // A Conn stays valid after the connection closes; Send then fails.
 type Conn struct {
@@ -24,12 +39,17 @@ type Conn struct {
 	// remoteAP is remote as a netip.AddrPort (IPv4 unmapped); zero when
 	// the address is not TCP.
 	remoteAP netip.AddrPort
+	// fd is the socket, for direct writes (see writeDirect); -1 when every
+	// write goes through the event loop.
+	fd int
 
 	ctx atomic.Pointer[ctxBox]
 
 	// state guards closed. Send and Close hold the read lock while they
-	// queue work on gnet, and OnClose takes the write lock to set closed, so
-	// once OnClose has run no call can reach the (soon closed) event loop.
+	// queue work on gnet or write to the socket, and OnClose takes the
+	// write lock to set closed before gnet closes the socket, so once
+	// OnClose has run no call can reach the (soon closed) descriptor or
+	// event loop.
 	state struct {
 		sync.RWMutex
 		closed bool
@@ -39,15 +59,21 @@ type Conn struct {
 	// touched on the connection's event loop.
 	badFrame error
 
-	// out coalesces responses: Send appends encoded frames and schedules
-	// one flush task on the event loop; frames queued before that task runs
-	// leave in a single write.
+	// out is the connection's outbox. Frames are appended to buf; whoever
+	// finds no write under way writes everything queued, in one write
+	// (see Send). Invariant: when buf is not empty, writing or scheduled
+	// is set, or an Outbox holding the connection will flush it.
 	out struct {
 		sync.Mutex
-		buf       []byte // frames waiting for the flush
-		spare     []byte // the other buffer, reused after each flush
+		buf       []byte // frames waiting to be written
+		spare     []byte // the other buffer, reused after each write
 		frames    int64  // frames in buf
-		scheduled bool   // a flush task is queued
+		writing   bool   // a goroutine (or the loop's flush) is writing and rechecks buf before it stops
+		scheduled bool   // a flush task is queued on the event loop
+		// viaLoop is set when gnet may hold bytes the socket did not
+		// take: writes then go through the event loop (gnet keeps its
+		// own buffer in order) until a flush finds that buffer empty.
+		viaLoop bool
 	}
 	flushTask gnet.RunnableFunc
 }
@@ -83,63 +109,153 @@ func (c *Conn) Context() any {
 // SetContext stores a per-connection value for the handler.
 func (c *Conn) SetContext(v any) { c.ctx.Store(&ctxBox{v: v}) }
 
-// Send encodes cmd and queues it for writing on the connection's event
-// loop. It returns once queued; frames sent from one goroutine go out in
-// order. Frames queued while an earlier flush is pending go out with it, in
-// one write. After the connection is closed it returns an error wrapping
-// ErrConnClosed.
-func (c *Conn) Send(cmd *remoting.Command) error {
+// Send encodes cmd and writes it; see SendFrame.
+func (c *Conn) Send(cmd *remoting.Command) error { return c.SendFrame(commandFrame{cmd}) }
+
+// SendFrame appends the frame f encodes to the connection's outbox and
+// writes it. It returns once the frame is written or queued; frames sent
+// from one goroutine go out in order. Frames queued while a write is under
+// way go out with the next one, in one write.
+//
+// The write happens on the calling goroutine, straight to the socket,
+// when nothing else is being written and gnet holds no unsent bytes of
+// the connection (the socket is non-blocking: what it does not take is
+// handed to the event loop, and so are writes on platforms without direct
+// writes); otherwise it is left to the writer under way or to a flush task
+// on the connection's event loop. A stage answering a request thus needs
+// no hop through the event loop. After the connection is closed it
+// returns an error wrapping ErrConnClosed.
+func (c *Conn) SendFrame(f FrameAppender) error {
 	c.state.RLock()
 	defer c.state.RUnlock()
 	if c.state.closed {
-		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, ErrConnClosed)
+		return fmt.Errorf("netloop send to %s: %w", c.remote, ErrConnClosed)
 	}
 	c.out.Lock()
-	buf, err := remoting.AppendFrame(c.out.buf, cmd)
-	if err != nil {
+	if err := c.queueLocked(f); err != nil {
 		c.out.Unlock()
-		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, err)
+		return err
+	}
+	return c.startWriteLocked()
+}
+
+// queueLocked appends f's frame to the outbox (out locked).
+func (c *Conn) queueLocked(f FrameAppender) error {
+	buf, err := f.AppendFrame(c.out.buf)
+	if err != nil {
+		return fmt.Errorf("netloop send to %s: %w", c.remote, err)
 	}
 	c.out.buf = buf
 	c.out.frames++
-	schedule := !c.out.scheduled
-	c.out.scheduled = true
-	c.out.Unlock()
-	if !schedule {
+	return nil
+}
+
+// startWriteLocked writes the outbox unless a write is under way: directly
+// when it may, else through the event loop. It is called with state read
+// locked (the socket stays open) and out locked, and unlocks out.
+func (c *Conn) startWriteLocked() error {
+	if c.out.writing || c.out.scheduled || len(c.out.buf) == 0 {
+		c.out.Unlock()
 		return nil
 	}
+	if c.fd < 0 || c.out.viaLoop {
+		return c.scheduleLocked()
+	}
+	c.out.writing = true
+	c.out.Unlock()
+	c.writeDirect()
+	return nil
+}
+
+// scheduleLocked queues a flush task on the event loop (out locked; it
+// unlocks it).
+func (c *Conn) scheduleLocked() error {
+	c.out.scheduled = true
+	c.out.Unlock()
 	if err := c.gc.EventLoop().Execute(context.Background(), c.flushTask); err != nil {
 		c.out.Lock()
 		c.out.scheduled = false
 		c.out.Unlock()
-		return fmt.Errorf("netloop send code %d opaque %d to %s: %w", cmd.Code, cmd.Opaque, c.remote, err)
+		return fmt.Errorf("netloop send to %s: %w", c.remote, err)
 	}
 	return nil
 }
 
-// flush writes every queued frame; it runs on the connection's event loop.
+// writeDirect writes the outbox to the socket until it is empty. The caller
+// set writing and holds state's read lock. When the socket takes less than
+// everything (it is full, or failing), the rest goes back to the front of
+// the outbox and the event loop takes over: gnet buffers what the socket
+// does not take, waits for it to drain, and closes the connection on an
+// error.
+func (c *Conn) writeDirect() {
+	for {
+		c.out.Lock()
+		buf, frames := c.out.buf, c.out.frames
+		if len(buf) == 0 {
+			c.out.writing = false
+			c.out.Unlock()
+			return
+		}
+		c.out.buf, c.out.frames, c.out.spare = c.out.spare[:0], 0, nil
+		c.out.Unlock()
+		n := writeFD(c.fd, buf)
+		c.srv.stats.framesOut.Add(frames)
+		c.srv.stats.bytesOut.Add(int64(n))
+		c.out.Lock()
+		if n == len(buf) {
+			c.keepSpareLocked(buf)
+			c.out.Unlock()
+			continue
+		}
+		rest := buf[:copy(buf, buf[n:])]
+		c.out.buf = append(rest, c.out.buf...)
+		c.out.viaLoop = true
+		c.out.writing = false
+		if err := c.scheduleLocked(); err != nil {
+			c.srv.log.Debug().Err(err).Str("remote", c.remote).Msg("remoting send: event loop refused the rest of a write")
+		}
+		return
+	}
+}
+
+// keepSpareLocked keeps buf for reuse as the next outbox (out locked).
+func (c *Conn) keepSpareLocked(buf []byte) {
+	if c.out.spare == nil && cap(buf) <= maxSpare {
+		c.out.spare = buf[:0]
+	}
+}
+
+// flush writes every queued frame through gnet; it runs on the connection's
+// event loop.
 func (c *Conn) flush(context.Context) error {
-	c.out.Lock()
-	buf, frames := c.out.buf, c.out.frames
-	c.out.buf, c.out.frames, c.out.scheduled = c.out.spare[:0], 0, false
-	c.out.spare = nil
-	c.out.Unlock()
 	c.state.RLock()
 	closed := c.state.closed
 	c.state.RUnlock()
-	if !closed && len(buf) > 0 {
-		// gnet writes what the socket takes and copies the rest into its
-		// outbound buffer, so buf can be reused afterwards.
-		if _, err := c.gc.Write(buf); err != nil {
-			c.srv.log.Debug().Err(err).Str("remote", c.remote).Msg("remoting send failed")
-		} else {
-			c.srv.stats.framesOut.Add(frames)
-			c.srv.stats.bytesOut.Add(int64(len(buf)))
-		}
-	}
 	c.out.Lock()
-	if c.out.spare == nil && cap(buf) <= maxSpare {
-		c.out.spare = buf[:0]
+	c.out.scheduled = false
+	if c.out.writing {
+		c.out.Unlock()
+		return nil // a direct write is under way and writes what is queued
+	}
+	for len(c.out.buf) > 0 {
+		buf, frames := c.out.buf, c.out.frames
+		c.out.buf, c.out.frames, c.out.spare = c.out.spare[:0], 0, nil
+		c.out.writing = true
+		c.out.Unlock()
+		if !closed {
+			// gnet writes what the socket takes and copies the rest into
+			// its outbound buffer, so buf can be reused afterwards.
+			if _, err := c.gc.Write(buf); err != nil {
+				c.srv.log.Debug().Err(err).Str("remote", c.remote).Msg("remoting send failed")
+			} else {
+				c.srv.stats.framesOut.Add(frames)
+				c.srv.stats.bytesOut.Add(int64(len(buf)))
+			}
+		}
+		c.out.Lock()
+		c.out.writing = false
+		c.out.viaLoop = !closed && c.gc.OutboundBuffered() > 0
+		c.keepSpareLocked(buf)
 	}
 	c.out.Unlock()
 	return nil
@@ -164,11 +280,71 @@ func (c *Conn) Close() error {
 }
 
 // markClosed records that the connection is gone, waiting for in-flight
-// Send and Close calls to finish queueing.
+// Send and Close calls to finish queueing or writing.
 func (c *Conn) markClosed() {
 	c.state.Lock()
 	c.state.closed = true
 	c.state.Unlock()
+}
+
+// Outbox defers writes so that a stage answering a batch of requests
+// writes each connection once: SendFrame queues a frame on its connection
+// without writing it (unless a write is already under way, which takes it
+// along), and Flush starts the write of every connection queued on. An
+// Outbox belongs to one goroutine, and Flush must follow the sends (defer
+// it). A nil *Outbox writes each frame at once, like Conn.SendFrame.
+type Outbox struct {
+	conns []*Conn
+}
+
+// Send queues cmd on c; see SendFrame.
+func (o *Outbox) Send(c *Conn, cmd *remoting.Command) error { return o.SendFrame(c, commandFrame{cmd}) }
+
+// SendFrame queues f's frame on c, to be written by Flush (or by a write
+// already under way). After the connection is closed it returns an error
+// wrapping ErrConnClosed.
+func (o *Outbox) SendFrame(c *Conn, f FrameAppender) error {
+	if o == nil {
+		return c.SendFrame(f)
+	}
+	c.state.RLock()
+	defer c.state.RUnlock()
+	if c.state.closed {
+		return fmt.Errorf("netloop send to %s: %w", c.remote, ErrConnClosed)
+	}
+	c.out.Lock()
+	err := c.queueLocked(f)
+	idle := !c.out.writing && !c.out.scheduled
+	c.out.Unlock()
+	if err == nil && idle && (len(o.conns) == 0 || o.conns[len(o.conns)-1] != c) {
+		o.conns = append(o.conns, c)
+	}
+	return err
+}
+
+// Flush writes what was queued on every connection since the last Flush.
+func (o *Outbox) Flush() {
+	if o == nil {
+		return
+	}
+	for i, c := range o.conns {
+		c.kick()
+		o.conns[i] = nil
+	}
+	o.conns = o.conns[:0]
+}
+
+// kick starts writing the outbox if nothing writes it.
+func (c *Conn) kick() {
+	c.state.RLock()
+	defer c.state.RUnlock()
+	if c.state.closed {
+		return
+	}
+	c.out.Lock()
+	if err := c.startWriteLocked(); err != nil {
+		c.srv.log.Debug().Err(err).Str("remote", c.remote).Msg("remoting send: flush not scheduled")
+	}
 }
 
 // tcpAddrPort converts a TCP address to a netip.AddrPort with IPv4-mapped

@@ -12,14 +12,25 @@
 // header length past the frame, unknown serialize type, unparsable header)
 // is logged with the remote address and closes that connection only.
 //
+// A Handler that also implements FrameHandler is offered each frame as it
+// lies in the read buffer first, so that a hot path can serve it without
+// decoding it into a Command (see netloop/router's plain sends).
+//
 // Handlers run on an event loop and must not block: they copy what they
-// need, hand the work to actors, and answer later with Conn.Send, which
-// appends the encoded frame to the connection's outbox and, unless one is
-// already pending, schedules a flush task on the connection's event loop
-// (EventLoop().Execute): every frame queued before the task runs leaves in
-// one write, in the order sent. Send, Close,
-// Context and SetContext are safe from any goroutine; after the connection
-// is closed Send returns an error wrapping ErrConnClosed.
+// need, hand the work to actors, and answer later with Conn.Send (or
+// SendFrame), which appends the encoded frame to the connection's outbox
+// and writes it: straight to the socket from the calling goroutine when no
+// other write is under way and gnet holds no unsent bytes of the connection
+// (the socket is non-blocking; what it does not take, and everything after
+// it until gnet's buffer is empty, goes through a flush task on the
+// connection's event loop, EventLoop().Execute). Frames queued while a write
+// is under way leave with it, in one write, in the order sent. A stage that
+// answers a batch of requests queues its answers in an Outbox and writes
+// each connection once. Send, Close, Context and SetContext are safe from
+// any goroutine; after the connection is closed Send returns an error
+// wrapping ErrConnClosed. A direct write holds the connection's state lock,
+// which OnClose takes before gnet closes the descriptor, so a write never
+// reaches a closed or reused descriptor.
 //
 // # Concurrency
 //

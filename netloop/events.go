@@ -55,6 +55,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		local:  localAddr(gc),
 	}
 	c.remoteAP = tcpAddrPort(gc.RemoteAddr())
+	c.fd = connFD(gc)
 	c.flushTask = c.flush
 	gc.SetContext(c)
 	s.stats.conns.Add(1)
@@ -73,7 +74,17 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	before := gc.InboundBuffered()
-	err := drainFrames(gc, s.cfg.MaxFrame, func(cmd *remoting.Command) {
+	var raw func([]byte) bool
+	if fh, ok := s.h.(FrameHandler); ok {
+		raw = func(frame []byte) bool {
+			if fh.OnFrame(c, frame) {
+				s.stats.framesIn.Add(1)
+				return true
+			}
+			return false
+		}
+	}
+	err := drainFrames(gc, s.cfg.MaxFrame, raw, func(cmd *remoting.Command) {
 		s.stats.framesIn.Add(1)
 		s.h.OnCommand(c, cmd)
 	})
@@ -92,12 +103,14 @@ type inbound interface {
 }
 
 // drainFrames decodes and delivers every complete frame buffered in in,
-// leaving a partial frame for the next call. Each frame is decoded (the
-// body copied) before its bytes are discarded, because gnet reuses them.
+// leaving a partial frame for the next call. Each frame is first offered
+// to raw (when not nil) as it lies in the buffer; a frame raw does not
+// take is decoded (the body copied) before its bytes are discarded,
+// because gnet reuses them.
 // An impossible length is rejected as soon as its 4 bytes arrive, so a
 // hostile peer cannot make the buffer grow past maxFrame. It returns nil
 // when it needs more bytes, or an error wrapping ErrBadFrame.
-func drainFrames(in inbound, maxFrame int, deliver func(*remoting.Command)) error {
+func drainFrames(in inbound, maxFrame int, raw func([]byte) bool, deliver func(*remoting.Command)) error {
 	for {
 		lenBuf, err := in.Peek(frameLengthSize)
 		if err != nil {
@@ -117,6 +130,10 @@ func drainFrames(in inbound, maxFrame int, deliver func(*remoting.Command)) erro
 		frame, err := in.Peek(total)
 		if err != nil {
 			return nil
+		}
+		if raw != nil && raw(frame[frameLengthSize:]) {
+			_, _ = in.Discard(total)
+			continue
 		}
 		cmd, err := remoting.DecodeFrame(frame[frameLengthSize:])
 		_, _ = in.Discard(total)

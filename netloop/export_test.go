@@ -10,6 +10,9 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -22,18 +25,23 @@ type FakeConn struct {
 	gnet.Conn
 	srv    *Server
 	in     []byte // inbound bytes not consumed yet (test goroutine only)
+	base   []byte // in's buffer
 	ctx    any
 	remote net.Addr
 	local  net.Addr
 	fd     int
 	loop   *fakeLoop
+	// outbound is what OutboundBuffered reports (SetOutbound).
+	outbound atomic.Int64
 	// OnWrite receives every buffer the server writes through gnet; it runs
 	// on the fake loop's goroutine.
 	OnWrite func([]byte)
 }
 
-// NewFakeConn opens a fake connection on s (OnOpen runs at once) whose
-// writes through gnet go to onWrite. fd is what Fd returns (-1: none).
+// NewFakeConn opens a fake connection on s (OnOpen runs at once). fd is
+// what Fd returns: -1 for none (every write goes through the fake loop),
+// else a non-blocking socket (one end of a socketpair) for direct writes.
+// The loop's writes go to onWrite, or to fd when onWrite is nil.
 func NewFakeConn(s *Server, fd int, onWrite func([]byte)) *FakeConn {
 	f := &FakeConn{
 		srv:     s,
@@ -50,7 +58,11 @@ func NewFakeConn(s *Server, fd int, onWrite func([]byte)) *FakeConn {
 // Feed appends inbound bytes and runs OnTraffic, as an event loop does when
 // the socket is readable. It returns OnTraffic's action.
 func (f *FakeConn) Feed(b []byte) gnet.Action {
+	if len(f.in) == 0 {
+		f.in = f.base[:0] // reuse the buffer: what was read is gone
+	}
 	f.in = append(f.in, b...)
+	f.base = f.in[:0]
 	return f.srv.ev.OnTraffic(f)
 }
 
@@ -60,7 +72,11 @@ func (f *FakeConn) Shutdown() {
 	f.loop.stop()
 }
 
-// Conn returns the netloop connection wrapping f.
+// SetOutbound sets what OutboundBuffered reports: bytes gnet would still
+// hold for the socket.
+func (f *FakeConn) SetOutbound(n int) { f.outbound.Store(int64(n)) }
+
+// NetConn returns the netloop connection wrapping f.
 func (f *FakeConn) NetConn() *Conn { return f.ctx.(*Conn) }
 
 func (f *FakeConn) Peek(n int) ([]byte, error) {
@@ -73,22 +89,41 @@ func (f *FakeConn) Peek(n int) ([]byte, error) {
 func (f *FakeConn) Discard(n int) (int, error) {
 	n = min(n, len(f.in))
 	f.in = f.in[n:]
-	if len(f.in) == 0 {
-		f.in = f.in[:0:0]
-	}
 	return n, nil
 }
 
-func (f *FakeConn) InboundBuffered() int        { return len(f.in) }
-func (f *FakeConn) Context() any                { return f.ctx }
-func (f *FakeConn) SetContext(v any)            { f.ctx = v }
-func (f *FakeConn) RemoteAddr() net.Addr        { return f.remote }
-func (f *FakeConn) LocalAddr() net.Addr         { return f.local }
-func (f *FakeConn) EventLoop() gnet.EventLoop   { return f.loop }
-func (f *FakeConn) OutboundBuffered() int       { return 0 }
-func (f *FakeConn) Fd() int                     { return f.fd }
-func (f *FakeConn) Close() error                { return nil }
-func (f *FakeConn) Write(b []byte) (int, error) { f.OnWrite(b); return len(b), nil }
+func (f *FakeConn) InboundBuffered() int      { return len(f.in) }
+func (f *FakeConn) Context() any              { return f.ctx }
+func (f *FakeConn) SetContext(v any)          { f.ctx = v }
+func (f *FakeConn) RemoteAddr() net.Addr      { return f.remote }
+func (f *FakeConn) LocalAddr() net.Addr       { return f.local }
+func (f *FakeConn) EventLoop() gnet.EventLoop { return f.loop }
+func (f *FakeConn) OutboundBuffered() int     { return int(f.outbound.Load()) }
+func (f *FakeConn) Fd() int                   { return f.fd }
+func (f *FakeConn) Close() error              { return nil }
+
+// Write hands b to OnWrite when it is set; otherwise it writes all of it
+// to the descriptor (waiting while it is full), as gnet would from its
+// outbound buffer.
+func (f *FakeConn) Write(b []byte) (int, error) {
+	if f.OnWrite != nil {
+		f.OnWrite(b)
+		return len(b), nil
+	}
+	for n := 0; n < len(b); {
+		k, err := syscall.Write(f.fd, b[n:])
+		if k > 0 {
+			n += k
+		}
+		switch {
+		case err == syscall.EAGAIN:
+			time.Sleep(50 * time.Microsecond)
+		case err != nil && err != syscall.EINTR:
+			return n, err
+		}
+	}
+	return len(b), nil
+}
 
 // fakeLoop runs Execute'd tasks on one goroutine, in order.
 type fakeLoop struct {

@@ -30,6 +30,18 @@ type Handler interface {
 	OnClose(c *Conn, err error)
 }
 
+// FrameHandler is an optional extension of Handler for hot paths. A
+// Handler that implements it is offered every frame before it is decoded:
+// frame is everything after the 4-byte length field (what
+// remoting.DecodeFrame takes), still in gnet's read buffer and valid only
+// until OnFrame returns. OnFrame returns true when it served the frame
+// (nothing more happens with it), false to have it decoded and passed to
+// OnCommand as usual; it must not have acted on a frame it returns false
+// for. It runs on the event loop, like OnCommand.
+type FrameHandler interface {
+	OnFrame(c *Conn, frame []byte) bool
+}
+
 // Config configures a Server.
 type Config struct {
 	// Name identifies the server ("broker", "namesrv") in logs.

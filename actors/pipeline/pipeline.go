@@ -75,6 +75,7 @@ type Pipeline struct {
 	txKicker  txcheck.Kicker
 	txLow     *txcheck.Watermark
 	disk      retention.Disk
+	appends   *writer.Inbox
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -96,7 +97,7 @@ func Open(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
 	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark(),
-		booted: time.Now()}
+		booted: time.Now(), appends: writer.NewInbox()}
 	wopts := timerwheel.Options{
 		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 		OnCorruption: cfg.OnCorruption, Corruption: damage,
@@ -176,7 +177,7 @@ func (p *Pipeline) spawn() error {
 			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
 		}, &p.kicker)},
 		{writer.StageName, writer.Producer(writer.Options{
-			Store: p.store, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
+			Store: p.store, Inbox: p.appends, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
 			Fault: writerFault(cfg.TimerFaults), Logger: logFor(writer.StageName),
 		})},
 		{clients.StageName, clients.Producer(clients.Options{
@@ -202,7 +203,7 @@ func (p *Pipeline) spawn() error {
 		producer stage.Producer
 	}{txcheck.StageName, txcheck.Producer(txcheck.Options{
 		Store: p.store, StatePath: p.store.TransactionsPath(), BrokerName: cfg.BrokerName,
-		Append:      func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },
+		Append:      p.appends.Push,
 		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
 		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
 		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
@@ -219,7 +220,7 @@ func (p *Pipeline) spawn() error {
 	p.kicker.Kick()
 	ts, err := timer.Start(p.system, p.stages, p.strat, timer.Options{
 		Store: p.store, Wheel: p.wheel, Faults: cfg.TimerFaults, PutTimeout: cfg.TimerPutTimeout,
-		Append:  func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },
+		Append:  p.appends.Push,
 		Metrics: timer.NewMetrics(cfg.Registerer),
 		Logger:  log.With().Str("component", "timer").Logger(),
 	})
@@ -297,6 +298,10 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 	p.Stage(pull.StageName).Send(&pull.Arrived{Queues: a})
 	p.indexKick.Kick()
 }
+
+// Appends is the commitlog writer's inbox: Push a *writer.Append to have it
+// stored and answered (the writer takes everything queued in one batch).
+func (p *Pipeline) Appends() *writer.Inbox { return p.appends }
 
 // Config is the configuration the pipeline was opened with.
 func (p *Pipeline) Config() *Config { return &p.cfg }

@@ -89,6 +89,9 @@ type Stage struct {
 	down     atomic.Pointer[DownError]
 	inst     instruments
 	onFailed func(msg any, reason any) // test hook; nil in production
+
+	inboxMu sync.Mutex
+	inboxes []inboxFailer // bound inboxes, failed by the tombstone; guarded by inboxMu
 }
 
 // Send delivers msg to the stage; safe from any goroutine, never blocks. On
@@ -197,10 +200,18 @@ func (s *Stage) failed(msg any, reason any) {
 type tombstone struct{ s *Stage }
 
 func (t *tombstone) Receive(ctx actor.Context) {
+	d := t.s.down.Load()
+	if d == nil {
+		return
+	}
 	if f, ok := ctx.Message().(Failable); ok {
-		if d := t.s.down.Load(); d != nil {
-			f.Fail(d)
-		}
+		f.Fail(d)
+	}
+	t.s.inboxMu.Lock()
+	inboxes := t.s.inboxes
+	t.s.inboxMu.Unlock()
+	for _, in := range inboxes {
+		in.failAll(d)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 )
 
@@ -21,16 +22,13 @@ type syncer struct {
 	log      zerolog.Logger
 
 	mu      sync.Mutex
-	pending []pendingReply // written, waiting for an fsync (guarded by mu)
+	pending []*Append // written, waiting for an fsync (guarded by mu)
+	spare   []*Append // the other buffer (guarded by mu)
+	out     netloop.Outbox
 
 	wake chan struct{} // capacity 1: coalesced wake-ups
 	stop chan struct{}
 	done chan struct{}
-}
-
-type pendingReply struct {
-	reply  func(Result)
-	result Result
 }
 
 func startSyncer(cl *commitlog.CommitLog, onSync, onFailed func(), log zerolog.Logger) *syncer {
@@ -40,11 +38,11 @@ func startSyncer(cl *commitlog.CommitLog, onSync, onFailed func(), log zerolog.L
 	return s
 }
 
-// add queues replies for records already appended (so an fsync starting
+// add queues the replies of appends already written (so an fsync starting
 // after add covers them).
-func (s *syncer) add(p ...pendingReply) {
+func (s *syncer) add(appends []*Append) {
 	s.mu.Lock()
-	s.pending = append(s.pending, p...)
+	s.pending = append(s.pending, appends...)
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -69,9 +67,10 @@ func (s *syncer) loop() {
 func (s *syncer) flush() {
 	s.mu.Lock()
 	batch := s.pending
-	s.pending = nil
+	s.pending, s.spare = s.spare[:0], nil
 	s.mu.Unlock()
 	if len(batch) == 0 {
+		s.recycle(batch)
 		return
 	}
 	err := s.cl.Sync()
@@ -81,16 +80,29 @@ func (s *syncer) flush() {
 	if err != nil {
 		s.log.Error().Err(err).Int("appends", len(batch)).Msg("commitlog fsync failed")
 	}
-	for _, p := range batch {
-		r := p.result
+	for _, m := range batch {
+		r := m.result
 		if err != nil {
 			r = Result{Err: fmt.Errorf("commitlog fsync: %w", err)}
 		}
-		p.reply(r)
+		r.Out = &s.out
+		m.Reply(r)
 	}
+	s.out.Flush()
+	s.recycle(batch)
 	if err != nil && s.onFailed != nil {
 		s.onFailed()
 	}
+}
+
+// recycle keeps an answered batch's slice for reuse.
+func (s *syncer) recycle(batch []*Append) {
+	clear(batch)
+	s.mu.Lock()
+	if s.spare == nil {
+		s.spare = batch[:0]
+	}
+	s.mu.Unlock()
 }
 
 // close answers what is pending (after a last fsync) and stops the goroutine.

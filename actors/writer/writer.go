@@ -2,11 +2,13 @@
 // CommitLog.
 //
 // Producers' messages arrive already encoded in RocketMQ's stored-message
-// layout (the send path encodes them off the actor). The writer stashes each
-// Append and queues a drain message behind it, so that every Append already
-// in its mailbox is written with one CommitLog write (write batching; a
-// failed combined write is retried Append by Append so one bad request fails
-// alone). It assigns each record its consume-queue offset, and answers:
+// layout (the send path encodes them on the event loop). Appends reach the
+// writer through its Inbox (stage.Inbox: a batched mailbox in front of the
+// actor, one protoactor message per batch; Appends sent with Stage.Send are
+// taken too): every Append queued when the writer gets to it is written with
+// one CommitLog write (write batching; a failed combined write is retried
+// Append by Append so one bad request fails alone). It assigns each record
+// its consume-queue offset, and answers:
 //
 //   - async flush (default): right after the append (the data is in the page
 //     cache and visible to readers); a tick fsyncs every FlushInterval;
@@ -43,6 +45,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -95,8 +98,10 @@ type Append struct {
 	// the syncer's); it must not block.
 	Reply func(Result)
 
-	written *Result // set once the records are in the CommitLog
-	handled bool    // Reply was called or handed to the syncer
+	result  Result   // set once the records are in the CommitLog
+	written bool     // result is set
+	handled bool     // Reply was called or handed to the syncer
+	one     [1]int64 // result.Offsets of a one-record append
 }
 
 // Fail implements stage.Failable: an append not answered yet is answered
@@ -110,19 +115,41 @@ func (a *Append) Fail(err error) {
 	a.Reply(Result{Err: err})
 }
 
+// Reset readies a for reuse (a sender that pools its Appends calls it
+// before filling one in again).
+func (a *Append) Reset() {
+	a.result, a.written, a.handled = Result{}, false, false
+}
+
 // Result is the outcome of an Append.
 type Result struct {
-	// Offsets are the CommitLog offsets of the records.
+	// Offsets are the CommitLog offsets of the records. For a one-record
+	// append they live in the Append: valid until it is reused.
 	Offsets []int64
 	// QueueOffset is the consume-queue offset of the first record.
 	QueueOffset int64
 	// Err is set when nothing was stored.
 	Err error
+	// Out, when not nil, collects the answers of a batch: a Reply that
+	// answers a client queues its frame there (netloop.Outbox.SendFrame)
+	// and the writer (or the syncer) writes every connection once after
+	// the batch.
+	Out *netloop.Outbox
 }
+
+// Inbox is the writer's batched mailbox (see stage.Inbox).
+type Inbox = stage.Inbox[*Append]
+
+// NewInbox returns the inbox to give the writer in Options and to Push
+// Appends to.
+func NewInbox() *Inbox { return stage.NewInbox[*Append](drainNow{}) }
 
 // Options configures the writer stage.
 type Options struct {
-	Store         *storage.Store
+	Store *storage.Store
+	// Inbox, when set, is where senders Push their Appends (NewInbox); the
+	// writer binds it to its stage.
+	Inbox         *Inbox
 	Mode          FlushMode
 	FlushInterval time.Duration // async mode fsync period (default 500 ms)
 	// Appended is called after every successful append (wake the dispatcher).
@@ -158,9 +185,15 @@ type Writer struct {
 	syncer *syncer // sync flush only
 	timer  *stage.Timer
 
-	stash       []*Append // appends waiting for the next drain
-	stashed     int       // records in stash
+	stash       []*Append // appends sent with Stage.Send, waiting for the next drain
 	drainQueued bool      // a drainNow is in the mailbox
+
+	// Scratch reused from drain to drain, so that a drain allocates nothing.
+	batch   []*Append
+	waiting []*Append
+	records [][]byte
+	touched map[QueueKey]int64
+	out     netloop.Outbox
 }
 
 // Producer returns the actor producer.
@@ -168,7 +201,12 @@ func Producer(opts Options) stage.Producer {
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 500 * time.Millisecond
 	}
-	return func(self *stage.Stage) actor.Actor { return &Writer{opts: opts, self: self, timer: self.NewTimer()} }
+	return func(self *stage.Stage) actor.Actor {
+		if opts.Inbox != nil {
+			opts.Inbox.Bind(self)
+		}
+		return &Writer{opts: opts, self: self, timer: self.NewTimer(), touched: map[QueueKey]int64{}}
+	}
 }
 
 // Receive implements actor.Actor.
@@ -185,14 +223,18 @@ func (w *Writer) Receive(ctx actor.Context) {
 			w.syncer = startSyncer(w.opts.Store.CommitLog, w.opts.OnSync, func() { w.self.Send(logFailed{}) },
 				w.opts.Logger)
 		}
+		if w.opts.Inbox != nil {
+			w.opts.Inbox.Rekick() // what was queued while a previous instance failed
+		}
 	case *Append:
-		if w.append(m) {
-			w.restartIfFailed()
+		w.stash = append(w.stash, m)
+		if !w.drainQueued {
+			w.drainQueued = true
+			w.self.Send(drainNow{})
 		}
 	case drainNow:
 		w.drainQueued = false
-		w.drain()
-		w.restartIfFailed()
+		w.drainAll()
 	case flushTick:
 		if err := w.opts.Store.CommitLog.Sync(); err != nil {
 			w.opts.Logger.Error().Err(err).Msg("periodic commitlog fsync failed")
@@ -204,18 +246,81 @@ func (w *Writer) Receive(ctx actor.Context) {
 		w.restartIfFailed()
 	case *actor.Stopping, *actor.Restarting:
 		w.timer.Stop()
-		w.drain()
+		w.drainStash()
+		if _, stopping := m.(*actor.Stopping); stopping && w.opts.Inbox != nil {
+			w.drainBatch(w.opts.Inbox.Take(w.batch[:0]))
+		}
 		if w.syncer != nil {
 			w.syncer.close()
 		}
 	}
 }
 
+// maxRounds bounds the batches one drainNow writes before the writer lets
+// its other messages (fsync ticks) in.
+const maxRounds = 8
+
+// drainAll writes what the stash and the inbox hold, batch after batch,
+// until both are empty (or maxRounds batches were written: it then queues a
+// drainNow to go on after the other messages in its mailbox).
+func (w *Writer) drainAll() {
+	for range maxRounds {
+		batch := append(w.batch[:0], w.stash...)
+		clear(w.stash)
+		w.stash = w.stash[:0]
+		if w.opts.Inbox != nil {
+			batch = w.opts.Inbox.Take(batch)
+		}
+		if len(batch) == 0 {
+			return
+		}
+		w.drainBatch(batch)
+		w.restartIfFailed()
+	}
+	if !w.drainQueued {
+		w.drainQueued = true
+		w.self.Send(drainNow{})
+	}
+}
+
+// drainStash writes the appends sent with Stage.Send (on stop or restart:
+// what the inbox holds stays there for the next instance).
+func (w *Writer) drainStash() {
+	batch := append(w.batch[:0], w.stash...)
+	clear(w.stash)
+	w.stash = w.stash[:0]
+	w.drainBatch(batch)
+}
+
+// drainBatch writes batch in chunks of at most maxDrainRecords records and
+// answers every append of it, also when a panic interrupts it (rescue).
+func (w *Writer) drainBatch(batch []*Append) {
+	w.batch = batch
+	defer func() {
+		if r := recover(); r != nil {
+			w.rescue(batch, r)
+			panic(r)
+		}
+		clear(w.batch)
+		w.batch = w.batch[:0]
+	}()
+	for rest := batch; len(rest) > 0; {
+		n, records := 0, 0
+		for n < len(rest) && (n == 0 || records+len(rest[n].Records) <= maxDrainRecords) {
+			records += len(rest[n].Records)
+			n++
+		}
+		w.drain(rest[:n])
+		rest = rest[n:]
+	}
+}
+
 // restartIfFailed fails the writer when the CommitLog is in its sticky
 // failed state, so that the supervisor restarts it and the new instance
 // reopens the log (reopenIfFailed). Call it only when every append taken
-// off the mailbox was answered or is stashed: the stash is drained (with the
-// log's error) on Restarting, so nothing is left unanswered.
+// off the mailbox or the inbox was answered or is stashed: the stash is
+// drained (with the log's error) on Restarting and the inbox is taken by the
+// next instance, so nothing is left unanswered.
 func (w *Writer) restartIfFailed() {
 	if err := w.opts.Store.CommitLog.Failed(); err != nil {
 		panic(fmt.Errorf("commitlog writer: restarting to reopen the failed commitlog: %w", err))
@@ -253,58 +358,32 @@ func (w *Writer) armTick() {
 	w.timer.Arm(w.opts.FlushInterval, flushTick{})
 }
 
-// append stashes m behind the appends already waiting and makes sure a
-// drain runs after them: every append in the mailbox at that point is then
-// written with one CommitLog write. It reports whether it drained at once
-// (the stash was full).
-func (w *Writer) append(m *Append) bool {
-	w.stash = append(w.stash, m)
-	w.stashed += len(m.Records)
-	if w.stashed >= maxDrainRecords {
-		w.drain()
-		return true
-	}
-	if !w.drainQueued {
-		w.drainQueued = true
-		w.self.Send(drainNow{})
-	}
-	return false
-}
-
-// drain writes every stashed append. A failed combined write is retried
-// append by append, so that one bad request fails alone.
-func (w *Writer) drain() {
-	batch := w.stash
-	w.stash, w.stashed = nil, 0
-	if len(batch) == 0 {
+// drain writes the appends of batch (one CommitLog write when it can) and
+// answers each of them. A failed combined write is retried append by
+// append, so that one bad request fails alone.
+func (w *Writer) drain(batch []*Append) {
+	if len(batch) > 1 && w.write(batch) {
+		w.answer(batch)
 		return
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			w.rescue(batch, r)
-			panic(r)
-		}
-	}()
-	if len(batch) > 1 {
-		if res, ok := w.write(batch); ok {
-			w.answer(batch, res)
-			return
-		}
-	}
-	for _, m := range batch {
-		res, _ := w.write([]*Append{m})
-		w.answer([]*Append{m}, res)
+	for i := range batch {
+		w.write(batch[i : i+1])
+		w.answer(batch[i : i+1])
 	}
 }
 
 // write assigns queue offsets and appends the records of batch in one
-// CommitLog write; ok is false (and nothing changed) when the write failed.
-func (w *Writer) write(batch []*Append) ([]Result, bool) {
-	next := map[QueueKey]int64{}
-	var records [][]byte
-	results := make([]Result, len(batch))
-	for i, m := range batch {
-		base, ok := next[m.Key]
+// CommitLog write. On success each append holds its result; on failure
+// nothing changed, and a lone append holds the error.
+func (w *Writer) write(batch []*Append) bool {
+	clear(w.touched)
+	records := w.records[:0]
+	defer func() {
+		clear(records)
+		w.records = records[:0]
+	}()
+	for _, m := range batch {
+		base, ok := w.touched[m.Key]
 		if !ok {
 			if base, ok = w.next[m.Key]; !ok {
 				base = w.queueMax(m.Key)
@@ -313,28 +392,33 @@ func (w *Writer) write(batch []*Append) ([]Result, bool) {
 		for j, rec := range m.Records {
 			message.SetQueueOffset(rec, base+int64(j))
 		}
-		results[i].QueueOffset = base
-		next[m.Key] = base + int64(len(m.Records))
+		m.result.QueueOffset = base
+		w.touched[m.Key] = base + int64(len(m.Records))
 		records = append(records, m.Records...)
 	}
-	offsets, err := w.opts.Store.CommitLog.Append(records)
-	if err != nil {
+	if err := w.opts.Store.CommitLog.AppendInPlace(records); err != nil {
 		if len(batch) == 1 {
 			m := batch[0]
 			w.opts.Logger.Error().Err(err).Str("topic", m.Key.Topic).Int32("queue", m.Key.QueueID).
 				Int("records", len(m.Records)).Msg("commitlog append failed")
-			return []Result{{Err: fmt.Errorf("commitlog append: %w", err)}}, false
+			m.result = Result{Err: fmt.Errorf("commitlog append: %w", err)}
 		}
-		return nil, false
+		return false
 	}
-	for k, v := range next {
+	for k, v := range w.touched {
 		w.next[k] = v
 	}
-	at := 0
-	for i, m := range batch {
-		results[i].Offsets = offsets[at : at+len(m.Records) : at+len(m.Records)]
-		at += len(m.Records)
-		m.written = &results[i]
+	for _, m := range batch {
+		if len(m.Records) == 1 {
+			m.one[0] = message.PeekPhysicalOffset(m.Records[0])
+			m.result.Offsets = m.one[:]
+		} else {
+			m.result.Offsets = make([]int64, len(m.Records))
+			for j, rec := range m.Records {
+				m.result.Offsets[j] = message.PeekPhysicalOffset(rec)
+			}
+		}
+		m.written = true
 		if w.opts.Stored != nil {
 			n := 0
 			for _, rec := range m.Records {
@@ -349,27 +433,34 @@ func (w *Writer) write(batch []*Append) ([]Result, bool) {
 	if w.opts.Fault != nil {
 		w.opts.Fault()
 	}
-	return results, true
+	return true
 }
 
-// answer replies (async flush) or hands the replies to the syncer.
-func (w *Writer) answer(batch []*Append, results []Result) {
-	var waiting []pendingReply
-	for i, m := range batch {
+// answer replies to every append of batch not answered yet (async flush,
+// or a failure), or hands them to the syncer, which replies after its next
+// fsync. Replies go out through the writer's Outbox: each connection is
+// written once for the batch.
+func (w *Writer) answer(batch []*Append) {
+	defer w.out.Flush()
+	waiting := w.waiting[:0]
+	for _, m := range batch {
 		if m.handled {
 			continue
 		}
 		m.handled = true
-		res := results[i]
-		if w.syncer == nil || res.Err != nil {
+		if w.syncer == nil || m.result.Err != nil {
+			res := m.result
+			res.Out = &w.out
 			m.Reply(res)
 			continue
 		}
-		waiting = append(waiting, pendingReply{reply: m.Reply, result: res})
+		waiting = append(waiting, m)
 	}
 	if len(waiting) > 0 {
-		w.syncer.add(waiting...)
+		w.syncer.add(waiting)
 	}
+	clear(waiting)
+	w.waiting = waiting[:0]
 }
 
 // rescue answers every append of a drain that a panic interrupted: those
@@ -383,8 +474,8 @@ func (w *Writer) rescue(batch []*Append, reason any) {
 		if m.handled {
 			continue
 		}
-		if m.written != nil {
-			w.answer([]*Append{m}, []Result{*m.written})
+		if m.written {
+			w.answer([]*Append{m})
 			stored++
 			continue
 		}

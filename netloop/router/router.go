@@ -59,7 +59,6 @@ type Router struct {
 	groupView *groups.View
 	subView   *clients.View
 	resets    *offsets.ResetView
-	writerSt  *stage.Stage
 	pullSt    *stage.Stage
 	offsetsSt *stage.Stage
 	clientsSt *stage.Stage
@@ -77,6 +76,9 @@ type Router struct {
 	indexSt   *stage.Stage
 	txSt      *stage.Stage   // the transaction stage
 	txSts     []*stage.Stage // the stages a half message needs
+	appends   *writer.Inbox  // the commitlog writer's inbox
+	sendNeeds []*stage.Stage // the stages a plain send needs
+	sends     sendPool       // the hot path's requests (fastsend.go)
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -85,7 +87,10 @@ type route struct {
 	needs []*stage.Stage
 }
 
-var _ netloop.Handler = (*Router)(nil)
+var (
+	_ netloop.Handler      = (*Router)(nil)
+	_ netloop.FrameHandler = (*Router)(nil)
+)
 
 // New returns the router of p's stages. Requests are refused with
 // SYSTEM_BUSY until Serve is called.
@@ -93,7 +98,7 @@ func New(p *pipeline.Pipeline) *Router {
 	r := &Router{
 		p: p, cfg: p.Config(), log: p.Config().Logger,
 		store: p.Store(), topicView: p.Topics(), groupView: p.Groups(), subView: p.Subscriptions(), resets: p.Resets(),
-		writerSt: p.Stage(writer.StageName), pullSt: p.Stage(pull.StageName),
+		pullSt:    p.Stage(pull.StageName),
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
 		groupsSt: p.Stage(groups.StageName),
@@ -106,6 +111,8 @@ func New(p *pipeline.Pipeline) *Router {
 	r.timerSts = r.resolve(timerStages)
 	r.txSt = p.Stage(txcheck.StageName)
 	r.txSts = r.resolve([]string{txcheck.StageName})
+	r.appends = p.Appends()
+	r.sendNeeds = r.routes[remoting.SendMessage].needs
 	return r
 }
 
@@ -131,6 +138,9 @@ func (r *Router) Serve(advertise netip.AddrPort, uniq *message.UniqKeyGenerator)
 // connState is the router's per-connection state.
 type connState struct {
 	inflight atomic.Int64 // sends handed to the writer and not answered
+	// The hot path's scratch, used on the connection's event loop only.
+	view  remoting.HeaderView
+	props []byte
 }
 
 // OnOpen implements netloop.Handler.

@@ -228,7 +228,7 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	}
 	cs.inflight.Add(1)
 	r.backlog.Add(1)
-	r.writerSt.Send(&writer.Append{
+	r.appends.Push(&writer.Append{
 		Key:     writer.QueueKey{Topic: topic, QueueID: queueID},
 		Records: records,
 		Reply: func(res writer.Result) {

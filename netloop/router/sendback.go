@@ -116,7 +116,7 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 	if err != nil {
 		return refuse(remoting.MessageIllegal, "retry message cannot be stored: %v", err)
 	}
-	r.writerSt.Send(&writer.Append{Key: writer.QueueKey{Topic: dest, QueueID: queueID}, Records: [][]byte{enc},
+	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: dest, QueueID: queueID}, Records: [][]byte{enc},
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				r.reply(c, cmd, remoting.SystemError, res.Err.Error())

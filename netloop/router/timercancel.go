@@ -75,7 +75,7 @@ func (r *Router) cancelTimer(c *netloop.Conn, cmd *remoting.Command, id string, 
 	if err != nil {
 		return refuse(remoting.SystemError, "encode cancel: %v", err)
 	}
-	r.writerSt.Send(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc},
+	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc},
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				r.reply(c, cmd, remoting.SystemError, res.Err.Error())

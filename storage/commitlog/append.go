@@ -30,40 +30,52 @@ type undoState struct {
 // before the call and the wrapped error is returned; later appends may
 // succeed. If that rollback fails too, the log turns failed (ErrFailed).
 func (c *CommitLog) Append(records [][]byte) ([]int64, error) {
+	if err := c.AppendInPlace(records); err != nil || len(records) == 0 {
+		return nil, err
+	}
+	offsets := make([]int64, len(records))
+	for i, r := range records {
+		offsets[i] = int64(binary.BigEndian.Uint64(r[physOffsetPos:]))
+	}
+	return offsets, nil
+}
+
+// AppendInPlace is Append without the slice of offsets, for a caller on a
+// hot path: each record's offset is in its PHYSICALOFFSET field afterwards.
+func (c *CommitLog) AppendInPlace(records [][]byte) error {
 	if c.closed.Load() {
-		return nil, fmt.Errorf("commitlog append %s: %w", c.dir, ErrClosed)
+		return fmt.Errorf("commitlog append %s: %w", c.dir, ErrClosed)
 	}
 	if err := c.failure(); err != nil {
-		return nil, fmt.Errorf("commitlog append %s: %w: %w", c.dir, ErrFailed, err)
+		return fmt.Errorf("commitlog append %s: %w: %w", c.dir, ErrFailed, err)
 	}
 	for i, r := range records {
 		if err := checkRecord(r, c.segSize); err != nil {
-			return nil, fmt.Errorf("commitlog append %s record %d: %w", c.dir, i, err)
+			return fmt.Errorf("commitlog append %s record %d: %w", c.dir, i, err)
 		}
 	}
 	if len(records) == 0 {
-		return nil, nil
+		return nil
 	}
 	undo := undoState{pos: c.w.pos, seg: c.w.seg}
-	offsets := make([]int64, len(records))
-	if err := c.write(records, offsets); err != nil {
+	if err := c.write(records); err != nil {
 		if rerr := c.rollback(undo); rerr != nil {
 			c.setFailed(rerr)
-			return nil, fmt.Errorf("commitlog append %s at %d: %w (rollback: %w)", c.dir, undo.pos, err, rerr)
+			return fmt.Errorf("commitlog append %s at %d: %w (rollback: %w)", c.dir, undo.pos, err, rerr)
 		}
-		return nil, fmt.Errorf("commitlog append %s at %d: %w", c.dir, undo.pos, err)
+		return fmt.Errorf("commitlog append %s at %d: %w", c.dir, undo.pos, err)
 	}
 	c.maxOffset.Store(c.w.pos)
-	return offsets, nil
+	return nil
 }
 
 // write lays records out from the writer position, rolling over to new
 // segments as needed. It updates the writer state only on success.
-func (c *CommitLog) write(records [][]byte, offsets []int64) error {
+func (c *CommitLog) write(records [][]byte) error {
 	seg, pos := c.w.seg, c.w.pos
 	buf := c.w.buf[:0]
 	chunkStart := pos
-	for i, r := range records {
+	for _, r := range records {
 		n := int64(len(r)) + crcSize
 		if end := seg.base + c.segSize; pos+n > end {
 			if remaining := end - pos; remaining >= blankSize {
@@ -83,7 +95,6 @@ func (c *CommitLog) write(records [][]byte, offsets []int64) error {
 		}
 		binary.BigEndian.PutUint64(r[physOffsetPos:], uint64(pos))
 		buf = appendEntry(buf, r)
-		offsets[i] = pos
 		pos += n
 		if len(buf) >= chunkSize {
 			if err := c.writeChunk(seg, chunkStart, buf); err != nil {

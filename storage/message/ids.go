@@ -23,10 +23,19 @@ const (
 // send responses): upper-case hex of the store host address (4 or 16 bytes),
 // its port as int32 and the CommitLog offset as int64, 32 or 56 characters.
 func OffsetMsgID(storeHost netip.AddrPort, physOffset int64) string {
-	buf := make([]byte, 0, HostV6Size+8)
-	buf = appendHost(buf, storeHost)
-	buf = binary.BigEndian.AppendUint64(buf, uint64(physOffset))
-	return strings.ToUpper(hex.EncodeToString(buf))
+	return string(AppendOffsetMsgID(make([]byte, 0, OffsetMsgIDLenV6), storeHost, physOffset))
+}
+
+// AppendOffsetMsgID appends the offset message id (see OffsetMsgID) to dst.
+func AppendOffsetMsgID(dst []byte, storeHost netip.AddrPort, physOffset int64) []byte {
+	var raw [HostV6Size + 8]byte
+	b := appendHost(raw[:0], storeHost)
+	b = binary.BigEndian.AppendUint64(b, uint64(physOffset))
+	const digits = "0123456789ABCDEF"
+	for _, c := range b {
+		dst = append(dst, digits[c>>4], digits[c&0xf])
+	}
+	return dst
 }
 
 // ParseOffsetMsgID parses an offset message id (either hex case) into the
