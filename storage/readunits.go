@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"sort"
 
@@ -132,4 +133,52 @@ func classify(cl *commitlog.CommitLog, u consumequeue.Unit, err error) UnitState
 	default:
 		return UnitDamaged
 	}
+}
+
+// AppendRecords appends the records of units to dst, back to back as a pull
+// answers them. units are in consume-queue order (increasing CommitLog
+// offsets) and hold no holes. Each run of records adjacent in the CommitLog
+// (up to 1 MiB) is read with one read straight into dst's spare capacity
+// (commitlog.AppendEntries): with room for the records plus 4 bytes per
+// record, nothing is allocated. It returns the extended dst and how many
+// units it appended; fewer than len(units) means units[n] could not be read
+// (ReadUnitsChecked says why), and dst holds the records of units[:n].
+func AppendRecords(cl *commitlog.CommitLog, dst []byte, units []consumequeue.Unit) ([]byte, int) {
+	done := 0
+	for done < len(units) {
+		first := units[done]
+		j, end := done+1, first.Offset+int64(first.Size)+entryOverhead
+		for j < len(units) && units[j].Offset == end && end-first.Offset < maxRunBytes {
+			end += int64(units[j].Size) + entryOverhead
+			j++
+		}
+		start := len(dst)
+		out, n, err := cl.AppendEntries(dst, first.Offset, end-first.Offset)
+		if err == nil && n == j-done && sizesMatch(out[start:], units[done:j]) {
+			dst, done = out, j
+			continue
+		}
+		dst = out[:start]
+		for ; done < j; done++ { // one by one, to find the first unreadable
+			u := units[done]
+			out, _, err := cl.AppendEntries(dst, u.Offset, int64(u.Size)+entryOverhead)
+			if err != nil {
+				return dst, done
+			}
+			dst = out
+		}
+	}
+	return dst, done
+}
+
+// sizesMatch reports whether the records back to back in b have the sizes
+// of units, in order.
+func sizesMatch(b []byte, units []consumequeue.Unit) bool {
+	for _, u := range units {
+		if len(b) < int(u.Size) || int32(binary.BigEndian.Uint32(b)) != u.Size {
+			return false
+		}
+		b = b[u.Size:]
+	}
+	return len(b) == 0
 }

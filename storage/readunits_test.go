@@ -56,3 +56,57 @@ func TestReadUnitsCoalescesRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRecordsReadsRunsIntoTheBody reads runs of adjacent and lone
+// records into one buffer, stops at a unit that does not match its record,
+// and allocates nothing when the buffer has room.
+func TestAppendRecordsReadsRunsIntoTheBody(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	host := netip.MustParseAddrPort("10.0.0.1:1")
+	var all []consumequeue.Unit
+	var recs [][]byte
+	for i := 0; i < 10; i++ {
+		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T", Body: []byte{byte('a' + i)}}).Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs, err := st.CommitLog.Append([][]byte{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, consumequeue.Unit{Offset: offs[0], Size: int32(len(rec))})
+		recs = append(recs, rec)
+	}
+	units := []consumequeue.Unit{all[0], all[1], all[2], all[5], all[7], all[8], all[9]}
+	var want []byte
+	size := 0
+	for _, i := range []int{0, 1, 2, 5, 7, 8, 9} {
+		want = append(want, recs[i]...)
+		size += len(recs[i]) + 4
+	}
+	body := make([]byte, 0, size)
+	got, n := storage.AppendRecords(st.CommitLog, body, units)
+	if n != len(units) || string(got) != string(want) {
+		t.Fatalf("%d of %d units, %d bytes (want %d)", n, len(units), len(got), len(want))
+	}
+	if allocs := testing.AllocsPerRun(20, func() { storage.AppendRecords(st.CommitLog, body, units) }); allocs != 0 {
+		t.Errorf("%v allocations with room in the body", allocs)
+	}
+	// A unit whose size is not its record's: the run stops before it.
+	bad := append([]consumequeue.Unit(nil), units...)
+	bad[4].Size++ // all[7]
+	got, n = storage.AppendRecords(st.CommitLog, nil, bad)
+	if n != 4 || string(got) != string(want[:len(recs[0])*4]) {
+		t.Fatalf("with a bad unit: %d units, %d bytes", n, len(got))
+	}
+	// Two units swapped in size inside one run: caught too.
+	swapped := []consumequeue.Unit{all[0], all[1]}
+	swapped[0].Size, swapped[1].Size = swapped[1].Size+1, swapped[0].Size-1
+	if _, n := storage.AppendRecords(st.CommitLog, nil, swapped); n != 0 {
+		t.Fatalf("swapped sizes: %d units read", n)
+	}
+}

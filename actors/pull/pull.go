@@ -35,6 +35,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -116,6 +117,11 @@ type Puller struct {
 	parked map[queueKey][]*Request
 	pulled map[pulledKey]int64 // next offset each group pulls, per queue
 	timer  *stage.Timer
+
+	// Scratch reused from pull to pull (scanUnits).
+	units    []consumequeue.Unit
+	picked   []consumequeue.Unit
+	pickedAt []int64
 }
 
 // Producer returns the actor producer.

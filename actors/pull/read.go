@@ -93,15 +93,22 @@ type scan struct {
 }
 
 // scanUnits picks the units whose tag passes the filter, then reads their
-// records (one read per run of records adjacent in the CommitLog).
+// records straight into the response body (one read per run of records
+// adjacent in the CommitLog): the body is the only allocation that grows
+// with the messages.
 func (p *Puller) scanUnits(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
 	next, scanned := r.Offset, 0
-	var picked []consumequeue.Unit
-	var pickedAt []int64 // queue offset of each picked unit
+	picked, pickedAt := p.picked[:0], p.pickedAt[:0] // pickedAt: queue offset of each picked unit
+	defer func() { p.picked, p.pickedAt = picked[:0], pickedAt[:0] }()
 	pickedBytes := 0
 loop:
 	for next < end && len(picked) < maxNums && scanned < maxScanUnits {
-		units, err := q.Read(next, unitsPerRead)
+		step := unitsPerRead
+		if r.Filter.All {
+			step = min(step, maxNums-len(picked))
+		}
+		units, err := q.ReadAppend(p.units[:0], next, step)
+		p.units = units[:0]
 		if err != nil {
 			return scan{err: p.cqReadFailed(r, next, err)}
 		}
@@ -126,22 +133,31 @@ loop:
 		}
 	}
 	sc := scan{next: next}
-	records, states := storage.ReadUnitsChecked(p.opts.Store.CommitLog, picked)
-	for i, rec := range records {
-		if rec == nil {
-			remark := p.unreadable(q.ID(), pickedAt[i], picked[i], states[i])
-			if remark == "" {
-				continue // a damaged message, skipped
-			}
-			if sc.taken == 0 {
-				return scan{err: remark}
-			}
-			sc.next = pickedAt[i] // answer what was read; the next pull retries here
+	if len(picked) == 0 {
+		return sc
+	}
+	cl := p.opts.Store.CommitLog
+	body := make([]byte, 0, pickedBytes+commitlog.EntryOverhead*len(picked))
+	for i := 0; i < len(picked); {
+		var n int
+		body, n = storage.AppendRecords(cl, body, picked[i:])
+		sc.taken += n
+		if i += n; i == len(picked) {
 			break
 		}
-		sc.body = append(sc.body, rec...)
-		sc.taken++
+		_, states := storage.ReadUnitsChecked(cl, picked[i:i+1])
+		remark := p.unreadable(q.ID(), pickedAt[i], picked[i], states[0])
+		if remark == "" {
+			i++ // a damaged message, skipped
+			continue
+		}
+		if sc.taken == 0 {
+			return scan{err: remark}
+		}
+		sc.next = pickedAt[i] // answer what was read; the next pull retries here
+		break
 	}
+	sc.body = body
 	return sc
 }
 

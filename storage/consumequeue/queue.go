@@ -115,30 +115,49 @@ func (q *Queue) unpin() { q.files.RUnlock() }
 // no units at MaxOffset and ErrOutOfRange outside [MinOffset, MaxOffset].
 // Safe for concurrent use, also with Append.
 func (q *Queue) Read(from int64, max int) ([]Unit, error) {
+	return q.ReadAppend(nil, from, max)
+}
+
+// maxPooledUnitBuf is the largest read buffer kept for reuse.
+const maxPooledUnitBuf = 64 << 10
+
+// unitBufs recycles ReadAppend's read buffers.
+var unitBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// ReadAppend is Read appending the units to dst, for a reader that reuses
+// its slice: it allocates nothing when dst has room.
+func (q *Queue) ReadAppend(dst []Unit, from int64, max int) ([]Unit, error) {
 	if q.closed.Load() {
-		return nil, fmt.Errorf("consumequeue read %s: %w", q.id, ErrClosed)
+		return dst, fmt.Errorf("consumequeue read %s: %w", q.id, ErrClosed)
 	}
 	limit := q.maxOffset.Load()
 	if from < q.MinOffset() || from > limit {
-		return nil, fmt.Errorf("consumequeue read %s at %d (max %d): %w", q.id, from, limit, ErrOutOfRange)
+		return dst, fmt.Errorf("consumequeue read %s at %d (max %d): %w", q.id, from, limit, ErrOutOfRange)
 	}
 	if max <= 0 || from == limit {
-		return nil, nil
+		return dst, nil
 	}
 	end := limit
 	if int64(max) < limit-from {
 		end = from + int64(max)
 	}
-	out := make([]Unit, 0, end-from)
-	var buf []byte
+	if dst == nil {
+		dst = make([]Unit, 0, end-from)
+	}
+	buf := unitBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledUnitBuf {
+			unitBufs.Put(buf)
+		}
+	}()
 	for pos := from; pos < end; {
-		n, cut, err := q.readInto(pos, end, &buf, &out)
+		n, cut, err := q.readInto(pos, end, buf, &dst)
 		if err != nil || cut {
-			return out, err // cut: by a concurrent TruncateAbove
+			return dst, err // cut: by a concurrent TruncateAbove
 		}
 		pos += n
 	}
-	return out, nil
+	return dst, nil
 }
 
 // readInto decodes the units from pos up to end or the end of pos's file
