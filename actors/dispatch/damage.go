@@ -33,16 +33,16 @@ const (
 // fatal.
 func (d *Dispatcher) skipping() bool { return d.opts.Store.OnCorruption() == corruption.PolicySkip }
 
-// read reads the CommitLog block at off. eof is set at the log's end. A
-// damaged entry is skipped under PolicySkip: it is reported, and read
+// read reads the CommitLog block at off (into br's buffers; nil: new ones).
+// eof is set at the log's end. A damaged entry is skipped under PolicySkip: it is reported, and read
 // returns no records with next set to the first entry after it that
 // verifies. Under PolicyStop read returns stop, an error wrapping
 // corruption.ErrStop and commitlog.ErrCorrupt, with next set to the damaged
 // entry; the caller panics with it once it has kept what it read before.
 // Other read errors panic (the supervisor restarts the stage).
-func (d *Dispatcher) read(off int64) (recs [][]byte, offs []int64, next int64, eof bool, stop error) {
+func (d *Dispatcher) read(br *commitlog.BlockReader, off int64) (recs [][]byte, offs []int64, next int64, eof bool, stop error) {
 	cl := d.opts.Store.CommitLog
-	recs, offs, next, err := cl.ReadBlock(off, 0)
+	recs, offs, next, err := cl.ReadBlockWith(br, off, 0)
 	switch {
 	case err == nil:
 		return recs, offs, next, false, nil
@@ -230,7 +230,7 @@ func (d *Dispatcher) collectQueue(id consumequeue.QueueID, cut, prev, start int6
 	var units []consumequeue.Unit
 	expected := cut
 	for off := start; off < d.offset; {
-		recs, offs, next, eof, stop := d.read(off)
+		recs, offs, next, eof, stop := d.read(nil, off)
 		if stop != nil {
 			panic(stop)
 		}
@@ -241,17 +241,17 @@ func (d *Dispatcher) collectQueue(id consumequeue.QueueID, cut, prev, start int6
 			if offs[i] >= d.offset {
 				break
 			}
-			u, rid, qoff, err := d.unitOf(offs[i], rec)
+			u, topic, queueID, qoff, ok, err := d.unitOf(offs[i], rec)
 			if err != nil {
 				panic(err)
 			}
-			if u == nil || rid != id || qoff < expected {
+			if !ok || queueID != id.QueueID || string(topic) != id.Topic || qoff < expected {
 				continue
 			}
 			if qoff > expected {
 				units = d.fillGap(id, units, prev, u.Offset, qoff-expected)
 			}
-			units = append(units, *u)
+			units = append(units, u)
 			expected, prev = qoff+1, u.Offset
 		}
 		off = next

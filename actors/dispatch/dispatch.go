@@ -68,7 +68,8 @@ type Arrival struct {
 // Options configures the dispatcher.
 type Options struct {
 	Store *storage.Store
-	// Notify receives the queues that grew after each batch (may be nil).
+	// Notify receives the queues that grew after each batch (may be nil);
+	// the slice is valid during the call only (copy it to keep it).
 	Notify func([]Arrival)
 	// CheckpointInterval is how often units are fsynced and the offset
 	// persisted (default 1 s).
@@ -93,11 +94,15 @@ func (k *Kicker) Bind(s *stage.Stage) { k.stage.Store(s) }
 func (k *Kicker) Kick() {
 	s := k.stage.Load()
 	if s != nil && k.pending.CompareAndSwap(false, true) {
-		s.Send(kick{})
+		s.Send(kickMsg)
 	}
 }
 
 type kick struct{}
+
+// kickMsg is kick as Kick sends it (no allocation per kick).
+var kickMsg = stage.Prewrapped(kick{})
+
 type checkpointTick struct{}
 
 // Dispatcher is the actor.
@@ -113,6 +118,21 @@ type Dispatcher struct {
 	// skips are the damaged CommitLog spans skipped since the stage
 	// started, oldest first: a queue gap behind one is filled with holes.
 	skips []span
+
+	// Scratch reused from run to run, so that a run allocates nothing in
+	// the common case.
+	block    commitlog.BlockReader
+	pending  map[*consumequeue.Queue][]consumequeue.Unit
+	arrivals []Arrival
+	queues   [8]cachedQueue // the queues of the latest records
+	nextSlot int
+}
+
+// cachedQueue remembers which queue a topic and queue id resolve to.
+type cachedQueue struct {
+	topic   string
+	queueID int32
+	q       *consumequeue.Queue
 }
 
 // Producer returns the actor producer.
@@ -233,12 +253,15 @@ func (d *Dispatcher) run() bool {
 		d.touched = map[consumequeue.QueueID]int64{}
 	}
 	start := d.offset
-	pending := map[*consumequeue.Queue][]consumequeue.Unit{}
+	if d.pending == nil {
+		d.pending = map[*consumequeue.Queue][]consumequeue.Unit{}
+	}
+	pending := d.pending
 	n := 0
 	var refused error // a write the disk refused: pause and retry the batch
 	var stop error    // damage under PolicyStop: keep what came before, then fail
 	for n < batchLimit && refused == nil && stop == nil {
-		recs, offs, next, eof, serr := d.read(d.offset)
+		recs, offs, next, eof, serr := d.read(&d.block, d.offset)
 		if eof || serr != nil {
 			stop = serr
 			break
@@ -257,6 +280,10 @@ func (d *Dispatcher) run() bool {
 		d.offset = next
 	}
 	for q, units := range pending {
+		if len(units) == 0 {
+			continue
+		}
+		pending[q] = units[:0]
 		if err := q.Append(units...); err != nil {
 			id := q.ID()
 			err = fmt.Errorf("dispatch: append %d units to %s/%d: %w", len(units), id.Topic, id.QueueID, err)
@@ -313,21 +340,22 @@ func (d *Dispatcher) resume() {
 // corruption.ErrStop. It panics on a queue it cannot open, except for a
 // queue the disk has no room to create: that error is returned.
 func (d *Dispatcher) dispatchRecord(off int64, rec []byte, pending map[*consumequeue.Queue][]consumequeue.Unit) error {
-	u, id, qoff, err := d.unitOf(off, rec)
+	u, topic, queueID, qoff, ok, err := d.unitOf(off, rec)
 	if err != nil {
 		return err
 	}
-	if u == nil {
+	if !ok {
 		return nil // undecodable record, skipped
 	}
-	q, err := d.opts.Store.Queues.Queue(id.Topic, id.QueueID)
+	q, err := d.queue(topic, queueID)
 	if err != nil {
-		err = fmt.Errorf("dispatch: open queue %s: %w", id, err)
+		err = fmt.Errorf("dispatch: open queue %s/%d: %w", topic, queueID, err)
 		if !refusedWrite(err) {
 			panic(err)
 		}
 		return err
 	}
+	id := q.ID()
 	units := pending[q]
 	end := q.MaxOffset() + int64(len(units))
 	switch {
@@ -342,34 +370,54 @@ func (d *Dispatcher) dispatchRecord(off int64, rec []byte, pending map[*consumeq
 		}
 		units = d.fillGap(id, units, prev, off, qoff-end)
 	}
-	pending[q] = append(units, *u)
+	pending[q] = append(units, u)
 	return nil
+}
+
+// queue returns the consume queue of topic and queueID (created when
+// missing), from a small cache of the latest ones: no string per record.
+func (d *Dispatcher) queue(topic []byte, queueID int32) (*consumequeue.Queue, error) {
+	for i := range d.queues {
+		c := &d.queues[i]
+		if c.q != nil && c.queueID == queueID && c.topic == string(topic) {
+			return c.q, nil
+		}
+	}
+	q, err := d.opts.Store.Queues.Queue(string(topic), queueID)
+	if err != nil {
+		return nil, err
+	}
+	d.queues[d.nextSlot] = cachedQueue{topic: q.ID().Topic, queueID: queueID, q: q}
+	d.nextSlot = (d.nextSlot + 1) % len(d.queues)
+	return q, nil
 }
 
 // unitOf decodes the record at off into its unit, queue and queue offset.
 // An undecodable record (it passed its checksum, so it was written that
 // way) is damage too: under PolicySkip it is reported and u is nil.
-func (d *Dispatcher) unitOf(off int64, rec []byte) (u *consumequeue.Unit, id consumequeue.QueueID, qoff int64, err error) {
-	r, _, err := message.Decode(rec)
+func (d *Dispatcher) unitOf(off int64, rec []byte) (u consumequeue.Unit, topic []byte, queueID int32, qoff int64,
+	ok bool, err error) {
+	l, err := message.Check(rec)
 	if err != nil {
 		err = fmt.Errorf("dispatch: decode record at %d: %w", off, err)
 		to := off + int64(len(rec)) + commitlog.EntryOverhead
 		if !d.skipping() {
-			return nil, id, 0, fmt.Errorf("%w: %w", corruption.ErrStop, err)
+			return u, nil, 0, 0, false, fmt.Errorf("%w: %w", corruption.ErrStop, err)
 		}
 		d.report(off, to, err.Error())
-		return nil, id, 0, nil
+		return u, nil, 0, 0, false, nil
 	}
-	tags, _ := message.LookupProperty(r.Properties, message.PropTags)
-	return &consumequeue.Unit{Offset: off, Size: int32(len(rec)), TagsCode: message.TagsHashCode(tags)},
-		consumequeue.QueueID{Topic: r.Topic, QueueID: r.QueueID}, r.QueueOffset, nil
+	tags, _ := message.LookupPropertyBytes(l.Properties(rec), message.PropTags)
+	u = consumequeue.Unit{Offset: off, Size: int32(len(rec)), TagsCode: message.TagsHashCodeBytes(tags)}
+	return u, l.Topic(rec), message.PeekQueueID(rec), message.PeekQueueOffset(rec), true, nil
 }
 
 func (d *Dispatcher) notify() {
 	if len(d.touched) == 0 {
 		return
 	}
-	arrivals := make([]Arrival, 0, len(d.touched))
+	arrivals := d.arrivals[:0]
+	defer func() { d.arrivals = arrivals[:0] }()
 	for id, max := range d.touched {
 		arrivals = append(arrivals, Arrival{Topic: id.Topic, QueueID: id.QueueID, MaxOffset: max})
 		delete(d.touched, id)

@@ -80,7 +80,7 @@ func (k *Kicker) Bind(s *stage.Stage) { k.stage.Store(s) }
 func (k *Kicker) Kick() {
 	s := k.stage.Load()
 	if s != nil && k.pending.CompareAndSwap(false, true) {
-		s.Send(kick{})
+		s.Send(kickMsg)
 	}
 }
 
@@ -89,6 +89,10 @@ func (k *Kicker) Kick() {
 func (k *Kicker) Indexed() int64 { return k.indexed.Load() }
 
 type kick struct{}
+
+// kickMsg is kick as Kick sends it (no allocation per kick).
+var kickMsg = stage.Prewrapped(kick{})
+
 type syncTick struct{}
 type roundTick struct{}
 
@@ -103,9 +107,10 @@ type Indexer struct {
 	ix     *keyindex.Index
 	offset int64
 	timer  *stage.Timer
-	round  *stage.Timer // the deferred next round
-	last   time.Time    // when the last round ran
-	armed  bool         // a roundTick is pending
+	round  *stage.Timer          // the deferred next round
+	last   time.Time             // when the last round ran
+	armed  bool                  // a roundTick is pending
+	block  commitlog.BlockReader // reused from run to run
 }
 
 // Producer returns the actor producer; it binds k to the stage.
@@ -236,7 +241,7 @@ func (x *Indexer) run() bool {
 	n := 0
 read:
 	for n < batchLimit && x.offset < limit {
-		recs, offs, next, err := cl.ReadBlock(x.offset, 0)
+		recs, offs, next, err := cl.ReadBlockWith(&x.block, x.offset, 0)
 		if errors.Is(err, io.EOF) {
 			break
 		}

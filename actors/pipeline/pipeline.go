@@ -22,6 +22,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,7 @@ type Pipeline struct {
 	txLow     *txcheck.Watermark
 	disk      retention.Disk
 	appends   *writer.Inbox
+	parked    atomic.Int64 // parked pulls (pull.Options.Parked)
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -171,7 +173,7 @@ func (p *Pipeline) spawn() error {
 		{offsets.StageName, offsets.Producer(offsets.Options{
 			Path: p.store.OffsetsPath(), Resets: &p.resetView, Logger: logFor(offsets.StageName),
 		})},
-		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Served: p.counters.Served,
+		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Served: p.counters.Served, Parked: &p.parked,
 			Logger: logFor(pull.StageName)})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
 			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
@@ -295,7 +297,9 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 			p.txKicker.Kick()
 		}
 	}
-	p.Stage(pull.StageName).Send(&pull.Arrived{Queues: a})
+	if p.parked.Load() > 0 {
+		p.Stage(pull.StageName).Send(&pull.Arrived{Queues: slices.Clone(a)})
+	}
 	p.indexKick.Kick()
 }
 

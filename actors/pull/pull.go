@@ -26,6 +26,7 @@ package pull
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -103,6 +104,12 @@ type Options struct {
 	// Served, when set, is told of every pull answered (statistics): the
 	// group, the topic and how many messages it carried (0: none).
 	Served func(group, topic string, msgs int)
+	// Parked, when set, counts the parked pulls for the dispatcher's side,
+	// which sends Arrived only while it is above zero (it outlives
+	// restarts of the stage). A pull parks, then looks at its queue again:
+	// with the dispatcher growing the queue before it reads Parked, one of
+	// the two always sees the other.
+	Parked *atomic.Int64
 	Logger zerolog.Logger
 }
 
@@ -137,6 +144,7 @@ func (p *Puller) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		p.parked = map[queueKey][]*Request{}
+		p.unparked(-1)
 		p.pulled = map[pulledKey]int64{}
 		p.arm()
 	case *Request:
@@ -169,15 +177,37 @@ func (p *Puller) arm() {
 
 // serve answers r, or parks it when allowed and nothing is there yet.
 func (p *Puller) serve(r *Request, mayPark bool) {
+	var before int64 = -1
+	if q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID); q != nil {
+		before = q.MaxOffset()
+	}
 	resp, found := p.read(r)
 	if !found && mayPark && r.SysFlag&FlagSuspend != 0 && time.Now().Before(r.SuspendUntil) &&
 		resp.Code == remoting.PullNotFound {
 		k := queueKey{r.Topic, r.QueueID}
 		p.parked[k] = append(p.parked[k], r)
+		if p.opts.Parked != nil {
+			p.opts.Parked.Add(1)
+			// The queue may have grown while Parked was 0 (no Arrived).
+			if q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID); q != nil && q.MaxOffset() != before {
+				p.wake(k)
+			}
+		}
 		return
 	}
 	p.count(r, resp, found)
 	r.Reply(resp)
+}
+
+// unparked takes n pulls off the Parked count (n < 0: resets it).
+func (p *Puller) unparked(n int) {
+	switch {
+	case p.opts.Parked == nil:
+	case n < 0:
+		p.opts.Parked.Store(0)
+	case n > 0:
+		p.opts.Parked.Add(-int64(n))
+	}
 }
 
 func (p *Puller) wake(k queueKey) {
@@ -186,6 +216,7 @@ func (p *Puller) wake(k queueKey) {
 		return
 	}
 	delete(p.parked, k)
+	p.unparked(len(reqs))
 	for _, r := range reqs {
 		p.serve(r, true)
 	}
@@ -200,6 +231,7 @@ func (p *Puller) expire(now time.Time) {
 				kept = append(kept, r)
 				continue
 			}
+			p.unparked(1)
 			p.serve(r, false)
 		}
 		if len(kept) == 0 {
@@ -215,6 +247,7 @@ func (p *Puller) expire(now time.Time) {
 func (p *Puller) answerAll() {
 	for k, reqs := range p.parked {
 		delete(p.parked, k)
+		p.unparked(len(reqs))
 		for _, r := range reqs {
 			p.serve(r, false)
 		}

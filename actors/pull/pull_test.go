@@ -33,6 +33,7 @@ type rig struct {
 	metrics *stage.Registry
 	p       *stage.Stage
 	self    atomic.Pointer[stage.Stage]
+	parked  atomic.Int64 // the stage's Parked count
 }
 
 func newRig(t *testing.T, sopts storage.Options) *rig {
@@ -62,7 +63,7 @@ func (r *rig) open(t *testing.T) {
 func (r *rig) start(t *testing.T, maxBytes int) {
 	t.Helper()
 	s, err := r.metrics.Spawn(r.sys, supervisor.New(supervisor.Policy{}), StageName,
-		Producer(Options{Store: r.st, MaxBytes: maxBytes}))
+		Producer(Options{Store: r.st, MaxBytes: maxBytes, Parked: &r.parked}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +327,44 @@ func TestSuspendedPullWokenByArrival(t *testing.T) {
 	want3 := r.put(t, "T", 0, "TagA", 0)
 	r.p.Send(&Arrived{Queues: []dispatch.Arrival{{Topic: "T", QueueID: 0, MaxOffset: 3}}})
 	check(t, "woken", req, await(t, ch), want{remoting.Success, "FOUND", 3, 0, 3, want3})
+}
+
+// TestParkedCount follows the count the dispatcher side reads before it
+// sends Arrived: up on parking, down on every way out of the table.
+func TestParkedCount(t *testing.T) {
+	r := newRig(t, storage.Options{})
+	r.start(t, 0)
+	park := func(offset int64) <-chan *remoting.Command {
+		req := request("T", 0, offset, 32, "*")
+		req.SysFlag = FlagSuspend
+		req.SuspendUntil = time.Now().Add(time.Minute)
+		return r.send(req)
+	}
+	a, b := park(0), park(0)
+	r.barrier(t)
+	if n := r.parked.Load(); n != 2 {
+		t.Fatalf("parked count %d with two parked pulls", n)
+	}
+	r.put(t, "T", 0, "", 0)
+	r.p.Send(&Arrived{Queues: []dispatch.Arrival{{Topic: "T", QueueID: 0, MaxOffset: 1}}})
+	await(t, a)
+	await(t, b)
+	r.barrier(t)
+	if n := r.parked.Load(); n != 0 {
+		t.Fatalf("parked count %d after both were answered", n)
+	}
+	c := park(1)
+	r.barrier(t)
+	notAnswered(t, c, "parked at the end")
+	if n := r.parked.Load(); n != 1 {
+		t.Fatalf("parked count %d", n)
+	}
+	r.p.Stop()
+	r.p = nil
+	await(t, c)
+	if n := r.parked.Load(); n != 0 {
+		t.Fatalf("parked count %d after stop", n)
+	}
 }
 
 func TestSuspendedPullExpires(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-
-	"github.com/asynkron/protoactor-go/actor"
 )
 
 // Inbox is a batched mailbox in front of a stage's actor, for one message
@@ -27,7 +25,7 @@ import (
 // queued while it was down (the kick of that batch may have been the
 // message that failed).
 type Inbox[T Failable] struct {
-	kick  *actor.MessageEnvelope // sent as is: protoactor wraps nothing
+	kick  any // Prewrapped
 	stage atomic.Pointer[Stage]
 
 	mu     sync.Mutex
@@ -42,7 +40,7 @@ var ErrUnbound = errors.New("stage inbox: no stage bound")
 // Receive takes as "drain your inbox"). Bind it to the stage from the
 // actor's Producer.
 func NewInbox[T Failable](kick any) *Inbox[T] {
-	return &Inbox[T]{kick: &actor.MessageEnvelope{Message: kick}}
+	return &Inbox[T]{kick: Prewrapped(kick)}
 }
 
 // Bind attaches the inbox to its stage (call it from the stage's Producer,

@@ -82,7 +82,7 @@ func (r *Registry) Spawn(system *actor.ActorSystem, guardian actor.SupervisorStr
 			return &tombstone{s: s}
 		}
 		return producer(s)
-	}, actor.WithReceiverMiddleware(s.middleware))
+	}, actor.WithReceiverMiddleware(s.middleware), actor.WithDispatcher(newWorkerDispatcher()))
 	// The PID is known before the actor starts: an actor may send to itself
 	// (or be sent to) from its Started handler, before SpawnNamed returns.
 	s.pid = system.NewLocalPID(name)

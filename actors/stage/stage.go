@@ -108,6 +108,12 @@ func (s *Stage) Send(msg any) {
 	s.root.Send(s.pid, msg)
 }
 
+// Prewrapped returns msg in the envelope protoactor would wrap it in on
+// every delivery (the stages' receive middleware needs one), so that a
+// message sent often, such as a kick, costs no allocation: build it once,
+// Send it many times. The actor still receives msg itself.
+func Prewrapped(msg any) any { return &actor.MessageEnvelope{Message: msg} }
+
 // Name is the stage's stable name.
 func (s *Stage) Name() string { return s.name }
 

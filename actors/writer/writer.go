@@ -152,7 +152,8 @@ type Options struct {
 	Inbox         *Inbox
 	Mode          FlushMode
 	FlushInterval time.Duration // async mode fsync period (default 500 ms)
-	// Appended is called after every successful append (wake the dispatcher).
+	// Appended is called after each drain that appended something, once
+	// its answers are out (wake the dispatcher).
 	Appended func()
 	// Stored, when set, is called on the writer's goroutine for every
 	// Append stored, with its topic, record count and bytes (statistics).
@@ -194,6 +195,7 @@ type Writer struct {
 	records [][]byte
 	touched map[QueueKey]int64
 	out     netloop.Outbox
+	wrote   bool // the drain under way appended something (Appended is due)
 }
 
 // Producer returns the actor producer.
@@ -297,6 +299,10 @@ func (w *Writer) drainStash() {
 func (w *Writer) drainBatch(batch []*Append) {
 	w.batch = batch
 	defer func() {
+		if w.wrote && w.opts.Appended != nil {
+			w.opts.Appended() // after the answers: they leave first
+		}
+		w.wrote = false
 		if r := recover(); r != nil {
 			w.rescue(batch, r)
 			panic(r)
@@ -427,9 +433,7 @@ func (w *Writer) write(batch []*Append) bool {
 			w.opts.Stored(m.Key.Topic, len(m.Records), n)
 		}
 	}
-	if w.opts.Appended != nil {
-		w.opts.Appended()
-	}
+	w.wrote = true
 	if w.opts.Fault != nil {
 		w.opts.Fault()
 	}

@@ -21,8 +21,34 @@ const DefaultBlockSize = 256 << 10
 // set to the damaged entry's offset (see NextValid). The records alias one
 // buffer owned by the caller. Safe for concurrent use, also with Append.
 func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, offsets []int64, next int64, err error) {
+	return c.ReadBlockWith(nil, offset, maxBytes)
+}
+
+// BlockReader keeps ReadBlockWith's buffers from call to call, for a
+// sequential reader (the dispatcher, the index) that would otherwise
+// allocate a block buffer and two slices per read. Use one per reader.
+type BlockReader struct {
+	buf     []byte
+	records [][]byte
+	offsets []int64
+}
+
+// maxKeptBlock is the largest block buffer a BlockReader keeps.
+const maxKeptBlock = 1 << 20
+
+// ReadBlockWith is ReadBlock reading into r's buffers (r nil: new ones):
+// what it returns is valid until the next call with r.
+func (c *CommitLog) ReadBlockWith(r *BlockReader, offset int64, maxBytes int) (records [][]byte, offsets []int64, next int64, err error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultBlockSize
+	}
+	if r != nil {
+		records, offsets = r.records[:0], r.offsets[:0]
+		defer func() {
+			if cap(records) > cap(r.records) {
+				r.records, r.offsets = records[:0], offsets[:0]
+			}
+		}()
 	}
 	for {
 		limit := c.maxOffset.Load()
@@ -37,7 +63,7 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 			offset = end
 			continue
 		}
-		buf, err := c.readRaw(offset, min(int64(maxBytes), min(end, limit)-offset))
+		buf, err := c.readRaw(offset, min(int64(maxBytes), min(end, limit)-offset), r)
 		if err != nil {
 			return nil, nil, offset, err
 		}
@@ -108,13 +134,21 @@ func (c *CommitLog) ReadBlock(offset int64, maxBytes int) (records [][]byte, off
 // holding it (pinned meanwhile). Segment files are not padded: a blank
 // marker may be the file's last bytes, so a short read is normal here and
 // the caller checks each entry.
-func (c *CommitLog) readRaw(off, n int64) ([]byte, error) {
+func (c *CommitLog) readRaw(off, n int64, r *BlockReader) ([]byte, error) {
 	s, err := c.pin(off)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog read %s at %d: %w", c.dir, off, err)
 	}
 	defer c.unpin()
-	buf := make([]byte, n)
+	var buf []byte
+	if r != nil && int64(cap(r.buf)) >= n {
+		buf = r.buf[:n]
+	} else {
+		buf = make([]byte, n)
+		if r != nil && n <= maxKeptBlock {
+			r.buf = buf
+		}
+	}
 	got, err := s.f.ReadAt(buf, off-s.base)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("commitlog read %s at %d: %w", s.path, off-s.base, err)

@@ -147,9 +147,9 @@ func (ix *Index) Flush(position int64) error {
 			first = fl.count + 1
 		}
 		e := entry{hash: p.hash, offset: p.offset, ts: p.ts, prev: fl.slots[p.hash%uint64(fl.h.slots)]}
-		var b [entrySize]byte
-		e.encode(b[:])
-		buf = append(buf, b[:]...)
+		n := len(buf)
+		buf = append(buf, zeroEntry[:]...) // encoded in place: a local array would escape (crc32)
+		e.encode(buf[n:])
 		fl.note(e, fl.count+1)
 	}
 	if err := ix.write(fl, first, buf); err != nil {
@@ -160,6 +160,9 @@ func (ix *Index) Flush(position int64) error {
 	ix.flushed = max(ix.flushed, position)
 	return nil
 }
+
+// zeroEntry is the room one entry takes in Flush's buffer.
+var zeroEntry [entrySize]byte
 
 // write writes encoded entries starting at entry number first.
 func (ix *Index) write(fl *file, first uint32, buf []byte) error {

@@ -204,6 +204,22 @@ func BodyCRC(body []byte) int32 {
 	return int32(crc32.ChecksumIEEE(body) & 0x7FFFFFFF)
 }
 
+// Check validates the record at the start of b as Decode does (framing and
+// hosts) without building a Record (no allocation), and returns its layout.
+func Check(b []byte) (Layout, error) {
+	l, err := ParseLayout(b)
+	if err != nil {
+		return l, err
+	}
+	if _, err := readHost(b[OffBornHost : OffBornHost+l.BornHostLen]); err != nil {
+		return Layout{}, err
+	}
+	if _, err := readHost(b[l.StoreHostOff : l.StoreHostOff+l.StoreHostLen]); err != nil {
+		return Layout{}, err
+	}
+	return l, nil
+}
+
 // Decode decodes the record at the start of b and returns it with its size
 // (TOTALSIZE). Body and Properties alias b. It validates the magic (V1 or V2),
 // that every length stays inside TOTALSIZE and that the fields fill it

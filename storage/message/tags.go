@@ -20,6 +20,21 @@ func TagsHashCode(tags string) int64 {
 	return int64(h)
 }
 
+// TagsHashCodeBytes is TagsHashCode of tags given as bytes (no string made).
+func TagsHashCodeBytes(tags []byte) int64 {
+	var h int32
+	for _, r := range string(tags) { // no conversion: the compiler ranges over the bytes
+		if r >= 0x10000 {
+			hi, lo := utf16.EncodeRune(r)
+			h = 31*h + hi
+			h = 31*h + lo
+			continue
+		}
+		h = 31*h + r
+	}
+	return int64(h)
+}
+
 // TagsHashCodeGoClient returns the hash the Go client puts in a
 // subscription's codeSet: the same recurrence over UTF-8 bytes instead of
 // UTF-16 code units. It equals TagsHashCode for ASCII tags only, so a broker

@@ -24,9 +24,15 @@ func TestTagsHashCode(t *testing.T) {
 			if got := TagsHashCode(tt.tags); got != tt.java {
 				t.Errorf("TagsHashCode = %d, want %d", got, tt.java)
 			}
+			if got := TagsHashCodeBytes([]byte(tt.tags)); got != tt.java {
+				t.Errorf("TagsHashCodeBytes = %d, want %d", got, tt.java)
+			}
 			if got := TagsHashCodeGoClient(tt.tags); got != tt.goCl {
 				t.Errorf("TagsHashCodeGoClient = %d, want %d", got, tt.goCl)
 			}
 		})
+	}
+	if allocs := testing.AllocsPerRun(10, func() { TagsHashCodeBytes([]byte("TagA TagB")) }); allocs != 0 {
+		t.Errorf("TagsHashCodeBytes: %v allocations", allocs)
 	}
 }
