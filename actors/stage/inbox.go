@@ -56,17 +56,21 @@ func (in *Inbox[T]) Bind(s *Stage) {
 
 // Push queues m for the actor; safe from any goroutine, never blocks. On a
 // stage that is down, or before Bind, m is failed at once.
-func (in *Inbox[T]) Push(m T) {
+func (in *Inbox[T]) Push(m T) { in.PushKicked(m) }
+
+// PushKicked is Push that reports whether it woke the actor (the inbox was
+// idle).
+func (in *Inbox[T]) PushKicked(m T) bool {
 	s := in.stage.Load()
 	if s == nil {
 		m.Fail(ErrUnbound)
-		return
+		return false
 	}
 	in.mu.Lock()
 	if d := s.down.Load(); d != nil {
 		in.mu.Unlock()
 		m.Fail(d)
-		return
+		return false
 	}
 	in.items = append(in.items, m)
 	kick := !in.kicked
@@ -76,6 +80,7 @@ func (in *Inbox[T]) Push(m T) {
 	if kick {
 		s.Send(in.kick)
 	}
+	return kick
 }
 
 // Take appends everything queued to dst and returns it. It is for the actor

@@ -12,9 +12,12 @@
 //
 //   - async flush (default): right after the append (the data is in the page
 //     cache and visible to readers); a tick fsyncs every FlushInterval;
-//   - sync flush: after an fsync (group commit): a syncer goroutine fsyncs
-//     while the writer goes on appending, and each fsync answers every append
-//     written before it began (see syncer.go).
+//   - sync flush: after an fsync (group commit): the writer fsyncs once per
+//     batch, after writing it, and then answers every append of it; what
+//     arrives during the fsync waits in the inbox and makes the next batch,
+//     so under load each fsync covers everything that came during the one
+//     before. The fsync runs on the writer's goroutine: one hop fewer than
+//     handing it to another goroutine, and the answers leave from there.
 //
 // The writer never panics on a failed append: it answers the error (so no
 // request is silently dropped) and the CommitLog rolls the failed batch back.
@@ -94,13 +97,12 @@ type QueueKey struct {
 type Append struct {
 	Key     QueueKey
 	Records [][]byte
-	// Reply is called from the writer's goroutine (or, in sync flush mode,
-	// the syncer's); it must not block.
+	// Reply is called from the writer's goroutine; it must not block.
 	Reply func(Result)
 
 	result  Result   // set once the records are in the CommitLog
 	written bool     // result is set
-	handled bool     // Reply was called or handed to the syncer
+	handled bool     // Reply was called
 	one     [1]int64 // result.Offsets of a one-record append
 }
 
@@ -132,8 +134,7 @@ type Result struct {
 	Err error
 	// Out, when not nil, collects the answers of a batch: a Reply that
 	// answers a client queues its frame there (netloop.Outbox.SendFrame)
-	// and the writer (or the syncer) writes every connection once after
-	// the batch.
+	// and the writer writes every connection once after the batch.
 	Out *netloop.Outbox
 }
 
@@ -159,7 +160,7 @@ type Options struct {
 	// Append stored, with its topic, record count and bytes (statistics).
 	Stored func(topic string, records, bytes int)
 	// OnSync, when set, is called on the writer's goroutine after each
-	// CommitLog fsync the writer makes (observability and tests).
+	// CommitLog fsync (observability and tests).
 	OnSync func()
 	// Fault, when set (tests only), is called after each append and before
 	// its reply: a panic there restarts the writer, which still answers
@@ -171,27 +172,21 @@ type Options struct {
 type flushTick struct{}
 type drainNow struct{}
 
-// logFailed is sent by the syncer when an fsync failed: the CommitLog is in
-// its sticky failed state and the writer restarts to reopen it.
-type logFailed struct{}
-
 // maxDrainRecords caps the records written by one drain.
 const maxDrainRecords = 4096
 
 // Writer is the actor; build it with Producer.
 type Writer struct {
-	opts   Options
-	self   *stage.Stage
-	next   map[QueueKey]int64
-	syncer *syncer // sync flush only
-	timer  *stage.Timer
+	opts  Options
+	self  *stage.Stage
+	next  map[QueueKey]int64
+	timer *stage.Timer
 
 	stash       []*Append // appends sent with Stage.Send, waiting for the next drain
 	drainQueued bool      // a drainNow is in the mailbox
 
 	// Scratch reused from drain to drain, so that a drain allocates nothing.
 	batch   []*Append
-	waiting []*Append
 	records [][]byte
 	touched map[QueueKey]int64
 	out     netloop.Outbox
@@ -221,9 +216,6 @@ func (w *Writer) Receive(ctx actor.Context) {
 		}
 		if w.opts.Mode == FlushAsync {
 			w.armTick()
-		} else {
-			w.syncer = startSyncer(w.opts.Store.CommitLog, w.opts.OnSync, func() { w.self.Send(logFailed{}) },
-				w.opts.Logger)
 		}
 		if w.opts.Inbox != nil {
 			w.opts.Inbox.Rekick() // what was queued while a previous instance failed
@@ -244,16 +236,11 @@ func (w *Writer) Receive(ctx actor.Context) {
 		w.synced()
 		w.armTick()
 		w.restartIfFailed()
-	case logFailed:
-		w.restartIfFailed()
 	case *actor.Stopping, *actor.Restarting:
 		w.timer.Stop()
 		w.drainStash()
 		if _, stopping := m.(*actor.Stopping); stopping && w.opts.Inbox != nil {
 			w.drainBatch(w.opts.Inbox.Take(w.batch[:0]))
-		}
-		if w.syncer != nil {
-			w.syncer.close()
 		}
 	}
 }
@@ -319,6 +306,20 @@ func (w *Writer) drainBatch(batch []*Append) {
 		w.drain(rest[:n])
 		rest = rest[n:]
 	}
+	if w.opts.Mode == FlushSync && w.wrote {
+		w.answer(batch, true, w.sync()) // group commit: one fsync for the batch
+	}
+}
+
+// sync fsyncs the CommitLog (sync flush: for the batch just written).
+func (w *Writer) sync() error {
+	err := w.opts.Store.CommitLog.Sync()
+	w.synced()
+	if err != nil {
+		w.opts.Logger.Error().Err(err).Msg("commitlog fsync failed")
+		return fmt.Errorf("commitlog fsync: %w", err)
+	}
+	return nil
 }
 
 // restartIfFailed fails the writer when the CommitLog is in its sticky
@@ -368,13 +369,14 @@ func (w *Writer) armTick() {
 // answers each of them. A failed combined write is retried append by
 // append, so that one bad request fails alone.
 func (w *Writer) drain(batch []*Append) {
+	durable := w.opts.Mode == FlushAsync // sync flush: answered after the batch's fsync
 	if len(batch) > 1 && w.write(batch) {
-		w.answer(batch)
+		w.answer(batch, durable, nil)
 		return
 	}
 	for i := range batch {
 		w.write(batch[i : i+1])
-		w.answer(batch[i : i+1])
+		w.answer(batch[i:i+1], durable, nil)
 	}
 }
 
@@ -440,50 +442,50 @@ func (w *Writer) write(batch []*Append) bool {
 	return true
 }
 
-// answer replies to every append of batch not answered yet (async flush,
-// or a failure), or hands them to the syncer, which replies after its next
-// fsync. Replies go out through the writer's Outbox: each connection is
-// written once for the batch.
-func (w *Writer) answer(batch []*Append) {
+// answer replies to the appends of batch not answered yet: the failed
+// ones, and the stored ones once durable says they may be (async flush, or
+// after the fsync that covered them; syncErr is that fsync's failure, which
+// they are answered with). Replies go out through the writer's Outbox: each
+// connection is written once for the batch.
+func (w *Writer) answer(batch []*Append, durable bool, syncErr error) {
 	defer w.out.Flush()
-	waiting := w.waiting[:0]
 	for _, m := range batch {
-		if m.handled {
+		if m.handled || (m.result.Err == nil && !durable) {
 			continue
 		}
 		m.handled = true
-		if w.syncer == nil || m.result.Err != nil {
-			res := m.result
-			res.Out = &w.out
-			m.Reply(res)
-			continue
+		res := m.result
+		if res.Err == nil && syncErr != nil {
+			res = Result{Err: syncErr}
 		}
-		waiting = append(waiting, m)
+		res.Out = &w.out
+		m.Reply(res)
 	}
-	if len(waiting) > 0 {
-		w.syncer.add(waiting)
-	}
-	clear(waiting)
-	w.waiting = waiting[:0]
 }
 
 // rescue answers every append of a drain that a panic interrupted: those
 // whose records reached the CommitLog get their result (in sync flush mode
-// through the syncer, which fsyncs before answering, also when the restart
-// closes it), the others an error the client retries. Nothing is left to
-// time out and no stored message is reported as failed.
+// after an fsync, or its error), the others an error the client retries.
+// Nothing is left to time out and no stored message is reported as failed.
 func (w *Writer) rescue(batch []*Append, reason any) {
-	stored := 0
+	stored, waiting := 0, false
 	for _, m := range batch {
 		if m.handled {
 			continue
 		}
 		if m.written {
-			w.answer([]*Append{m})
 			stored++
+			waiting = true
 			continue
 		}
 		m.Fail(fmt.Errorf("commitlog writer failed before storing the message: %v", reason))
+	}
+	if waiting {
+		var syncErr error
+		if w.opts.Mode == FlushSync {
+			syncErr = w.sync()
+		}
+		w.answer(batch, true, syncErr)
 	}
 	w.opts.Logger.Error().Str("reason", fmt.Sprint(reason)).Int("appends", len(batch)).Int("stored", stored).
 		Msg("commitlog writer failed during a drain; every append of it answered")

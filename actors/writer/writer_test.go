@@ -264,7 +264,7 @@ func TestFlushSyncGroupCommit(t *testing.T) {
 	r.start(t, Options{Mode: FlushSync, OnSync: func() {
 		if syncs.Add(1) == 1 {
 			close(firstSync)
-			<-release // hold the writer so the other appends queue up
+			<-release // hold the writer (it fsyncs) so the other appends queue up
 		}
 	}})
 
@@ -297,13 +297,10 @@ func TestFlushSyncGroupCommit(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// Let the writer take every append off its mailbox (they are written
-	// while the first fsync is held), then let the fsyncs go.
-	deadline := time.Now().Add(wait)
-	for r.w.Depth() > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// Every append is queued while the first fsync is held; then let it go.
+	if d := r.w.Depth(); d < n-1 {
+		t.Fatalf("depth %d with %d appends sent during the first fsync", d, n-1)
 	}
-	time.Sleep(20 * time.Millisecond)
 	close(release)
 
 	perQueue := map[int32][]int64{}

@@ -26,6 +26,7 @@ package router
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -252,7 +253,13 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 	r.m.received(v.Code)
 	cs.inflight.Add(1)
 	r.backlog.Add(1)
-	r.appends.Push(&q.app)
+	if r.appends.PushKicked(&q.app) {
+		// The writer was idle: its worker is now ready to run on this
+		// thread's processor. Yielding lets it run here at once (the event
+		// loop resumes on the other processor, or right after), instead of
+		// waiting for another thread to wake up and take it.
+		runtime.Gosched()
+	}
 	return true
 }
 
