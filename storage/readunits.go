@@ -1,9 +1,10 @@
 package storage
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
-	"sort"
+	"slices"
 
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
@@ -62,19 +63,25 @@ func ReadUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
 }
 
 // ReadUnitsChecked is ReadUnits that also says, per unit, why a record is
-// missing.
+// missing. The records are read into one buffer for the whole call (they
+// alias it): no allocation per record.
 func ReadUnitsChecked(cl *commitlog.CommitLog, units []consumequeue.Unit) ([][]byte, []UnitState) {
 	out := make([][]byte, len(units))
 	states := make([]UnitState, len(units))
 	order := make([]int, 0, len(units))
+	total := 0
 	for i, u := range units {
 		if u.IsHole() {
 			states[i] = UnitHole
 			continue
 		}
 		order = append(order, i)
+		total += int(u.Size) + entryOverhead
 	}
-	sort.Slice(order, func(a, b int) bool { return units[order[a]].Offset < units[order[b]].Offset })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(units[a].Offset, units[b].Offset) })
+	// Room for every entry with its trailer: AppendEntries never grows it,
+	// so the records handed out stay where they are.
+	buf := make([]byte, 0, total)
 	for i := 0; i < len(order); {
 		first := units[order[i]]
 		j, end := i+1, first.Offset+int64(first.Size)+entryOverhead
@@ -83,38 +90,49 @@ func ReadUnitsChecked(cl *commitlog.CommitLog, units []consumequeue.Unit) ([][]b
 			j++
 		}
 		if j-i > 1 {
-			recs, offs, _, err := cl.ReadBlock(first.Offset, int(end-first.Offset))
-			if err == nil {
-				at := make(map[int64][]byte, len(recs))
-				for k, r := range recs {
-					at[offs[k]] = r
+			start := len(buf)
+			got, n, err := cl.AppendEntries(buf, first.Offset, end-first.Offset)
+			if err == nil && n == j-i && runSizesMatch(got[start:], units, order[i:j]) {
+				at := start
+				for _, idx := range order[i:j] {
+					size := int(units[idx].Size)
+					out[idx] = got[at : at+size : at+size]
+					at += size
 				}
-				for k := i; k < j; k++ {
-					u := units[order[k]]
-					if r, ok := at[u.Offset]; ok && len(r) == int(u.Size) {
-						out[order[k]] = r
-					}
-				}
+				buf, i = got, j
+				continue
 			}
 		}
-		for k := i; k < j; k++ {
-			idx := order[k]
-			if out[idx] != nil {
+		for _, idx := range order[i:j] { // one by one
+			u := units[idx]
+			start := len(buf)
+			got, _, err := cl.AppendEntries(buf, u.Offset, int64(u.Size)+entryOverhead)
+			if err != nil {
+				states[idx] = classify(cl, u, err)
 				continue
 			}
-			r, err := cl.ReadAt(units[idx].Offset, units[idx].Size)
-			if err == nil {
-				out[idx] = r
-				continue
-			}
-			states[idx] = classify(cl, units[idx], err)
+			out[idx], buf = got[start:len(got):len(got)], got
 		}
 		i = j
 	}
 	return out, states
 }
 
-// classify says why the record of u could not be read (err from ReadAt).
+// runSizesMatch reports whether the records back to back in b have the
+// sizes of units[idx] for idx in order.
+func runSizesMatch(b []byte, units []consumequeue.Unit, order []int) bool {
+	for _, idx := range order {
+		size := units[idx].Size
+		if len(b) < int(size) || int32(binary.BigEndian.Uint32(b)) != size {
+			return false
+		}
+		b = b[size:]
+	}
+	return len(b) == 0
+}
+
+// classify says why the record of u could not be read (err from ReadAt or
+// AppendEntries).
 func classify(cl *commitlog.CommitLog, u consumequeue.Unit, err error) UnitState {
 	switch {
 	case u.Offset < cl.MinOffset():

@@ -14,47 +14,120 @@ import (
 // removed; body, flags, born and store hosts, reconsume times and UNIQ_KEY
 // are kept. reason is non-empty when the message cannot be delivered.
 func rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, string) {
+	var b rebuilder
+	return b.rebuild(raw, t, nowMs)
+}
+
+// rebuilder rebuilds the messages of a batch: the records go into one
+// buffer (arena) for the batch, the properties are scanned once without a
+// map, and topic names are shared, so a message costs no allocation in the
+// common case (the stored properties plus the two timer properties).
+type rebuilder struct {
+	arena  []byte // the batch's rebuilt records (a put aliases it)
+	props  []byte // scratch: the properties being built
+	topics [8]string
+	next   int
+}
+
+// reset starts a batch whose records take about size bytes.
+func (b *rebuilder) reset(size int) {
+	b.arena = make([]byte, 0, size)
+}
+
+// topic returns name as a string, shared with earlier messages.
+func (b *rebuilder) topic(name []byte) string {
+	for _, t := range b.topics {
+		if t == string(name) && t != "" {
+			return t
+		}
+	}
+	t := string(name)
+	b.topics[b.next] = t
+	b.next = (b.next + 1) % len(b.topics)
+	return t
+}
+
+// rebuild rebuilds one message into the arena (see the package function).
+func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, string) {
 	if raw == nil {
 		return put{}, "unreadable"
 	}
-	r, _, err := message.Decode(raw)
+	l, err := message.Check(raw)
 	if err != nil {
 		return put{}, "undecodable"
 	}
-	topic, _ := message.LookupProperty(r.Properties, message.PropRealTopic)
-	qidText, _ := message.LookupProperty(r.Properties, message.PropRealQueueID)
-	qid, err := strconv.ParseInt(qidText, 10, 32)
-	if topic == "" || err != nil || qid < 0 {
+	stored := l.Properties(raw)
+	var realTopic, realQID, uniq, outMs []byte
+	rewrite := false // DELAY or a timer property to replace: the map path
+	for rest := stored; len(rest) > 0; {
+		k, v, next, ok := message.NextProperty(rest)
+		rest = next
+		if !ok {
+			continue
+		}
+		switch string(k) {
+		case message.PropRealTopic:
+			realTopic = v
+		case message.PropRealQueueID:
+			realQID = v
+		case message.PropUniqKey:
+			uniq = v
+		case message.PropTimerOutMS:
+			outMs = v
+		case message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS:
+			rewrite = true
+		}
+	}
+	qid, err := strconv.ParseInt(string(realQID), 10, 32)
+	if len(realTopic) == 0 || err != nil || qid < 0 {
 		return put{}, "no_real_topic"
 	}
-	enq, deq := strconv.FormatInt(t.AddedMs, 10), strconv.FormatInt(nowMs, 10)
-	var props []byte
-	var ident string
-	if !hasAny(r.Properties, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS) {
+	var num [20]byte
+	props := b.props[:0]
+	if !rewrite {
 		// Common case: append the two properties to the stored ones.
-		props = append(make([]byte, 0, len(r.Properties)+64), r.Properties...)
-		props = message.AppendProperty(props, message.PropTimerEnqueueMS, enq)
-		props = message.AppendProperty(props, message.PropTimerDequeueMS, deq)
-		uniq, _ := message.LookupProperty(r.Properties, message.PropUniqKey)
-		out, _ := message.LookupProperty(r.Properties, message.PropTimerOutMS)
-		ident = uniq + "@" + out
+		props = append(props, stored...)
+		props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
+		props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
 	} else {
-		m := message.DecodeProperties(r.Properties)
-		m[message.PropTimerEnqueueMS], m[message.PropTimerDequeueMS] = enq, deq
+		m := message.DecodeProperties(stored)
+		m[message.PropTimerEnqueueMS] = strconv.FormatInt(t.AddedMs, 10)
+		m[message.PropTimerDequeueMS] = strconv.FormatInt(nowMs, 10)
 		delete(m, message.PropDelay)
-		props, ident = message.EncodeProperties(m), identOf(m)
+		props = message.AppendProperties(props, m)
+		uniq, outMs = []byte(m[message.PropUniqKey]), []byte(m[message.PropTimerOutMS])
 	}
-	out := &message.Record{
-		QueueID: int32(qid), Flag: r.Flag, SysFlag: r.SysFlag, BornTimestamp: r.BornTimestamp, BornHost: r.BornHost,
-		StoreTimestamp: nowMs, StoreHost: r.StoreHost, ReconsumeTimes: r.ReconsumeTimes,
-		PreparedTransactionOffset: r.PreparedTransactionOffset,
-		Body:                      r.Body, Topic: topic, Properties: props,
+	b.props = props
+	topic := b.topic(realTopic)
+	out := message.Record{
+		QueueID: int32(qid), Flag: message.PeekFlag(raw), SysFlag: l.SysFlag, BornTimestamp: message.PeekBornTimestamp(raw),
+		BornHost: l.BornHost(raw), StoreTimestamp: nowMs, StoreHost: l.StoreHost(raw),
+		ReconsumeTimes: l.ReconsumeTimes(raw), PreparedTransactionOffset: l.PreparedTransactionOffset(raw),
+		Body: l.Body(raw), Topic: topic, Properties: props,
 	}
-	rec, err := out.Encode(make([]byte, 0, out.EncodedSize()))
+	start := len(b.arena)
+	arena, err := out.Encode(b.arena)
 	if err != nil {
 		return put{}, "unencodable"
 	}
-	return put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, ident: ident, due: t.DeliverMs}, ""
+	b.arena = arena
+	rec := arena[start:len(arena):len(arena)]
+	propsAt := len(rec) - len(props)
+	if !rewrite { // point at the copies inside the record (raw may be reused)
+		uniq, outMs = within(rec[propsAt:], uniq, stored), within(rec[propsAt:], outMs, stored)
+	}
+	return put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,
+		due: t.DeliverMs}, ""
+}
+
+// within returns the bytes of v, a sub-slice of src, at the same position
+// in dst (a copy of src's bytes at its start).
+func within(dst, v, src []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	at := cap(src) - cap(v)
+	return dst[at : at+len(v) : at+len(v)]
 }
 
 // hasAny reports whether raw properties hold any of the keys.
@@ -66,6 +139,9 @@ func hasAny(raw []byte, keys ...string) bool {
 	}
 	return false
 }
+
+// identity names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
+func (p *put) identity() string { return string(p.uniq) + "@" + string(p.outMs) }
 
 // identOf names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
 func identOf(props map[string]string) string {

@@ -46,7 +46,7 @@ func TestRebuildRestoresRealTopic(t *testing.T) {
 	if reason != "" {
 		t.Fatalf("rebuild refused: %s", reason)
 	}
-	if p.key.Topic != "orders" || p.key.QueueID != 3 || p.due != 5000 || p.ident != "U1@5000" {
+	if p.key.Topic != "orders" || p.key.QueueID != 3 || p.due != 5000 || p.identity() != "U1@5000" {
 		t.Fatalf("put %+v", p)
 	}
 	r, _, err := message.Decode(p.record)
@@ -130,8 +130,8 @@ func TestRebuildFastPathKeepsProperties(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, reason := rebuild(raw, timerwheel.Timer{DeliverMs: 7, AddedMs: 3}, 9)
-	if reason != "" || p.ident != "U2@7" {
-		t.Fatalf("reason %q ident %q", reason, p.ident)
+	if reason != "" || p.identity() != "U2@7" {
+		t.Fatalf("reason %q ident %q", reason, p.identity())
 	}
 	r, _, err := message.Decode(p.record)
 	if err != nil {
@@ -145,5 +145,45 @@ func TestRebuildFastPathKeepsProperties(t *testing.T) {
 	}
 	if got[message.PropTimerEnqueueMS] != "3" || got[message.PropTimerDequeueMS] != "9" {
 		t.Fatalf("timer properties %v", got)
+	}
+}
+
+// TestRebuilderBatchAllocatesNothingPerMessage rebuilds many messages into
+// one arena: the common case costs no allocation per message (the arena is
+// the batch's only one), and every put still holds its own record and
+// identity.
+func TestRebuilderBatchAllocatesNothingPerMessage(t *testing.T) {
+	host := netip.MustParseAddrPort("10.0.0.1:10911")
+	props := map[string]string{message.PropRealTopic: "orders", message.PropRealQueueID: "4",
+		message.PropTimerOutMS: "7", message.PropUniqKey: "U3"}
+	st, off, size := storeWithRecord(t, &message.Record{BornHost: host, StoreHost: host, Topic: Topic,
+		Body: []byte("body"), Properties: message.EncodeProperties(props)})
+	raw, err := st.CommitLog.ReadAt(off, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	var b rebuilder
+	puts := make([]put, 0, n)
+	b.rebuild(raw, timerwheel.Timer{}, 1) // warm the scratch and the topic cache
+	allocs := testing.AllocsPerRun(1, func() {
+		b.reset(n * (int(size) + rebuildGrowth)) // the batch's one allocation
+		puts = puts[:0]
+		for i := range n {
+			p, reason := b.rebuild(raw, timerwheel.Timer{DeliverMs: int64(i), AddedMs: 3}, 9)
+			if reason != "" {
+				t.Fatal(reason)
+			}
+			puts = append(puts, p)
+		}
+	})
+	if allocs > 1 {
+		t.Errorf("%v allocations for %d messages, want the arena's only", allocs, n)
+	}
+	for i, p := range puts {
+		r, _, err := message.Decode(p.record)
+		if err != nil || r.Topic != "orders" || r.QueueID != 4 || string(r.Body) != "body" || p.identity() != "U3@7" {
+			t.Fatalf("put %d: %+v %v ident %q", i, r, err, p.identity())
+		}
 	}
 }

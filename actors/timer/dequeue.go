@@ -27,11 +27,13 @@ type deqBatch struct {
 	batch timerwheel.Batch
 }
 
-// put is one record to write back, with its identity for replay checks.
+// put is one record to write back, with its identity for replay checks
+// (identity: UNIQ_KEY + "@" + TIMER_OUT_MS, made only when needed).
 type put struct {
 	key    writer.QueueKey
 	record []byte
-	ident  string // UNIQ_KEY + "@" + TIMER_OUT_MS
+	uniq   []byte // UNIQ_KEY, inside record
+	outMs  []byte // TIMER_OUT_MS, inside record
 	due    int64
 }
 
@@ -120,7 +122,14 @@ func (d *dequeueGet) arm() {
 
 // dequeueMessage reads released timers' messages and rebuilds them for
 // their real topic.
-type dequeueMessage struct{ svc *Service }
+type dequeueMessage struct {
+	svc *Service
+	b   rebuilder
+}
+
+// rebuildGrowth is about how much a rebuilt record outgrows the stored one
+// (the two timer properties, a longer topic name).
+const rebuildGrowth = 96
 
 // Receive implements actor.Actor.
 func (d *dequeueMessage) Receive(ctx actor.Context) {
@@ -137,15 +146,18 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		now := svc.opts.Now().UnixMilli()
 		puts := make([]put, 0, len(m.batch.Timers))
 		units := make([]consumequeue.Unit, len(m.batch.Timers))
+		size := 0
 		for i, t := range m.batch.Timers {
 			units[i] = consumequeue.Unit{Offset: t.CommitLogOffset, Size: t.Size}
+			size += int(t.Size) + rebuildGrowth
 		}
 		raws := storage.ReadUnits(svc.opts.Store.CommitLog, units)
+		d.b.reset(size)
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
 				svc.opts.Faults.Hit(StageDequeueMessage)
 			}
-			p, reason := rebuild(raws[i], t, now)
+			p, reason := d.b.rebuild(raws[i], t, now)
 			if reason != "" {
 				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
 				svc.opts.Logger.Warn().Int64("commitlog_offset", t.CommitLogOffset).Str("reason", reason).

@@ -153,9 +153,9 @@ func (d *dequeuePut) start(pb *putBatch) {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if d.replayed[pu.ident] {
+		if len(d.replayed) > 0 && d.replayed[pu.identity()] {
 			svc.opts.Metrics.Duplicates.WithLabelValues("suppressed").Inc()
-			svc.opts.Logger.Debug().Str("ident", pu.ident).Msg("timer write-back skipped: already in the CommitLog")
+			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer write-back skipped: already in the CommitLog")
 			continue
 		}
 		if _, ok := groups[pu.key]; !ok {

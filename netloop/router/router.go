@@ -254,11 +254,15 @@ func (r *Router) failWith(c *netloop.Conn, cmd *remoting.Command) stage.FailFunc
 
 // send writes resp unless the request was oneway; a closed connection is
 // only logged.
-func (r *Router) send(c *netloop.Conn, req, resp *remoting.Command) {
+func (r *Router) send(c *netloop.Conn, req, resp *remoting.Command) { r.sendVia(nil, c, req, resp) }
+
+// sendVia is send through out (nil: written at once): a stage answering a
+// batch writes each connection once.
+func (r *Router) sendVia(out *netloop.Outbox, c *netloop.Conn, req, resp *remoting.Command) {
 	if req.IsOneway() {
 		return
 	}
-	if err := c.Send(resp); err != nil {
+	if err := out.Send(c, resp); err != nil {
 		r.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Int32("code", req.Code).Msg("response not delivered")
 	}
 }

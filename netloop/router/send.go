@@ -265,7 +265,7 @@ func (r *Router) deadLetter(h *sendHeader) (string, bool) {
 func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string, res writer.Result) {
 	if res.Err != nil {
 		code, remark := sendFailure(res.Err)
-		r.reply(c, cmd, code, remark)
+		r.sendVia(res.Out, c, cmd, remoting.NewResponse(cmd, code, remark))
 		return
 	}
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
@@ -279,7 +279,7 @@ func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	resp.SetField("transactionId", strings.Join(uniq, ","))
 	resp.SetField("MSG_REGION", "DefaultRegion")
 	resp.SetField("TRACE_ON", "true")
-	r.send(c, cmd, resp)
+	r.sendVia(res.Out, c, cmd, resp)
 }
 
 // sendFailure maps a failed append to its response code and remark. A

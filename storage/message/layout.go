@@ -3,6 +3,7 @@ package message
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 )
 
 // Layout locates the fields of one encoded record whose position depends on
@@ -48,6 +49,29 @@ func (l *Layout) Topic(b []byte) []byte {
 // (aliasing b).
 func (l *Layout) Properties(b []byte) []byte {
 	return b[l.PropsOff : l.PropsOff+l.PropsLen : l.PropsOff+l.PropsLen]
+}
+
+// BornHost returns BORNHOST of the record b was checked from (Check; an
+// unchecked port reads as 0).
+func (l *Layout) BornHost(b []byte) netip.AddrPort {
+	h, _ := readHost(b[OffBornHost : OffBornHost+l.BornHostLen])
+	return h
+}
+
+// StoreHost returns STOREHOST (see BornHost).
+func (l *Layout) StoreHost(b []byte) netip.AddrPort {
+	h, _ := readHost(b[l.StoreHostOff : l.StoreHostOff+l.StoreHostLen])
+	return h
+}
+
+// ReconsumeTimes returns RECONSUMETIMES.
+func (l *Layout) ReconsumeTimes(b []byte) int32 {
+	return int32(binary.BigEndian.Uint32(b[l.ReconsumeTimesOff:]))
+}
+
+// PreparedTransactionOffset returns PREPARED TRANSACTION OFFSET.
+func (l *Layout) PreparedTransactionOffset(b []byte) int64 {
+	return int64(binary.BigEndian.Uint64(b[l.ReconsumeTimesOff+4:]))
 }
 
 // hostLen returns the host size selected by bit in sysFlag.

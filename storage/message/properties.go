@@ -117,6 +117,23 @@ func AppendProperty(props []byte, key, value string) []byte {
 	return appendPair(props, key, value)
 }
 
+// AppendPropertyBytes is AppendProperty with the value as bytes (no string
+// made).
+func AppendPropertyBytes(props []byte, key string, value []byte) []byte {
+	if key == "" || len(value) == 0 || strings.IndexByte(key, NameValueSeparator) >= 0 ||
+		strings.IndexByte(key, PropertySeparator) >= 0 || bytes.IndexByte(value, NameValueSeparator) >= 0 ||
+		bytes.IndexByte(value, PropertySeparator) >= 0 {
+		return props
+	}
+	if len(props) > 0 && props[len(props)-1] != PropertySeparator {
+		props = append(props, PropertySeparator)
+	}
+	props = append(props, key...)
+	props = append(props, NameValueSeparator)
+	props = append(props, value...)
+	return append(props, PropertySeparator)
+}
+
 // DecodeProperties parses a properties string the way the Go client does:
 // split on 0x02, then keep each piece that splits on 0x01 into exactly a key
 // and a value; empty keys and other malformed pieces are skipped. A later

@@ -17,7 +17,7 @@ import (
 const (
 	entriesPerBlock = 46 // 4,094 bytes: about a page
 	blockBytes      = entriesPerBlock * EntrySize
-	cachedBlocks    = 512 // 2 MiB
+	cachedBlocks    = 4096 // 16 MiB, filled only by reads (due timers' chains)
 	openFiles       = 64
 )
 
