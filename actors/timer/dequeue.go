@@ -12,8 +12,21 @@ import (
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
-// maxDequeueInFlight bounds the batches released and not yet acknowledged.
-const maxDequeueInFlight = 8
+// The releases not yet acknowledged are bounded by batches and by timers.
+// A steady flow releases many small batches (one per due slot), and a
+// wheel Flush (fsyncs) holds acknowledgements up for a while: a bound of a
+// few batches then stalled releases for the length of the fsync. A burst
+// releases full batches: the timer bound keeps what is in flight (and its
+// rebuilt records) to a few tens of MB.
+const (
+	maxDequeueInFlight       = 64
+	maxDequeueInFlightTimers = 32 << 10
+)
+
+// dequeueFull reports whether releases must wait for acknowledgements.
+func (s *Service) dequeueFull() bool {
+	return s.deqInFly.Load() >= maxDequeueInFlight || s.deqInFlyTimers.Load() >= maxDequeueInFlightTimers
+}
 
 type deqKick struct{}
 type deqRewind struct{}
@@ -88,11 +101,12 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 func (d *dequeueGet) run() {
 	svc := d.svc
 	w := svc.opts.Wheel
-	for svc.deqInFly.Load() < maxDequeueInFlight {
+	for !svc.dequeueFull() {
 		b, err := w.Due(svc.opts.Now().UnixMilli(), svc.opts.BatchSize)
 		if b.Len() > 0 || b.From != b.To {
 			svc.opts.Faults.Hit(StageDequeueGet)
 			svc.deqInFly.Add(1)
+			svc.deqInFlyTimers.Add(int64(b.Len()))
 			svc.send(StageDequeueMessage, &deqBatch{epoch: d.epoch, batch: b})
 		}
 		if err != nil {
@@ -114,7 +128,7 @@ func (d *dequeueGet) arm() {
 	if at, ok := svc.opts.Wheel.NextDue(); ok {
 		wait = min(wait, max(time.Duration(at-svc.opts.Now().UnixMilli())*time.Millisecond, time.Millisecond))
 	}
-	if svc.deqInFly.Load() >= maxDequeueInFlight {
+	if svc.dequeueFull() {
 		wait = max(wait, 5*time.Millisecond)
 	}
 	d.timer.Arm(wait, deqTick{gen: gen})

@@ -208,7 +208,9 @@ func (d *dequeuePut) ackReady() {
 			svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)
 		}
 		d.queue = d.queue[1:]
-		wasFull := svc.deqInFly.Add(-1) == maxDequeueInFlight-1
+		wasFull := svc.dequeueFull()
+		svc.deqInFly.Add(-1)
+		svc.deqInFlyTimers.Add(-int64(p.pb.batch.Len()))
 		full := p.pb.batch.Len() >= svc.opts.BatchSize
 		svc.dirty.Store(true)
 		if len(d.queue) > 0 {

@@ -106,6 +106,8 @@ type Service struct {
 	// replayPin is the lowest CommitLog offset dequeue_put's replay scan
 	// may need after a crash (math.MaxInt64: none); see ReplayPin.
 	replayPin atomic.Int64
+	// deqInFlyTimers counts the timers of those batches.
+	deqInFlyTimers atomic.Int64
 }
 
 // ReplayPin is the lowest CommitLog offset that must stay for the timer
@@ -216,6 +218,7 @@ func (s *Service) restartEnqueue(why string) {
 func (s *Service) restartDequeue(why string) {
 	s.deqEpoch.Add(1)
 	s.deqInFly.Store(0)
+	s.deqInFlyTimers.Store(0)
 	s.opts.Logger.Warn().Str("reason", why).Msg("timer dequeue side rewinding to its acknowledged position")
 	s.send(StageDequeuePut, deqResync{})
 	s.send(StageDequeueGet, deqRewind{})

@@ -11,7 +11,9 @@
 // its consume-queue offset, and answers:
 //
 //   - async flush (default): right after the append (the data is in the page
-//     cache and visible to readers); a tick fsyncs every FlushInterval;
+//     cache and visible to readers); a flusher goroutine of the writer's
+//     fsyncs every FlushInterval beside it (CommitLog.Sync runs alongside
+//     Append), so a long fsync of much dirty data never holds appends up;
 //   - sync flush: after an fsync (group commit): the writer fsyncs once per
 //     batch, after writing it, and then answers every append of it; what
 //     arrives during the fsync waits in the inbox and makes the next batch,
@@ -159,8 +161,9 @@ type Options struct {
 	// Stored, when set, is called on the writer's goroutine for every
 	// Append stored, with its topic, record count and bytes (statistics).
 	Stored func(topic string, records, bytes int)
-	// OnSync, when set, is called on the writer's goroutine after each
-	// CommitLog fsync (observability and tests).
+	// OnSync, when set, is called after each CommitLog fsync, on the
+	// writer's goroutine (sync flush) or the flusher's (async flush)
+	// (observability and tests).
 	OnSync func()
 	// Fault, when set (tests only), is called after each append and before
 	// its reply: a panic there restarts the writer, which still answers
@@ -169,7 +172,10 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-type flushTick struct{}
+// logFailed is sent by the flusher when a periodic fsync failed: the
+// CommitLog is in its sticky failed state and the writer restarts to
+// reopen it.
+type logFailed struct{}
 type drainNow struct{}
 
 // maxDrainRecords caps the records written by one drain.
@@ -177,10 +183,12 @@ const maxDrainRecords = 4096
 
 // Writer is the actor; build it with Producer.
 type Writer struct {
-	opts  Options
-	self  *stage.Stage
-	next  map[QueueKey]int64
-	timer *stage.Timer
+	opts Options
+	self *stage.Stage
+	next map[QueueKey]int64
+	// flusher fsyncs every FlushInterval in async flush mode, beside the
+	// writer, so that appends go on during an fsync.
+	flusher *flusher
 
 	stash       []*Append // appends sent with Stage.Send, waiting for the next drain
 	drainQueued bool      // a drainNow is in the mailbox
@@ -202,7 +210,7 @@ func Producer(opts Options) stage.Producer {
 		if opts.Inbox != nil {
 			opts.Inbox.Bind(self)
 		}
-		return &Writer{opts: opts, self: self, timer: self.NewTimer(), touched: map[QueueKey]int64{}}
+		return &Writer{opts: opts, self: self, touched: map[QueueKey]int64{}}
 	}
 }
 
@@ -215,7 +223,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 			panic(fmt.Errorf("commitlog writer: rebuild queue offsets: %w", err))
 		}
 		if w.opts.Mode == FlushAsync {
-			w.armTick()
+			w.flusher = startFlusher(w.opts, func() { w.self.Send(logFailed{}) })
 		}
 		if w.opts.Inbox != nil {
 			w.opts.Inbox.Rekick() // what was queued while a previous instance failed
@@ -229,15 +237,10 @@ func (w *Writer) Receive(ctx actor.Context) {
 	case drainNow:
 		w.drainQueued = false
 		w.drainAll()
-	case flushTick:
-		if err := w.opts.Store.CommitLog.Sync(); err != nil {
-			w.opts.Logger.Error().Err(err).Msg("periodic commitlog fsync failed")
-		}
-		w.synced()
-		w.armTick()
+	case logFailed:
 		w.restartIfFailed()
 	case *actor.Stopping, *actor.Restarting:
-		w.timer.Stop()
+		w.flusher.stop()
 		w.drainStash()
 		if _, stopping := m.(*actor.Stopping); stopping && w.opts.Inbox != nil {
 			w.drainBatch(w.opts.Inbox.Take(w.batch[:0]))
@@ -246,7 +249,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 }
 
 // maxRounds bounds the batches one drainNow writes before the writer lets
-// its other messages (fsync ticks) in.
+// its other messages in.
 const maxRounds = 8
 
 // drainAll writes what the stash and the inbox hold, batch after batch,
@@ -359,10 +362,6 @@ func (w *Writer) reopenIfFailed() {
 	}
 	log.Warn().AnErr("cause", cause).Int64("max_offset", info.MaxOffset).Int64("truncated_at", info.Recovery.TruncatedAt).
 		Msg("commitlog reopened after its failure; taking sends again")
-}
-
-func (w *Writer) armTick() {
-	w.timer.Arm(w.opts.FlushInterval, flushTick{})
 }
 
 // drain writes the appends of batch (one CommitLog write when it can) and

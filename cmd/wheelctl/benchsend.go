@@ -373,3 +373,67 @@ func consume(ctx context.Context, addr, topic string, queues, batch int, rec *re
 		return int(failures.Load())
 	}, nil
 }
+
+// sendTimersVia sends n timer messages, message seq due at dueOf(seq),
+// through a producer client (producerKinds) instead of the lean sender:
+// async sends with at most conns x window in flight, the client choosing
+// the queues and retrying as it does for an application.
+func sendTimersVia(ctx context.Context, kind, namesrv, topic string, n int, dueOf func(int) int64, o sendOpts) (sendStats, error) {
+	var st sendStats
+	if namesrv == "" {
+		return st, usagef("--client %s needs a name server: give --namesrv", kind)
+	}
+	p, err := newProducer(kind, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench_timer", Retries: 2})
+	if err != nil {
+		return st, err
+	}
+	defer func() { _ = p.Close() }()
+	var acked, failed, sentLate, lastAck atomic.Int64
+	var errOnce sync.Once
+	stopProgress := make(chan struct{})
+	if o.progress != nil {
+		go progressLines(o.progress, n, &acked, stopProgress)
+	}
+	defer close(stopProgress)
+	slots := make(chan struct{}, o.conns*o.window)
+	fail := func(err error) {
+		failed.Add(1)
+		errOnce.Do(func() { st.firstErr = err.Error() })
+	}
+	start := time.Now()
+	for seq := 0; seq < n && ctx.Err() == nil; seq++ {
+		slots <- struct{}{}
+		due := dueOf(seq)
+		m := &outMessage{Topic: topic, Body: benchBody(make([]byte, max(o.size, 8)), uint64(seq)), DeliverAt: time.UnixMilli(due)}
+		err := p.SendAsync(ctx, m, func(_ receipt, err error) {
+			defer func() { <-slots }()
+			if err != nil {
+				fail(err)
+				return
+			}
+			now := time.Now().UnixMilli()
+			if now >= due {
+				sentLate.Add(1)
+			}
+			acked.Add(1)
+			lastAck.Store(now)
+		})
+		if err != nil {
+			fail(err)
+			<-slots
+		}
+	}
+	for range cap(slots) { // wait for every answer
+		slots <- struct{}{}
+	}
+	st.acked, st.failed, st.sentLate = acked.Load(), failed.Load(), sentLate.Load()
+	st.elapsed = time.Since(start)
+	st.lastAck = time.UnixMilli(lastAck.Load())
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if st.failed > 0 {
+		return st, fmt.Errorf("%d of %d timer sends failed, first: %s", st.failed, n, st.firstErr)
+	}
+	return st, nil
+}

@@ -38,6 +38,8 @@ var errNoRestart = errors.New("restart not supported for an external broker (use
 type benchTarget interface {
 	// broker is the broker's remoting address.
 	broker() string
+	// namesrv is a name server that routes to the broker ("": none known).
+	namesrv() string
 	// describe names the target for the report.
 	describe() string
 	// pid is the broker's process id (0: unknown).
@@ -88,7 +90,7 @@ func openTarget(ctx context.Context, o targetOpts) (benchTarget, error) {
 				return nil, err
 			}
 		}
-		return &externalTarget{addr: addr, p: o.pidFlag, data: o.data, metrics: o.metricsURL}, nil
+		return &externalTarget{addr: addr, ns: o.namesrv, p: o.pidFlag, data: o.data, metrics: o.metricsURL}, nil
 	default:
 		return startInProcess(o)
 	}
@@ -124,7 +126,8 @@ func startInProcess(o targetOpts) (*inProcessTarget, error) {
 	return t, nil
 }
 
-func (t *inProcessTarget) broker() string { return t.n.BrokerAddr() }
+func (t *inProcessTarget) broker() string  { return t.n.BrokerAddr() }
+func (t *inProcessTarget) namesrv() string { return t.n.NamesrvAddr() }
 func (t *inProcessTarget) describe() string {
 	return "in-process wheelmq (RSS includes the benchmark client)"
 }
@@ -215,6 +218,7 @@ func (t *spawnedTarget) exec() error {
 }
 
 func (t *spawnedTarget) broker() string   { return t.addr }
+func (t *spawnedTarget) namesrv() string  { return t.nsAddr }
 func (t *spawnedTarget) describe() string { return "wheelmq process " + t.bin + " (spawned)" }
 func (t *spawnedTarget) pid() int         { return t.cmd.Process.Pid }
 func (t *spawnedTarget) dataDir() string  { return t.dir }
@@ -256,11 +260,12 @@ func (t *spawnedTarget) close() {
 
 // externalTarget is a broker someone else runs.
 type externalTarget struct {
-	addr, data, metrics string
-	p                   int
+	addr, ns, data, metrics string
+	p                       int
 }
 
 func (t *externalTarget) broker() string                    { return t.addr }
+func (t *externalTarget) namesrv() string                   { return t.ns }
 func (t *externalTarget) describe() string                  { return "external broker " + t.addr }
 func (t *externalTarget) pid() int                          { return t.p }
 func (t *externalTarget) dataDir() string                   { return t.data }

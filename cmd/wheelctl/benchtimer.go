@@ -45,6 +45,10 @@ type timerOpts struct {
 	dump         string
 	seed         uint64
 	target       targetOpts
+	// client sends the timers: "lean" (the pipelined sender of
+	// leanclient.go), or a producer client (producerKinds: "official",
+	// "native") at its own rate.
+	client string
 }
 
 // Default timer counts per scenario.
@@ -126,7 +130,12 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 	if err != nil {
 		return r, err
 	}
-	r.send, err = sendTimers(ctx, t.broker(), topic, n, func(i int) int64 { return due[i] }, o.send)
+	dueOf := func(i int) int64 { return due[i] }
+	if o.client == "" || o.client == "lean" {
+		r.send, err = sendTimers(ctx, t.broker(), topic, n, dueOf, o.send)
+	} else {
+		r.send, err = sendTimersVia(ctx, o.client, t.namesrv(), topic, n, dueOf, o.send)
+	}
 	if err != nil {
 		stopConsume()
 		return r, err

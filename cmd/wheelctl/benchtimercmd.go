@@ -52,6 +52,9 @@ wheelmq binary instead (RSS without the client, SIGKILL restart).`,
 			default:
 				return usagef("--serialize %q: want rocketmq or json", serialize)
 			}
+			if _, ok := producerKinds[o.client]; !ok && o.client != "lean" {
+				return usagef("--client %q: want lean or one of %s", o.client, clientNames())
+			}
 			if o.send.size < 8 || o.send.conns < 1 || o.send.window < 1 || o.send.queues < 1 || o.pullBatch < 1 || o.pullBatch > 1024 {
 				return usagef("need --size >= 8, --conns, --window, --queues >= 1 and --pull-batch in 1..1024")
 			}
@@ -89,6 +92,8 @@ wheelmq binary instead (RSS without the client, SIGKILL restart).`,
 	f := c.Flags()
 	f.StringVar(&scenarios, "scenario", "spread,burst", "comma-separated scenarios: spread, burst, pending")
 	f.IntVarP(&o.n, "count", "n", 0, "timers per scenario (0: spread 100000, burst 500000, pending 10000000)")
+	f.StringVar(&o.client, "client", "lean", "sender: lean (pipelined, --conns x --window in flight) or a producer client ("+
+		clientNames()+"), async with --conns x --window in flight, at its own rate")
 	f.IntVar(&o.send.conns, "conns", 4, "producer connections")
 	f.IntVar(&o.send.window, "window", 512, "requests in flight per producer connection")
 	f.IntVar(&o.send.queues, "queues", 8, "queues of the benchmark topic (one puller each)")

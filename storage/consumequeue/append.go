@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // maxKeptBuffer caps the write buffer kept between Append calls.
@@ -89,8 +90,8 @@ func (q *Queue) writeChunk(uf *unitFile, start int64, buf []byte) error {
 	return nil
 }
 
-// createFile creates the unit file starting at base, fsyncs the directory
-// and adds the file to the list.
+// createFile creates the unit file starting at base and adds it to the
+// list; the directory entry is fsynced by the next Sync.
 func (q *Queue) createFile(base int64) (*unitFile, error) {
 	if base%q.upf != 0 {
 		return nil, fmt.Errorf("new file at unaligned offset %d: %w", base, ErrLayout)
@@ -100,11 +101,7 @@ func (q *Queue) createFile(base int64) (*unitFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	if err := q.fs.SyncDir(q.dir); err != nil {
-		_ = f.Close()
-		_ = q.fs.Remove(path)
-		return nil, fmt.Errorf("create %s: sync dir: %w", path, err)
-	}
+	q.deferDirSync(q.dir)
 	uf := &unitFile{base: base, path: path, f: f}
 	q.files.Lock()
 	q.files.list = append(q.files.list, uf)
@@ -158,6 +155,10 @@ func (q *Queue) syncLocked() error {
 	}
 	if err := q.failure(); err != nil {
 		return fmt.Errorf("consumequeue sync %s: %w: %w", q.id, ErrFailed, err)
+	}
+	if err := q.syncDirs(); err != nil {
+		q.setFailed(err)
+		return fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	target := q.maxOffset.Load()
 	if target <= q.synced.offset {
@@ -268,6 +269,31 @@ func (q *Queue) truncateTo(cut int64) error {
 			return err
 		}
 		q.w.last, q.w.hasLast = u, true
+	}
+	return nil
+}
+
+// deferDirSync records directories to fsync at the next Sync.
+func (q *Queue) deferDirSync(dirs ...string) {
+	q.dirSync.Lock()
+	for _, d := range dirs {
+		if !slices.Contains(q.dirSync.dirs, d) {
+			q.dirSync.dirs = append(q.dirSync.dirs, d)
+		}
+	}
+	q.dirSync.Unlock()
+}
+
+// syncDirs fsyncs the directories deferDirSync recorded.
+func (q *Queue) syncDirs() error {
+	q.dirSync.Lock()
+	defer q.dirSync.Unlock()
+	for len(q.dirSync.dirs) > 0 {
+		d := q.dirSync.dirs[0]
+		if err := q.fs.SyncDir(d); err != nil {
+			return fmt.Errorf("consumequeue sync dir %s: %w", d, err)
+		}
+		q.dirSync.dirs = q.dirSync.dirs[1:]
 	}
 	return nil
 }

@@ -70,3 +70,36 @@ func TestSyncFaultIsSticky(t *testing.T) {
 		t.Fatalf("other queue: %v", err)
 	}
 }
+
+// TestDirectorySyncDeferredToSync creates a queue and its first files
+// without any directory fsync; Sync makes their entries durable first, and
+// a failing directory fsync fails the queue like a failing file fsync.
+func TestDirectorySyncDeferredToSync(t *testing.T) {
+	fs := &vfstest.FaultFS{}
+	s := mustOpen(t, t.TempDir(), Options{UnitsPerFile: 4, FS: fs})
+	fs.FailSyncDir(true) // any directory fsync now would fail
+	q := mustQueue(t, s, "T", 0)
+	mustAppend(t, q, unitsFrom(0, 6)...) // two files
+	if fs.Hit() {
+		t.Fatal("a directory was fsynced while creating the queue or its files")
+	}
+	if err := q.Sync(); !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Sync with failing directory fsyncs: %v, want ErrFailed wrapping EIO", err)
+	}
+	if q.Failed() == nil {
+		t.Fatal("queue not failed after its directory fsync failed")
+	}
+
+	fs2 := &vfstest.FaultFS{}
+	s2 := mustOpen(t, t.TempDir(), Options{UnitsPerFile: 4, FS: fs2})
+	q2 := mustQueue(t, s2, "T", 0)
+	mustAppend(t, q2, unitsFrom(0, 6)...)
+	if err := q2.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	fs2.FailSyncDir(true)
+	mustAppend(t, q2, unitsFrom(6, 1)...) // same file: no new entry
+	if err := q2.Sync(); err != nil {
+		t.Fatalf("Sync with nothing new in the directories: %v", err)
+	}
+}

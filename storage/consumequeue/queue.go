@@ -56,6 +56,18 @@ type Queue struct {
 		offset int64
 	}
 
+	// dirSync lists the directories whose entries for this queue (its
+	// directory, its files) are not fsynced yet: creating a queue or a
+	// file leaves that to the next Sync, which does it before the files,
+	// so a new queue costs its first unit no directory fsyncs (a burst of
+	// deliveries to new queues would otherwise wait for several each).
+	// What Sync has not made durable is not relied on: the dispatcher
+	// persists its checkpoint only after Sync.
+	dirSync struct {
+		sync.Mutex
+		dirs []string
+	}
+
 	// fail holds the sticky error after a failed fsync or rollback.
 	fail struct {
 		sync.Mutex

@@ -113,12 +113,8 @@ func (s *Store) Queue(topic string, queueID int32) (*Queue, error) {
 	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue create %s: %w", dir, err)
 	}
-	for _, d := range []string{filepath.Dir(dir), s.dir} {
-		if err := s.fs.SyncDir(d); err != nil {
-			return nil, fmt.Errorf("consumequeue create %s: sync %s: %w", dir, d, err)
-		}
-	}
 	q := &Queue{id: id, dir: dir, upf: s.upf, fs: s.fs, log: s.log}
+	q.deferDirSync(filepath.Dir(dir), s.dir) // by its first Sync (see Queue.dirSync)
 	s.queues.m[id] = q
 	return q, nil
 }

@@ -1,0 +1,521 @@
+package main
+
+// `wheelctl bench all`: every benchmark of issue 11 in one command, each
+// workload run --runs times (interleaved, so that the machine's noise falls
+// on all of them alike), summarized in one table of medians and ranges
+// with the machine, the commit and the load.
+//
+// Each run is a fresh process (this binary's own `bench produce` and
+// `bench timer` with --json), so no run inherits another's heap, goroutines
+// or page cache state in the Go runtime. The micro-benchmarks run with
+// `go test` (a Go toolchain is needed; --micro=false skips them).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// allOpts shape a bench all run.
+type allOpts struct {
+	runs              int
+	duration          time.Duration
+	client            string
+	send, timer, mini bool
+	benchtime         string
+	spreadN, burstN   int
+}
+
+func newBenchAllCmd(g *globals) *cobra.Command {
+	var o allOpts
+	c := &cobra.Command{
+		Use:   "all [--runs 5] [--duration 5s] [--client official]",
+		Short: "Every benchmark (sends against the ack-only peer, timers, micro-benchmarks) in one table",
+		Long: `Run the send comparison against the ack-only peer (one producer, 16 producers on one client,
+async with 256 in flight; async and sync flush), the timer spread (lean and official client) and
+burst scenarios and the micro-benchmarks of the send and pull paths, --runs times each, and print one
+table: medians with [min-max], the goals of issue 11, the machine, the commit and the load average.
+
+The fsync latency of the temporary directory's disk is measured before each sync-flush run: with
+one producer and sync flush each send waits for its own fsync, so the disk allows at most
+1/fsync sends per second; the sync1 ratio is taken against min(peer, 1/fsync).`,
+		Example: `  wheelctl bench all
+  wheelctl bench all --runs 1 --duration 2s --micro=false   # a quick look`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.runs < 1 || o.duration <= 0 {
+				return usagef("--runs must be at least 1 and --duration positive")
+			}
+			if _, ok := producerKinds[o.client]; !ok {
+				return usagef("--client %q: want one of %s", o.client, clientNames())
+			}
+			return runBenchAll(cmd.Context(), g, o)
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&o.runs, "runs", 5, "runs of every workload")
+	f.DurationVar(&o.duration, "duration", 5*time.Second, "length of each send workload (per target)")
+	f.StringVar(&o.client, "client", "official", "producer client of the send comparison: "+clientNames())
+	f.BoolVar(&o.send, "send", true, "run the send comparison")
+	f.BoolVar(&o.timer, "timer", true, "run the timer scenarios")
+	f.BoolVar(&o.mini, "micro", true, "run the micro-benchmarks (go test)")
+	f.StringVar(&o.benchtime, "benchtime", "5000x", "go test -benchtime of the micro-benchmarks")
+	f.IntVar(&o.spreadN, "spread", 100_000, "timers of the spread scenario")
+	f.IntVar(&o.burstN, "burst", 500_000, "timers of the burst scenario")
+	return c
+}
+
+// sendWorkload is one line of the send comparison.
+type sendWorkload struct {
+	name, flush string
+	args        []string
+}
+
+var sendWorkloads = []sendWorkload{
+	{"sync1", "async", []string{"--producers", "1"}},
+	{"sync16", "async", []string{"--producers", "16", "--clients", "1"}},
+	{"async", "async", []string{"--mode", "async", "--window", "256"}},
+	{"sync1", "sync", []string{"--producers", "1"}},
+	{"sync16", "sync", []string{"--producers", "16", "--clients", "1"}},
+	{"async", "sync", []string{"--mode", "async", "--window", "256"}},
+}
+
+// sendSample is one run of a send workload.
+type sendSample struct {
+	peer, wheelmq, ratio float64
+	peerP50, p50         float64
+	fsyncUs              float64 // sync flush: fsync p50 measured before the run
+}
+
+// timerWorkload is one timer scenario run.
+type timerWorkload struct {
+	name string
+	args []string
+}
+
+func runBenchAll(ctx context.Context, g *globals, o allOpts) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench all: find this binary: %w", err)
+	}
+	out := g.stdout
+	load0 := loadAvg()
+	start := time.Now()
+	sends := map[string][]sendSample{}
+	timers := map[string][]timerScenario{}
+	timerRuns := []timerWorkload{
+		{"spread", []string{"--scenario", "spread", "-n", strconv.Itoa(o.spreadN)}},
+		{"spread official", []string{"--scenario", "spread", "-n", strconv.Itoa(o.spreadN), "--client", "official"}},
+		{"burst", []string{"--scenario", "burst", "-n", strconv.Itoa(o.burstN)}},
+	}
+	var errs []string
+	for run := 1; run <= o.runs; run++ {
+		if o.send {
+			for _, w := range sendWorkloads {
+				key := w.name + "/" + w.flush
+				fmt.Fprintf(g.stderr, "bench all: run %d/%d: send %s, %s flush\n", run, o.runs, w.name, w.flush)
+				s, err := runSendOnce(ctx, self, w, o)
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("run %d send %s: %v", run, key, err))
+					continue
+				}
+				sends[key] = append(sends[key], s)
+			}
+		}
+		if o.timer {
+			for _, w := range timerRuns {
+				fmt.Fprintf(g.stderr, "bench all: run %d/%d: timer %s\n", run, o.runs, w.name)
+				sc, err := runTimerOnce(ctx, self, w)
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("run %d timer %s: %v", run, w.name, err))
+					continue
+				}
+				timers[w.name] = append(timers[w.name], sc)
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	var micro []microResult
+	if o.mini {
+		fmt.Fprintf(g.stderr, "bench all: micro-benchmarks (go test)\n")
+		if micro, err = runMicro(ctx, o.benchtime); err != nil {
+			errs = append(errs, fmt.Sprintf("micro-benchmarks: %v", err))
+		}
+	}
+	printAll(out, o, load0, loadAvg(), time.Since(start), sends, timers, micro)
+	if len(errs) > 0 {
+		fmt.Fprintf(out, "\nfailures:\n  %s\n", strings.Join(errs, "\n  "))
+		return fmt.Errorf("bench all: %d run(s) failed", len(errs))
+	}
+	return nil
+}
+
+// runSendOnce runs one send workload in a child process and, for sync
+// flush, measures the disk's fsync latency first.
+func runSendOnce(ctx context.Context, self string, w sendWorkload, o allOpts) (sendSample, error) {
+	var s sendSample
+	if w.flush == "sync" {
+		us, err := fsyncLatency(os.TempDir(), 200)
+		if err != nil {
+			return s, err
+		}
+		s.fsyncUs = us
+	}
+	args := append([]string{"bench", "produce", "--peer", "--json", "--client", o.client, "--flush", w.flush,
+		"--duration", o.duration.String()}, w.args...)
+	var rep benchReport
+	if err := runChildJSON(ctx, self, args, &rep); err != nil {
+		return s, err
+	}
+	if len(rep.Results) != 2 {
+		return s, fmt.Errorf("%d results, want the peer's and wheelmq's", len(rep.Results))
+	}
+	s.peer, s.wheelmq = rep.Results[0].MsgsPerSec, rep.Results[1].MsgsPerSec
+	if rep.RatioToPeer != nil {
+		s.ratio = *rep.RatioToPeer
+	}
+	if l := rep.Results[0].Latency; l != nil {
+		s.peerP50 = l.P50
+	}
+	if l := rep.Results[1].Latency; l != nil {
+		s.p50 = l.P50
+	}
+	return s, nil
+}
+
+// runTimerOnce runs one timer scenario in a child process.
+func runTimerOnce(ctx context.Context, self string, w timerWorkload) (timerScenario, error) {
+	var rep timerReport
+	if err := runChildJSON(ctx, self, append([]string{"bench", "timer", "--json"}, w.args...), &rep); err != nil {
+		return timerScenario{}, err
+	}
+	if len(rep.Scenarios) != 1 {
+		return timerScenario{}, fmt.Errorf("%d scenarios in the report, want 1", len(rep.Scenarios))
+	}
+	return rep.Scenarios[0], nil
+}
+
+// runChildJSON runs this binary with args and decodes its stdout into v.
+func runChildJSON(ctx context.Context, self string, args []string, v any) error {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+		if runErr != nil {
+			return fmt.Errorf("%s: %w: %s", strings.Join(args[:2], " "), runErr, lastLine(stderr.String()))
+		}
+		return fmt.Errorf("%s: decode the report: %w", strings.Join(args[:2], " "), err)
+	}
+	if runErr != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(args[:2], " "), runErr, lastLine(stderr.String()))
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// fsyncLatency returns the median time, in µs, of n 4 KiB appends each
+// followed by an fsync, in a temporary file under dir: what one send costs
+// the disk with sync flush.
+func fsyncLatency(dir string, n int) (float64, error) {
+	f, err := os.CreateTemp(dir, "wheelctl-fsync-")
+	if err != nil {
+		return 0, fmt.Errorf("fsync probe: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 4096)
+	lat := make([]float64, 0, n)
+	for i := range n {
+		t := time.Now()
+		if _, err := f.WriteAt(buf, int64(i)*int64(len(buf))); err != nil {
+			return 0, fmt.Errorf("fsync probe write: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			return 0, fmt.Errorf("fsync probe: %w", err)
+		}
+		lat = append(lat, float64(time.Since(t).Microseconds()))
+	}
+	return median(lat), nil
+}
+
+// microResult is one micro-benchmark line.
+type microResult struct {
+	name                 string
+	nsPerOp, allocsPerOp float64
+	bytesPerOp           float64
+	allocsPerMsg         float64 // pull path: per message (-1: none)
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(.*)$`)
+
+// runMicro runs the send and pull path benchmarks with go test.
+func runMicro(ctx context.Context, benchtime string) ([]microResult, error) {
+	dir, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "SendPath|PullPath", "-benchmem",
+		"-benchtime", benchtime, "./netloop")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go test: %w: %s", err, lastLine(stderr.String()+stdout.String()))
+	}
+	var out []microResult
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		r := microResult{name: strings.TrimPrefix(m[1], "Benchmark"), allocsPerMsg: -1}
+		f := strings.Fields(m[3])
+		for i := 1; i < len(f); i++ {
+			v, err := strconv.ParseFloat(f[i-1], 64)
+			if err != nil {
+				continue
+			}
+			switch f[i] {
+			case "ns/op":
+				r.nsPerOp = v
+			case "allocs/op":
+				r.allocsPerOp = v
+			case "B/op":
+				r.bytesPerOp = v
+			case "allocs/msg":
+				r.allocsPerMsg = v
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// moduleRoot finds the wheelmq module (go.mod) from the working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/wheelmq/wheelmq")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("micro-benchmarks: run from the wheelmq source tree (no go.mod of wheelmq above %s)", dir)
+		}
+		dir = parent
+	}
+}
+
+// median and spread of values.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// medRange formats the median and [min-max] of v with format f.
+func medRange(v []float64, f string) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	if len(v) == 1 {
+		return fmt.Sprintf(f, v[0])
+	}
+	return fmt.Sprintf(f+" ["+f+"-"+f+"]", median(v), slices.Min(v), slices.Max(v))
+}
+
+func pick[T any](v []T, f func(T) float64) []float64 {
+	out := make([]float64, 0, len(v))
+	for _, x := range v {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+// verdict says whether the median meets a goal.
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func printAll(w io.Writer, o allOpts, load0, load1 string, took time.Duration, sends map[string][]sendSample,
+	timers map[string][]timerScenario, micro []microResult) {
+	fmt.Fprintf(w, "wheelmq bench all: commit %s, %s, %s\n", gitCommit(), runtime.Version(), machine())
+	fmt.Fprintf(w, "load average %s before, %s after; %d run(s) each, took %s; medians [min-max]\n\n",
+		load0, load1, o.runs, took.Round(time.Second))
+	if len(sends) > 0 {
+		fmt.Fprintf(w, "Sends: client %s, 256-byte bodies, %s per target, against the ack-only peer in the same run\n", o.client, o.duration)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKLOAD\tFLUSH\tPEER MSG/S\tWHEELMQ MSG/S\tRATIO\tP50 MS (PEER / WHEELMQ)\tGOAL")
+		for _, wl := range sendWorkloads {
+			key := wl.name + "/" + wl.flush
+			ss := sends[key]
+			if len(ss) == 0 {
+				continue
+			}
+			ratios := pick(ss, func(s sendSample) float64 { return s.ratio })
+			goal := ""
+			switch key {
+			case "sync1/async":
+				goal = "0.90: " + verdict(median(ratios) >= 0.90)
+			case "sync16/async", "async/async":
+				goal = "0.90: " + verdict(median(ratios) >= 0.90)
+			case "sync16/sync":
+				goal = "0.75: " + verdict(median(ratios) >= 0.75)
+			case "sync1/sync":
+				limits := pick(ss, func(s sendSample) float64 {
+					return s.wheelmq / math.Min(s.peer, 1e6/math.Max(s.fsyncUs, 1))
+				})
+				goal = fmt.Sprintf("0.9 of min(peer, 1/fsync): %s (%s)", medRange(limits, "%.2f"), verdict(median(limits) >= 0.9))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s / %s\t%s\n", wl.name, wl.flush,
+				medRange(pick(ss, func(s sendSample) float64 { return s.peer }), "%.0f"),
+				medRange(pick(ss, func(s sendSample) float64 { return s.wheelmq }), "%.0f"),
+				medRange(ratios, "%.2f"),
+				medRange(pick(ss, func(s sendSample) float64 { return s.peerP50 }), "%.2f"),
+				medRange(pick(ss, func(s sendSample) float64 { return s.p50 }), "%.2f"), goal)
+		}
+		_ = tw.Flush()
+		if ss := sends["sync1/sync"]; len(ss) > 0 {
+			fs := pick(ss, func(s sendSample) float64 { return s.fsyncUs })
+			fmt.Fprintf(w, "fsync of a 4 KiB append on the temporary directory's disk: p50 %s µs (the disk allows %.0f sync1 sends/s)\n",
+				medRange(fs, "%.0f"), 1e6/median(fs))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(timers) > 0 {
+		fmt.Fprintln(w, "Timers (in-process broker; lean client unless noted): lateness at the consumer")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCENARIO\tENQUEUE/S\tP50 MS\tP99 MS\tMAX MS\tLAST DELIVERED S\tEARLY\tGOAL")
+		for _, name := range []string{"spread", "spread official", "burst"} {
+			ts := timers[name]
+			if len(ts) == 0 {
+				continue
+			}
+			lat := func(f func(*latency) float64) []float64 {
+				return pick(ts, func(s timerScenario) float64 {
+					if s.Lateness == nil {
+						return math.NaN()
+					}
+					return f(s.Lateness)
+				})
+			}
+			early := slices.Max(pick(ts, func(s timerScenario) float64 { return float64(s.Early) }))
+			p99 := lat(func(l *latency) float64 { return l.P99 })
+			last := pick(ts, func(s timerScenario) float64 { return s.BurstLastS })
+			goal := ""
+			switch name {
+			case "spread":
+				goal = "p99 <= 10 ms: " + verdict(median(p99) <= 10)
+			case "spread official":
+				goal = "p99 <= 20 ms: " + verdict(median(p99) <= 20)
+			case "burst":
+				goal = fmt.Sprintf("all within 3 s in every run: %s", verdict(slices.Max(last) <= 3))
+			}
+			lastS := "-"
+			if name == "burst" {
+				lastS = medRange(last, "%.2f")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\n", name,
+				medRange(pick(ts, func(s timerScenario) float64 { return s.EnqueuePerSec }), "%.0f"),
+				medRange(lat(func(l *latency) float64 { return l.P50 }), "%.1f"), medRange(p99, "%.1f"),
+				medRange(lat(func(l *latency) float64 { return l.Max }), "%.1f"), lastS, early, goal)
+		}
+		_ = tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(micro) > 0 {
+		fmt.Fprintln(w, "Micro-benchmarks (go test ./netloop -bench 'SendPath|PullPath' -benchmem): whole broker, frame in to answer out")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "BENCHMARK\tNS/OP\tB/OP\tALLOCS/OP\tALLOCS/MSG")
+		for _, m := range micro {
+			perMsg := "-"
+			if m.allocsPerMsg >= 0 {
+				perMsg = fmt.Sprintf("%.2f", m.allocsPerMsg)
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%s\n", m.name, m.nsPerOp, m.bytesPerOp, m.allocsPerOp, perMsg)
+		}
+		_ = tw.Flush()
+	}
+}
+
+// gitCommit names the source tree's commit, or "unknown".
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		c += "+changes"
+	}
+	return c
+}
+
+// machine describes the CPUs and kernel.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := runtime.GOOS
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel += " " + strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%d CPUs (%s), %s", runtime.NumCPU(), model, kernel)
+}
+
+// loadAvg is the 1-minute load average, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
