@@ -197,8 +197,8 @@ func scanProperties(props []byte) (uniqAt, uniqLen int, ok bool) {
 // fastSend serves a plain send, or declines it (false) before acting.
 func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView) bool {
 	var h plainSend
-	if !h.read(v) || r.stagesDown(r.sendNeeds) != nil {
-		return false
+	if !h.read(v) || r.stagesDown(r.sendNeeds) != nil || r.p.Disk().Full() {
+		return false // the general path refuses
 	}
 	cfg, ok := r.topicView.Load().Topics[string(h.topic)]
 	if !ok {
