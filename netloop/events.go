@@ -75,7 +75,8 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	}
 	before := gc.InboundBuffered()
 	var raw func([]byte) bool
-	if fh, ok := s.h.(FrameHandler); ok {
+	fh, hot := s.h.(FrameHandler)
+	if hot {
 		raw = func(frame []byte) bool {
 			if fh.OnFrame(c, frame) {
 				s.stats.framesIn.Add(1)
@@ -89,6 +90,9 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		s.h.OnCommand(c, cmd)
 	})
 	s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
+	if hot {
+		fh.OnTrafficDone(c)
+	}
 	if err != nil {
 		return e.reject(c, err)
 	}

@@ -40,6 +40,11 @@ type Handler interface {
 // for. It runs on the event loop, like OnCommand.
 type FrameHandler interface {
 	OnFrame(c *Conn, frame []byte) bool
+	// OnTrafficDone is called after the frames of one read were handled
+	// (by OnFrame or OnCommand), still on the event loop: a hot path that
+	// handed work to a stage may yield the processor to it here, once per
+	// read rather than per frame.
+	OnTrafficDone(c *Conn)
 }
 
 // Config configures a Server.

@@ -254,13 +254,21 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 	cs.inflight.Add(1)
 	r.backlog.Add(1)
 	if r.appends.PushKicked(&q.app) {
-		// The writer was idle: its worker is now ready to run on this
-		// thread's processor. Yielding lets it run here at once (the event
-		// loop resumes on the other processor, or right after), instead of
-		// waiting for another thread to wake up and take it.
-		runtime.Gosched()
+		cs.kicked = true // yield once the read is handled (OnTrafficDone)
 	}
 	return true
+}
+
+// OnTrafficDone implements netloop.FrameHandler. When the read woke the
+// idle writer, its worker is ready to run on this thread's processor:
+// yielding lets it run here at once (the event loop resumes on the other
+// processor, or right after), instead of waiting for another thread to
+// wake up and take it.
+func (r *Router) OnTrafficDone(c *netloop.Conn) {
+	if cs := connStateOf(c); cs.kicked {
+		cs.kicked = false
+		runtime.Gosched()
+	}
 }
 
 // sendPool recycles the requests of the hot path.

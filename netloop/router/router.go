@@ -139,8 +139,9 @@ func (r *Router) Serve(advertise netip.AddrPort, uniq *message.UniqKeyGenerator)
 type connState struct {
 	inflight atomic.Int64 // sends handed to the writer and not answered
 	// The hot path's scratch, used on the connection's event loop only.
-	view  remoting.HeaderView
-	props []byte
+	view   remoting.HeaderView
+	props  []byte
+	kicked bool // a plain send of this read woke the writer
 }
 
 // OnOpen implements netloop.Handler.
