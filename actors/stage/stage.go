@@ -14,11 +14,14 @@
 // histogram observation per message, with no allocation: the label-bound
 // instruments are resolved once at spawn.
 //
-// Every message to a stage goes through Stage.Send, including the stage's
-// messages to itself: an actor is handed its own *Stage when it is made
-// (see Producer) and arms its ticks with Stage.NewTimer. Nothing reaches
-// for the actor system's root to send to itself, so the depth gauge stays
-// exact.
+// Every message to a stage goes through Stage.Send, or through an Inbox
+// of the stage (a batched mailbox in front of the actor for a hot message
+// type), including the stage's messages to itself: an actor is handed its
+// own *Stage when it is made (see Producer) and arms its ticks with
+// Stage.NewTimer. Nothing reaches for the actor system's root to send to
+// itself, so the depth gauge stays exact. A stage's mailbox runs on a
+// goroutine that waits for the next burst instead of exiting after each
+// (see workerDispatcher).
 //
 // # Failure
 //
