@@ -91,6 +91,12 @@ func decodeBinaryExt(b string) (map[string]string, error) {
 // It fails with ErrMalformed when a field does not fit its wire width:
 // code and version are 16-bit, keys at most 32767 bytes.
 func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
+	return appendBinaryHeaderTo(dst, c, new(ExtEncoder))
+}
+
+// appendBinaryHeaderTo is appendBinaryHeader with e, which the caller
+// reuses, writing c.Ext when set.
+func appendBinaryHeaderTo(dst []byte, c *Command, e *ExtEncoder) ([]byte, error) {
 	if c.Code < math.MinInt16 || c.Code > math.MaxInt16 {
 		return dst, fmt.Errorf("remoting encode binary header: code %d does not fit int16: %w", c.Code, ErrMalformed)
 	}
@@ -109,16 +115,25 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	dst = append(dst, c.Remark...)
 	extAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0) // ext length, patched below
-	var stack [32]string
-	for _, k := range sortedKeys(stack[:0], c.ExtFields) {
-		v := c.ExtFields[k]
-		if len(k) > math.MaxInt16 {
-			return dst[:extAt], fmt.Errorf("remoting encode binary header: key of %d bytes: %w", len(k), ErrMalformed)
+	if c.Ext != nil {
+		*e = ExtEncoder{dst: dst}
+		c.Ext.WriteExt(e)
+		dst, e.dst = e.dst, nil
+		if e.err != nil {
+			return dst[:extAt], e.err
 		}
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+	} else {
+		var stack [32]string
+		for _, k := range sortedKeys(stack[:0], c.ExtFields) {
+			v := c.ExtFields[k]
+			if len(k) > math.MaxInt16 {
+				return dst[:extAt], fmt.Errorf("remoting encode binary header: key of %d bytes: %w", len(k), ErrMalformed)
+			}
+			dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+			dst = append(dst, k...)
+			dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+			dst = append(dst, v...)
+		}
 	}
 	extLen := len(dst) - extAt - 4
 	if int64(extLen) > math.MaxInt32 {

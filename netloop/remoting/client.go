@@ -76,16 +76,21 @@ type Client struct {
 		sync.Mutex
 		buf     []byte
 		drained chan struct{} // closed when the writer takes buf; nil when nobody waits
+		ext     ExtEncoder    // encodes the Ext of requests
 	}
 	// wmu is held by the goroutine writing to the socket.
 	wmu   sync.Mutex
 	spare []byte // the writer's other buffer (guarded by wmu)
 
 	// calls holds the requests waiting for a response, by opaque. m is nil
-	// once the connection is gone.
+	// once the connection is gone. One timer serves every deadline: it is
+	// armed for the earliest one (armedAt) and, when it fires, fails the
+	// calls that are due and re-arms for the next (see sweep).
 	calls struct {
 		sync.Mutex
-		m map[int32]*call
+		m       map[int32]call
+		timer   *time.Timer
+		armedAt int64 // deadline the timer is armed for (monotonic ns), 0 when idle
 	}
 
 	closeOnce sync.Once
@@ -94,12 +99,25 @@ type Client struct {
 	wg        sync.WaitGroup
 }
 
-// call is one request waiting for its response.
+// call is one request waiting for its response. Calls are kept by value,
+// so a request costs no allocation of its own.
 type call struct {
-	code  int32
-	done  func(*Command, error)
-	timer *time.Timer // the request's deadline; nil when a context bounds the wait
+	code     int32
+	done     func(*Command, error)
+	deadline int64         // monotonic ns (see monoNow); 0 when a context bounds the wait
+	timeout  time.Duration // what the deadline was set from, for the error
 }
+
+// clockBase anchors monoNow.
+var clockBase = time.Now()
+
+// monoNow reads the monotonic clock in nanoseconds since clockBase (always
+// positive).
+func monoNow() int64 { return int64(time.Since(clockBase)) + 1 }
+
+// minSweepGap is the shortest time between two sweeps of expired calls, so
+// that many calls expiring one after another share a sweep.
+const minSweepGap = int64(time.Millisecond)
 
 // maxKeptWriteBuf is the largest output buffer a Client keeps between
 // writes; larger ones (big bodies) are dropped after use.
@@ -134,7 +152,7 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 		log:  opts.Logger.With().Str("remote", addr).Logger(),
 		done: make(chan struct{}),
 	}
-	c.calls.m = make(map[int32]*call)
+	c.calls.m = make(map[int32]call)
 	c.wg.Add(1)
 	go c.readLoop()
 	return c
@@ -156,29 +174,59 @@ func (c *Client) Pending() int {
 // must not be shared by concurrent calls. req is encoded before Invoke
 // starts waiting; the caller may reuse it once Invoke returns.
 func (c *Client) Invoke(ctx context.Context, req *Command) (*Command, error) {
+	return c.InvokeWithin(ctx, req, 0)
+}
+
+// InvokeWithin is Invoke with a deadline of its own besides ctx: when no
+// response came within timeout it fails with ErrTimeout (which also
+// matches context.DeadlineExceeded). Zero or less means ctx alone bounds
+// the wait. It costs no timer, channel or closure of its own: every
+// request of a Client shares one deadline timer, and the waits are pooled.
+func (c *Client) InvokeWithin(ctx context.Context, req *Command, timeout time.Duration) (*Command, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("remoting invoke code %d on %s: %w", req.Code, c.addr, err)
 	}
-	type result struct {
-		resp *Command
-		err  error
-	}
-	ch := make(chan result, 1)
-	op, err := c.start(ctx, req, 0, func(resp *Command, err error) { ch <- result{resp, err} })
+	w := waiters.Get().(*waiter)
+	op, err := c.start(ctx, req, timeout, w.done)
 	if err != nil {
+		waiters.Put(w)
 		return nil, err
 	}
 	select {
-	case r := <-ch:
+	case r := <-w.ch:
+		waiters.Put(w)
 		return r.resp, r.err
 	case <-ctx.Done():
-		if c.take(op) == nil { // answered (or failed) meanwhile: that result wins
-			r := <-ch
+		if _, ok := c.take(op); !ok { // answered (or failed) meanwhile: that result wins
+			r := <-w.ch
+			waiters.Put(w)
 			return r.resp, r.err
 		}
+		waiters.Put(w) // its done will not run: the call is gone
 		return nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w", req.Code, op, c.addr, ctx.Err())
 	}
 }
+
+// waiter is a reusable wait for one response: done sends to ch, which
+// holds one result.
+type waiter struct {
+	ch   chan waitResult
+	done func(*Command, error)
+}
+
+// waitResult is what a waiter receives.
+type waitResult struct {
+	resp *Command
+	err  error
+}
+
+// waiters pools waiters. A waiter goes back only once its channel is
+// drained and its done cannot run again.
+var waiters = sync.Pool{New: func() any {
+	w := &waiter{ch: make(chan waitResult, 1)}
+	w.done = func(resp *Command, err error) { w.ch <- waitResult{resp, err} }
+	return w
+}}
 
 // Go sends req and calls done exactly once with its response, or with an
 // error: ErrTimeout (which also matches context.DeadlineExceeded) when no
@@ -195,32 +243,86 @@ func (c *Client) Go(req *Command, timeout time.Duration, done func(*Command, err
 	return err
 }
 
-// start registers a call for req and queues it (see enqueue). With a positive timeout, a timer fails the call when it
-// runs out. ctx (or, when nil, the timeout) bounds a wait for room in the
-// output queue. It returns the opaque assigned.
+// start registers a call for req and queues it (see enqueue). With a
+// positive timeout the call fails when it runs out (see sweep). ctx (or,
+// when nil, the timeout) bounds a wait for room in the output queue. It
+// returns the opaque assigned.
 func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
 	op := c.opaque.Add(1)
 	req.Opaque = op
 	req.Flag &^= FlagResponse | FlagOneway
-	cl := &call{code: req.Code, done: done}
+	cl := call{code: req.Code, done: done}
+	if timeout > 0 {
+		cl.deadline, cl.timeout = monoNow()+int64(timeout), timeout
+	}
 	c.calls.Lock()
 	if c.calls.m == nil {
 		c.calls.Unlock()
 		return op, c.failure(req.Code, op)
 	}
 	c.calls.m[op] = cl
-	if timeout > 0 {
-		// Created under the lock, so whoever takes the call sees the timer.
-		cl.timer = time.AfterFunc(timeout, func() { c.expire(op, timeout) })
+	if cl.deadline != 0 && (c.calls.armedAt == 0 || cl.deadline < c.calls.armedAt) {
+		c.armLocked(cl.deadline, cl.deadline-monoNow())
 	}
 	c.calls.Unlock()
 	if err := c.enqueue(ctx, timeout, req); err != nil {
-		if c.take(op) != nil { // still ours: the caller gets the error, done is not called
+		if _, ok := c.take(op); ok { // still ours: the caller gets the error, done is not called
 			return op, err
 		}
 		return op, nil // the connection failed meanwhile and done already ran
 	}
 	return op, nil
+}
+
+// armLocked arms the deadline timer to fire after d, for the deadline at.
+// calls should be locked.
+func (c *Client) armLocked(at int64, d int64) {
+	c.calls.armedAt = at
+	if c.calls.timer == nil {
+		c.calls.timer = time.AfterFunc(time.Duration(d), c.sweep)
+		return
+	}
+	c.calls.timer.Reset(time.Duration(d))
+}
+
+// sweep runs when the deadline timer fires: it fails every call whose
+// deadline has passed and arms the timer for the earliest deadline left
+// (at least minSweepGap ahead). A call answered before its deadline costs
+// the sweep nothing but a look when the timer fires anyway.
+func (c *Client) sweep() {
+	now := monoNow()
+	var expired []expiredCall
+	c.calls.Lock()
+	if c.calls.m == nil {
+		c.calls.Unlock()
+		return
+	}
+	next := int64(0)
+	for op, cl := range c.calls.m {
+		switch {
+		case cl.deadline == 0:
+		case cl.deadline <= now:
+			expired = append(expired, expiredCall{op, cl})
+			delete(c.calls.m, op)
+		case next == 0 || cl.deadline < next:
+			next = cl.deadline
+		}
+	}
+	c.calls.armedAt = 0
+	if next != 0 {
+		c.armLocked(next, max(next-now, minSweepGap))
+	}
+	c.calls.Unlock()
+	for _, e := range expired {
+		e.done(nil, fmt.Errorf("remoting request code %d opaque %d to %s: no response within %v: %w (%w)",
+			e.code, e.op, c.addr, e.timeout, ErrTimeout, context.DeadlineExceeded))
+	}
+}
+
+// expiredCall is a call the sweep failed, with its opaque.
+type expiredCall struct {
+	op int32
+	call
 }
 
 // InvokeOneway sends req with FlagOneway set and does not wait for an
@@ -284,27 +386,16 @@ func (c *Client) failure(code, op int32) error {
 	return fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", code, op, c.addr, ErrClosed, c.closeErr)
 }
 
-// take removes and returns the call of op, or nil if it is no longer
-// pending. It stops the call's timer.
-func (c *Client) take(op int32) *call {
+// take removes and returns the call of op; ok is false if it is no longer
+// pending. Its deadline needs no cleanup: the timer finds nothing due.
+func (c *Client) take(op int32) (call, bool) {
 	c.calls.Lock()
-	cl := c.calls.m[op]
-	if cl != nil {
+	cl, ok := c.calls.m[op]
+	if ok {
 		delete(c.calls.m, op)
 	}
 	c.calls.Unlock()
-	if cl != nil && cl.timer != nil {
-		cl.timer.Stop()
-	}
-	return cl
-}
-
-// expire fails the call of op if it is still waiting when its timer fires.
-func (c *Client) expire(op int32, timeout time.Duration) {
-	if cl := c.take(op); cl != nil {
-		cl.done(nil, fmt.Errorf("remoting request code %d opaque %d to %s: no response within %v: %w (%w)",
-			cl.code, op, c.addr, timeout, ErrTimeout, context.DeadlineExceeded))
-	}
+	return cl, ok
 }
 
 // readLoop reads frames until the connection fails, delivering responses
@@ -335,8 +426,8 @@ func (c *Client) readLoop() {
 // deliver hands a response to its call; unknown opaques (late answers to
 // timed-out or oneway requests) are dropped.
 func (c *Client) deliver(resp *Command) {
-	cl := c.take(resp.Opaque)
-	if cl == nil {
+	cl, ok := c.take(resp.Opaque)
+	if !ok {
 		c.log.Debug().Int32("opaque", resp.Opaque).Int32("code", resp.Code).Msg("remoting response without waiter dropped")
 		return
 	}
@@ -375,12 +466,12 @@ func (c *Client) shutdown(cause error) {
 		c.calls.Lock()
 		pending := c.calls.m
 		c.calls.m = nil
+		if c.calls.timer != nil {
+			c.calls.timer.Stop()
+		}
 		c.calls.Unlock()
 		close(c.done)
 		for op, cl := range pending {
-			if cl.timer != nil {
-				cl.timer.Stop()
-			}
 			cl.done(nil, fmt.Errorf("remoting invoke code %d opaque %d on %s: %w (%w)", cl.code, op, c.addr, ErrClosed, cause))
 		}
 		c.log.Debug().Err(cause).Msg("remoting client connection closed")

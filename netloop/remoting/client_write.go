@@ -10,12 +10,17 @@ import (
 )
 
 // enqueue encodes cmd into the output buffer and flushes it. When the
-// buffer is full it waits for room until ctx ends (ctx nil: for timeout).
+// buffer is full it waits for room until ctx ends or timeout passes (see
+// waitRoom).
 func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Command) error {
 	if err := c.waitRoom(ctx, timeout); err != nil {
 		return fmt.Errorf("remoting write code %d: %w", cmd.Code, err)
 	}
-	buf, err := AppendFrame(c.out.buf, cmd)
+	var e *ExtEncoder
+	if cmd.Ext != nil {
+		e = &c.out.ext
+	}
+	buf, err := appendFrame(c.out.buf, cmd, e)
 	c.out.buf = buf
 	c.out.Unlock()
 	if err != nil {
@@ -26,8 +31,10 @@ func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Comman
 }
 
 // waitRoom locks c.out and returns with it locked once the output buffer
-// is below MaxQueuedBytes (the goroutine writing takes it). On error (the connection closed, ctx ended, or
-// the timeout passed when ctx is nil) it returns with c.out unlocked.
+// is below MaxQueuedBytes (the goroutine writing takes it). The wait ends
+// with an error when the connection closes, ctx (if not nil) ends, or
+// timeout (if positive; WriteTimeout when there is neither a ctx nor a
+// timeout) passes; then c.out is unlocked.
 func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
 	c.out.Lock()
 	if len(c.out.buf) < c.opts.MaxQueuedBytes {
@@ -37,10 +44,10 @@ func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
 	var ctxDone <-chan struct{}
 	if ctx != nil {
 		ctxDone = ctx.Done()
-	} else {
-		if timeout <= 0 {
-			timeout = c.opts.WriteTimeout
-		}
+	} else if timeout <= 0 {
+		timeout = c.opts.WriteTimeout
+	}
+	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		expired = t.C

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 )
 
 // DefaultMaxFrame is the default limit on a frame's total length L (the
@@ -34,14 +35,31 @@ func EncodeFrame(c *Command) ([]byte, error) {
 // AppendFrame appends the complete frame for c to dst and returns the
 // extended slice. On error dst is returned unchanged (same length).
 func AppendFrame(dst []byte, c *Command) ([]byte, error) {
+	if c.Ext == nil {
+		return appendFrame(dst, c, nil)
+	}
+	e := extEncoders.Get().(*ExtEncoder)
+	dst, err := appendFrame(dst, c, e)
+	*e = ExtEncoder{}
+	extEncoders.Put(e)
+	return dst, err
+}
+
+// extEncoders pools the ExtEncoders of AppendFrame (an encoder handed to an
+// interface method escapes, so a local one would be allocated per frame).
+var extEncoders = sync.Pool{New: func() any { return new(ExtEncoder) }}
+
+// appendFrame is AppendFrame with the encoder for c.Ext (nil when c.Ext is
+// nil), which the caller reuses.
+func appendFrame(dst []byte, c *Command, e *ExtEncoder) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0) // length field and header word, patched below
 	var err error
 	switch c.Serialize {
 	case SerializeJSON:
-		dst = appendJSONHeader(dst, c)
+		dst = appendJSONHeaderTo(dst, c, e)
 	case SerializeRocketMQ:
-		dst, err = appendBinaryHeader(dst, c)
+		dst, err = appendBinaryHeaderTo(dst, c, e)
 	default:
 		err = fmt.Errorf("remoting encode code %d: serialize type %d: %w", c.Code, byte(c.Serialize), ErrMalformed)
 	}
@@ -68,6 +86,9 @@ func frameSizeHint(c *Command) int {
 	n := lengthFieldSize + headerWordSize + 128 + len(c.Language) + len(c.Remark) + len(c.Body)
 	for k, v := range c.ExtFields {
 		n += len(k) + len(v) + 8
+	}
+	if c.Ext != nil {
+		n += 256
 	}
 	return n
 }

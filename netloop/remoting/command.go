@@ -85,6 +85,10 @@ type Command struct {
 	Remark string
 	// ExtFields is the custom header: every field as a string.
 	ExtFields map[string]string
+	// Ext, when set, writes the custom header when the command is encoded,
+	// and ExtFields is not encoded (Field and SetField still use only
+	// ExtFields). Decoding never sets it.
+	Ext ExtWriter
 	// Body is the opaque payload after the header.
 	Body []byte
 	// Serialize is the header encoding the command arrived in, or is to be

@@ -191,6 +191,12 @@ func (s *jsonScanner) extFields(dst *map[string]string) error {
 // appendJSONHeader appends c's header as compact JSON. It cannot fail:
 // invalid UTF-8 in strings is replaced by U+FFFD, as encoding/json does.
 func appendJSONHeader(dst []byte, c *Command) []byte {
+	return appendJSONHeaderTo(dst, c, new(ExtEncoder))
+}
+
+// appendJSONHeaderTo is appendJSONHeader with e, which the caller reuses,
+// writing c.Ext when set.
+func appendJSONHeaderTo(dst []byte, c *Command, e *ExtEncoder) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
 	dst = append(dst, `,"language":`...)
@@ -204,6 +210,12 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, `,"remark":`...)
 	dst = appendJSONString(dst, c.Remark)
 	dst = append(dst, `,"extFields":{`...)
+	if c.Ext != nil {
+		*e = ExtEncoder{dst: dst, json: true}
+		c.Ext.WriteExt(e) // JSON has no width limits: no error
+		dst, e.dst = e.dst, nil
+		return append(dst, "}}"...)
+	}
 	var stack [32]string
 	for i, k := range sortedKeys(stack[:0], c.ExtFields) {
 		if i > 0 {
@@ -231,7 +243,10 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString appends s as a quoted JSON string. It escapes '"', '\'
 // and control characters, and replaces invalid UTF-8 with U+FFFD; all other
 // characters are written as they are.
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString(dst []byte, s string) []byte { return appendJSONText(dst, s) }
+
+// appendJSONText is appendJSONString for a string or a byte slice.
+func appendJSONText[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -241,7 +256,7 @@ func appendJSONString(dst []byte, s string) []byte {
 			continue
 		}
 		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))])) // at most 4 bytes: no allocation
 			if r != utf8.RuneError || size != 1 {
 				i += size
 				continue
