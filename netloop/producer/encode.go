@@ -8,8 +8,10 @@ package producer
 //	g bornTimestamp   h flag           i properties   j reconsumeTimes ("0")
 //	k unitMode ("false")               m batch        n brokerName
 //
-// Properties are the message's own plus UNIQ_KEY (the client message id,
-// kept if the caller set one) and WAIT=true. A body of at least the
+// Properties are the message's own (in the order they were set) plus
+// UNIQ_KEY (the client message id, kept if the caller set one) and
+// WAIT=true. The header is written straight into the connection's output
+// buffer (remoting.ExtWriter): no map, no number formatted into a string. A body of at least the
 // compression threshold is zlib-compressed when that makes it smaller, and
 // the sysFlag gets COMPRESSED (0x1) and the ZLIB compression type (0x300),
 // as Java 5 producers send it. A batch body is the concatenation of
@@ -20,7 +22,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -29,15 +30,37 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// prepared is a validated send, ready to be encoded for any queue.
+// prepared is a validated send, ready to be encoded for any queue, with
+// the request of its current attempt. It lives in a pooled op, so its
+// buffers are reused from send to send.
 type prepared struct {
 	topic   string
 	body    []byte // compressed, or a batch body
 	sysFlag int32
 	flag    int32
-	props   string   // encoded properties (single messages)
+	props   []byte   // encoded properties (single messages)
 	uniq    []string // UNIQ_KEY of each message
+	uniqOne [1]string
 	batch   bool
+
+	// The request of the current attempt (see request).
+	group     string
+	queueNums string
+	q         Queue
+	bornMs    int64
+	req       remoting.Command
+}
+
+// maxKeptProps is the largest properties buffer an op keeps for reuse.
+const maxKeptProps = 4 << 10
+
+// reset clears pr for reuse, keeping its properties buffer.
+func (pr *prepared) reset() {
+	props := pr.props[:0]
+	if cap(props) > maxKeptProps {
+		props = nil
+	}
+	*pr = prepared{props: props}
 }
 
 // zlibWriters pools zlib writers per level.
@@ -68,90 +91,116 @@ func (z *zlibWriters) compress(body []byte) []byte {
 	return buf.Bytes()
 }
 
-// prepareSingle validates m and builds its properties and body.
-func (p *Producer) prepareSingle(m *Message) (*prepared, error) {
+// prepareSingle validates m and builds its properties and body into pr.
+func (p *Producer) prepareSingle(pr *prepared, m *Message) error {
 	if err := validateMessage(m, p.cfg.maxMessageSize); err != nil {
-		return nil, err
+		return err
 	}
-	pr := &prepared{topic: m.Topic, body: m.Body, flag: m.Flag}
-	uniq := m.props[message.PropUniqKey]
-	if uniq == "" {
-		uniq = p.inst.UniqKeys().Next()
-	}
-	pr.uniq = []string{uniq}
-	pr.props = string(p.properties(m, uniq, true))
+	pr.topic, pr.body, pr.flag, pr.sysFlag, pr.batch = m.Topic, m.Body, m.Flag, 0, false
+	pr.props = p.appendProperties(pr.props[:0], m, &pr.uniqOne[0], true)
+	pr.uniq = pr.uniqOne[:]
 	if len(m.Body) >= p.cfg.compressThreshold {
 		if z := p.zlib.compress(m.Body); z != nil {
 			pr.body = z
 			pr.sysFlag |= message.SysFlagCompressed | message.SysFlagCompressionZLIB
 		}
 	}
-	return pr, nil
+	return nil
 }
 
-// properties encodes m's properties plus UNIQ_KEY (and WAIT when wait).
-func (p *Producer) properties(m *Message, uniq string, wait bool) []byte {
-	out := make([]byte, 0, 64+16*len(m.props))
-	for k, v := range m.props {
-		if k != message.PropUniqKey && k != message.PropWait {
-			out = message.AppendProperty(out, k, v)
+// appendProperties appends m's properties (validated), then UNIQ_KEY, then
+// WAIT when wait, to dst. The UNIQ_KEY is the caller's if m has one, else a
+// new one; it is stored in *uniq.
+func (p *Producer) appendProperties(dst []byte, m *Message, uniq *string, wait bool) []byte {
+	var own *prop
+	for i := range m.numProps() {
+		x := m.propAt(i)
+		switch x.key {
+		case message.PropUniqKey:
+			own = x
+			continue
+		case message.PropWait:
+			continue
 		}
+		dst = append(dst, x.key...)
+		dst = append(dst, message.NameValueSeparator)
+		dst = x.appendValue(dst)
+		dst = append(dst, message.PropertySeparator)
 	}
-	out = message.AppendProperty(out, message.PropUniqKey, uniq)
+	dst = append(dst, message.PropUniqKey...)
+	dst = append(dst, message.NameValueSeparator)
+	at := len(dst)
+	if own != nil {
+		dst = own.appendValue(dst)
+		*uniq = own.value()
+	} else {
+		dst = p.inst.UniqKeys().AppendNextAt(dst, time.Now())
+		*uniq = string(dst[at:])
+	}
+	dst = append(dst, message.PropertySeparator)
 	if wait {
-		out = message.AppendProperty(out, message.PropWait, "true")
+		dst = append(dst, message.PropWait...)
+		dst = append(dst, message.NameValueSeparator)
+		dst = append(dst, "true"...)
+		dst = append(dst, message.PropertySeparator)
 	}
-	return out
+	return dst
 }
 
-// prepareBatch validates msgs and builds the batch body.
-func (p *Producer) prepareBatch(msgs []*Message) (*prepared, error) {
+// prepareBatch validates msgs and builds the batch body into pr.
+func (p *Producer) prepareBatch(pr *prepared, msgs []*Message) error {
 	if err := validateBatch(msgs, p.cfg.maxMessageSize); err != nil {
-		return nil, err
+		return err
 	}
-	pr := &prepared{topic: msgs[0].Topic, batch: true, uniq: make([]string, len(msgs))}
+	pr.topic, pr.batch, pr.uniq = msgs[0].Topic, true, make([]string, len(msgs))
 	entries := make([]message.BatchEntry, len(msgs))
 	for i, m := range msgs {
-		uniq := m.props[message.PropUniqKey]
-		if uniq == "" {
-			uniq = p.inst.UniqKeys().Next()
-		}
-		pr.uniq[i] = uniq
-		entries[i] = message.BatchEntry{Flag: m.Flag, Body: m.Body, Properties: p.properties(m, uniq, false)}
+		entries[i] = message.BatchEntry{Flag: m.Flag, Body: m.Body, Properties: p.appendProperties(nil, m, &pr.uniq[i], false)}
 	}
 	body, err := message.EncodeBatch(entries)
 	if err != nil {
-		return nil, &ValidationError{Rule: RuleBatchTooLarge, Topic: pr.topic, Detail: err.Error()}
+		return &ValidationError{Rule: RuleBatchTooLarge, Topic: pr.topic, Detail: err.Error()}
 	}
 	if len(body) > p.cfg.maxMessageSize {
-		return nil, &ValidationError{Rule: RuleBatchTooLarge, Topic: pr.topic,
+		return &ValidationError{Rule: RuleBatchTooLarge, Topic: pr.topic,
 			Detail: fmt.Sprintf("encoded batch of %d messages is %d bytes, over the limit of %d", len(msgs), len(body), p.cfg.maxMessageSize)}
 	}
 	pr.body = body
-	return pr, nil
+	return nil
 }
 
-// request builds the send request of pr for queue q.
+// request builds the send request of pr for queue q. The command is pr's
+// own, reused by the next attempt: the connection encodes it before the
+// send returns.
 func (p *Producer) request(pr *prepared, q Queue) *remoting.Command {
 	code := remoting.SendMessageV2
-	batch := "false"
 	if pr.batch {
-		code, batch = remoting.SendBatchMessage, "true"
+		code = remoting.SendBatchMessage
 	}
-	ext := map[string]string{
-		"a": p.cfg.group,
-		"b": pr.topic,
-		"c": mqclient.AutoCreateTopic,
-		"d": p.defaultQueueNums,
-		"e": strconv.Itoa(int(q.ID)),
-		"f": strconv.Itoa(int(pr.sysFlag)),
-		"g": strconv.FormatInt(time.Now().UnixMilli(), 10),
-		"h": strconv.Itoa(int(pr.flag)),
-		"i": pr.props,
-		"j": "0",
-		"k": "false",
-		"m": batch,
-		"n": q.Broker,
+	pr.group, pr.queueNums, pr.q, pr.bornMs = p.cfg.group, p.defaultQueueNums, q, time.Now().UnixMilli()
+	pr.req = remoting.Command{Code: code, Language: "GO", Version: mqclient.ClientVersion,
+		Serialize: p.serialize, Body: pr.body, Ext: pr}
+	return &pr.req
+}
+
+// WriteExt writes the header fields of the send request (see the top of
+// this file), in key order.
+func (pr *prepared) WriteExt(e *remoting.ExtEncoder) {
+	e.String("a", pr.group)
+	e.String("b", pr.topic)
+	e.String("c", mqclient.AutoCreateTopic)
+	e.String("d", pr.queueNums)
+	e.Int("e", int64(pr.q.ID))
+	e.Int("f", int64(pr.sysFlag))
+	e.Int("g", pr.bornMs)
+	e.Int("h", int64(pr.flag))
+	e.Bytes("i", pr.props)
+	e.String("j", "0")
+	e.String("k", "false")
+	if pr.batch {
+		e.String("m", "true")
+	} else {
+		e.String("m", "false")
 	}
-	return p.inst.NewRequest(code, ext, pr.body)
+	e.String("n", pr.q.Broker)
 }

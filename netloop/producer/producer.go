@@ -28,6 +28,8 @@ type Producer struct {
 	limit            *limiter
 	zlib             zlibWriters
 	defaultQueueNums string
+	serialize        remoting.SerializeType // header encoding of requests
+	ops              sync.Pool              // *op
 
 	work    chan completion // async completions, for the workers
 	workers sync.WaitGroup
@@ -72,6 +74,7 @@ func New(opts ...Option) (*Producer, error) {
 		limit:            newLimiter(cfg.maxInflight, cfg.maxInflightBytes),
 		zlib:             zlibWriters{level: cfg.compressLevel},
 		defaultQueueNums: strconv.Itoa(inst.Config().DefaultTopicQueueNums),
+		serialize:        inst.Config().Serialize(),
 		work:             make(chan completion, cfg.maxInflight),
 	}
 	if cfg.faultTolerance {

@@ -14,17 +14,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// op is one send under way.
+// op is one send under way. Ops are pooled (getOp, free): a send costs no
+// allocation for its state, its request or its answer callback.
 type op struct {
 	p    *Producer
 	mode Mode
 	msgs []*Message
-	pr   *prepared
+	one  [1]*Message // msgs of a single send
+	pr   prepared
 	ctx  context.Context
 
 	attempt    int
@@ -33,8 +36,9 @@ type op struct {
 	busy       uint    // SYSTEM_BUSY answers so far
 
 	// async only
-	cb     func(*SendResult, error)
-	permit int // bytes to release
+	cb       func(*SendResult, error)
+	permit   int                            // bytes to release
+	onAnswer func(*remoting.Command, error) // posts an attempt's answer to the workers; made once per op
 
 	// the current attempt
 	q       Queue
@@ -45,6 +49,33 @@ type op struct {
 	release context.CancelFunc
 }
 
+// getOp returns a cleared op from the pool.
+func (p *Producer) getOp(mode Mode, ctx context.Context) *op {
+	o, _ := p.ops.Get().(*op)
+	if o == nil {
+		o = &op{p: p}
+		o.onAnswer = func(resp *remoting.Command, err error) { o.p.post(completion{op: o, resp: resp, err: err}) }
+	}
+	o.mode, o.ctx = mode, ctx
+	return o
+}
+
+// single makes m the op's only message.
+func (o *op) single(m *Message) {
+	o.one[0] = m
+	o.msgs = o.one[:]
+}
+
+// free clears o and puts it back in the pool. Nothing may use it after:
+// results and errors handed out do not refer to it.
+func (o *op) free() {
+	clear(o.errs)
+	keep := op{p: o.p, onAnswer: o.onAnswer, errs: o.errs[:0], pr: o.pr}
+	keep.pr.reset()
+	*o = keep
+	o.p.ops.Put(o)
+}
+
 // Send sends m and waits for the broker's answer, retrying failed attempts
 // (on another broker when there is one). The context bounds the whole send;
 // each attempt is also bounded by the send timeout.
@@ -53,11 +84,12 @@ func (p *Producer) Send(ctx context.Context, m *Message) (*SendResult, error) {
 		return nil, err
 	}
 	defer p.active.Done()
-	pr, err := p.prepareSingle(m)
-	if err != nil {
+	o := p.getOp(ModeSync, ctx)
+	defer o.free()
+	if err := p.prepareSingle(&o.pr, m); err != nil {
 		return nil, err
 	}
-	o := &op{p: p, mode: ModeSync, msgs: []*Message{m}, pr: pr, ctx: ctx}
+	o.single(m)
 	return o.runSync()
 }
 
@@ -69,11 +101,12 @@ func (p *Producer) SendBatch(ctx context.Context, msgs ...*Message) (*SendResult
 		return nil, err
 	}
 	defer p.active.Done()
-	pr, err := p.prepareBatch(msgs)
-	if err != nil {
+	o := p.getOp(ModeSync, ctx)
+	defer o.free()
+	if err := p.prepareBatch(&o.pr, msgs); err != nil {
 		return nil, err
 	}
-	o := &op{p: p, mode: ModeSync, msgs: msgs, pr: pr, ctx: ctx}
+	o.msgs = msgs
 	return o.runSync()
 }
 
@@ -91,22 +124,26 @@ func (p *Producer) SendAsync(ctx context.Context, m *Message, cb func(*SendResul
 	if err := p.enter(); err != nil {
 		return err
 	}
-	pr, err := p.prepareSingle(m)
-	if err != nil {
+	o := p.getOp(ModeAsync, ctx)
+	if err := p.prepareSingle(&o.pr, m); err != nil {
+		o.free()
 		p.active.Done()
 		return err
 	}
-	permit, ok := p.limit.tryAcquire(len(pr.body))
+	permit, ok := p.limit.tryAcquire(len(o.pr.body))
 	if !ok {
 		wctx, cancel := context.WithTimeout(ctx, p.cfg.sendTimeout)
-		permit, err = p.limit.acquire(wctx, len(pr.body))
+		var err error
+		permit, err = p.limit.acquire(wctx, len(o.pr.body))
 		cancel()
 		if err != nil {
+			o.free()
 			p.active.Done()
 			return err
 		}
 	}
-	o := &op{p: p, mode: ModeAsync, msgs: []*Message{m}, pr: pr, ctx: ctx, cb: cb, permit: permit}
+	o.single(m)
+	o.cb, o.permit = cb, permit
 	o.stepAsync(false)
 	return nil
 }
@@ -120,11 +157,12 @@ func (p *Producer) SendOneway(ctx context.Context, m *Message) error {
 		return err
 	}
 	defer p.active.Done()
-	pr, err := p.prepareSingle(m)
-	if err != nil {
+	o := p.getOp(ModeOneway, ctx)
+	defer o.free()
+	if err := p.prepareSingle(&o.pr, m); err != nil {
 		return err
 	}
-	o := &op{p: p, mode: ModeOneway, msgs: []*Message{m}, pr: pr, ctx: ctx}
+	o.single(m)
 	for o.attempt < 1+p.cfg.retries {
 		o.attempt++
 		c, req, err := o.begin()
@@ -187,31 +225,19 @@ const (
 	maxBusyBackoff = 200 * time.Millisecond
 )
 
-// attemptResult is the answer to one attempt.
-type attemptResult struct {
-	resp *remoting.Command
-	err  error
-}
-
 // syncAttempt runs one attempt and waits for its answer.
 func (o *op) syncAttempt() (*SendResult, error) {
 	c, req, err := o.begin()
 	if err != nil {
 		return o.finishAttempt(nil, err)
 	}
-	ch := make(chan attemptResult, 1)
-	if err := c.Go(req, time.Until(o.dueAt), func(resp *remoting.Command, err error) {
-		ch <- attemptResult{resp, err}
-	}); err != nil {
-		return o.finishAttempt(nil, err)
-	}
-	select {
-	case r := <-ch:
-		return o.finishAttempt(r.resp, r.err)
-	case <-o.ctx.Done():
-		return o.finishAttempt(nil, o.ctx.Err())
-	}
+	resp, err := c.InvokeWithin(o.ctx, req, o.remaining())
+	return o.finishAttempt(resp, err)
 }
+
+// remaining returns the time left to the attempt's deadline, at least a
+// microsecond (a request always has a deadline of its own).
+func (o *op) remaining() time.Duration { return max(time.Until(o.dueAt), time.Microsecond) }
 
 // stepAsync runs attempts of an async send until one is under way (its
 // answer goes to a worker) or the send is over. onWorker says whether it
@@ -221,9 +247,7 @@ func (o *op) stepAsync(onWorker bool) {
 		o.attempt++
 		c, req, err := o.begin()
 		if err == nil {
-			err = c.Go(req, time.Until(o.dueAt), func(resp *remoting.Command, err error) {
-				o.p.post(completion{op: o, resp: resp, err: err})
-			})
+			err = c.Go(req, o.remaining(), o.onAnswer)
 			if err == nil {
 				return
 			}
@@ -266,17 +290,19 @@ func (o *op) finish(res *SendResult, err error, onWorker bool) {
 	o.p.post(completion{op: o, done: true, res: res, err: err})
 }
 
-// callback releases the send's permit and runs the caller's callback; a
-// panic in it is logged and does not stop the worker.
+// callback releases the send's permit, frees the op and runs the caller's
+// callback; a panic in it is logged and does not stop the worker.
 func (o *op) callback(res *SendResult, err error) {
-	o.p.limit.release(o.permit)
-	defer o.p.active.Done()
+	p, cb, topic := o.p, o.cb, o.pr.topic
+	p.limit.release(o.permit)
+	o.free()
+	defer p.active.Done()
 	defer func() {
 		if r := recover(); r != nil {
-			o.p.log.Error().Interface("panic", r).Str("topic", o.pr.topic).Msg("producer: async send callback panicked")
+			p.log.Error().Interface("panic", r).Str("topic", topic).Msg("producer: async send callback panicked")
 		}
 	}()
-	o.cb(res, err)
+	cb(res, err)
 }
 
 // begin starts an attempt within its deadline: it finds the route, picks a
@@ -313,7 +339,7 @@ func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
 			return nil, nil, err
 		}
 	}
-	return c, o.p.request(o.pr, q), nil
+	return c, o.p.request(&o.pr, q), nil
 }
 
 // attemptCtx returns a context ending at the attempt's deadline, created on
@@ -386,9 +412,10 @@ func (o *op) runBefore() {
 	}
 }
 
-// info describes the current attempt.
+// info describes the current attempt. Its Messages are a copy: the op's
+// slice is reused after the send.
 func (o *op) info() SendInfo {
-	return SendInfo{Group: o.p.cfg.group, Mode: o.mode, Messages: o.msgs, Attempt: o.attempt, Queue: o.q, Addr: o.addr}
+	return SendInfo{Group: o.p.cfg.group, Mode: o.mode, Messages: slices.Clone(o.msgs), Attempt: o.attempt, Queue: o.q, Addr: o.addr}
 }
 
 // ctxErr returns the caller's context error, counting a deadline that has
@@ -417,12 +444,13 @@ func (o *op) retryable(err error) bool {
 	return !errors.As(err, &re) && !errors.As(err, &ve) && !errors.Is(err, errBadSelection)
 }
 
-// failure is the error of a send whose attempts all failed.
+// failure is the error of a send whose attempts all failed. It does not
+// refer to the op (which is reused).
 func (o *op) failure() error {
 	if len(o.errs) == 1 {
 		return fmt.Errorf("producer: send to %s: %w", o.pr.topic, o.errs[0])
 	}
-	return fmt.Errorf("producer: send to %s failed %d times: %w", o.pr.topic, len(o.errs), attemptErrors(o.errs))
+	return fmt.Errorf("producer: send to %s failed %d times: %w", o.pr.topic, len(o.errs), attemptErrors(slices.Clone(o.errs)))
 }
 
 // attemptErrors are the errors of several attempts, in order.

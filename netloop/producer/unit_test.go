@@ -252,8 +252,8 @@ func TestCompression(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pr, err := p.prepareSingle(NewMessage("T", tt.body))
-			if err != nil {
+			pr := &prepared{}
+			if err := p.prepareSingle(pr, NewMessage("T", tt.body)); err != nil {
 				t.Fatal(err)
 			}
 			if got := pr.sysFlag&message.SysFlagCompressed != 0; got != tt.compressed {
@@ -276,7 +276,7 @@ func TestCompression(t *testing.T) {
 			if err != nil || !bytes.Equal(plain, tt.body) {
 				t.Fatalf("inflated %d bytes, %v", len(plain), err)
 			}
-			if req := p.request(pr, Queue{Topic: "T", Broker: "b", ID: 1}); req.Field("f") != "769" {
+			if req := onWire(t, p.request(pr, Queue{Topic: "T", Broker: "b", ID: 1})); req.Field("f") != "769" {
 				t.Fatalf("request sysFlag %q, want 769 (0x301)", req.Field("f"))
 			}
 		})
@@ -288,11 +288,11 @@ func TestRequestFields(t *testing.T) {
 	at := time.UnixMilli(1_900_000_000_123)
 	m := NewMessage("T", []byte("body")).WithTag("tg").WithKeys("k1", "k2").WithProperty("p", "v").WithDeliverAt(at)
 	m.Flag = 7
-	pr, err := p.prepareSingle(m)
-	if err != nil {
+	pr := &prepared{}
+	if err := p.prepareSingle(pr, m); err != nil {
 		t.Fatal(err)
 	}
-	req := p.request(pr, Queue{Topic: "T", Broker: "broker-x", ID: 3})
+	req := onWire(t, p.request(pr, Queue{Topic: "T", Broker: "broker-x", ID: 3}))
 	want := map[string]string{"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "3", "f": "0", "h": "7",
 		"j": "0", "k": "false", "m": "false", "n": "broker-x"}
 	for k, v := range want {
@@ -318,10 +318,25 @@ func TestRequestFields(t *testing.T) {
 		t.Errorf("UNIQ_KEY %q, want 32 upper-case hex characters", pr.uniq[0])
 	}
 	// A caller's UNIQ_KEY is kept (idempotent re-sends).
-	pr2, _ := p.prepareSingle(NewMessage("T", []byte("b")).WithProperty(message.PropUniqKey, "MYID"))
+	pr2 := &prepared{}
+	_ = p.prepareSingle(pr2, NewMessage("T", []byte("b")).WithProperty(message.PropUniqKey, "MYID"))
 	if pr2.uniq[0] != "MYID" {
 		t.Errorf("caller's UNIQ_KEY replaced by %q", pr2.uniq[0])
 	}
+}
+
+// onWire encodes req and decodes it back: the request as a broker sees it.
+func onWire(t *testing.T, req *remoting.Command) *remoting.Command {
+	t.Helper()
+	frame, err := remoting.EncodeFrame(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := remoting.DecodeFrame(frame[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 func TestTimerProperties(t *testing.T) {

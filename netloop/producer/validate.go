@@ -105,12 +105,13 @@ func validateMessage(m *Message, maxSize int) error {
 			Detail: fmt.Sprintf("body of %d bytes exceeds the limit of %d", len(m.Body), maxSize)}
 	}
 	size := 0
-	for k, v := range m.props {
-		if k == "" || strings.ContainsAny(k, "\x01\x02") || strings.ContainsAny(v, "\x01\x02") {
+	for i := range m.numProps() {
+		p := m.propAt(i)
+		if p.key == "" || strings.ContainsAny(p.key, "\x01\x02") || strings.ContainsAny(p.val, "\x01\x02") {
 			return &ValidationError{Rule: RuleProperty, Topic: m.Topic,
-				Detail: fmt.Sprintf("property %q: keys must be non-empty and neither key nor value may contain 0x01 or 0x02", k)}
+				Detail: fmt.Sprintf("property %q: keys must be non-empty and neither key nor value may contain 0x01 or 0x02", p.key)}
 		}
-		size += len(k) + len(v) + 2
+		size += len(p.key) + p.valueLen() + 2
 	}
 	if size > maxPropertiesSize-reservedPropertiesSize {
 		return &ValidationError{Rule: RulePropertiesTooLarge, Topic: m.Topic,
@@ -118,13 +119,17 @@ func validateMessage(m *Message, maxSize int) error {
 				size, maxPropertiesSize-reservedPropertiesSize)}
 	}
 	for _, k := range timerProps {
-		v, ok := m.props[k]
-		if !ok {
+		p := m.find(k)
+		if p == nil {
 			continue
 		}
-		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+		n, err := p.num, error(nil)
+		if !p.isNum {
+			n, err = strconv.ParseInt(p.val, 10, 64)
+		}
+		if err != nil || n < 0 {
 			return &ValidationError{Rule: RuleTimer, Topic: m.Topic,
-				Detail: fmt.Sprintf("%s=%q must be a non-negative integer", k, v)}
+				Detail: fmt.Sprintf("%s=%q must be a non-negative integer", k, p.value())}
 		}
 	}
 	return nil

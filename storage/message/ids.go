@@ -104,6 +104,12 @@ func (g *UniqKeyGenerator) Next() string { return g.NextAt(time.Now()) }
 
 // NextAt returns a new UNIQ_KEY as if the clock read now.
 func (g *UniqKeyGenerator) NextAt(now time.Time) string {
+	var buf [2 * (HostV6Size + 2 + 4 + 4 + 2)]byte
+	return string(g.AppendNextAt(buf[:0], now))
+}
+
+// AppendNextAt appends a new UNIQ_KEY, as if the clock read now, to dst.
+func (g *UniqKeyGenerator) AppendNextAt(dst []byte, now time.Time) []byte {
 	ms := now.UnixMilli()
 	g.mu.Lock()
 	if ms < g.mu.startMs || ms >= g.mu.nextMs {
@@ -119,5 +125,12 @@ func (g *UniqKeyGenerator) NextAt(now time.Time) string {
 	var tail [6]byte
 	binary.BigEndian.PutUint32(tail[:4], uint32(diff))
 	binary.BigEndian.PutUint16(tail[4:], counter)
-	return g.prefix + strings.ToUpper(hex.EncodeToString(tail[:]))
+	dst = append(dst, g.prefix...)
+	for _, b := range tail {
+		dst = append(dst, upperHex[b>>4], upperHex[b&0xf])
+	}
+	return dst
 }
+
+// upperHex are the digits of upper-case hex.
+const upperHex = "0123456789ABCDEF"

@@ -83,6 +83,13 @@ func TestUniqKeyGenerator(t *testing.T) {
 			t.Fatalf("step %d: NextAt = %s, want %s", i, got, s.want)
 		}
 	}
+	// AppendNextAt appends the next key after what dst holds.
+	if got := string(g.AppendNextAt([]byte("key="), now)); got != "key=C0A8000A30391E6F1A2B47B7607B0004" {
+		t.Fatalf("AppendNextAt = %s", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { g.AppendNextAt(make([]byte, 0, 64), now) }); n != 0 {
+		t.Fatalf("AppendNextAt allocates %v times", n)
+	}
 }
 
 func TestUniqKeyGeneratorFormat(t *testing.T) {
