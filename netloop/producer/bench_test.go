@@ -100,12 +100,12 @@ func (s *instantBroker) serve(conn net.Conn) {
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 256<<10)
 	var frame, out []byte
+	lenBuf := make([]byte, 4)
 	for {
-		var lenBuf [4]byte
-		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+		if _, err := io.ReadFull(br, lenBuf); err != nil {
 			return
 		}
-		n := int(binary.BigEndian.Uint32(lenBuf[:]))
+		n := int(binary.BigEndian.Uint32(lenBuf))
 		if n < 4 || n > remoting.DefaultMaxFrame {
 			return
 		}
@@ -252,4 +252,23 @@ func BenchmarkSendAsync(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSendParallel measures sync sends from 64 goroutines sharing one
+// producer (and one connection).
+func BenchmarkSendParallel(b *testing.B) {
+	p, topic := benchProducer(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 senders on 2 cores
+	start := cpuTime(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := p.Send(ctx, producer.NewMessage(topic, benchBody)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	reportCPU(b, start)
 }

@@ -39,16 +39,16 @@ type Producer struct {
 	active sync.WaitGroup // sync calls and async sends not yet finished
 }
 
-// completion is an async attempt's answer, handed to a worker.
+// completion is work on an async send for a worker: by default the
+// answer to its attempt (in the op).
 type completion struct {
-	op   *op
-	resp *remoting.Command
-	err  error
+	op *op
 	// done means the send is over: run its callback with res and err.
 	done bool
 	// retry means the next attempt is due (after a backoff).
 	retry bool
 	res   *SendResult
+	err   error
 }
 
 // New starts a producer. It needs at least one name server
@@ -150,7 +150,7 @@ func (p *Producer) worker() {
 			c.op.stepAsync(true)
 			continue
 		}
-		c.op.completeAsync(c.resp, c.err)
+		c.op.completeAsync()
 	}
 }
 

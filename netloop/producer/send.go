@@ -36,9 +36,17 @@ type op struct {
 	busy       uint    // SYSTEM_BUSY answers so far
 
 	// async only
-	cb       func(*SendResult, error)
-	permit   int                            // bytes to release
-	onAnswer func(*remoting.Command, error) // posts an attempt's answer to the workers; made once per op
+	cb     func(*SendResult, error)
+	permit int // bytes to release
+
+	// onAnswer takes an attempt's answer on the connection's reader (the
+	// response is on loan: remoting.Client.GoTransient), parses it into
+	// ansRes and ansErr, and signals answered (sync) or posts the op to
+	// the workers (async). It is made once per op.
+	onAnswer func(*remoting.Command, error)
+	answered chan struct{}
+	ansRes   *SendResult
+	ansErr   error
 
 	// the current attempt
 	q       Queue
@@ -53,8 +61,8 @@ type op struct {
 func (p *Producer) getOp(mode Mode, ctx context.Context) *op {
 	o, _ := p.ops.Get().(*op)
 	if o == nil {
-		o = &op{p: p}
-		o.onAnswer = func(resp *remoting.Command, err error) { o.p.post(completion{op: o, resp: resp, err: err}) }
+		o = &op{p: p, answered: make(chan struct{}, 1)}
+		o.onAnswer = o.answer
 	}
 	o.mode, o.ctx = mode, ctx
 	return o
@@ -70,7 +78,7 @@ func (o *op) single(m *Message) {
 // results and errors handed out do not refer to it.
 func (o *op) free() {
 	clear(o.errs)
-	keep := op{p: o.p, onAnswer: o.onAnswer, errs: o.errs[:0], pr: o.pr}
+	keep := op{p: o.p, onAnswer: o.onAnswer, answered: o.answered, errs: o.errs[:0], pr: o.pr}
 	keep.pr.reset()
 	*o = keep
 	o.p.ops.Put(o)
@@ -231,8 +239,38 @@ func (o *op) syncAttempt() (*SendResult, error) {
 	if err != nil {
 		return o.finishAttempt(nil, err)
 	}
-	resp, err := c.InvokeWithin(o.ctx, req, o.remaining())
-	return o.finishAttempt(resp, err)
+	if err := c.GoTransient(req, o.remaining(), o.onAnswer); err != nil {
+		return o.finishAttempt(nil, err)
+	}
+	if done := o.ctx.Done(); done != nil {
+		select {
+		case <-o.answered:
+		case <-done:
+			if c.Cancel(req.Opaque) { // the answer will not come
+				return o.finishAttempt(nil, o.ctx.Err())
+			}
+			<-o.answered // it is being delivered
+		}
+	} else {
+		<-o.answered
+	}
+	return o.finishAttempt(o.ansRes, o.ansErr)
+}
+
+// answer is onAnswer (see op): it runs once per attempt, on the
+// connection's reader, its deadline timer, or the goroutine that closed
+// it, and only reads the op's current attempt, which is not changed until
+// the answer is taken.
+func (o *op) answer(resp *remoting.Command, err error) {
+	o.ansRes, o.ansErr = nil, err
+	if err == nil {
+		o.ansRes, o.ansErr = parseSendResponse(resp, o.q, o.addr, o.pr.uniq)
+	}
+	if o.mode == ModeAsync {
+		o.p.post(completion{op: o})
+		return
+	}
+	o.answered <- struct{}{}
 }
 
 // remaining returns the time left to the attempt's deadline, at least a
@@ -247,7 +285,7 @@ func (o *op) stepAsync(onWorker bool) {
 		o.attempt++
 		c, req, err := o.begin()
 		if err == nil {
-			err = c.Go(req, o.remaining(), o.onAnswer)
+			err = c.GoTransient(req, o.remaining(), o.onAnswer)
 			if err == nil {
 				return
 			}
@@ -262,8 +300,8 @@ func (o *op) stepAsync(onWorker bool) {
 }
 
 // completeAsync handles the answer to an async attempt, on a worker.
-func (o *op) completeAsync(resp *remoting.Command, err error) {
-	res, err := o.finishAttempt(resp, err)
+func (o *op) completeAsync() {
+	res, err := o.finishAttempt(o.ansRes, o.ansErr)
 	if err == nil {
 		o.finish(res, nil, true)
 		return
@@ -359,17 +397,14 @@ func (o *op) endCtx() {
 	}
 }
 
-// finishAttempt turns an attempt's answer into a result or an error and
-// accounts for it: fault tolerance, a route refresh after a failure, the
-// After hooks.
-func (o *op) finishAttempt(resp *remoting.Command, err error) (*SendResult, error) {
+// finishAttempt accounts for an attempt's outcome (its parsed answer, or
+// an error): fault tolerance, a route refresh after a failure, the After
+// hooks. It returns the outcome, the error naming the attempt.
+func (o *op) finishAttempt(res *SendResult, err error) (*SendResult, error) {
 	now := time.Now()
 	latency := now.Sub(o.sentAt)
-	var res *SendResult
-	if err == nil && resp != nil {
-		res, err = parseSendResponse(resp, o.q, o.addr, o.pr.uniq)
-	}
 	if err != nil {
+		res = nil
 		where := "before choosing a queue"
 		if o.q.Broker != "" {
 			where = fmt.Sprintf("to %s at %s", o.q, o.addr)

@@ -25,11 +25,22 @@ const binaryFixedLen = 2 + 1 + 2 + 4 + 4 + 4 + 4
 // "OTHER". The result's ExtFields is never nil. All strings are substrings
 // of one copy of h, so h may be reused afterwards.
 func decodeBinaryHeader(h []byte) (*Command, error) {
+	c := &Command{}
+	if err := decodeBinaryHeaderInto(c, h); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decodeBinaryHeaderInto is decodeBinaryHeader into c, reusing its
+// ExtFields map (cleared) when it has one. On error c is left partly set.
+func decodeBinaryHeaderInto(c *Command, h []byte) error {
 	if len(h) < binaryFixedLen {
-		return nil, fmt.Errorf("remoting decode binary header: %d bytes, fixed part is %d: %w",
+		return fmt.Errorf("remoting decode binary header: %d bytes, fixed part is %d: %w",
 			len(h), binaryFixedLen, ErrMalformed)
 	}
-	c := &Command{
+	ext := c.ExtFields
+	*c = Command{
 		Code:     int32(int16(binary.BigEndian.Uint16(h[0:]))),
 		Language: languageName(h[2]),
 		Version:  int32(int16(binary.BigEndian.Uint16(h[3:]))),
@@ -41,7 +52,7 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 	p += 4
 	// The ext length word (4 bytes) must still follow the remark.
 	if remarkLen < 0 || remarkLen > int64(len(h)-p-4) {
-		return nil, fmt.Errorf("remoting decode binary header: remark length %d with %d bytes left: %w",
+		return fmt.Errorf("remoting decode binary header: remark length %d with %d bytes left: %w",
 			remarkLen, len(h)-p-4, ErrMalformed)
 	}
 	hs := string(h) // one allocation for every string in the header
@@ -50,41 +61,44 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 	extLen := int64(int32(binary.BigEndian.Uint32(h[p:])))
 	p += 4
 	if extLen != int64(len(h)-p) {
-		return nil, fmt.Errorf("remoting decode binary header: ext length %d but %d bytes left: %w",
+		return fmt.Errorf("remoting decode binary header: ext length %d but %d bytes left: %w",
 			extLen, len(h)-p, ErrMalformed)
 	}
-	ext, err := decodeBinaryExt(hs[p:])
-	if err != nil {
-		return nil, err
+	if ext == nil {
+		ext = make(map[string]string)
+	} else {
+		clear(ext)
+	}
+	if err := decodeBinaryExt(ext, hs[p:]); err != nil {
+		return err
 	}
 	c.ExtFields = ext
-	return c, nil
+	return nil
 }
 
-// decodeBinaryExt parses the ext run: key length (i16), key, value length
-// (i32), value, repeated until b is used up.
-func decodeBinaryExt(b string) (map[string]string, error) {
-	ext := make(map[string]string)
+// decodeBinaryExt parses the ext run into ext: key length (i16), key,
+// value length (i32), value, repeated until b is used up.
+func decodeBinaryExt(ext map[string]string, b string) error {
 	for len(b) > 0 {
 		if len(b) < 2 {
-			return nil, fmt.Errorf("remoting decode binary ext: %d bytes left for key length: %w", len(b), ErrMalformed)
+			return fmt.Errorf("remoting decode binary ext: %d bytes left for key length: %w", len(b), ErrMalformed)
 		}
 		kl := int(int16(uint16(b[0])<<8 | uint16(b[1])))
 		b = b[2:]
 		if kl < 0 || kl+4 > len(b) {
-			return nil, fmt.Errorf("remoting decode binary ext: key length %d with %d bytes left: %w", kl, len(b), ErrMalformed)
+			return fmt.Errorf("remoting decode binary ext: key length %d with %d bytes left: %w", kl, len(b), ErrMalformed)
 		}
 		key := b[:kl]
 		b = b[kl:]
 		vl := int64(int32(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])))
 		b = b[4:]
 		if vl < 0 || vl > int64(len(b)) {
-			return nil, fmt.Errorf("remoting decode binary ext: value length %d with %d bytes left: %w", vl, len(b), ErrMalformed)
+			return fmt.Errorf("remoting decode binary ext: value length %d with %d bytes left: %w", vl, len(b), ErrMalformed)
 		}
 		ext[key] = b[:vl]
 		b = b[vl:]
 	}
-	return ext, nil
+	return nil
 }
 
 // appendBinaryHeader appends c's header in the ROCKETMQ binary encoding.

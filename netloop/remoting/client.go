@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -61,8 +60,8 @@ const DefaultMaxQueuedBytes = 32 << 20
 // (buffers grown past maxKeptWriteBuf by a large body are dropped after
 // use).
 //
-// Goroutines: one reader, and one per server-initiated request being
-// served; Close stops and waits for all of them.
+// Goroutines: one reader, one writer, and one per server-initiated request
+// being served; Close stops and waits for all of them.
 type Client struct {
 	conn net.Conn
 	addr string
@@ -81,6 +80,10 @@ type Client struct {
 	// wmu is held by the goroutine writing to the socket.
 	wmu   sync.Mutex
 	spare []byte // the writer's other buffer (guarded by wmu)
+	// kick wakes the writer goroutine, which flushes what is queued.
+	kick chan struct{}
+	// pending is len(calls.m), readable without the lock.
+	pending atomic.Int32
 
 	// calls holds the requests waiting for a response, by opaque. m is nil
 	// once the connection is gone. One timer serves every deadline: it is
@@ -106,6 +109,8 @@ type call struct {
 	done     func(*Command, error)
 	deadline int64         // monotonic ns (see monoNow); 0 when a context bounds the wait
 	timeout  time.Duration // what the deadline was set from, for the error
+	// transient: done takes the response on loan (GoTransient).
+	transient bool
 }
 
 // clockBase anchors monoNow.
@@ -151,10 +156,12 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 		opts: opts,
 		log:  opts.Logger.With().Str("remote", addr).Logger(),
 		done: make(chan struct{}),
+		kick: make(chan struct{}, 1),
 	}
 	c.calls.m = make(map[int32]call)
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.readLoop()
+	go c.writeLoop()
 	return c
 }
 
@@ -187,7 +194,7 @@ func (c *Client) InvokeWithin(ctx context.Context, req *Command, timeout time.Du
 		return nil, fmt.Errorf("remoting invoke code %d on %s: %w", req.Code, c.addr, err)
 	}
 	w := waiters.Get().(*waiter)
-	op, err := c.start(ctx, req, timeout, w.done)
+	op, err := c.start(ctx, req, timeout, w.done, 0)
 	if err != nil {
 		waiters.Put(w)
 		return nil, err
@@ -239,19 +246,53 @@ func (c *Client) Go(req *Command, timeout time.Duration, done func(*Command, err
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
 	}
-	_, err := c.start(nil, req, timeout, done)
+	_, err := c.start(nil, req, timeout, done, startAsync)
 	return err
 }
+
+// GoTransient is Go for a caller that does not keep the response: the
+// *Command handed to done, its ExtFields map and its Body are the client's
+// and are reused for the next response once done returns (the strings in
+// it may be kept). A response then costs one allocation (its header
+// strings) instead of a command, a map and copies. Errors are as for Go.
+func (c *Client) GoTransient(req *Command, timeout time.Duration, done func(*Command, error)) error {
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
+	_, err := c.start(nil, req, timeout, done, startAsync|startTransient)
+	return err
+}
+
+// Cancel forgets the request with the given opaque (as assigned to
+// req.Opaque by Go or GoTransient) if it still waits for its answer: its
+// done will not be called, and a late answer is dropped. It reports
+// whether the request was still waiting; when it was not, done has run or
+// is running.
+func (c *Client) Cancel(opaque int32) bool {
+	_, ok := c.take(opaque)
+	return ok
+}
+
+// startFlags say how a request is sent.
+type startFlags int
+
+const (
+	// startAsync: the caller does not wait for the answer (see flush).
+	startAsync startFlags = 1 << iota
+	// startTransient: done takes the response on loan (GoTransient).
+	startTransient
+)
 
 // start registers a call for req and queues it (see enqueue). With a
 // positive timeout the call fails when it runs out (see sweep). ctx (or,
 // when nil, the timeout) bounds a wait for room in the output queue. It
 // returns the opaque assigned.
-func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration, done func(*Command, error)) (int32, error) {
+func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration, done func(*Command, error),
+	flags startFlags) (int32, error) {
 	op := c.opaque.Add(1)
 	req.Opaque = op
 	req.Flag &^= FlagResponse | FlagOneway
-	cl := call{code: req.Code, done: done}
+	cl := call{code: req.Code, done: done, transient: flags&startTransient != 0}
 	if timeout > 0 {
 		cl.deadline, cl.timeout = monoNow()+int64(timeout), timeout
 	}
@@ -261,11 +302,12 @@ func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration,
 		return op, c.failure(req.Code, op)
 	}
 	c.calls.m[op] = cl
+	c.pending.Store(int32(len(c.calls.m)))
 	if cl.deadline != 0 && (c.calls.armedAt == 0 || cl.deadline < c.calls.armedAt) {
 		c.armLocked(cl.deadline, cl.deadline-monoNow())
 	}
 	c.calls.Unlock()
-	if err := c.enqueue(ctx, timeout, req); err != nil {
+	if err := c.enqueue(ctx, timeout, req, flags&startAsync != 0); err != nil {
 		if _, ok := c.take(op); ok { // still ours: the caller gets the error, done is not called
 			return op, err
 		}
@@ -304,6 +346,7 @@ func (c *Client) sweep() {
 		case cl.deadline <= now:
 			expired = append(expired, expiredCall{op, cl})
 			delete(c.calls.m, op)
+			c.pending.Store(int32(len(c.calls.m)))
 		case next == 0 || cl.deadline < next:
 			next = cl.deadline
 		}
@@ -336,7 +379,7 @@ func (c *Client) InvokeOneway(req *Command) error {
 		return c.failure(req.Code, req.Opaque)
 	default:
 	}
-	return c.enqueue(nil, c.opts.WriteTimeout, req)
+	return c.enqueue(nil, c.opts.WriteTimeout, req, false)
 }
 
 // WriteRaw queues b for writing unchanged; tests use it to send malformed
@@ -352,7 +395,7 @@ func (c *Client) WriteRaw(b []byte) error {
 	}
 	c.out.buf = append(c.out.buf, b...)
 	c.out.Unlock()
-	c.flush()
+	c.flush(false)
 	return nil
 }
 
@@ -393,45 +436,10 @@ func (c *Client) take(op int32) (call, bool) {
 	cl, ok := c.calls.m[op]
 	if ok {
 		delete(c.calls.m, op)
+		c.pending.Store(int32(len(c.calls.m)))
 	}
 	c.calls.Unlock()
 	return cl, ok
-}
-
-// readLoop reads frames until the connection fails, delivering responses
-// to their calls and requests to OnRequest.
-func (c *Client) readLoop() {
-	defer c.wg.Done()
-	br := bufio.NewReaderSize(c.conn, 64<<10)
-	for {
-		cmd, err := ReadFrame(br, c.opts.MaxFrame)
-		if err != nil {
-			c.shutdown(err)
-			return
-		}
-		if cmd.IsResponse() {
-			c.deliver(cmd)
-			continue
-		}
-		select {
-		case <-c.done:
-			return
-		default:
-		}
-		c.wg.Add(1)
-		go c.serve(cmd)
-	}
-}
-
-// deliver hands a response to its call; unknown opaques (late answers to
-// timed-out or oneway requests) are dropped.
-func (c *Client) deliver(resp *Command) {
-	cl, ok := c.take(resp.Opaque)
-	if !ok {
-		c.log.Debug().Int32("opaque", resp.Opaque).Int32("code", resp.Code).Msg("remoting response without waiter dropped")
-		return
-	}
-	cl.done(resp, nil)
 }
 
 // serve runs OnRequest for a server-initiated request and queues its answer.
@@ -452,7 +460,7 @@ func (c *Client) serve(req *Command) {
 		return
 	default:
 	}
-	if err := c.enqueue(nil, c.opts.WriteTimeout, resp); err != nil {
+	if err := c.enqueue(nil, c.opts.WriteTimeout, resp, false); err != nil {
 		c.log.Warn().Err(err).Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting answer to server request failed")
 	}
 }
@@ -466,6 +474,7 @@ func (c *Client) shutdown(cause error) {
 		c.calls.Lock()
 		pending := c.calls.m
 		c.calls.m = nil
+		c.pending.Store(0)
 		if c.calls.timer != nil {
 			c.calls.timer.Stop()
 		}

@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// enqueue encodes cmd into the output buffer and flushes it. When the
-// buffer is full it waits for room until ctx ends or timeout passes (see
-// waitRoom).
-func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Command) error {
+// enqueue encodes cmd into the output buffer and flushes it (see flush for
+// async). When the buffer is full it waits for room until ctx ends or
+// timeout passes (see waitRoom).
+func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Command, async bool) error {
 	if err := c.waitRoom(ctx, timeout); err != nil {
 		return fmt.Errorf("remoting write code %d: %w", cmd.Code, err)
 	}
@@ -26,7 +26,7 @@ func (c *Client) enqueue(ctx context.Context, timeout time.Duration, cmd *Comman
 	if err != nil {
 		return fmt.Errorf("remoting write code %d to %s: %w", cmd.Code, c.addr, err)
 	}
-	c.flush()
+	c.flush(async)
 	return nil
 }
 
@@ -73,10 +73,28 @@ func (c *Client) waitRoom(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
-// flush writes the queued frames, unless another goroutine is writing:
-// that one checks the buffer again after it lets go, so no frame is left
-// behind.
-func (c *Client) flush() {
+// flush gets the queued frames written. A caller that waits for an answer
+// (or sends none: oneway, raw, answers to the server) writes them itself,
+// unless another goroutine is writing: that one checks the buffer again
+// after it lets go, so no frame is left behind, and under contention many
+// frames share one write. An async caller (Go) that is not alone on the
+// connection wakes the writer goroutine instead and goes on: while the
+// writer wakes and writes, the frames of its next sends pile up behind and
+// go out together, one write for many where writing itself would cost a
+// write each.
+func (c *Client) flush(async bool) {
+	if async && c.pending.Load() > 1 {
+		select {
+		case c.kick <- struct{}{}:
+		default: // already woken
+		}
+		return
+	}
+	c.writeAll()
+}
+
+// writeAll writes the queued frames, unless another goroutine is writing.
+func (c *Client) writeAll() {
 	for {
 		if !c.wmu.TryLock() {
 			return
@@ -87,6 +105,20 @@ func (c *Client) flush() {
 		empty := len(c.out.buf) == 0
 		c.out.Unlock()
 		if empty {
+			return
+		}
+	}
+}
+
+// writeLoop writes queued frames whenever it is kicked, until the
+// connection is gone.
+func (c *Client) writeLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.kick:
+			c.writeAll()
+		case <-c.done:
 			return
 		}
 	}

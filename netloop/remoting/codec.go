@@ -142,6 +142,25 @@ func decodeFrame(frame []byte, owned bool) (*Command, error) {
 	return c, nil
 }
 
+// decodeFrameInto decodes a frame whose header is in the binary encoding
+// into c (see decodeBinaryHeaderInto); the body aliases frame.
+func decodeFrameInto(c *Command, frame []byte) error {
+	word := binary.BigEndian.Uint32(frame)
+	h := int(word & maxHeaderLen)
+	if h > len(frame)-headerWordSize {
+		return fmt.Errorf("remoting decode: header length %d exceeds frame remainder %d: %w",
+			h, len(frame)-headerWordSize, ErrMalformed)
+	}
+	if err := decodeBinaryHeaderInto(c, frame[headerWordSize:headerWordSize+h]); err != nil {
+		return err
+	}
+	c.Serialize = SerializeRocketMQ
+	if body := frame[headerWordSize+h:]; len(body) > 0 {
+		c.Body = body
+	}
+	return nil
+}
+
 // ReadFrame reads and decodes one frame from r, for blocking clients.
 // maxFrame bounds the total length L; zero or less means DefaultMaxFrame.
 // A clean end of stream before the first byte returns an error that
