@@ -91,13 +91,14 @@ func (z *zlibWriters) compress(body []byte) []byte {
 	return buf.Bytes()
 }
 
-// prepareSingle validates m and builds its properties and body into pr.
-func (p *Producer) prepareSingle(pr *prepared, m *Message) error {
+// prepareSingle validates m and builds its properties and body into pr; a
+// new UNIQ_KEY is made for time now.
+func (p *Producer) prepareSingle(pr *prepared, m *Message, now time.Time) error {
 	if err := validateMessage(m, p.cfg.maxMessageSize); err != nil {
 		return err
 	}
 	pr.topic, pr.body, pr.flag, pr.sysFlag, pr.batch = m.Topic, m.Body, m.Flag, 0, false
-	pr.props = p.appendProperties(pr.props[:0], m, &pr.uniqOne[0], true)
+	pr.props = p.appendProperties(pr.props[:0], m, &pr.uniqOne[0], true, now)
 	pr.uniq = pr.uniqOne[:]
 	if len(m.Body) >= p.cfg.compressThreshold {
 		if z := p.zlib.compress(m.Body); z != nil {
@@ -110,8 +111,8 @@ func (p *Producer) prepareSingle(pr *prepared, m *Message) error {
 
 // appendProperties appends m's properties (validated), then UNIQ_KEY, then
 // WAIT when wait, to dst. The UNIQ_KEY is the caller's if m has one, else a
-// new one; it is stored in *uniq.
-func (p *Producer) appendProperties(dst []byte, m *Message, uniq *string, wait bool) []byte {
+// new one for time now; it is stored in *uniq.
+func (p *Producer) appendProperties(dst []byte, m *Message, uniq *string, wait bool, now time.Time) []byte {
 	var own *prop
 	for i := range m.numProps() {
 		x := m.propAt(i)
@@ -134,7 +135,7 @@ func (p *Producer) appendProperties(dst []byte, m *Message, uniq *string, wait b
 		dst = own.appendValue(dst)
 		*uniq = own.value()
 	} else {
-		dst = p.inst.UniqKeys().AppendNextAt(dst, time.Now())
+		dst = p.inst.UniqKeys().AppendNextAt(dst, now)
 		*uniq = string(dst[at:])
 	}
 	dst = append(dst, message.PropertySeparator)
@@ -154,8 +155,9 @@ func (p *Producer) prepareBatch(pr *prepared, msgs []*Message) error {
 	}
 	pr.topic, pr.batch, pr.uniq = msgs[0].Topic, true, make([]string, len(msgs))
 	entries := make([]message.BatchEntry, len(msgs))
+	now := time.Now()
 	for i, m := range msgs {
-		entries[i] = message.BatchEntry{Flag: m.Flag, Body: m.Body, Properties: p.appendProperties(nil, m, &pr.uniq[i], false)}
+		entries[i] = message.BatchEntry{Flag: m.Flag, Body: m.Body, Properties: p.appendProperties(nil, m, &pr.uniq[i], false, now)}
 	}
 	body, err := message.EncodeBatch(entries)
 	if err != nil {
@@ -169,15 +171,15 @@ func (p *Producer) prepareBatch(pr *prepared, msgs []*Message) error {
 	return nil
 }
 
-// request builds the send request of pr for queue q. The command is pr's
-// own, reused by the next attempt: the connection encodes it before the
-// send returns.
-func (p *Producer) request(pr *prepared, q Queue) *remoting.Command {
+// request builds the send request of pr for queue q, born at now. The
+// command is pr's own, reused by the next attempt: the connection encodes
+// it before the send returns.
+func (p *Producer) request(pr *prepared, q Queue, now time.Time) *remoting.Command {
 	code := remoting.SendMessageV2
 	if pr.batch {
 		code = remoting.SendBatchMessage
 	}
-	pr.group, pr.queueNums, pr.q, pr.bornMs = p.cfg.group, p.defaultQueueNums, q, time.Now().UnixMilli()
+	pr.group, pr.queueNums, pr.q, pr.bornMs = p.cfg.group, p.defaultQueueNums, q, now.UnixMilli()
 	pr.req = remoting.Command{Code: code, Language: "GO", Version: mqclient.ClientVersion,
 		Serialize: p.serialize, Body: pr.body, Ext: pr}
 	return &pr.req

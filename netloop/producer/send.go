@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // op is one send under way. Ops are pooled (getOp, free): a send costs no
@@ -55,6 +56,13 @@ type op struct {
 	sentAt  time.Time
 	dueAt   time.Time // the attempt's deadline
 	release context.CancelFunc
+	// slow says the attempt waited before its request was written (a
+	// route lookup, a dial, hooks), so the time left is read anew.
+	slow bool
+	// clock, when set, is a reading of the clock taken just before the
+	// first attempt, which it uses as its start: one reading of the clock
+	// serves the UNIQ_KEY, the send time and the born timestamp.
+	clock time.Time
 }
 
 // getOp returns a cleared op from the pool.
@@ -94,7 +102,7 @@ func (p *Producer) Send(ctx context.Context, m *Message) (*SendResult, error) {
 	defer p.active.Done()
 	o := p.getOp(ModeSync, ctx)
 	defer o.free()
-	if err := p.prepareSingle(&o.pr, m); err != nil {
+	if err := o.prepareSingle(m); err != nil {
 		return nil, err
 	}
 	o.single(m)
@@ -133,7 +141,7 @@ func (p *Producer) SendAsync(ctx context.Context, m *Message, cb func(*SendResul
 		return err
 	}
 	o := p.getOp(ModeAsync, ctx)
-	if err := p.prepareSingle(&o.pr, m); err != nil {
+	if err := o.prepareSingle(m); err != nil {
 		o.free()
 		p.active.Done()
 		return err
@@ -149,6 +157,7 @@ func (p *Producer) SendAsync(ctx context.Context, m *Message, cb func(*SendResul
 			p.active.Done()
 			return err
 		}
+		o.clock = time.Time{} // it waited: read the clock anew
 	}
 	o.single(m)
 	o.cb, o.permit = cb, permit
@@ -167,7 +176,7 @@ func (p *Producer) SendOneway(ctx context.Context, m *Message) error {
 	defer p.active.Done()
 	o := p.getOp(ModeOneway, ctx)
 	defer o.free()
-	if err := p.prepareSingle(&o.pr, m); err != nil {
+	if err := o.prepareSingle(m); err != nil {
 		return err
 	}
 	o.single(m)
@@ -274,8 +283,27 @@ func (o *op) answer(resp *remoting.Command, err error) {
 }
 
 // remaining returns the time left to the attempt's deadline, at least a
-// microsecond (a request always has a deadline of its own).
-func (o *op) remaining() time.Duration { return max(time.Until(o.dueAt), time.Microsecond) }
+// microsecond (a request always has a deadline of its own). An attempt
+// that did not wait is taken to have started just now.
+func (o *op) remaining() time.Duration {
+	if !o.slow {
+		return max(o.dueAt.Sub(o.sentAt), time.Microsecond)
+	}
+	return max(time.Until(o.dueAt), time.Microsecond)
+}
+
+// prepareSingle validates m and builds its properties and body, with one
+// reading of the clock for its UNIQ_KEY and its first attempt.
+func (o *op) prepareSingle(m *Message) error {
+	o.clock = time.Now()
+	if err := o.p.prepareSingle(&o.pr, m, o.clock); err != nil {
+		return err
+	}
+	if o.pr.sysFlag&message.SysFlagCompressed != 0 {
+		o.clock = time.Time{} // compressing took time: read the clock anew
+	}
+	return nil
+}
 
 // stepAsync runs attempts of an async send until one is under way (its
 // answer goes to a worker) or the send is over. onWorker says whether it
@@ -347,8 +375,11 @@ func (o *op) callback(res *SendResult, err error) {
 // queue, runs the Before hooks and gets the broker's connection. It returns
 // the request to write.
 func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
-	o.q, o.addr, o.hooked = Queue{}, "", false
-	o.sentAt = time.Now()
+	o.q, o.addr, o.hooked, o.slow = Queue{}, "", false, false
+	o.sentAt, o.clock = o.clock, time.Time{}
+	if o.sentAt.IsZero() {
+		o.sentAt = time.Now()
+	}
 	o.dueAt = o.sentAt.Add(o.p.cfg.sendTimeout)
 	if d, ok := o.ctx.Deadline(); ok && d.Before(o.dueAt) {
 		o.dueAt = d
@@ -365,7 +396,7 @@ func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
 			return nil, nil, &routeError{err: err}
 		}
 	}
-	q, err := o.p.choose(o.msgs[0], pub.Queues, o.lastFailed)
+	q, err := o.p.choose(o.msgs[0], pub.Queues, o.lastFailed, o.sentAt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -377,12 +408,13 @@ func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
 			return nil, nil, err
 		}
 	}
-	return c, o.p.request(&o.pr, q), nil
+	return c, o.p.request(&o.pr, q, o.sentAt), nil
 }
 
 // attemptCtx returns a context ending at the attempt's deadline, created on
 // first use (most attempts need none: route cached, connection up).
 func (o *op) attemptCtx() context.Context {
+	o.slow = true
 	ctx, cancel := context.WithDeadline(o.ctx, o.dueAt)
 	o.endCtx()
 	o.release = cancel
@@ -401,8 +433,12 @@ func (o *op) endCtx() {
 // an error): fault tolerance, a route refresh after a failure, the After
 // hooks. It returns the outcome, the error naming the attempt.
 func (o *op) finishAttempt(res *SendResult, err error) (*SendResult, error) {
-	now := time.Now()
-	latency := now.Sub(o.sentAt)
+	var now time.Time
+	var latency time.Duration
+	if o.p.faults != nil || o.hooked { // only they need the latency
+		now = time.Now()
+		latency = now.Sub(o.sentAt)
+	}
 	if err != nil {
 		res = nil
 		where := "before choosing a queue"
@@ -438,7 +474,7 @@ func (o *op) runBefore() {
 	if len(o.p.cfg.hooks) == 0 {
 		return
 	}
-	o.hooked = true
+	o.hooked, o.slow = true, true
 	info := o.info()
 	for _, h := range o.p.cfg.hooks {
 		if h.Before != nil {
@@ -517,9 +553,9 @@ func (e *routeError) Unwrap() error { return e.err }
 var errBadSelection = errors.New("producer: selector returned a queue that is not in the route")
 
 // choose picks the queue of an attempt.
-func (p *Producer) choose(m *Message, queues []Queue, lastFailed string) (Queue, error) {
+func (p *Producer) choose(m *Message, queues []Queue, lastFailed string, now time.Time) (Queue, error) {
 	if p.cfg.selector == nil {
-		return p.rr.pick(m.Topic, queues, lastFailed, p.faults, time.Now()), nil
+		return p.rr.pick(m.Topic, queues, lastFailed, p.faults, now), nil
 	}
 	q := p.cfg.selector.Select(m, queues, lastFailed)
 	for _, x := range queues {

@@ -253,7 +253,7 @@ func TestCompression(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pr := &prepared{}
-			if err := p.prepareSingle(pr, NewMessage("T", tt.body)); err != nil {
+			if err := p.prepareSingle(pr, NewMessage("T", tt.body), time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if got := pr.sysFlag&message.SysFlagCompressed != 0; got != tt.compressed {
@@ -276,7 +276,7 @@ func TestCompression(t *testing.T) {
 			if err != nil || !bytes.Equal(plain, tt.body) {
 				t.Fatalf("inflated %d bytes, %v", len(plain), err)
 			}
-			if req := onWire(t, p.request(pr, Queue{Topic: "T", Broker: "b", ID: 1})); req.Field("f") != "769" {
+			if req := onWire(t, p.request(pr, Queue{Topic: "T", Broker: "b", ID: 1}, time.Now())); req.Field("f") != "769" {
 				t.Fatalf("request sysFlag %q, want 769 (0x301)", req.Field("f"))
 			}
 		})
@@ -289,10 +289,10 @@ func TestRequestFields(t *testing.T) {
 	m := NewMessage("T", []byte("body")).WithTag("tg").WithKeys("k1", "k2").WithProperty("p", "v").WithDeliverAt(at)
 	m.Flag = 7
 	pr := &prepared{}
-	if err := p.prepareSingle(pr, m); err != nil {
+	if err := p.prepareSingle(pr, m, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	req := onWire(t, p.request(pr, Queue{Topic: "T", Broker: "broker-x", ID: 3}))
+	req := onWire(t, p.request(pr, Queue{Topic: "T", Broker: "broker-x", ID: 3}, time.Now()))
 	want := map[string]string{"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "3", "f": "0", "h": "7",
 		"j": "0", "k": "false", "m": "false", "n": "broker-x"}
 	for k, v := range want {
@@ -319,7 +319,7 @@ func TestRequestFields(t *testing.T) {
 	}
 	// A caller's UNIQ_KEY is kept (idempotent re-sends).
 	pr2 := &prepared{}
-	_ = p.prepareSingle(pr2, NewMessage("T", []byte("b")).WithProperty(message.PropUniqKey, "MYID"))
+	_ = p.prepareSingle(pr2, NewMessage("T", []byte("b")).WithProperty(message.PropUniqKey, "MYID"), time.Now())
 	if pr2.uniq[0] != "MYID" {
 		t.Errorf("caller's UNIQ_KEY replaced by %q", pr2.uniq[0])
 	}
