@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -421,5 +423,47 @@ func TestOptionsAreChecked(t *testing.T) {
 		if _, err := New(WithNameServers("127.0.0.1:1"), o); err == nil || !strings.Contains(err.Error(), "producer options") {
 			t.Errorf("option %d: %v", i, err)
 		}
+	}
+}
+
+// TestLimiterConcurrent has goroutines take and return permits of various
+// sizes through both paths: the bounds always hold, every acquire is
+// served, and everything comes back.
+func TestLimiterConcurrent(t *testing.T) {
+	const maxCount, maxBytes = 8, 1000
+	l := newLimiter(maxCount, maxBytes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				size := (g*131 + i*17) % 700
+				n, ok := l.tryAcquire(size)
+				if !ok {
+					var err error
+					if n, err = l.acquire(ctx, size); err != nil {
+						errs <- err
+						return
+					}
+				}
+				if c, b := l.inUse(); c > maxCount || b > maxBytes {
+					errs <- fmt.Errorf("in use %d permits, %d bytes: over the bounds", c, b)
+					return
+				}
+				l.release(n)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if c, b := l.inUse(); c != 0 || b != 0 || l.waiting.Load() != 0 {
+		t.Fatalf("after all releases: %d permits, %d bytes, %d waiting", c, b, l.waiting.Load())
 	}
 }

@@ -31,9 +31,10 @@ type ClientOptions struct {
 	OnRequest func(req *Command) *Command
 	// Logger receives connection-level events. The zero value logs nothing.
 	Logger zerolog.Logger
-	// WriteTimeout bounds each write to the socket; zero means
-	// DefaultWriteTimeout. A write that does not finish in time closes the
-	// connection.
+	// WriteTimeout bounds each write to the socket (a write may be cut
+	// after half of it: the deadline is moved only once half is used);
+	// zero means DefaultWriteTimeout. A write that does not finish in time
+	// closes the connection.
 	WriteTimeout time.Duration
 	// MaxQueuedBytes bounds the encoded frames waiting for the writer; zero
 	// means DefaultMaxQueuedBytes. A request that finds the queue full waits
@@ -80,6 +81,9 @@ type Client struct {
 	// wmu is held by the goroutine writing to the socket.
 	wmu   sync.Mutex
 	spare []byte // the writer's other buffer (guarded by wmu)
+	// wdeadline is the connection's write deadline (monoNow scale;
+	// guarded by wmu).
+	wdeadline int64
 	// kick wakes the writer goroutine, which flushes what is queued.
 	kick chan struct{}
 	// pending is len(calls.m), readable without the lock.

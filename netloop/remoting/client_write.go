@@ -125,7 +125,8 @@ func (c *Client) writeLoop() {
 }
 
 // writeQueued writes the output buffer until it is empty, each batch of
-// frames with one write bounded by WriteTimeout. wmu should be held.
+// frames with one write bounded by WriteTimeout (half of it at least).
+// wmu should be held.
 func (c *Client) writeQueued() {
 	for {
 		c.out.Lock()
@@ -145,9 +146,15 @@ func (c *Client) writeQueued() {
 			return // the frames die with the connection; their calls have failed
 		default:
 		}
-		if err := c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
-			c.shutdown(fmt.Errorf("set write deadline: %w", err))
-			return
+		// The deadline is moved only when less than half of WriteTimeout
+		// is left, so a write is bounded by half to all of WriteTimeout
+		// and most writes do not touch it.
+		if now := monoNow(); now > c.wdeadline-int64(c.opts.WriteTimeout/2) {
+			if err := c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
+				c.shutdown(fmt.Errorf("set write deadline: %w", err))
+				return
+			}
+			c.wdeadline = now + int64(c.opts.WriteTimeout)
 		}
 		if _, err := c.conn.Write(buf); err != nil {
 			// Part of a frame may be on the wire: the connection is unusable.
