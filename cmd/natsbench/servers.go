@@ -56,7 +56,7 @@ func build(ctx context.Context, root, dir string) (wheelmq, nats string, err err
 	wheelmq, nats = filepath.Join(dir, "wheelmq"), filepath.Join(dir, "nats-server")
 	for _, b := range []struct{ dir, out, pkg string }{
 		{root, wheelmq, "./cmd/wheelmq"},
-		{filepath.Join(root, "bench", "nats"), nats, "github.com/nats-io/nats-server/v2"},
+		{filepath.Join(root, "cmd", "natsbench"), nats, "github.com/nats-io/nats-server/v2"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
 		cmd.Dir = b.dir
