@@ -54,13 +54,15 @@ type prepared struct {
 // maxKeptProps is the largest properties buffer an op keeps for reuse.
 const maxKeptProps = 4 << 10
 
-// reset clears pr for reuse, keeping its properties buffer.
+// reset clears pr for reuse, keeping its properties buffer. What is not
+// cleared (the request's header values) is set anew by every send.
 func (pr *prepared) reset() {
-	props := pr.props[:0]
-	if cap(props) > maxKeptProps {
-		props = nil
+	pr.props = pr.props[:0]
+	if cap(pr.props) > maxKeptProps {
+		pr.props = nil
 	}
-	*pr = prepared{props: props}
+	pr.body, pr.uniq, pr.uniqOne[0] = nil, nil, ""
+	pr.req.Body, pr.req.Ext = nil, nil
 }
 
 // zlibWriters pools zlib writers per level.

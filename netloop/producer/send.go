@@ -86,9 +86,11 @@ func (o *op) single(m *Message) {
 // results and errors handed out do not refer to it.
 func (o *op) free() {
 	clear(o.errs)
-	keep := op{p: o.p, onAnswer: o.onAnswer, answered: o.answered, errs: o.errs[:0], pr: o.pr}
-	keep.pr.reset()
-	*o = keep
+	o.errs = o.errs[:0]
+	o.msgs, o.one[0], o.ctx, o.cb, o.ansRes, o.ansErr = nil, nil, nil, nil, nil, nil
+	o.attempt, o.lastFailed, o.busy, o.permit = 0, "", 0, 0
+	o.q, o.addr, o.hooked, o.slow, o.clock = Queue{}, "", false, false, time.Time{}
+	o.pr.reset()
 	o.p.ops.Put(o)
 }
 
