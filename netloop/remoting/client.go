@@ -50,16 +50,25 @@ const DefaultMaxQueuedBytes = 32 << 20
 // Client is a pipelined RemotingCommand client over one TCP connection.
 // All methods are safe for concurrent use.
 //
-// Requests are encoded at once into a shared output buffer. The goroutine
-// that queued a frame writes the buffer itself unless another goroutine is
-// already writing, in which case that one writes the new frames too before
-// it lets go: an uncontended request costs no goroutine hand-off, and under
-// load many frames share one write. Any number of requests may be in
-// flight; responses are matched to requests by opaque, so they may arrive
-// in any order. The output buffer is swapped with the writer's spare buffer
-// on each write, so the two are reused rather than allocated per frame
-// (buffers grown past maxKeptWriteBuf by a large body are dropped after
-// use).
+// Requests are encoded at once into a shared output buffer (a request's
+// Ext writes its header fields there directly). A caller that waits for
+// its answer writes the buffer itself unless another goroutine is already
+// writing, in which case that one writes the new frames too before it lets
+// go: a lone request costs no goroutine hand-off, and under load many
+// frames share one write. An async request (Go) with others in flight
+// wakes the writer goroutine instead, so that a sender that does not wait
+// piles many frames up behind one write (see flush). Any number of
+// requests may be in flight; responses are matched to requests by opaque,
+// so they may arrive in any order. The output buffer is swapped with the
+// writer's spare buffer on each write, so the two are reused rather than
+// allocated per frame (buffers grown past maxKeptWriteBuf by a large body
+// are dropped after use).
+//
+// A request costs no allocation of its own: pending calls are kept by
+// value, one timer per connection serves every deadline, Invoke's waits
+// are pooled. Frames are read in place from the read buffer and binary
+// headers decoded into one reused command, which GoTransient callers get
+// on loan and others as a copy.
 //
 // Goroutines: one reader, one writer, and one per server-initiated request
 // being served; Close stops and waits for all of them.
