@@ -124,8 +124,12 @@ func printTimerReport(w io.Writer, rs []scenarioResult, o timerOpts, asJSON bool
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(w, "bench timer: %d-byte bodies, lean client: %d connections x %d in flight, %d queues, pulls of up to %d\n",
-		o.send.size, o.send.conns, o.send.window, o.send.queues, o.pullBatch)
+	client := o.client
+	if client == "" {
+		client = "lean"
+	}
+	fmt.Fprintf(w, "bench timer: %d-byte bodies, %s client: %d connections x %d in flight, %d queues, pulls of up to %d\n",
+		o.send.size, client, o.send.conns, o.send.window, o.send.queues, o.pullBatch)
 	var delivery, pend []scenarioResult
 	for _, r := range rs {
 		if r.pending != nil {
