@@ -140,6 +140,52 @@ func BenchmarkBurst500k(b *testing.B) {
 	}
 }
 
+// BenchmarkBurstNear500k adds 500k timers due in one second 30 s ahead
+// (near wheel) in a random order of due times, as a burst sent by many
+// clients arrives, so that the slots' chains interleave across the whole
+// TimerLog; then it drains them with everything due (a dequeue side that
+// is behind) in batches of 4096, as dequeue_get does, and reports the time
+// of the drain and of the longest Due call.
+func BenchmarkBurstNear500k(b *testing.B) {
+	const n = 500_000
+	for i := 0; i < b.N; i++ {
+		s, err := Open(Options{Dir: b.TempDir(), NoSync: os.Getenv("NOSYNC") != ""}, T0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		due := T0 + 30_000
+		timers := make([]Timer, 0, 4096)
+		for id := int64(1); id <= n; id++ {
+			timers = append(timers, timerAt(id, due+(id*7919)%1000))
+			if len(timers) == cap(timers) {
+				must(b, s.Add(timers, T0))
+				timers = timers[:0]
+			}
+		}
+		must(b, s.Add(timers, T0))
+		must(b, s.Flush())
+		stop := startFlusher(b, s)
+		start := time.Now()
+		var maxDue time.Duration
+		got := 0
+		for got < n {
+			t0 := time.Now()
+			bt, err := s.Due(due+999, 4096)
+			maxDue = max(maxDue, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += bt.Len()
+			must(b, s.Ack(bt))
+		}
+		drain := time.Since(start)
+		stop()
+		b.ReportMetric(float64(drain.Milliseconds()), "drain-ms")
+		b.ReportMetric(float64(maxDue.Microseconds())/1000, "max-due-call-ms")
+		must(b, s.Close())
+	}
+}
+
 // BenchmarkPendingMemory adds WHEELMQ_BENCH_PENDING timers (default 1M)
 // spread over 365 days and reports the heap and RSS with all of them
 // pending, the disk bytes per timer and the time to reopen: with the

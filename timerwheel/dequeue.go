@@ -179,17 +179,22 @@ func (s *Store) advance(nowMs int64) (bool, error) {
 		s.st.stalls++
 		return false, nil
 	}
+	// Slots may be loaded up to the relink boundary, stopping where the
+	// next relink is due.
+	relinkLim := floorDiv(s.relinkedUpTo-1, g.SlotMs) + 1
+	if trig := ceilDiv(s.relinkedUpTo-g.FarSlotMs, g.SlotMs); trig > s.base {
+		relinkLim = min(relinkLim, trig)
+	}
+	last := s.base
 	if s.near.marked(s.base) {
-		if err := s.loadSlot(s.base); err != nil {
+		var err error
+		if last, err = s.loadFrom(nowMs, relinkLim); err != nil {
 			return false, err
 		}
 	}
-	// Jump over empty slots, stopping where the next relink is due.
-	next := s.base + 1
-	lim := min(nowSlot+1, floorDiv(s.relinkedUpTo-1, g.SlotMs)+1)
-	if trig := ceilDiv(s.relinkedUpTo-g.FarSlotMs, g.SlotMs); trig > s.base {
-		lim = min(lim, trig)
-	}
+	// Jump over empty slots.
+	next := last + 1
+	lim := min(nowSlot+1, relinkLim)
 	if lim > next {
 		if no, ok := s.near.nextMarked(next, lim); ok {
 			next = no
@@ -220,31 +225,6 @@ func (s *Store) skipEmptyRetained() {
 
 func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
 
-// loadSlot moves the records of near slot no into the ready heap. Records
-// at or before the issued position (met again after Rewind or recovery) are
-// skipped, except cancels whose window is still open: those are
-// re-activated. mu must be held.
-func (s *Store) loadSlot(no int64) error {
-	sl := s.near.at(no)
-	s.near.unmark(no)
-	if sl == nil {
-		return nil
-	}
-	s.nearAhead.n -= int64(sl.n)
-	s.nearAhead.nc -= int64(sl.nc)
-	_, err := s.walk(sl.head, math.MaxInt, false, no, func(r *timerlog.Record) {
-		if !s.issued.Less(Cursor{Ms: r.EffMs, Seq: r.Seq}) {
-			if r.Kind == timerlog.KindCancel && r.DeliverMs+s.geo.CancelWindowMs >= s.issued.Ms {
-				s.activate(r)
-			}
-			return
-		}
-		s.ready.push(*r)
-		s.readyCnt.add(r, 1)
-	})
-	return err
-}
-
 // walk calls fn for up to limit records of a slot chain from head, newest
 // first, and returns the sequence where it stopped (0 at the end of the
 // chain). A corrupt or misplaced record is counted and logged; under
@@ -254,27 +234,45 @@ func (s *Store) loadSlot(no int64) error {
 func (s *Store) walk(head uint64, limit int, far bool, no int64, fn func(*timerlog.Record)) (uint64, error) {
 	seq := head
 	for n := 0; seq != 0 && n < limit; n++ {
-		r, err := s.tl.Read(seq)
-		damaged := err != nil
-		if err == nil && (r.Far() != far || r.Slot != no || r.Kind.IsMark()) {
-			err = fmt.Errorf("timerwheel: record %d in chain of slot %d (far %v) belongs to slot %d (far %v, %s): %w",
-				seq, no, far, r.Slot, r.Far(), r.Kind, timerlog.ErrCorrupt)
-		}
+		r, next, ok, err := s.step(seq, far, no, false)
 		if err != nil {
-			if !errors.Is(err, timerlog.ErrCorrupt) && !errors.Is(err, timerlog.ErrOutOfRange) {
-				return seq, s.fail(err)
-			}
-			next, serr := s.chainDamaged(seq, far, no, err, damaged && errors.Is(err, timerlog.ErrCorrupt))
-			if serr != nil {
-				return seq, serr
-			}
-			seq = next
-			continue
+			return seq, err
 		}
-		fn(&r)
-		seq = r.Prev
+		if ok {
+			fn(&r)
+		}
+		seq = next
 	}
 	return seq, nil
+}
+
+// step reads record seq of the chain of slot no (far) and returns it with
+// the chain's next sequence. ok is false when the record was damaged or
+// misplaced: it is counted and logged, and next is where the chain goes on
+// (see walk). dense reads the TimerLog for a walk down many chains at once
+// (timerlog.Log.ReadDense). mu must be held.
+func (s *Store) step(seq uint64, far bool, no int64, dense bool) (timerlog.Record, uint64, bool, error) {
+	read := s.tl.Read
+	if dense {
+		read = s.tl.ReadDense
+	}
+	r, err := read(seq)
+	damaged := err != nil
+	if err == nil && (r.Far() != far || r.Slot != no || r.Kind.IsMark()) {
+		err = fmt.Errorf("timerwheel: record %d in chain of slot %d (far %v) belongs to slot %d (far %v, %s): %w",
+			seq, no, far, r.Slot, r.Far(), r.Kind, timerlog.ErrCorrupt)
+	}
+	if err != nil {
+		if !errors.Is(err, timerlog.ErrCorrupt) && !errors.Is(err, timerlog.ErrOutOfRange) {
+			return r, seq, false, s.fail(err)
+		}
+		next, serr := s.chainDamaged(seq, far, no, err, damaged && errors.Is(err, timerlog.ErrCorrupt))
+		if serr != nil {
+			return r, seq, false, serr
+		}
+		return r, next, false, nil
+	}
+	return r, r.Prev, true, nil
 }
 
 // collect is walk into a slice.
@@ -347,14 +345,18 @@ func (s *Store) resetDequeue() error {
 			s.nearAhead.nc += int64(sl.nc)
 		}
 	}
-	for end := floorDiv(s.issued.Ms, s.geo.SlotMs); s.base <= end; s.base++ {
-		if s.near.marked(s.base) {
-			if err := s.loadSlot(s.base); err != nil {
-				return err
-			}
+	end := floorDiv(s.issued.Ms, s.geo.SlotMs)
+	nos := s.loadNos[:0]
+	for no := s.base; no <= end; no++ {
+		next, ok := s.near.nextMarked(no, end+1)
+		if !ok {
+			break
 		}
+		nos, no = append(nos, next), next
 	}
-	return nil
+	s.loadNos = nos[:0]
+	s.base = max(s.base, end+1)
+	return s.loadSlots(nos)
 }
 
 // NextDue returns a time at or before the earliest moment Due can release

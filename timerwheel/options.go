@@ -25,6 +25,10 @@ const (
 	DefaultCompactBudget = 1 << 14
 	// DefaultDueMax is used by Due when max <= 0.
 	DefaultDueMax = 4096
+	// DefaultLoadAheadMs and DefaultLoadMax bound how far ahead Due loads
+	// near slots together (see Options.LoadAheadMs).
+	DefaultLoadAheadMs = 100
+	DefaultLoadMax     = 1 << 16
 )
 
 // Options configure a Store. Zero fields take the defaults above.
@@ -66,6 +70,17 @@ type Options struct {
 	// CompactBudget is the number of records Flush may move per call to
 	// let old TimerLog segments go.
 	CompactBudget int
+	// LoadAheadMs and LoadMax: when Due loads a due near slot, it loads
+	// with it the next slots that start within LoadAheadMs of now (and
+	// every slot already due) as long as the ready heap stays within
+	// LoadMax records, and walks their chains together in one pass down
+	// the TimerLog. Timers due together but added at different times
+	// (a burst sent in random order) have chains that interleave across
+	// the log: one pass reads each TimerLog block once instead of once per
+	// slot. Loading early never releases early: Due releases by each
+	// record's own millisecond.
+	LoadAheadMs int64
+	LoadMax     int
 	// NoSync makes Flush skip every fsync (it still orders and writes the
 	// files). A process crash loses nothing either way; an OS crash or
 	// power loss may then lose what was not written back. For tests and
@@ -116,6 +131,12 @@ func (o Options) withDefaults() Options {
 	if o.CompactBudget == 0 {
 		o.CompactBudget = DefaultCompactBudget
 	}
+	if o.LoadAheadMs == 0 {
+		o.LoadAheadMs = DefaultLoadAheadMs
+	}
+	if o.LoadMax == 0 {
+		o.LoadMax = DefaultLoadMax
+	}
 	return o
 }
 
@@ -150,9 +171,9 @@ func (o Options) Validate() error {
 			int64(o.NearSlots)*o.SlotMs, need)
 	}
 	if o.SegmentSize < 4*timerlog.EntrySize || o.SnapshotEvery < 1 || o.RelinkChunk < 1 ||
-		o.AddChunk < 1 || o.CompactBudget < 0 {
-		bad("SegmentSize %d, SnapshotEvery %d, RelinkChunk %d, AddChunk %d, CompactBudget %d: too small",
-			o.SegmentSize, o.SnapshotEvery, o.RelinkChunk, o.AddChunk, o.CompactBudget)
+		o.AddChunk < 1 || o.CompactBudget < 0 || o.LoadAheadMs < 0 || o.LoadMax < 0 {
+		bad("SegmentSize %d, SnapshotEvery %d, RelinkChunk %d, AddChunk %d, CompactBudget %d, LoadAheadMs %d, LoadMax %d: too small",
+			o.SegmentSize, o.SnapshotEvery, o.RelinkChunk, o.AddChunk, o.CompactBudget, o.LoadAheadMs, o.LoadMax)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))

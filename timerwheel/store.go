@@ -81,6 +81,8 @@ type Store struct {
 	nearAhead, farCnt, readyCnt counts
 	st                          counters
 	recs                        []timerlog.Record // scratch for appends
+	loadNos                     []int64           // scratch: slots loaded together
+	chains                      chainHeap         // scratch: their walk positions
 }
 
 // counters are monotonic event counts since Open.

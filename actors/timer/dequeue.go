@@ -34,9 +34,11 @@ type deqRewind struct{}
 // deqTick fires at the wheel's next due time; gen tells stale ticks apart.
 type deqTick struct{ gen uint64 }
 
-// deqBatch carries a released batch from dequeue_get to dequeue_message.
+// deqBatch carries a released batch from dequeue_get to a dequeue_message
+// worker; seq is its place in release order within the epoch.
 type deqBatch struct {
 	epoch uint64
+	seq   uint64
 	batch timerwheel.Batch
 }
 
@@ -50,9 +52,11 @@ type put struct {
 	due    int64
 }
 
-// putBatch carries rebuilt messages from dequeue_message to dequeue_put.
+// putBatch carries rebuilt messages from a dequeue_message worker to
+// dequeue_put, with the batch's release order.
 type putBatch struct {
 	epoch uint64
+	seq   uint64
 	batch timerwheel.Batch
 	puts  []put
 }
@@ -66,6 +70,7 @@ type dequeueGet struct {
 	// batches carry it, so batches released before a rewind was processed
 	// are dropped downstream.
 	epoch uint64
+	seq   uint64 // release order of the next batch in this epoch
 }
 
 // Receive implements actor.Actor.
@@ -86,18 +91,31 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 			d.run()
 		}
 	case deqRewind:
-		d.epoch = d.svc.deqEpoch.Load()
-		if err := d.svc.opts.Wheel.Rewind(); err != nil {
-			panic(err)
-		}
+		d.rewind()
 		d.run()
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
 	}
 }
 
+// rewind starts a new epoch of its own: every batch released before is
+// stale (even one released after the restart that asked for this rewind,
+// stamped with that restart's epoch), so the in-flight counts start from
+// zero and release order from 0; then the wheel re-releases everything
+// not acknowledged.
+func (d *dequeueGet) rewind() {
+	svc := d.svc
+	d.epoch, d.seq = svc.deqEpoch.Add(1), 0
+	svc.deqInFly.Store(0)
+	svc.deqInFlyTimers.Store(0)
+	if err := svc.opts.Wheel.Rewind(); err != nil {
+		panic(err)
+	}
+}
+
 // run releases every due batch the pipeline has room for, then arms one
-// timer for the next due time.
+// timer for the next due time. Batches go to the dequeue_message workers
+// in turn.
 func (d *dequeueGet) run() {
 	svc := d.svc
 	w := svc.opts.Wheel
@@ -107,7 +125,8 @@ func (d *dequeueGet) run() {
 			svc.opts.Faults.Hit(StageDequeueGet)
 			svc.deqInFly.Add(1)
 			svc.deqInFlyTimers.Add(int64(b.Len()))
-			svc.send(StageDequeueMessage, &deqBatch{epoch: d.epoch, batch: b})
+			svc.send(svc.workers[d.seq%uint64(len(svc.workers))], &deqBatch{epoch: d.epoch, seq: d.seq, batch: b})
+			d.seq++
 		}
 		if err != nil {
 			panic(err)
@@ -134,11 +153,15 @@ func (d *dequeueGet) arm() {
 	d.timer.Arm(wait, deqTick{gen: gen})
 }
 
-// dequeueMessage reads released timers' messages and rebuilds them for
-// their real topic.
+// dequeueMessage is a dequeue_message worker: it reads released timers'
+// messages and rebuilds them for their real topic. Workers take batches in
+// turn and work side by side; a batch's reads are one CommitLog pread per
+// run of adjacent records, and timers due together are seldom stored
+// together, so this is the dequeue side's costliest step.
 type dequeueMessage struct {
-	svc *Service
-	b   rebuilder
+	svc  *Service
+	name string
+	b    rebuilder
 }
 
 // rebuildGrowth is about how much a rebuilt record outgrows the stored one
@@ -149,8 +172,8 @@ const rebuildGrowth = 96
 func (d *dequeueMessage) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		if d.svc.started(StageDequeueMessage) {
-			d.svc.restartDequeue("dequeue_message restarted")
+		if d.svc.started(d.name) {
+			d.svc.restartDequeue(d.name + " restarted")
 		}
 	case *deqBatch:
 		svc := d.svc
@@ -169,7 +192,8 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		d.b.reset(size)
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
-				svc.opts.Faults.Hit(StageDequeueMessage)
+				svc.opts.Faults.Hit(StageDequeueMessage) // any worker
+				svc.opts.Faults.Hit(d.name)
 			}
 			p, reason := d.b.rebuild(raws[i], t, now)
 			if reason != "" {
@@ -183,6 +207,6 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		if n := len(m.batch.Cancelled); n > 0 {
 			svc.opts.Metrics.Cancelled.Add(float64(n))
 		}
-		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, batch: m.batch, puts: puts})
+		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, seq: m.seq, batch: m.batch, puts: puts})
 	}
 }

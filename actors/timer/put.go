@@ -11,11 +11,10 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 type deqResync struct{}
-type putFlush struct{}
+type putCheck struct{}
 
 // putDone reports one writer answer for the batch with sequence seq.
 type putDone struct {
@@ -35,14 +34,17 @@ type pendingBatch struct {
 }
 
 // dequeuePut writes due messages back and acknowledges batches in order.
+// The dequeue_message workers hand batches over in any order: a batch that
+// comes before its turn in release order waits in early.
 type dequeuePut struct {
 	svc      *Service
 	queue    []*pendingBatch
 	seq      uint64
-	replayed map[string]bool // idents already written back before a rewind
-	ackedOff int64           // replay scan start matching the last acknowledgement
+	epoch    uint64               // epoch of the batches being put in order
+	next     uint64               // release order of the next batch to start
+	early    map[uint64]*putBatch // batches that came before their turn
+	replayed map[string]bool      // idents already written back before a rewind
 	timer    *stage.Timer
-	stalls   uint64 // wheel Stats().Stalls at the last flush
 }
 
 // Receive implements actor.Actor.
@@ -61,24 +63,24 @@ func (d *dequeuePut) Receive(ctx actor.Context) {
 		if m.epoch != d.svc.deqEpoch.Load() {
 			return
 		}
-		d.start(m)
+		d.inOrder(m)
 	case *putDone:
 		if m.epoch != d.svc.deqEpoch.Load() {
 			return
 		}
 		d.done(m)
-	case putFlush:
-		d.flush()
+	case flushed:
+		d.flushed(m.from)
+	case putCheck:
 		d.checkStuck()
 		d.arm()
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
-		d.flush()
 	}
 }
 
 func (d *dequeuePut) arm() {
-	d.timer.Arm(d.svc.opts.FlushInterval, putFlush{})
+	d.timer.Arm(d.svc.opts.FlushInterval, putCheck{})
 }
 
 // resync forgets pending batches and collects the timer messages written
@@ -86,11 +88,12 @@ func (d *dequeuePut) arm() {
 func (d *dequeuePut) resync() {
 	svc := d.svc
 	d.queue = nil
+	clear(d.early)
 	d.replayed = map[string]bool{}
 	cp, err := svc.opts.Store.LoadCheckpoint()
 	if err != nil {
 		svc.opts.Logger.Warn().Err(err).Msg("checkpoint unreadable; timer replays will not be deduplicated")
-		d.ackedOff = svc.opts.Store.CommitLog.MaxOffset()
+		svc.ackedOff.Store(svc.opts.Store.CommitLog.MaxOffset())
 		return
 	}
 	from, ok := cp.Values[ReplayCheckpointKey]
@@ -123,7 +126,7 @@ func (d *dequeuePut) resync() {
 		}
 		off = next
 	}
-	d.ackedOff = from
+	svc.ackedOff.Store(from)
 	if len(d.replayed) > 0 {
 		// Those timers come back (their acknowledgement was not durable);
 		// until it is, a crash scans from here again.
@@ -134,6 +137,33 @@ func (d *dequeuePut) resync() {
 	if len(d.replayed) > 0 {
 		svc.opts.Logger.Info().Int("already_written", len(d.replayed)).Int64("scan_from", from).
 			Msg("timer replay: skipping messages written back before the restart")
+	}
+}
+
+// inOrder starts pb if it is next in release order, then the batches that
+// were waiting for it; else pb waits. A new epoch starts from 0.
+func (d *dequeuePut) inOrder(pb *putBatch) {
+	if pb.epoch != d.epoch {
+		d.epoch, d.next = pb.epoch, 0
+		clear(d.early)
+	}
+	if pb.seq != d.next {
+		if d.early == nil {
+			d.early = map[uint64]*putBatch{}
+		}
+		d.early[pb.seq] = pb
+		return
+	}
+	d.start(pb)
+	d.next++
+	for {
+		nb, ok := d.early[d.next]
+		if !ok {
+			return
+		}
+		delete(d.early, d.next)
+		d.start(nb)
+		d.next++
 	}
 }
 
@@ -212,40 +242,29 @@ func (d *dequeuePut) ackReady() {
 		svc.deqInFly.Add(-1)
 		svc.deqInFlyTimers.Add(-int64(p.pb.batch.Len()))
 		full := p.pb.batch.Len() >= svc.opts.BatchSize
-		svc.dirty.Store(true)
 		if len(d.queue) > 0 {
-			d.ackedOff = d.queue[0].startOff
+			svc.ackedOff.Store(d.queue[0].startOff)
 		} else {
-			d.ackedOff = svc.opts.Store.CommitLog.MaxOffset()
+			svc.ackedOff.Store(svc.opts.Store.CommitLog.MaxOffset())
 		}
+		svc.dirty.Store(true) // after ackedOff: timer_flush reads them in the other order
 		if wasFull || full {
 			svc.KickDequeue() // more may be due right now; otherwise dequeue_get's timer is armed
 		}
 	}
 }
 
-// flush makes the wheel durable, then records where a replay scan starts.
-func (d *dequeuePut) flush() {
+// flushed moves the replay pin up to the persisted scan start from: a
+// crash now rescans from there (timer_flush wrote it). Every batch started
+// since timer_flush read from starts at or after it, so the pin never
+// passes a write-back that a rescan needs.
+func (d *dequeuePut) flushed(from int64) {
 	svc := d.svc
-	if !svc.dirty.Swap(false) {
+	if len(d.queue) == 0 && from >= svc.opts.Store.CommitLog.MaxOffset() {
+		svc.replayPin.Store(math.MaxInt64) // nothing written back since: no rescan needs anything
 		return
 	}
-	from := d.ackedOff
-	if err := svc.opts.Wheel.Flush(); err != nil {
-		svc.dirty.Store(true)
-		panic(err)
-	}
-	if err := meta.UpdateCheckpoint(svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
-		svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
-	} else if len(d.queue) > 0 {
-		svc.replayPin.Store(d.queue[0].startOff)
-	} else {
-		svc.replayPin.Store(math.MaxInt64)
-	}
-	if st := svc.opts.Wheel.Stats().Stalls; st != d.stalls {
-		d.stalls = st
-		svc.KickDequeue() // Due held back until this flush: go on now
-	}
+	svc.replayPin.Store(from)
 }
 
 // checkStuck rewinds when the writer has not answered the oldest batch in

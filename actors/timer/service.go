@@ -34,6 +34,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +56,29 @@ const (
 	StageDequeueGet     = "dequeue_get"
 	StageDequeueMessage = "dequeue_message"
 	StageDequeuePut     = "dequeue_put"
+	StageFlush          = "timer_flush"
 )
+
+// MaxDequeueWorkers caps Options.DequeueWorkers.
+const MaxDequeueWorkers = 8
+
+// DefaultDequeueWorkers is the default number of dequeue_message workers.
+const DefaultDequeueWorkers = 2
+
+// DequeueWorker names dequeue_message worker i: "dequeue_message_<i>".
+// Faults armed for StageDequeueMessage hit whichever worker comes first.
+func DequeueWorker(i int) string { return StageDequeueMessage + "_" + strconv.Itoa(i) }
+
+// StageNames lists the names every timer stage may have (the workers up to
+// MaxDequeueWorkers): the stages a timer message needs, for health checks
+// that skip names without a stage.
+func StageNames() []string {
+	names := []string{StageEnqueueGet, StageEnqueuePut, StageDequeueGet}
+	for i := range MaxDequeueWorkers {
+		names = append(names, DequeueWorker(i))
+	}
+	return append(names, StageDequeuePut, StageFlush)
+}
 
 // Topic is the system topic timer messages wait in; it has one queue, 0.
 const Topic = "rmq_sys_wheel_timer"
@@ -74,6 +98,11 @@ type Options struct {
 	Append func(*writer.Append)
 	// BatchSize caps a dequeue batch (default 4096).
 	BatchSize int
+	// DequeueWorkers is how many dequeue_message workers read and rebuild
+	// released batches side by side (default DefaultDequeueWorkers, at most
+	// MaxDequeueWorkers); dequeue_put writes the batches back and
+	// acknowledges them in release order whatever order they come in.
+	DequeueWorkers int
 	// FlushInterval is how often acknowledgements are made durable
 	// (default 20 ms).
 	FlushInterval time.Duration
@@ -91,10 +120,11 @@ type Options struct {
 
 // Service owns the state that survives stage restarts.
 type Service struct {
-	opts   Options
-	stages map[string]*stage.Stage
-	mu     sync.Mutex
-	seen   map[string]bool // stages that started at least once (guarded by mu)
+	opts    Options
+	workers []string // dequeue_message worker names
+	stages  map[string]*stage.Stage
+	mu      sync.Mutex
+	seen    map[string]bool // stages that started at least once (guarded by mu)
 
 	enqEpoch atomic.Uint64
 	deqEpoch atomic.Uint64
@@ -108,6 +138,11 @@ type Service struct {
 	replayPin atomic.Int64
 	// deqInFlyTimers counts the timers of those batches.
 	deqInFlyTimers atomic.Int64
+	// ackedOff is where dequeue_put's replay scan would start if the
+	// acknowledgements made so far were durable: the first write-back of
+	// the oldest batch not yet acknowledged (-1 until dequeue_put starts).
+	// dequeue_put writes it, timer_flush persists it.
+	ackedOff atomic.Int64
 }
 
 // ReplayPin is the lowest CommitLog offset that must stay for the timer
@@ -118,7 +153,7 @@ type Service struct {
 // goroutine.
 func (s *Service) ReplayPin() int64 { return s.replayPin.Load() }
 
-// Start spawns the five timer stages under guardian.
+// Start spawns the timer stages under guardian.
 func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.SupervisorStrategy, opts Options) (*Service, error) {
 	if opts.Store == nil || opts.Wheel == nil || opts.Append == nil {
 		return nil, errors.New("timer service: Store, Wheel and Append are required")
@@ -126,6 +161,10 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 4096
 	}
+	if opts.DequeueWorkers <= 0 {
+		opts.DequeueWorkers = DefaultDequeueWorkers
+	}
+	opts.DequeueWorkers = min(opts.DequeueWorkers, MaxDequeueWorkers)
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 20 * time.Millisecond
 	}
@@ -140,6 +179,7 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 	}
 	s := &Service{opts: opts, stages: map[string]*stage.Stage{}, seen: map[string]bool{}}
 	s.replayPin.Store(math.MaxInt64)
+	s.ackedOff.Store(-1)
 	producers := []struct {
 		name string
 		p    stage.Producer
@@ -147,8 +187,17 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 		{StageEnqueuePut, func(*stage.Stage) actor.Actor { return &enqueuePut{svc: s} }},
 		{StageEnqueueGet, func(self *stage.Stage) actor.Actor { return &enqueueGet{svc: s, timer: self.NewTimer()} }},
 		{StageDequeuePut, func(self *stage.Stage) actor.Actor { return &dequeuePut{svc: s, timer: self.NewTimer()} }},
-		{StageDequeueMessage, func(*stage.Stage) actor.Actor { return &dequeueMessage{svc: s} }},
 		{StageDequeueGet, func(self *stage.Stage) actor.Actor { return &dequeueGet{svc: s, timer: self.NewTimer()} }},
+		{StageFlush, func(self *stage.Stage) actor.Actor { return &timerFlush{svc: s, timer: self.NewTimer()} }},
+	}
+	for i := range opts.DequeueWorkers {
+		name := DequeueWorker(i)
+		s.workers = append(s.workers, name)
+		// Spawned before dequeue_get, which sends to them.
+		producers = slices.Insert(producers, len(producers)-2, struct {
+			name string
+			p    stage.Producer
+		}{name, func(*stage.Stage) actor.Actor { return &dequeueMessage{svc: s, name: name} }})
 	}
 	for _, p := range producers {
 		st, err := metrics.Spawn(system, guardian, p.name, p.p)
@@ -217,8 +266,6 @@ func (s *Service) restartEnqueue(why string) {
 // to the acknowledged position and makes dequeue_put rebuild its replay set.
 func (s *Service) restartDequeue(why string) {
 	s.deqEpoch.Add(1)
-	s.deqInFly.Store(0)
-	s.deqInFlyTimers.Store(0)
 	s.opts.Logger.Warn().Str("reason", why).Msg("timer dequeue side rewinding to its acknowledged position")
 	s.send(StageDequeuePut, deqResync{})
 	s.send(StageDequeueGet, deqRewind{})
@@ -226,7 +273,8 @@ func (s *Service) restartDequeue(why string) {
 
 // Stop stops the stages in pipeline order and flushes the wheel.
 func (s *Service) Stop() {
-	for _, name := range []string{StageEnqueueGet, StageEnqueuePut, StageDequeueGet, StageDequeueMessage, StageDequeuePut} {
+	names := append([]string{StageEnqueueGet, StageEnqueuePut, StageDequeueGet}, s.workers...)
+	for _, name := range append(names, StageDequeuePut, StageFlush) {
 		if st := s.stage(name); st != nil {
 			st.Stop()
 		}

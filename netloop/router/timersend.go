@@ -10,9 +10,9 @@ import (
 	"github.com/wheelmq/wheelmq/actors/timer"
 )
 
-// timerStages are the stages a timer message needs to be delivered.
-var timerStages = []string{timer.StageEnqueueGet, timer.StageEnqueuePut, timer.StageDequeueGet,
-	timer.StageDequeueMessage, timer.StageDequeuePut}
+// timerStages are the stages a timer message needs to be delivered (names
+// of workers that were not spawned are skipped when resolved).
+var timerStages = timer.StageNames()
 
 // DelayLevel returns the delay of a classic level (1..18; higher levels are
 // clamped to 18).

@@ -19,6 +19,9 @@ const (
 	blockBytes      = entriesPerBlock * EntrySize
 	cachedBlocks    = 4096 // 16 MiB, filled only by reads (due timers' chains)
 	openFiles       = 64
+	denseBlocks     = 16 // blocks ReadDense reads at once (64 KiB)
+	// DenseRunEntries is how many entries one ReadDense miss reads.
+	DenseRunEntries = denseBlocks * entriesPerBlock
 )
 
 type blockKey struct {
@@ -39,6 +42,11 @@ type reader struct {
 	files  map[uint64]*list.Element
 	flru   list.List // of *openFile
 	free   [][]byte
+	// run holds the entries of segment runSeg from index runFirst that
+	// ReadDense read last.
+	run      []byte
+	runSeg   uint64
+	runFirst uint64
 }
 
 type openFile struct {
@@ -75,29 +83,14 @@ func (r *reader) file(seg segment) (*os.File, error) {
 func (r *reader) entry(seg segment, idx uint64) ([]byte, error) {
 	key := blockKey{seg: seg.first, block: idx / entriesPerBlock}
 	off := int((idx % entriesPerBlock) * EntrySize)
-	var b *block
-	if e, ok := r.blocks[key]; ok {
-		r.lru.MoveToFront(e)
-		b = e.Value.(*block)
-	}
+	b := r.cached(key)
 	if b == nil || len(b.data) < off+EntrySize {
 		f, err := r.file(seg)
 		if err != nil {
 			return nil, err
 		}
 		if b == nil {
-			b = &block{key: key}
-			if len(r.free) > 0 {
-				b.data, r.free = r.free[len(r.free)-1], r.free[:len(r.free)-1]
-			} else {
-				b.data = make([]byte, blockBytes)
-			}
-			r.blocks[key] = r.lru.PushFront(b)
-			if r.lru.Len() > cachedBlocks {
-				old := r.lru.Remove(r.lru.Back()).(*block)
-				delete(r.blocks, old.key)
-				r.free = append(r.free, old.data[:cap(old.data)])
-			}
+			b = r.insert(key)
 		}
 		n, err := f.ReadAt(b.data[:blockBytes], int64(key.block*blockBytes))
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -111,10 +104,72 @@ func (r *reader) entry(seg segment, idx uint64) ([]byte, error) {
 	return b.data[off : off+EntrySize], nil
 }
 
+// cached returns the cached block key (nil: not cached), marking it used.
+func (r *reader) cached(key blockKey) *block {
+	if e, ok := r.blocks[key]; ok {
+		r.lru.MoveToFront(e)
+		return e.Value.(*block)
+	}
+	return nil
+}
+
+// insert caches a new block for key, evicting the least recently used
+// block when the cache is full. Its data has room for a whole block.
+func (r *reader) insert(key blockKey) *block {
+	b := &block{key: key}
+	if len(r.free) > 0 {
+		b.data, r.free = r.free[len(r.free)-1], r.free[:len(r.free)-1]
+	} else {
+		b.data = make([]byte, blockBytes)
+	}
+	r.blocks[key] = r.lru.PushFront(b)
+	if r.lru.Len() > cachedBlocks {
+		old := r.lru.Remove(r.lru.Back()).(*block)
+		delete(r.blocks, old.key)
+		r.free = append(r.free, old.data[:cap(old.data)])
+	}
+	return b
+}
+
+// entryDense is entry for walks going down the log: it reads the
+// denseBlocks blocks that end with idx's in one read into the run buffer
+// (not the block cache), so the entries the walk needs next, below idx,
+// are in memory.
+func (r *reader) entryDense(seg segment, idx uint64) ([]byte, error) {
+	if seg.first == r.runSeg && idx >= r.runFirst && (idx-r.runFirst+1)*EntrySize <= uint64(len(r.run)) {
+		at := (idx - r.runFirst) * EntrySize
+		return r.run[at : at+EntrySize], nil
+	}
+	f, err := r.file(seg)
+	if err != nil {
+		return nil, err
+	}
+	blk := idx / entriesPerBlock
+	first := blk - min(blk, denseBlocks-1)
+	if cap(r.run) < denseBlocks*blockBytes {
+		r.run = make([]byte, denseBlocks*blockBytes)
+	}
+	buf := r.run[:(blk-first+1)*blockBytes]
+	n, err := f.ReadAt(buf, int64(first*blockBytes))
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.run = r.run[:0]
+		return nil, fmt.Errorf("timerlog read %s@%d: %w", seg.path, first*blockBytes, err)
+	}
+	r.run, r.runSeg, r.runFirst = buf[:n], seg.first, first*entriesPerBlock
+	if (idx-r.runFirst+1)*EntrySize > uint64(n) {
+		return nil, fmt.Errorf("timerlog read %s entry %d: short file: %w", seg.path, idx, ErrCorrupt)
+	}
+	at := (idx - r.runFirst) * EntrySize
+	return r.run[at : at+EntrySize], nil
+}
+
 // forget drops cached blocks and handles of segments that were removed or
 // rewritten.
 func (r *reader) forget(segs []segment) {
 	for _, s := range segs {
+		if s.first == r.runSeg {
+			r.run = r.run[:0]
+		}
 		if e, ok := r.files[s.first]; ok {
 			_ = r.flru.Remove(e).(*openFile).f.Close()
 			delete(r.files, s.first)
@@ -132,6 +187,7 @@ func (r *reader) forget(segs []segment) {
 }
 
 func (r *reader) close() {
+	r.run = r.run[:0]
 	for _, e := range r.files {
 		_ = e.Value.(*openFile).f.Close()
 	}
@@ -155,6 +211,26 @@ func (l *Log) Read(seq uint64) (Record, error) {
 	}
 	seg := l.mirror.segs[l.mirror.segmentOf(seq)]
 	e, err := l.rd.entry(seg, seq-seg.first)
+	if err != nil {
+		return Record{}, err
+	}
+	return decodeEntry(e, seq)
+}
+
+// ReadDense is Read for walks that go down the log and need most of the
+// entries they pass (several slot chains walked together): a cache miss
+// reads the 64 KiB of entries that end at seq in one read.
+func (l *Log) ReadDense(seq uint64) (Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return Record{}, ErrClosed
+	}
+	if seq < l.first || seq > l.mirror.last() {
+		return Record{}, fmt.Errorf("timerlog read %d (log %d..%d): %w", seq, l.first, l.mirror.last(), ErrOutOfRange)
+	}
+	seg := l.mirror.segs[l.mirror.segmentOf(seq)]
+	e, err := l.rd.entryDense(seg, seq-seg.first)
 	if err != nil {
 		return Record{}, err
 	}

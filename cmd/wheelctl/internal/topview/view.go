@@ -58,10 +58,12 @@ const (
 	Goroutines      = "go_goroutines"
 )
 
-// stageOrder is the pipeline order of the broker's stages; others follow
-// alphabetically.
+// stageOrder is the pipeline order of the broker's stages (dequeue_message
+// is the single worker of older brokers); others follow alphabetically.
 var stageOrder = []string{"commitlog", "dispatch", "pull", "offsets", "clients", "topics", "registrar",
-	"enqueue_get", "enqueue_put", "dequeue_get", "dequeue_message", "dequeue_put"}
+	"enqueue_get", "enqueue_put", "dequeue_get", "dequeue_message", "dequeue_message_0", "dequeue_message_1", "dequeue_message_2",
+	"dequeue_message_3", "dequeue_message_4", "dequeue_message_5", "dequeue_message_6", "dequeue_message_7",
+	"dequeue_put", "timer_flush"}
 
 // NaN marks a figure that is unknown (no metric, or no interval yet).
 var NaN = math.NaN()

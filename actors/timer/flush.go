@@ -1,0 +1,90 @@
+package timer
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// flushTick is timer_flush's periodic tick.
+type flushTick struct{}
+
+// flushed tells dequeue_put that the replay checkpoint now says from.
+type flushed struct{ from int64 }
+
+// timerFlush makes the wheel's changes durable (timerwheel.Store.Flush:
+// TimerLog, snapshot, checkpoint), then records where dequeue_put's replay
+// scan starts (ReplayCheckpointKey). It is a stage of its own so that the
+// fsyncs, which take tens to hundreds of milliseconds while the CommitLog
+// is written heavily (a burst's write-backs), never hold up the write-backs
+// and acknowledgements of dequeue_put: the wheel lets Add, Due and Ack run
+// during a Flush.
+//
+// Order: the replay position is read before the wheel captures its
+// acknowledged position, so the persisted scan start is never after the
+// first write-back of a batch whose acknowledgement is not durable.
+type timerFlush struct {
+	svc    *Service
+	timer  *stage.Timer
+	stalls uint64 // wheel Stats().Stalls at the last flush
+}
+
+// Receive implements actor.Actor.
+func (f *timerFlush) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		if f.svc.started(StageFlush) {
+			f.svc.dirty.Store(true) // the failed instance may have taken the flag
+		}
+		f.arm()
+	case flushTick:
+		f.flush()
+		f.arm()
+	case *actor.Stopping:
+		f.timer.Stop()
+		f.flush()
+	case *actor.Restarting:
+		f.timer.Stop()
+	}
+}
+
+func (f *timerFlush) arm() {
+	f.timer.Arm(f.svc.opts.FlushInterval, flushTick{})
+}
+
+// flush makes the wheel durable, then persists the replay scan start that
+// was current before the wheel captured its position.
+func (f *timerFlush) flush() {
+	svc := f.svc
+	if !svc.dirty.Swap(false) {
+		return
+	}
+	from := svc.ackedOff.Load() // before Flush captures the acknowledged position
+	if err := svc.opts.Wheel.Flush(); err != nil {
+		svc.dirty.Store(true)
+		panic(err)
+	}
+	if svc.opts.Faults != nil {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					svc.dirty.Store(true) // the replay checkpoint was not written
+					panic(r)
+				}
+			}()
+			svc.opts.Faults.Hit(StageFlush)
+		}()
+	}
+	if from >= 0 {
+		if err := meta.UpdateCheckpoint(svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
+			svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
+		} else {
+			svc.send(StageDequeuePut, flushed{from: from})
+		}
+	}
+	if st := svc.opts.Wheel.Stats().Stalls; st != f.stalls {
+		f.stalls = st
+		svc.KickDequeue() // Due held back until this flush: go on now
+	}
+}
