@@ -16,17 +16,20 @@ import (
 // slot chain (near and far, with records of another slot interleaved):
 // under skip only that timer is lost, the chain goes on at the previous
 // record of its slot and the record's bytes are counted once; under stop
-// the store fails with corruption.ErrStop.
+// the store fails with corruption.ErrStop. In "walked together" the other
+// records sit in slots loaded with the chain's (one walk down the log).
 func TestDamagedChainRecord(t *testing.T) {
 	const hour = int64(3_600_000)
 	for _, tc := range []struct {
 		name   string
 		policy corruption.Policy
 		at     int64 // delivery time of the chain's timers
+		gap    int64 // the other timers are due at+gap+i*10 (i = 1..20)
 	}{
-		{"near slot, skip", corruption.PolicySkip, T0 + 5000},
-		{"far bucket, skip", corruption.PolicySkip, T0 + 3*hour},
-		{"near slot, stop", corruption.PolicyStop, T0 + 5000},
+		{"near slot, skip", corruption.PolicySkip, T0 + 5000, 1000},
+		{"near slots walked together, skip", corruption.PolicySkip, T0 + 5000, -200},
+		{"far bucket, skip", corruption.PolicySkip, T0 + 3*hour, 1000},
+		{"near slot, stop", corruption.PolicyStop, T0 + 5000, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -40,7 +43,7 @@ func TestDamagedChainRecord(t *testing.T) {
 			// (queue offsets must grow: Add skips replays).
 			for i := int64(1); i <= 20; i++ {
 				mustAdd(t, s, T0, timerAt(2*i-1, tc.at))
-				mustAdd(t, s, T0, timerAt(2*i, tc.at+1000+i*10))
+				mustAdd(t, s, T0, timerAt(2*i, tc.at+tc.gap+i*10))
 			}
 			must(t, s.Close())
 			const victim = 19
