@@ -45,7 +45,6 @@ import (
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // StageName is the dispatcher's stable stage name.
@@ -109,8 +108,11 @@ type checkpointTick struct{}
 type Dispatcher struct {
 	opts    Options
 	kicker  *Kicker
+	self    *stage.Stage
 	offset  int64
 	saved   int64
+	ckpt    *checkpointer
+	ckptRun bool // a checkpoint is in progress on ckpt
 	timer   *stage.Timer // checkpoint ticks
 	retry   *stage.Timer // re-kick after a refused write
 	paused  error        // why dispatching is paused (nil: it is not)
@@ -145,7 +147,7 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 	}
 	return func(self *stage.Stage) actor.Actor {
 		k.Bind(self)
-		return &Dispatcher{opts: opts, kicker: k, timer: self.NewTimer(), retry: self.NewTimer()}
+		return &Dispatcher{opts: opts, kicker: k, self: self, timer: self.NewTimer(), retry: self.NewTimer()}
 	}
 }
 
@@ -164,13 +166,25 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 		}
 	case checkpointTick:
 		d.repairQueues()
-		if err := d.checkpoint(); errors.Is(err, consumequeue.ErrFailed) {
-			panic(fmt.Errorf("dispatch: restarting to reopen a failed consume queue: %w", err))
+		if !d.ckptRun && d.offset != d.saved {
+			d.ckptRun = true
+			d.ckpt.request(d.offset)
 		}
 		d.armTick()
+	case *checkpointDone:
+		if m.from != d.ckpt {
+			return // from an instance before a restart
+		}
+		d.ckptRun = false
+		if m.err == nil {
+			d.saved = max(d.saved, m.offset)
+		} else if errors.Is(m.err, consumequeue.ErrFailed) {
+			panic(fmt.Errorf("dispatch: restarting to reopen a failed consume queue: %w", m.err))
+		}
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
 		d.retry.Stop()
+		d.ckpt.stop()
 		_ = d.checkpoint()
 	}
 }
@@ -209,6 +223,7 @@ func (d *Dispatcher) start() {
 	st.Dispatched.Store(off)
 	st.OnDamagedUnit(d.kicker.Kick)
 	d.opts.Logger.Info().Int64("offset", off).Int64("commitlog_end", cl.MaxOffset()).Msg("dispatch resuming")
+	d.ckpt = startCheckpointer(st, d.self, d.opts.Logger)
 	d.armTick()
 	d.kicker.Kick()
 }
@@ -427,20 +442,15 @@ func (d *Dispatcher) notify() {
 	}
 }
 
-// checkpoint fsyncs the consume queues and then persists the offset. It
-// returns why it could not (a failed fsync leaves its queue failed:
-// consumequeue.ErrFailed).
+// checkpoint fsyncs the consume queues and then persists the offset, on
+// the dispatcher (when it stops; the periodic ones run on the
+// checkpointer). It returns why it could not (a failed fsync leaves its
+// queue failed: consumequeue.ErrFailed).
 func (d *Dispatcher) checkpoint() error {
 	if d.offset == d.saved {
 		return nil
 	}
-	st := d.opts.Store
-	if err := st.Queues.Sync(); err != nil {
-		d.opts.Logger.Error().Err(err).Msg("consume queue fsync failed; checkpoint not advanced")
-		return err
-	}
-	if err := meta.UpdateCheckpoint(st.CheckpointPath(), CheckpointKey, d.offset); err != nil {
-		d.opts.Logger.Error().Err(err).Msg("dispatch checkpoint write failed")
+	if err := persist(d.opts.Store, d.offset, d.opts.Logger); err != nil {
 		return err
 	}
 	d.saved = d.offset

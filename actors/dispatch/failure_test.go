@@ -118,3 +118,43 @@ func TestQueueReopenFailureRetiresDispatch(t *testing.T) {
 		t.Fatalf("down %+v, want dispatch with the reopen failure", d)
 	}
 }
+
+// TestSlowCheckpointDoesNotHoldDispatch holds every fsync, as a disk busy
+// writing back holds them: the checkpoint waits for its consume-queue
+// fsyncs on the side while the dispatcher goes on filing units, and once
+// the fsyncs return the checkpoint covers what was dispatched, never more.
+func TestSlowCheckpointDoesNotHoldDispatch(t *testing.T) {
+	fs := &vfstest.FaultFS{}
+	r := newRigFS(t, 0, fs)
+	t.Cleanup(fs.Reset) // before the rig's cleanup stops the dispatcher
+	want := putAll(t, r, 3)
+	r.start(t, 5*time.Millisecond)
+	r.caughtUp(t)
+	fs.HoldSyncs()
+	want = append(want, putAll(t, r, 2)...)
+	r.kicker.Kick()
+	waitFor(t, "a checkpoint's fsync", fs.Hit)
+	held := checkpoint(t, r.st)
+	for i := 0; i < 3; i++ { // dispatching goes on while the fsync is held
+		want = append(want, putAll(t, r, 2)...)
+		r.kicker.Kick()
+		r.caughtUp(t)
+	}
+	if got := units(t, r.st, "T", 0); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("units while a checkpoint waits for its fsync %v, want %v", got, want)
+	}
+	if cp := checkpoint(t, r.st); cp != held {
+		t.Fatalf("checkpoint moved from %d to %d while its fsync was held", held, cp)
+	}
+	fs.ReleaseSyncs()
+	waitFor(t, "the checkpoint to catch up", func() bool {
+		cp := checkpoint(t, r.st)
+		if cp > r.st.Dispatched.Load() {
+			t.Fatalf("checkpoint %d ahead of Dispatched %d", cp, r.st.Dispatched.Load())
+		}
+		return cp == r.st.CommitLog.MaxOffset()
+	})
+	if n := r.restarts.Load(); n != 0 {
+		t.Fatalf("dispatch restarted %d times", n)
+	}
+}

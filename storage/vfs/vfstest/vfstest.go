@@ -1,8 +1,8 @@
 // Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
 // operations (the Nth write, the Nth sync, every sync, creates, truncates,
-// directory syncs, or everything a full disk refuses), optionally only under
-// one directory, and NoSyncFS turns fsync off so fuzzing is not bound by the
-// disk.
+// directory syncs, or everything a full disk refuses) or holds file syncs
+// (a disk busy writing back), optionally only under one directory, and
+// NoSyncFS turns fsync off so fuzzing is not bound by the disk.
 package vfstest
 
 import (
@@ -23,17 +23,18 @@ type FaultFS struct {
 	vfs.OS
 
 	mu           sync.Mutex
-	writes       int    // WriteAt calls since FailWrite
-	failWrite    int    // 1-based WriteAt call to fail after writing half; 0 = never
-	syncs        int    // file Sync calls since FailSync
-	failSync     int    // 1-based file Sync call to fail; 0 = never
-	failAllSync  bool   // every file Sync fails
-	full         bool   // every WriteAt and create fails with ENOSPC
-	failTruncate bool   // every Truncate fails
-	failCreate   bool   // every OpenFile with O_CREATE fails
-	failSyncDir  bool   // every SyncDir fails
-	hit          bool   // a fault was injected since Reset
-	scope        string // faults hit only paths under it ("" = everywhere)
+	writes       int           // WriteAt calls since FailWrite
+	failWrite    int           // 1-based WriteAt call to fail after writing half; 0 = never
+	syncs        int           // file Sync calls since FailSync
+	failSync     int           // 1-based file Sync call to fail; 0 = never
+	failAllSync  bool          // every file Sync fails
+	full         bool          // every WriteAt and create fails with ENOSPC
+	failTruncate bool          // every Truncate fails
+	failCreate   bool          // every OpenFile with O_CREATE fails
+	failSyncDir  bool          // every SyncDir fails
+	hit          bool          // a fault was injected since Reset
+	scope        string        // faults hit only paths under it ("" = everywhere)
+	hold         chan struct{} // file Syncs wait until it is closed (nil: they do not)
 }
 
 var _ vfs.FS = (*FaultFS)(nil)
@@ -97,6 +98,27 @@ func (fs *FaultFS) inScope(path string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
+// HoldSyncs makes every file Sync from now on wait until ReleaseSyncs (or
+// Reset), like a disk that takes long to write back; a held Sync counts as
+// a hit.
+func (fs *FaultFS) HoldSyncs() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.hold == nil {
+		fs.hold = make(chan struct{})
+	}
+}
+
+// ReleaseSyncs lets the held file Syncs go on, and later ones run at once.
+func (fs *FaultFS) ReleaseSyncs() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.hold != nil {
+		close(fs.hold)
+		fs.hold = nil
+	}
+}
+
 // Hit reports whether a fault has been injected since the last Reset.
 func (fs *FaultFS) Hit() bool {
 	fs.mu.Lock()
@@ -111,6 +133,10 @@ func (fs *FaultFS) Reset() {
 	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
 	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
 	fs.failAllSync, fs.full = false, false
+	if fs.hold != nil {
+		close(fs.hold)
+		fs.hold = nil
+	}
 }
 
 // inject reports whether the fault cond holds and records it as hit.
@@ -177,7 +203,12 @@ func (f *faultFile) Sync() error {
 	}
 	f.fs.syncs++
 	fail := f.fs.inject(f.fs.syncs == f.fs.failSync || f.fs.failAllSync)
+	hold := f.fs.hold
+	f.fs.inject(hold != nil)
 	f.fs.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
 	if fail {
 		return syscall.EIO
 	}
