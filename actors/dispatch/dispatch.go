@@ -112,7 +112,7 @@ type Dispatcher struct {
 	offset  int64
 	saved   int64
 	ckpt    *checkpointer
-	ckptRun bool // a checkpoint is in progress on ckpt
+	ckptRun bool         // a checkpoint is in progress on ckpt
 	timer   *stage.Timer // checkpoint ticks
 	retry   *stage.Timer // re-kick after a refused write
 	paused  error        // why dispatching is paused (nil: it is not)
