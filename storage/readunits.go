@@ -66,9 +66,31 @@ func ReadUnits(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
 // missing. The records are read into one buffer for the whole call (they
 // alias it): no allocation per record.
 func ReadUnitsChecked(cl *commitlog.CommitLog, units []consumequeue.Unit) ([][]byte, []UnitState) {
-	out := make([][]byte, len(units))
-	states := make([]UnitState, len(units))
-	order := make([]int, 0, len(units))
+	var r UnitReader
+	return r.ReadChecked(cl, units)
+}
+
+// UnitReader is ReadUnits with buffers kept from call to call, for a reader
+// that handles one batch at a time: what a call returns (the records and
+// the slices) stays valid until the next call. The zero value is ready.
+type UnitReader struct {
+	buf    []byte
+	out    [][]byte
+	states []UnitState
+	order  []int
+}
+
+// Read is ReadUnits into r's buffers.
+func (r *UnitReader) Read(cl *commitlog.CommitLog, units []consumequeue.Unit) [][]byte {
+	out, _ := r.ReadChecked(cl, units)
+	return out
+}
+
+// ReadChecked is ReadUnitsChecked into r's buffers.
+func (r *UnitReader) ReadChecked(cl *commitlog.CommitLog, units []consumequeue.Unit) ([][]byte, []UnitState) {
+	out := reuse(r.out, len(units))
+	states := reuse(r.states, len(units))
+	order := r.order[:0]
 	total := 0
 	for i, u := range units {
 		if u.IsHole() {
@@ -81,7 +103,11 @@ func ReadUnitsChecked(cl *commitlog.CommitLog, units []consumequeue.Unit) ([][]b
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(units[a].Offset, units[b].Offset) })
 	// Room for every entry with its trailer: AppendEntries never grows it,
 	// so the records handed out stay where they are.
-	buf := make([]byte, 0, total)
+	buf := r.buf[:0]
+	if cap(buf) < total {
+		buf = make([]byte, 0, total)
+	}
+	r.out, r.states, r.order, r.buf = out, states, order, buf
 	for i := 0; i < len(order); {
 		first := units[order[i]]
 		j, end := i+1, first.Offset+int64(first.Size)+entryOverhead
@@ -187,6 +213,17 @@ func AppendRecords(cl *commitlog.CommitLog, dst []byte, units []consumequeue.Uni
 		}
 	}
 	return dst, done
+}
+
+// reuse returns s resized to n zero values, reusing its array when it is
+// large enough.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // sizesMatch reports whether the records back to back in b have the sizes

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/wheelmq/wheelmq/storage"
@@ -108,5 +109,58 @@ func TestAppendRecordsReadsRunsIntoTheBody(t *testing.T) {
 	swapped[0].Size, swapped[1].Size = swapped[1].Size+1, swapped[0].Size-1
 	if _, n := storage.AppendRecords(st.CommitLog, nil, swapped); n != 0 {
 		t.Fatalf("swapped sizes: %d units read", n)
+	}
+}
+
+// TestUnitReaderReusesBuffers reads batches of different sizes and orders
+// through one UnitReader: each call returns the records of its own units,
+// adjacent or not, whatever the earlier calls read.
+func TestUnitReaderReusesBuffers(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	host := netip.MustParseAddrPort("10.0.0.1:1")
+	var all []consumequeue.Unit
+	for i := 0; i < 40; i++ {
+		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T",
+			Body: []byte(strings.Repeat(string(rune('a'+i%26)), 1+i))}).Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs, err := st.CommitLog.Append([][]byte{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, consumequeue.Unit{Offset: offs[0], Size: int32(len(rec))})
+	}
+	var r storage.UnitReader
+	for _, tc := range []struct {
+		name string
+		idx  []int
+	}{
+		{"large, adjacent", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
+		{"small, scattered, reversed", []int{39, 30, 21, 3}},
+		{"medium, mixed", []int{5, 6, 7, 20, 35, 36, 1}},
+		{"one", []int{38}},
+	} {
+		units := make([]consumequeue.Unit, len(tc.idx))
+		for i, x := range tc.idx {
+			units[i] = all[x]
+		}
+		got := r.Read(st.CommitLog, units)
+		if len(got) != len(units) {
+			t.Fatalf("%s: %d records for %d units", tc.name, len(got), len(units))
+		}
+		for i, u := range units {
+			want, err := st.CommitLog.ReadAt(u.Offset, u.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got[i]) != string(want) {
+				t.Fatalf("%s: unit %d (record %d) read the wrong bytes", tc.name, i, tc.idx[i])
+			}
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package timerwheel
 
-import "github.com/wheelmq/wheelmq/timerwheel/timerlog"
+import (
+	"slices"
+
+	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
+)
 
 // readyHeap holds the records of loaded near slots that Due has not
 // released yet, ordered by (EffMs, Seq). It only ever holds the slots being
@@ -18,6 +22,9 @@ func (h *readyHeap) Len() int { return len(h.recs) }
 
 func (h *readyHeap) top() *timerlog.Record { return &h.recs[0] }
 func (h *readyHeap) reset()                { clear(h.recs); h.recs = h.recs[:0] }
+
+// grow makes room for n more records at once (a slot group being loaded).
+func (h *readyHeap) grow(n int) { h.recs = slices.Grow(h.recs, n) }
 
 func (h *readyHeap) push(r timerlog.Record) {
 	h.recs = append(h.recs, r)

@@ -63,6 +63,7 @@ func (s *Store) loadSlots(nos []int64) error {
 			chains = append(chains, chain{seq: sl.head, no: no})
 		}
 	}
+	s.ready.grow(total)
 	err := s.walkChains(&chains, total, lo, false, func(r *timerlog.Record) {
 		if !s.issued.Less(Cursor{Ms: r.EffMs, Seq: r.Seq}) {
 			if r.Kind == timerlog.KindCancel && r.DeliverMs+s.geo.CancelWindowMs >= s.issued.Ms {

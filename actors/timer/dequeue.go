@@ -159,9 +159,11 @@ func (d *dequeueGet) arm() {
 // run of adjacent records, and timers due together are seldom stored
 // together, so this is the dequeue side's costliest step.
 type dequeueMessage struct {
-	svc  *Service
-	name string
-	b    rebuilder
+	svc   *Service
+	name  string
+	b     rebuilder
+	rd    storage.UnitReader  // the batch's records, until the next batch
+	units []consumequeue.Unit // scratch
 }
 
 // rebuildGrowth is about how much a rebuilt record outgrows the stored one
@@ -182,13 +184,14 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		}
 		now := svc.opts.Now().UnixMilli()
 		puts := make([]put, 0, len(m.batch.Timers))
-		units := make([]consumequeue.Unit, len(m.batch.Timers))
+		units := d.units[:0]
 		size := 0
-		for i, t := range m.batch.Timers {
-			units[i] = consumequeue.Unit{Offset: t.CommitLogOffset, Size: t.Size}
+		for _, t := range m.batch.Timers {
+			units = append(units, consumequeue.Unit{Offset: t.CommitLogOffset, Size: t.Size})
 			size += int(t.Size) + rebuildGrowth
 		}
-		raws := storage.ReadUnits(svc.opts.Store.CommitLog, units)
+		d.units = units
+		raws := d.rd.Read(svc.opts.Store.CommitLog, units) // rebuild copies what it keeps
 		d.b.reset(size)
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
