@@ -9,33 +9,53 @@ import (
 // maxLoadChains caps the slots loaded together in one pass.
 const maxLoadChains = 1024
 
+// loadAheadMin is the fewest records a group of slots must hold for the
+// slots not yet due to be loaded with it. A steady flow (a few hundred
+// timers a slot) is loaded slot by slot as before, from the block cache:
+// loading it ahead would only move work into fewer, longer Due calls, and
+// the first of them reads the whole TimerLog in one go. A burst is what
+// gains from one pass for many slots. (A variable for tests.)
+var loadAheadMin = 8192
+
 // loadFrom loads the due near slot at s.base into the ready heap, with the
-// marked slots after it (below lim) that are already due or start within
-// LoadAheadMs of nowMs, as long as the ready heap stays within LoadMax
-// records (the slot at s.base is loaded whatever its size). It returns the
-// last slot loaded. mu must be held.
+// marked slots after it (below lim) that are already due or, when the group
+// holds at least loadAheadMin records, start within LoadAheadMs of nowMs,
+// as long as the ready heap stays within LoadMax records (the slot at
+// s.base is loaded whatever its size). It returns the last slot loaded. mu
+// must be held.
 func (s *Store) loadFrom(nowMs, lim int64) (int64, error) {
 	g := &s.geo
 	nos := append(s.loadNos[:0], s.base)
 	budget := s.opts.LoadMax - s.ready.Len()
+	total, due, dueTotal := 0, 1, 0 // records in nos; slots of nos already due, their records
+	nowSlot := floorDiv(nowMs, g.SlotMs)
 	if sl := s.near.at(s.base); sl != nil {
 		budget -= int(sl.n + sl.nc)
+		total = int(sl.n + sl.nc)
 	}
+	dueTotal = total
 	aheadLim := min(lim, floorDiv(nowMs+s.opts.LoadAheadMs, g.SlotMs)+1)
 	for no := s.base + 1; no < aheadLim && len(nos) < maxLoadChains; {
 		next, ok := s.near.nextMarked(no, aheadLim)
 		if !ok {
 			break
 		}
-		sl := s.near.at(next)
-		if sl != nil {
-			if n := int(sl.n + sl.nc); n > budget {
-				break
-			} else {
-				budget -= n
-			}
+		n := 0
+		if sl := s.near.at(next); sl != nil {
+			n = int(sl.n + sl.nc)
+		}
+		if n > budget {
+			break
+		}
+		budget, total = budget-n, total+n
+		if next <= nowSlot {
+			due, dueTotal = due+1, dueTotal+n
 		}
 		nos, no = append(nos, next), next+1
+	}
+	if total < loadAheadMin {
+		nos = nos[:due] // not a burst: only what is due now
+		total = dueTotal
 	}
 	s.loadNos = nos[:0]
 	return nos[len(nos)-1], s.loadSlots(nos)

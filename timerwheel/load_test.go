@@ -10,18 +10,23 @@ import (
 // while the slots are being drained, and calls Due every millisecond:
 // whatever the load-ahead settings, each timer comes out exactly once, at
 // its own millisecond (never before), and the ready heap stays within
-// LoadMax plus the slot that had to be loaded whole.
+// LoadMax plus the slot that had to be loaded whole. Slots are loaded ahead
+// only in groups of a burst's size (loadAheadMin records).
 func TestLoadTogether(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		n       int // timers; half of them added before the first is due
 		aheadMs int64
 		max     int
 		all     bool // the first due slot brings every slot along
 	}{
-		{"one slot at a time", 1, 1, false},
-		{"defaults", 0, 0, false},
-		{"far ahead, small heap", 10_000, 300, false},
-		{"everything at once", 60_000, 1 << 20, true},
+		{"one slot at a time", 6000, 1, 1, false},
+		{"defaults", 6000, 0, 0, false},
+		{"defaults, a burst", 40_000, 0, 0, false},
+		{"far ahead, small heap", 6000, 10_000, 300, false},
+		{"burst, heap bound", 40_000, 10_000, loadAheadMin + 500, false},
+		{"few timers, not loaded ahead", 6000, 60_000, 1 << 20, false},
+		{"burst, everything at once", 40_000, 60_000, 1 << 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := testOptions(t.TempDir())
@@ -29,7 +34,7 @@ func TestLoadTogether(t *testing.T) {
 			s := openStore(t, opts, T0)
 			h := newHarness(t, s)
 			rng := rand.New(rand.NewPCG(7, uint64(tc.max)))
-			const n = 6000
+			n := tc.n
 			due := make([]int64, 0, n)
 			for range n {
 				due = append(due, T0+1000+int64(rng.IntN(2000)))
@@ -56,7 +61,7 @@ func TestLoadTogether(t *testing.T) {
 			late, added := due[n/2:], 0 // added while draining, to slots loaded or not
 			for now := T0 + 990; now <= T0+3100; now++ {
 				if len(late) > 0 && now%7 == 0 {
-					k := min(len(late), 40)
+					k := min(len(late), n/150) // all added within about a second
 					var at []int64
 					for _, a := range late[:k] {
 						at = append(at, max(a, now+1))

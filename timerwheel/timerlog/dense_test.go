@@ -14,11 +14,18 @@ func TestReadDense(t *testing.T) {
 		name    string
 		segSize int
 		n       int
+		cached  bool // the log fits the share of the block cache runs may take
 	}{
-		{"small segments (47 entries, a run is cut by the segment)", testSegSize, 300},
-		{"one segment, several runs", 1 << 20, 3000},
+		{"small segments (47 entries, a run is cut by the segment)", testSegSize, 300, true},
+		{"one segment, several runs", 1 << 20, 3000, true},
+		{"runs not cached", 1 << 20, 3000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if !tc.cached {
+				old := denseCacheBytes
+				denseCacheBytes = EntrySize * 100
+				t.Cleanup(func() { denseCacheBytes = old })
+			}
 			l, _, err := Open(Options{Dir: t.TempDir(), SegmentSize: tc.segSize})
 			if err != nil {
 				t.Fatal(err)

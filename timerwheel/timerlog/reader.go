@@ -24,6 +24,10 @@ const (
 	DenseRunEntries = denseBlocks * entriesPerBlock
 )
 
+// denseCacheBytes is the largest log whose ReadDense runs are cached (half
+// the block cache; a variable for tests).
+var denseCacheBytes uint64 = cachedBlocks * blockBytes / 2
+
 type blockKey struct {
 	seg   uint64 // segment first sequence
 	block uint64
@@ -131,11 +135,19 @@ func (r *reader) insert(key blockKey) *block {
 	return b
 }
 
-// entryDense is entry for walks going down the log: it reads the
-// denseBlocks blocks that end with idx's in one read into the run buffer
-// (not the block cache), so the entries the walk needs next, below idx,
-// are in memory.
-func (r *reader) entryDense(seg segment, idx uint64) ([]byte, error) {
+// entryDense is entry for walks going down the log. A cached block is
+// served from the cache; on a miss it reads the denseBlocks blocks that end
+// with idx's in one read into the run buffer, so the entries the walk needs
+// next, below idx, are in memory. When cacheRuns is set (the log is small
+// enough for the block cache to hold) the run's blocks are cached too, so
+// that the next walk over the same stretch reads nothing; a log larger than
+// the cache would only push blocks out before they are met again.
+func (r *reader) entryDense(seg segment, idx uint64, cacheRuns bool) ([]byte, error) {
+	key := blockKey{seg: seg.first, block: idx / entriesPerBlock}
+	off := int((idx % entriesPerBlock) * EntrySize)
+	if b := r.cached(key); b != nil && len(b.data) >= off+EntrySize {
+		return b.data[off : off+EntrySize], nil
+	}
 	if seg.first == r.runSeg && idx >= r.runFirst && (idx-r.runFirst+1)*EntrySize <= uint64(len(r.run)) {
 		at := (idx - r.runFirst) * EntrySize
 		return r.run[at : at+EntrySize], nil
@@ -144,12 +156,11 @@ func (r *reader) entryDense(seg segment, idx uint64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	blk := idx / entriesPerBlock
-	first := blk - min(blk, denseBlocks-1)
+	first := key.block - min(key.block, denseBlocks-1)
 	if cap(r.run) < denseBlocks*blockBytes {
 		r.run = make([]byte, denseBlocks*blockBytes)
 	}
-	buf := r.run[:(blk-first+1)*blockBytes]
+	buf := r.run[:(key.block-first+1)*blockBytes]
 	n, err := f.ReadAt(buf, int64(first*blockBytes))
 	if err != nil && !errors.Is(err, io.EOF) {
 		r.run = r.run[:0]
@@ -158,6 +169,23 @@ func (r *reader) entryDense(seg segment, idx uint64) ([]byte, error) {
 	r.run, r.runSeg, r.runFirst = buf[:n], seg.first, first*entriesPerBlock
 	if (idx-r.runFirst+1)*EntrySize > uint64(n) {
 		return nil, fmt.Errorf("timerlog read %s entry %d: short file: %w", seg.path, idx, ErrCorrupt)
+	}
+	if cacheRuns {
+		for no := first; no <= key.block; no++ {
+			at := int((no - first) * blockBytes)
+			if at >= n {
+				break
+			}
+			data := r.run[at:min(n, at+blockBytes)]
+			k := blockKey{seg: seg.first, block: no}
+			b := r.cached(k)
+			if b == nil {
+				b = r.insert(k)
+			} else if len(b.data) >= len(data) {
+				continue
+			}
+			b.data = b.data[:cap(b.data)][:copy(b.data[:cap(b.data)], data)]
+		}
 	}
 	at := (idx - r.runFirst) * EntrySize
 	return r.run[at : at+EntrySize], nil
@@ -219,7 +247,8 @@ func (l *Log) Read(seq uint64) (Record, error) {
 
 // ReadDense is Read for walks that go down the log and need most of the
 // entries they pass (several slot chains walked together): a cache miss
-// reads the 64 KiB of entries that end at seq in one read.
+// reads the 64 KiB of entries that end at seq in one read (and caches them
+// when the whole log fits in half the block cache).
 func (l *Log) ReadDense(seq uint64) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -230,7 +259,8 @@ func (l *Log) ReadDense(seq uint64) (Record, error) {
 		return Record{}, fmt.Errorf("timerlog read %d (log %d..%d): %w", seq, l.first, l.mirror.last(), ErrOutOfRange)
 	}
 	seg := l.mirror.segs[l.mirror.segmentOf(seq)]
-	e, err := l.rd.entryDense(seg, seq-seg.first)
+	cacheRuns := (l.mirror.last()-l.first+1)*EntrySize <= denseCacheBytes
+	e, err := l.rd.entryDense(seg, seq-seg.first, cacheRuns)
 	if err != nil {
 		return Record{}, err
 	}
