@@ -31,6 +31,11 @@ const (
 	DefaultLoadMax     = 1 << 16
 )
 
+// appendCacheMs: the TimerLog keeps what it writes in its block cache when
+// a record of the block is due within this long (timerlog
+// Options.CacheDueWithinMs). A variable for tests.
+var appendCacheMs int64 = 60_000
+
 // Options configure a Store. Zero fields take the defaults above.
 type Options struct {
 	// Dir holds the store: timerlog/, checkpoint and wheel.snap.

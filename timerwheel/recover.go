@@ -28,6 +28,9 @@ func (s *Store) recover(nowMs int64) error {
 		MinKeep:     latest.FlushedSeq,
 		NoSync:      s.opts.NoSync,
 		Logger:      s.log,
+		// Timers due within a minute of being added are walked from the
+		// block cache when they come due.
+		CacheDueWithinMs: appendCacheMs,
 	})
 	if err != nil {
 		return fmt.Errorf("timerwheel open: %w", err)

@@ -29,6 +29,14 @@ type Options struct {
 	NoSync bool
 	// Logger receives repair and error events. The zero value discards.
 	Logger zerolog.Logger
+	// CacheDueWithinMs, when positive, makes Append put what it writes in
+	// the block cache when a record of the block is due (EffMs) within
+	// this many milliseconds of being added (AddedMs): timers due soon
+	// after they are sent are walked from memory when they come due, not
+	// read back block by block (a cold walk of a chain spread over the log
+	// costs a read per record). Blocks of timers due later are left to
+	// reads.
+	CacheDueWithinMs int64
 }
 
 // Log is the TimerLog: fixed-size records in tidwall/wal segments, written
@@ -226,7 +234,39 @@ func (l *Log) Append(recs []Record) error {
 		return fmt.Errorf("timerlog append %d records at %d: %w", len(recs), next, err)
 	}
 	l.mirror.appended(len(recs))
+	if l.opts.CacheDueWithinMs > 0 {
+		l.cacheAppended(recs, buf)
+	}
 	return nil
+}
+
+// cacheAppended puts the entries of recs (encoded in buf), just written,
+// in the block cache: into the cached block they continue, or into a new
+// block they start when one of its records in recs is due within
+// CacheDueWithinMs. l.mu must be held.
+func (l *Log) cacheAppended(recs []Record, buf []byte) {
+	si := l.mirror.segmentOf(recs[0].Seq)
+	for i := 0; i < len(recs); {
+		for si+1 < len(l.mirror.segs) && l.mirror.segs[si+1].first <= recs[i].Seq {
+			si++
+		}
+		seg := l.mirror.segs[si]
+		idx := recs[i].Seq - seg.first
+		// The records of recs that share idx's block (and segment).
+		end := i + int(entriesPerBlock-idx%entriesPerBlock)
+		if end > len(recs) {
+			end = len(recs)
+		}
+		if si+1 < len(l.mirror.segs) {
+			end = min(end, i+int(l.mirror.segs[si+1].first-recs[i].Seq))
+		}
+		want := false
+		for j := i; j < end && !want; j++ {
+			want = recs[j].EffMs-recs[j].AddedMs <= l.opts.CacheDueWithinMs
+		}
+		l.rd.appended(seg, idx, buf[i*RecordSize:end*RecordSize], want)
+		i = end
+	}
 }
 
 func (l *Log) writable() error {

@@ -17,7 +17,7 @@ import (
 const (
 	entriesPerBlock = 46 // 4,094 bytes: about a page
 	blockBytes      = entriesPerBlock * EntrySize
-	cachedBlocks    = 4096 // 16 MiB, filled only by reads (due timers' chains)
+	cachedBlocks    = 4096 // 16 MiB, filled by reads (due timers' chains) and by appends of timers due soon (Options.CacheDueWithinMs)
 	openFiles       = 64
 	denseBlocks     = 16 // blocks ReadDense reads at once (64 KiB)
 	// DenseRunEntries is how many entries one ReadDense miss reads.
@@ -106,6 +106,36 @@ func (r *reader) entry(seg segment, idx uint64) ([]byte, error) {
 		}
 	}
 	return b.data[off : off+EntrySize], nil
+}
+
+// appended records entries just written from entry idx of seg on, all in
+// idx's block: recs holds their records (RecordSize bytes each). They
+// extend the cached block they continue, or start a new cached block when
+// idx is the block's first entry and create is set. A block that is not
+// cached, or whose cached part ends before idx, is left to entry (which
+// reads it again).
+func (r *reader) appended(seg segment, idx uint64, recs []byte, create bool) {
+	key := blockKey{seg: seg.first, block: idx / entriesPerBlock}
+	off := int((idx % entriesPerBlock) * EntrySize)
+	b := r.cached(key)
+	switch {
+	case b == nil && (off != 0 || !create):
+		return
+	case b == nil:
+		b = r.insert(key)
+		b.data = b.data[:0]
+	case len(b.data) < off:
+		return
+	}
+	n := len(recs) / RecordSize
+	if len(b.data) < off+n*EntrySize {
+		b.data = b.data[:off+n*EntrySize]
+	}
+	for k := range n {
+		e := b.data[off+k*EntrySize : off+(k+1)*EntrySize]
+		e[0] = RecordSize
+		copy(e[1:], recs[k*RecordSize:(k+1)*RecordSize])
+	}
 }
 
 // cached returns the cached block key (nil: not cached), marking it used.
