@@ -119,7 +119,7 @@ func (p *wmProc) start(t *testing.T) {
 		t.Fatalf("start %s: %v", p.name, err)
 	}
 	waitUntil(t, p.name+" healthy", func() bool {
-		resp, err := http.Get("http://" + p.metrics + "/healthz")
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + p.metrics + "/healthz")
 		if err != nil {
 			return false
 		}

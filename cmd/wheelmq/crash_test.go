@@ -31,6 +31,11 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
+// testHTTP is the HTTP client of this package's tests: every health and
+// metrics request has a deadline (a port taken by another listener must not
+// hang a test).
+var testHTTP = &http.Client{Timeout: 5 * time.Second}
+
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -46,10 +51,50 @@ type proc struct {
 	namesrv string
 	broker  string
 	metrics string
+	exited  chan struct{} // closed when the process has ended
+	waitErr error         // its exit status, once exited is closed
+}
+
+// wait waits up to timeout for the process to end and returns its exit
+// status (cmd.Wait's error); a process still running after timeout is a
+// test failure.
+func (p *proc) wait(t *testing.T, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.waitErr
+	case <-time.After(timeout):
+		t.Fatalf("wheelmq still running %v after the signal", timeout)
+		return nil
+	}
 }
 
 // startProc runs the binary on fresh loopback ports and waits for /healthz.
+// A port found free can be taken by another process (an outgoing
+// connection of a test running alongside) before the broker binds it: when
+// the process exits before it is healthy, it is started again on new ports
+// (at most three attempts).
 func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
+	t.Helper()
+	var why error
+	for attempt := 0; attempt < 3; attempt++ {
+		p, exited, err := tryStartProc(t, bin, dir, extra...)
+		if err == nil {
+			return p
+		}
+		if !exited {
+			t.Fatal(err)
+		}
+		why = err
+		t.Logf("wheelmq exited before it was healthy (attempt %d), starting again on new ports: %v", attempt+1, err)
+	}
+	t.Fatalf("wheelmq did not start: %v", why)
+	return nil
+}
+
+// tryStartProc starts the binary once and waits up to 20 s for /healthz;
+// exited reports that the process ended before it was healthy.
+func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, error) {
 	t.Helper()
 	p := &proc{
 		namesrv: "127.0.0.1:" + freePort(t),
@@ -61,20 +106,27 @@ func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = os.Stderr
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start wheelmq: %v", err)
+		return nil, false, fmt.Errorf("start wheelmq: %w", err)
 	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _, _ = p.cmd.Process.Wait() })
+	p.exited = make(chan struct{})
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }() // ends with the process (Cleanup kills it)
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.exited })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + p.metrics + "/healthz")
+		resp, err := testHTTP.Get("http://" + p.metrics + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p
+				return p, false, nil
 			}
 		}
+		select {
+		case <-p.exited:
+			return nil, true, fmt.Errorf("wheelmq exited: %v (last health check: %v)", p.waitErr, err)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("wheelmq did not become healthy: %v", err)
+			return nil, false, fmt.Errorf("wheelmq did not become healthy: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -110,7 +162,7 @@ func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
 			if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			_, _ = p1.cmd.Process.Wait()
+			_ = p1.wait(t, 10*time.Second)
 			_ = prod.Shutdown()
 
 			p2 := startProc(t, bin, dir, "--flush", flush)
@@ -136,15 +188,8 @@ func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
 			if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- p2.cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("SIGTERM exit: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("no exit 30 s after SIGTERM")
+			if err := p2.wait(t, 30*time.Second); err != nil {
+				t.Fatalf("SIGTERM exit: %v", err)
 			}
 		})
 	}
@@ -182,7 +227,7 @@ func TestSIGKILLWithPendingTimers(t *testing.T) {
 	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = p1.cmd.Process.Wait()
+	_ = p1.wait(t, 10*time.Second)
 	_ = prod.Shutdown()
 
 	p2 := startProc(t, bin, dir)

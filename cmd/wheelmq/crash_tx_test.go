@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
@@ -116,7 +115,7 @@ func TestSIGKILLDuringTransactions(t *testing.T) {
 	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = p1.cmd.Process.Wait()
+	_ = p1.wait(t, 10*time.Second)
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
@@ -167,7 +166,7 @@ func TestSIGKILLDuringTransactions(t *testing.T) {
 // scrape sums the samples of one metric family on the /metrics page.
 func scrape(t *testing.T, addr, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	resp, err := testHTTP.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatalf("scrape: %v", err)
 	}

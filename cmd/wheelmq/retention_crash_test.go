@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +20,7 @@ import (
 
 // scrapeSum sums the samples of a metric family on a /metrics endpoint.
 func scrapeSum(addr, name string) float64 {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	resp, err := testHTTP.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return 0
 	}
@@ -91,7 +90,7 @@ func killDuringDeletion(t *testing.T, p *proc, n float64) {
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = p.cmd.Process.Wait()
+	_ = p.wait(t, 10*time.Second)
 }
 
 // TestSIGKILLDuringRetention SIGKILLs the broker twice at random moments

@@ -187,21 +187,43 @@ type tortureProc struct {
 }
 
 // startTortureProc starts the binary on dir with fresh ports, its log
-// appended to logs/broker.log, and waits for /healthz.
+// appended to logs/broker.log, and waits for /healthz. A process that
+// exits before it is healthy (a port found free was taken meanwhile by
+// another process) is started again on new ports, at most three times.
 func startTortureProc(t *testing.T, bin, dir, logs, flush string) *tortureProc {
+	t.Helper()
+	var why error
+	for attempt := 0; attempt < 3; attempt++ {
+		p, exited, err := tryStartTortureProc(t, bin, dir, logs, flush)
+		if err == nil {
+			return p
+		}
+		if !exited {
+			t.Fatal(err)
+		}
+		why = err
+		t.Logf("wheelmq exited during start (attempt %d), starting again on new ports: %v", attempt+1, err)
+	}
+	t.Fatalf("wheelmq did not start: %v", why)
+	return nil
+}
+
+// tryStartTortureProc starts the binary once; exited reports that it ended
+// before it was healthy.
+func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*tortureProc, bool, error) {
 	t.Helper()
 	p := &tortureProc{broker: "127.0.0.1:" + freePort(t), metrics: "127.0.0.1:" + freePort(t), done: make(chan struct{})}
 	logPath := filepath.Join(logs, "broker.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		return nil, false, fmt.Errorf("open broker log: %w", err)
 	}
 	defer logf.Close() // the child keeps its own descriptor
 	p.cmd = exec.Command(bin, "--data", dir, "--listen", p.broker, "--namesrv-listen", "127.0.0.1:"+freePort(t),
 		"--metrics-listen", p.metrics, "--log-level", "warn", "--log-format", "json", "--flush", flush)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start wheelmq: %v", err)
+		return nil, false, fmt.Errorf("start wheelmq: %w", err)
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
@@ -213,20 +235,20 @@ func startTortureProc(t *testing.T, bin, dir, logs, flush string) *tortureProc {
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + p.metrics + "/healthz")
+		resp, err := testHTTP.Get("http://" + p.metrics + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p
+				return p, false, nil
 			}
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("wheelmq exited during start: %v", p.cmd.ProcessState)
+			return nil, true, fmt.Errorf("wheelmq exited during start: %v", p.cmd.ProcessState)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("wheelmq did not become healthy: %v", err)
+			return nil, false, fmt.Errorf("wheelmq did not become healthy: %w", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
