@@ -14,7 +14,9 @@ import (
 // whatever the block cache holds: with the append cache (timerlog
 // Options.CacheDueWithinMs, the default) the blocks written for timers due
 // within a minute; without it, from the files, a read per record at first.
-// Reported: Due time per 10 ms of due time, mean and worst.
+// Reported: Due time per 10 ms of due time, mean and worst (ns/op counts
+// the whole iteration, set-up included, so that -benchtime does not run
+// hundreds of set-ups).
 func BenchmarkDueAfterAdd(b *testing.B) {
 	for _, cacheMs := range []int64{appendCacheMs, 0} {
 		b.Run("append-cache-ms="+strconv.FormatInt(cacheMs, 10), func(b *testing.B) {
@@ -24,13 +26,11 @@ func BenchmarkDueAfterAdd(b *testing.B) {
 			var total, worst time.Duration
 			rounds := 0
 			for i := 0; i < b.N; i++ {
-				b.StopTimer()
 				s, err := Open(Options{Dir: b.TempDir()}, T0)
 				if err != nil {
 					b.Fatal(err)
 				}
 				addSpread(b, s, int64(i))
-				b.StartTimer()
 				for ms := int64(0); ms < 300; ms += 10 {
 					start := time.Now()
 					for {
@@ -46,7 +46,6 @@ func BenchmarkDueAfterAdd(b *testing.B) {
 					d := time.Since(start)
 					total, worst, rounds = total+d, max(worst, d), rounds+1
 				}
-				b.StopTimer()
 				must(b, s.Close())
 			}
 			b.ReportMetric(float64(total.Microseconds())/float64(rounds), "us/10ms-of-due")
@@ -61,7 +60,8 @@ func BenchmarkDueAfterAdd(b *testing.B) {
 // spread scenario between its last send and its due window). As a control
 // that involves no wheel code, the same is done to a plain loop (16 MiB
 // read, 200k multiplications). Reported: the first Due and the control,
-// in µs. On the development VM both are several times slower after the
+// in µs (ns/op counts the whole iteration, sleeps included, so one
+// iteration is about 8 s). On the development VM both are several times slower after the
 // sleep (docs/benchmarks.md, "Timer headroom, second pass").
 func BenchmarkDueAfterIdle(b *testing.B) {
 	control := make([]uint64, 2<<20)
@@ -72,7 +72,6 @@ func BenchmarkDueAfterIdle(b *testing.B) {
 		b.Run("idle="+idle.String(), func(b *testing.B) {
 			var due, ctl time.Duration
 			for i := 0; i < b.N; i++ {
-				b.StopTimer()
 				s, err := Open(Options{Dir: b.TempDir()}, T0)
 				if err != nil {
 					b.Fatal(err)
@@ -80,7 +79,6 @@ func BenchmarkDueAfterIdle(b *testing.B) {
 				addSpread(b, s, int64(i))
 				controlLoop(control) // warm
 				time.Sleep(idle)
-				b.StartTimer()
 				start := time.Now()
 				bt, err := s.Due(T0+5010, 4096)
 				if err != nil {
@@ -88,7 +86,6 @@ func BenchmarkDueAfterIdle(b *testing.B) {
 				}
 				due += time.Since(start)
 				must(b, s.Ack(bt))
-				b.StopTimer()
 				time.Sleep(idle)
 				start = time.Now()
 				controlLoop(control)
