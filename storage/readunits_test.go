@@ -10,18 +10,21 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// TestReadUnitsCoalescesRuns reads units that are partly adjacent in the
-// CommitLog, partly not, plus one that does not exist.
-func TestReadUnitsCoalescesRuns(t *testing.T) {
+// storeWithRecords opens a store on a temporary directory and appends n
+// records to its CommitLog, record i with body(i); it returns the store
+// (closed at the end of the test), the units and the encoded records.
+func storeWithRecords(t *testing.T, n int, body func(i int) []byte) (*storage.Store, []consumequeue.Unit, [][]byte) {
+	t.Helper()
 	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { _ = st.Close() })
 	host := netip.MustParseAddrPort("10.0.0.1:1")
-	var all []consumequeue.Unit
-	for i := 0; i < 10; i++ {
-		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T", Body: []byte{byte('a' + i)}}).Encode(nil)
+	var units []consumequeue.Unit
+	var recs [][]byte
+	for i := 0; i < n; i++ {
+		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T", Body: body(i)}).Encode(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,8 +32,19 @@ func TestReadUnitsCoalescesRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, consumequeue.Unit{Offset: offs[0], Size: int32(len(rec))})
+		units = append(units, consumequeue.Unit{Offset: offs[0], Size: int32(len(rec))})
+		recs = append(recs, rec)
 	}
+	return st, units, recs
+}
+
+// oneLetter is the body of record i in the tests that need short ones.
+func oneLetter(i int) []byte { return []byte{byte('a' + i)} }
+
+// TestReadUnitsCoalescesRuns reads units that are partly adjacent in the
+// CommitLog, partly not, plus one that does not exist.
+func TestReadUnitsCoalescesRuns(t *testing.T) {
+	st, all, _ := storeWithRecords(t, 10, oneLetter)
 	units := []consumequeue.Unit{all[0], all[1], all[2], all[5], all[7], all[8], all[9],
 		{Offset: 1 << 30, Size: all[0].Size}}
 	got := storage.ReadUnits(st.CommitLog, units)
@@ -62,26 +76,7 @@ func TestReadUnitsCoalescesRuns(t *testing.T) {
 // records into one buffer, stops at a unit that does not match its record,
 // and allocates nothing when the buffer has room.
 func TestAppendRecordsReadsRunsIntoTheBody(t *testing.T) {
-	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	host := netip.MustParseAddrPort("10.0.0.1:1")
-	var all []consumequeue.Unit
-	var recs [][]byte
-	for i := 0; i < 10; i++ {
-		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T", Body: []byte{byte('a' + i)}}).Encode(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		offs, err := st.CommitLog.Append([][]byte{rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, consumequeue.Unit{Offset: offs[0], Size: int32(len(rec))})
-		recs = append(recs, rec)
-	}
+	st, all, recs := storeWithRecords(t, 10, oneLetter)
 	units := []consumequeue.Unit{all[0], all[1], all[2], all[5], all[7], all[8], all[9]}
 	var want []byte
 	size := 0
@@ -116,25 +111,9 @@ func TestAppendRecordsReadsRunsIntoTheBody(t *testing.T) {
 // through one UnitReader: each call returns the records of its own units,
 // adjacent or not, whatever the earlier calls read.
 func TestUnitReaderReusesBuffers(t *testing.T) {
-	st, err := storage.Open(t.TempDir(), storage.Options{SegmentSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	host := netip.MustParseAddrPort("10.0.0.1:1")
-	var all []consumequeue.Unit
-	for i := 0; i < 40; i++ {
-		rec, err := (&message.Record{BornHost: host, StoreHost: host, Topic: "T",
-			Body: []byte(strings.Repeat(string(rune('a'+i%26)), 1+i))}).Encode(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		offs, err := st.CommitLog.Append([][]byte{rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, consumequeue.Unit{Offset: offs[0], Size: int32(len(rec))})
-	}
+	st, all, _ := storeWithRecords(t, 40, func(i int) []byte {
+		return []byte(strings.Repeat(string(rune('a'+i%26)), 1+i))
+	})
 	var r storage.UnitReader
 	for _, tc := range []struct {
 		name string

@@ -76,9 +76,18 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) error {
 // (at most three attempts).
 func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
 	t.Helper()
+	return startAgainOnExit(t, func() (*proc, bool, error) { return tryStartProc(t, bin, dir, extra...) })
+}
+
+// startAgainOnExit calls try, which starts a process on fresh ports, until
+// it returns a healthy one; a process that exited before it was healthy
+// (exited true) is tried again, at most three times in all. Any other
+// failure ends the test.
+func startAgainOnExit[P any](t *testing.T, try func() (P, bool, error)) P {
+	t.Helper()
 	var why error
-	for attempt := 0; attempt < 3; attempt++ {
-		p, exited, err := tryStartProc(t, bin, dir, extra...)
+	for attempt := 1; attempt <= 3; attempt++ {
+		p, exited, err := try()
 		if err == nil {
 			return p
 		}
@@ -86,10 +95,11 @@ func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
 			t.Fatal(err)
 		}
 		why = err
-		t.Logf("wheelmq exited before it was healthy (attempt %d), starting again on new ports: %v", attempt+1, err)
+		t.Logf("wheelmq exited before it was healthy (attempt %d), starting again on new ports: %v", attempt, err)
 	}
 	t.Fatalf("wheelmq did not start: %v", why)
-	return nil
+	var zero P
+	return zero
 }
 
 // tryStartProc starts the binary once and waits up to 20 s for /healthz;

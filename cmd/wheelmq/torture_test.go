@@ -192,20 +192,7 @@ type tortureProc struct {
 // another process) is started again on new ports, at most three times.
 func startTortureProc(t *testing.T, bin, dir, logs, flush string) *tortureProc {
 	t.Helper()
-	var why error
-	for attempt := 0; attempt < 3; attempt++ {
-		p, exited, err := tryStartTortureProc(t, bin, dir, logs, flush)
-		if err == nil {
-			return p
-		}
-		if !exited {
-			t.Fatal(err)
-		}
-		why = err
-		t.Logf("wheelmq exited during start (attempt %d), starting again on new ports: %v", attempt+1, err)
-	}
-	t.Fatalf("wheelmq did not start: %v", why)
-	return nil
+	return startAgainOnExit(t, func() (*tortureProc, bool, error) { return tryStartTortureProc(t, bin, dir, logs, flush) })
 }
 
 // tryStartTortureProc starts the binary once; exited reports that it ended

@@ -261,18 +261,27 @@ func (r *reader) close() {
 func (l *Log) Read(seq uint64) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return Record{}, ErrClosed
+	seg, err := l.locate(seq)
+	if err != nil {
+		return Record{}, err
 	}
-	if seq < l.first || seq > l.mirror.last() {
-		return Record{}, fmt.Errorf("timerlog read %d (log %d..%d): %w", seq, l.first, l.mirror.last(), ErrOutOfRange)
-	}
-	seg := l.mirror.segs[l.mirror.segmentOf(seq)]
 	e, err := l.rd.entry(seg, seq-seg.first)
 	if err != nil {
 		return Record{}, err
 	}
 	return decodeEntry(e, seq)
+}
+
+// locate returns the segment that holds seq, or why it cannot be read
+// (closed, out of range). l.mu must be held.
+func (l *Log) locate(seq uint64) (segment, error) {
+	if l.closed {
+		return segment{}, ErrClosed
+	}
+	if seq < l.first || seq > l.mirror.last() {
+		return segment{}, fmt.Errorf("timerlog read %d (log %d..%d): %w", seq, l.first, l.mirror.last(), ErrOutOfRange)
+	}
+	return l.mirror.segs[l.mirror.segmentOf(seq)], nil
 }
 
 // ReadDense is Read for walks that go down the log and need most of the
@@ -282,13 +291,10 @@ func (l *Log) Read(seq uint64) (Record, error) {
 func (l *Log) ReadDense(seq uint64) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return Record{}, ErrClosed
+	seg, err := l.locate(seq)
+	if err != nil {
+		return Record{}, err
 	}
-	if seq < l.first || seq > l.mirror.last() {
-		return Record{}, fmt.Errorf("timerlog read %d (log %d..%d): %w", seq, l.first, l.mirror.last(), ErrOutOfRange)
-	}
-	seg := l.mirror.segs[l.mirror.segmentOf(seq)]
 	cacheRuns := (l.mirror.last()-l.first+1)*EntrySize <= denseCacheBytes
 	e, err := l.rd.entryDense(seg, seq-seg.first, cacheRuns)
 	if err != nil {
