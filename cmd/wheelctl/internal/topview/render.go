@@ -97,7 +97,7 @@ func header(v View) string {
 func stageTable(line func(string), stages []Stage, w int) {
 	const fixed = 15 + 9 + 9 + 10 + 9 + 2 + 5
 	bar := min(max(w-fixed-1, 0), 20)
-	line(fmt.Sprintf("%-15s%9s%9s%10s%9s  %-*s", "STAGE", "MSG/S", "MAILBOX", "P99", "RESTARTS", bar+5, "BUSY"))
+	line(fmt.Sprintf("%-18s%9s%9s%10s%9s  %-*s", "STAGE", "MSG/S", "MAILBOX", "P99", "RESTARTS", bar+5, "BUSY"))
 	if len(stages) == 0 {
 		line("(no stages on this page)")
 		return
@@ -111,7 +111,7 @@ func stageTable(line func(string), stages []Stage, w int) {
 		if s.Down {
 			state = "DOWN: stopped for good by its supervisor"
 		}
-		line(fmt.Sprintf("%-15s%9s%9s%10s%9s  %s", s.Name, rate(s.Rate), count(s.Depth), seconds(s.P99),
+		line(fmt.Sprintf("%-18s%9s%9s%10s%9s  %s", s.Name, rate(s.Rate), count(s.Depth), seconds(s.P99),
 			restarts, state))
 	}
 }
