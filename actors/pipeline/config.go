@@ -67,6 +67,10 @@ type Config struct {
 	Index bool
 	// TimerEnabled accepts timer and delay messages (default true).
 	TimerEnabled bool
+	// TimerDequeueWorkers is how many dequeue_message stages read and
+	// rebuild released timers side by side (default
+	// timer.DefaultDequeueWorkers, at most timer.MaxDequeueWorkers).
+	TimerDequeueWorkers int
 	// MaxTimerDelay is the longest accepted delay (default 365 days).
 	MaxTimerDelay time.Duration
 	// TimerFaults injects stage failures in tests (nil in production; no
@@ -144,23 +148,24 @@ type Config struct {
 // DefaultConfig returns the defaults of the wheelmq binary.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:            "./wheelmq-data",
-		Listen:             "0.0.0.0:10911",
-		BrokerName:         "broker-a",
-		Cluster:            "DefaultCluster",
-		Flush:              writer.FlushAsync,
-		AutoCreateTopic:    true,
-		AutoCreateGroup:    true,
-		DefaultQueueNums:   8,
-		MaxMessageSize:     4 << 20,
-		MaxFrame:           remoting.DefaultMaxFrame,
-		RegisterInterval:   30 * time.Second,
-		MaxInflightPerConn: 4096,
-		MaxWriterBacklog:   65536,
-		TimerEnabled:       true,
-		Index:              true,
-		MaxTimerDelay:      365 * 24 * time.Hour,
-		OrderlyLockExpiry:  60 * time.Second,
+		DataDir:             "./wheelmq-data",
+		Listen:              "0.0.0.0:10911",
+		BrokerName:          "broker-a",
+		Cluster:             "DefaultCluster",
+		Flush:               writer.FlushAsync,
+		AutoCreateTopic:     true,
+		AutoCreateGroup:     true,
+		DefaultQueueNums:    8,
+		MaxMessageSize:      4 << 20,
+		MaxFrame:            remoting.DefaultMaxFrame,
+		RegisterInterval:    30 * time.Second,
+		MaxInflightPerConn:  4096,
+		MaxWriterBacklog:    65536,
+		TimerEnabled:        true,
+		TimerDequeueWorkers: timer.DefaultDequeueWorkers,
+		Index:               true,
+		MaxTimerDelay:       365 * 24 * time.Hour,
+		OrderlyLockExpiry:   60 * time.Second,
 
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckInterval: 60 * time.Second,

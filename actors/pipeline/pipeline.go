@@ -222,9 +222,10 @@ func (p *Pipeline) spawn() error {
 	p.kicker.Kick()
 	ts, err := timer.Start(p.system, p.stages, p.strat, timer.Options{
 		Store: p.store, Wheel: p.wheel, Faults: cfg.TimerFaults, PutTimeout: cfg.TimerPutTimeout,
-		Append:  p.appends.Push,
-		Metrics: timer.NewMetrics(cfg.Registerer),
-		Logger:  log.With().Str("component", "timer").Logger(),
+		DequeueWorkers: cfg.TimerDequeueWorkers,
+		Append:         p.appends.Push,
+		Metrics:        timer.NewMetrics(cfg.Registerer),
+		Logger:         log.With().Str("component", "timer").Logger(),
 	})
 	if err != nil {
 		return err

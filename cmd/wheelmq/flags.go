@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"io"
 	"net"
 	"slices"
@@ -71,6 +72,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	txInterval := fs.Duration("transaction-check-interval", def.TransactionCheckInterval,
 		"pause between two checks of one open transaction")
 	txMax := fs.Int("transaction-check-max", def.TransactionCheckMax, "checks before an open transaction is given up")
+	deqWorkers := fs.Int("timer-dequeue-workers", def.TimerDequeueWorkers,
+		"timer dequeue_message stages that read and rebuild due timers side by side (1..8)")
 	queues := fs.Int("default-topic-queues", int(def.DefaultQueueNums), "queues of a topic created on first send (TBW102)")
 	configPath := fs.String("config", "", "configuration file: a RocketMQ broker.conf, or YAML (.yaml) with flag names as keys")
 	ret := fs.Duration("retention", def.Retention, "keep CommitLog segments this long after their newest message (0: no limit by age)")
@@ -158,6 +161,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
 	bc.MaxMessageSize, bc.Index, bc.OnCorruption, bc.AutoCreateGroup = *maxMsg, *indexOn, onCorruption, *autoGroup
 	bc.TransactionTimeout, bc.TransactionCheckInterval, bc.TransactionCheckMax = *txTimeout, *txInterval, *txMax
+	if *deqWorkers < 1 || *deqWorkers > timer.MaxDequeueWorkers {
+		problems = append(problems, fmt.Sprintf("timer dequeue workers %d must be in 1..%d", *deqWorkers, timer.MaxDequeueWorkers))
+	} else {
+		bc.TimerDequeueWorkers = *deqWorkers
+	}
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -205,7 +213,7 @@ var modeFlags = map[string][]string{
 	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format", "config"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
-		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "retention", "retention-at",
+		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config"},
 }

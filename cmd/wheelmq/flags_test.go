@@ -29,13 +29,14 @@ func TestParseArgsDefaults(t *testing.T) {
 	}
 	b := o.node.Broker
 	if b.DataDir != "./wheelmq-data" || b.Listen != "0.0.0.0:10911" || o.node.NamesrvListen != "0.0.0.0:9876" ||
-		o.node.MetricsListen != "127.0.0.1:9108" || !o.node.RunBroker || b.Flush != writer.FlushAsync || !b.AutoCreateTopic || !b.AutoCreateGroup {
+		o.node.MetricsListen != "127.0.0.1:9108" || !o.node.RunBroker || b.Flush != writer.FlushAsync || !b.AutoCreateTopic || !b.AutoCreateGroup ||
+		b.TimerDequeueWorkers != 2 {
 		t.Fatalf("unexpected defaults: %+v", o.node)
 	}
 }
 
 func TestParseArgsEnvAndFlags(t *testing.T) {
-	o, err := parseArgs([]string{"--flush", "sync", "--listen", "127.0.0.1:1", "--auto-create-group=false"},
+	o, err := parseArgs([]string{"--flush", "sync", "--listen", "127.0.0.1:1", "--auto-create-group=false", "--timer-dequeue-workers", "4"},
 		env(map[string]string{"WHEELMQ_DATA": "/tmp/x", "WHEELMQ_LISTEN": "127.0.0.1:2", "WHEELMQ_AUTO_CREATE_TOPIC": "false",
 			"WHEELMQ_AUTO_CREATE_GROUP": "true"}), io.Discard)
 	if err != nil {
@@ -43,7 +44,7 @@ func TestParseArgsEnvAndFlags(t *testing.T) {
 	}
 	b := o.node.Broker
 	if b.DataDir != "/tmp/x" || b.Listen != "127.0.0.1:1" || b.Flush != writer.FlushSync || b.AutoCreateTopic ||
-		b.AutoCreateGroup {
+		b.AutoCreateGroup || b.TimerDequeueWorkers != 4 {
 		t.Fatalf("env/flags not applied (flag must win over env): %+v", b)
 	}
 }
@@ -80,12 +81,12 @@ func TestParseArgsRetention(t *testing.T) {
 }
 
 func TestParseArgsReportsEveryProblem(t *testing.T) {
-	_, err := parseArgs([]string{"--flush", "sometimes", "--listen", "nope", "--log-level", "loud"},
+	_, err := parseArgs([]string{"--flush", "sometimes", "--listen", "nope", "--log-level", "loud", "--timer-dequeue-workers", "0"},
 		env(map[string]string{"WHEELMQ_AUTO_CREATE_TOPIC": "maybe"}), io.Discard)
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, want := range []string{"flush mode", "listen address", "log level", "WHEELMQ_AUTO_CREATE_TOPIC"} {
+	for _, want := range []string{"flush mode", "listen address", "log level", "WHEELMQ_AUTO_CREATE_TOPIC", "timer dequeue workers"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
 		}
