@@ -130,16 +130,6 @@ func within(dst, v, src []byte) []byte {
 	return dst[at : at+len(v) : at+len(v)]
 }
 
-// hasAny reports whether raw properties hold any of the keys.
-func hasAny(raw []byte, keys ...string) bool {
-	for _, k := range keys {
-		if _, ok := message.LookupProperty(raw, k); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // identity names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
 func (p *put) identity() string { return string(p.uniq) + "@" + string(p.outMs) }
 
