@@ -32,8 +32,10 @@ const (
 )
 
 // appendCacheMs: the TimerLog keeps what it writes in its block cache when
-// a record of the block is due within this long (timerlog
-// Options.CacheDueWithinMs). A variable for tests.
+// a record of the block is due within this long of being added (timerlog
+// Options.CacheDueWithinMs). Copies written by relinks and compaction keep
+// their timer's AddedMs, so they do not qualify once the timer is older
+// than this. A variable for tests.
 var appendCacheMs int64 = 60_000
 
 // Options configure a Store. Zero fields take the defaults above.
