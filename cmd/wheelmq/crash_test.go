@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +33,10 @@ func buildBinary(t *testing.T) string {
 	}
 	return bin
 }
+
+// portInUse reports whether a broker's output says it could not listen
+// because the address is taken.
+func portInUse(output string) bool { return strings.Contains(output, "address already in use") }
 
 // testHTTP is the HTTP client of this package's tests: every health and
 // metrics request has a deadline (a port taken by another listener must not
@@ -53,6 +60,7 @@ type proc struct {
 	metrics string
 	exited  chan struct{} // closed when the process has ended
 	waitErr error         // its exit status, once exited is closed
+	stderr  bytes.Buffer  // a copy of its stderr (read once exited is closed)
 }
 
 // wait waits up to timeout for the process to end and returns its exit
@@ -72,30 +80,31 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) error {
 // startProc runs the binary on fresh loopback ports and waits for /healthz.
 // A port found free can be taken by another process (an outgoing
 // connection of a test running alongside) before the broker binds it: when
-// the process exits before it is healthy, it is started again on new ports
-// (at most three attempts).
+// the process exits before it is healthy because an address is in use, it
+// is started again on new ports (at most three attempts); any other exit
+// fails the test.
 func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
 	t.Helper()
 	return startAgainOnExit(t, func() (*proc, bool, error) { return tryStartProc(t, bin, dir, extra...) })
 }
 
 // startAgainOnExit calls try, which starts a process on fresh ports, until
-// it returns a healthy one; a process that exited before it was healthy
-// (exited true) is tried again, at most three times in all. Any other
+// it returns a healthy one; a process that could not bind its ports
+// (portTaken true) is tried again, at most three times in all. Any other
 // failure ends the test.
-func startAgainOnExit[P any](t *testing.T, try func() (P, bool, error)) P {
+func startAgainOnExit[P any](t *testing.T, try func() (p P, portTaken bool, err error)) P {
 	t.Helper()
 	var why error
 	for attempt := 1; attempt <= 3; attempt++ {
-		p, exited, err := try()
+		p, portTaken, err := try()
 		if err == nil {
 			return p
 		}
-		if !exited {
+		if !portTaken {
 			t.Fatal(err)
 		}
 		why = err
-		t.Logf("wheelmq exited before it was healthy (attempt %d), starting again on new ports: %v", attempt, err)
+		t.Logf("wheelmq could not bind its ports (attempt %d), starting again on new ports: %v", attempt, err)
 	}
 	t.Fatalf("wheelmq did not start: %v", why)
 	var zero P
@@ -103,7 +112,8 @@ func startAgainOnExit[P any](t *testing.T, try func() (P, bool, error)) P {
 }
 
 // tryStartProc starts the binary once and waits up to 20 s for /healthz;
-// exited reports that the process ended before it was healthy.
+// portTaken reports that it exited before it was healthy because an address
+// it was to listen on is in use.
 func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, error) {
 	t.Helper()
 	p := &proc{
@@ -114,7 +124,7 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, 
 	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--log-level", "warn"}, extra...)
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stderr = os.Stderr
+	p.cmd.Stderr = io.MultiWriter(os.Stderr, &p.stderr)
 	if err := p.cmd.Start(); err != nil {
 		return nil, false, fmt.Errorf("start wheelmq: %w", err)
 	}
@@ -132,7 +142,7 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, 
 		}
 		select {
 		case <-p.exited:
-			return nil, true, fmt.Errorf("wheelmq exited: %v (last health check: %v)", p.waitErr, err)
+			return nil, portInUse(p.stderr.String()), fmt.Errorf("wheelmq exited: %v (last health check: %v)", p.waitErr, err)
 		default:
 		}
 		if time.Now().After(deadline) {

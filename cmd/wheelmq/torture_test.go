@@ -188,15 +188,15 @@ type tortureProc struct {
 
 // startTortureProc starts the binary on dir with fresh ports, its log
 // appended to logs/broker.log, and waits for /healthz. A process that
-// exits before it is healthy (a port found free was taken meanwhile by
-// another process) is started again on new ports, at most three times.
+// cannot bind its ports (a port found free was taken meanwhile by another
+// process) is started again on new ports, at most three times.
 func startTortureProc(t *testing.T, bin, dir, logs, flush string) *tortureProc {
 	t.Helper()
 	return startAgainOnExit(t, func() (*tortureProc, bool, error) { return tryStartTortureProc(t, bin, dir, logs, flush) })
 }
 
-// tryStartTortureProc starts the binary once; exited reports that it ended
-// before it was healthy.
+// tryStartTortureProc starts the binary once; portTaken reports that it
+// ended before it was healthy because an address was in use.
 func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*tortureProc, bool, error) {
 	t.Helper()
 	p := &tortureProc{broker: "127.0.0.1:" + freePort(t), metrics: "127.0.0.1:" + freePort(t), done: make(chan struct{})}
@@ -231,7 +231,9 @@ func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*torturePr
 		}
 		select {
 		case <-p.done:
-			return nil, true, fmt.Errorf("wheelmq exited during start: %v", p.cmd.ProcessState)
+			out, _ := os.ReadFile(logPath)
+			return nil, portInUse(string(out[max(0, len(out)-2000):])),
+				fmt.Errorf("wheelmq exited during start: %v", p.cmd.ProcessState)
 		default:
 		}
 		if time.Now().After(deadline) {
