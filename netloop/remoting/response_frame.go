@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // ExtField is one extFields entry of a frame written by AppendResponseFrame.
@@ -43,7 +42,7 @@ func AppendResponseFrame(dst []byte, st SerializeType, opaque, code int32, remar
 			}
 			dst = appendJSONString(dst, f.Key)
 			dst = append(dst, ':')
-			dst = appendJSONBytes(dst, f.Value)
+			dst = appendJSONText(dst, f.Value)
 		}
 		dst = append(dst, "}}"...)
 	case SerializeRocketMQ:
@@ -79,46 +78,4 @@ func AppendResponseFrame(dst []byte, st SerializeType, opaque, code int32, remar
 	binary.BigEndian.PutUint32(dst[start:], uint32(headerWordSize+h+len(body)))
 	binary.BigEndian.PutUint32(dst[start+lengthFieldSize:], uint32(st)<<24|uint32(h))
 	return append(dst, body...), nil
-}
-
-// appendJSONBytes is appendJSONString for a byte slice.
-func appendJSONBytes(dst []byte, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
