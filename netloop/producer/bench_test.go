@@ -27,32 +27,25 @@ import (
 // lookups get a route naming the listener itself, send requests in the
 // binary header encoding a canned SUCCESS, anything else an empty SUCCESS.
 type instantBroker struct {
-	ln    net.Listener
+	*tcpServer
 	topic string
 	// sendResp is the answer to a send, as a complete frame; opaqueAt is
 	// where its opaque sits.
 	sendResp []byte
 	opaqueAt int
-
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
 }
 
 // startInstant starts an instant broker serving topic with 8 queues.
 func startInstant(tb testing.TB, topic string) *instantBroker {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := &instantBroker{ln: ln, topic: topic}
+	s := &instantBroker{tcpServer: listenTCP(tb), topic: topic}
 	resp := &remoting.Command{Code: remoting.Success, Language: "JAVA", Version: remoting.BrokerVersion,
 		Flag: remoting.FlagResponse, Opaque: -1, Serialize: remoting.SerializeRocketMQ,
 		ExtFields: map[string]string{
 			"msgId": "7F00000100002A9F0000000000000001", "queueId": "3", "queueOffset": "123456",
 			"transactionId": "tx", "MSG_REGION": "DefaultRegion", "TRACE_ON": "true",
 		}}
+	var err error
 	if s.sendResp, err = remoting.EncodeFrame(resp); err != nil {
 		tb.Fatal(err)
 	}
@@ -60,43 +53,13 @@ func startInstant(tb testing.TB, topic string) *instantBroker {
 	if int32(binary.BigEndian.Uint32(s.sendResp[s.opaqueAt:])) != -1 {
 		tb.Fatal("opaque not where expected in the binary header")
 	}
-	s.wg.Add(1)
-	go s.accept()
-	tb.Cleanup(s.stop)
+	s.start(tb, s.serve)
 	return s
-}
-
-func (s *instantBroker) addr() string { return s.ln.Addr().String() }
-
-func (s *instantBroker) accept() {
-	defer s.wg.Done()
-	for {
-		conn, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		s.conns = append(s.conns, conn)
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go s.serve(conn)
-	}
-}
-
-func (s *instantBroker) stop() {
-	_ = s.ln.Close()
-	s.mu.Lock()
-	for _, c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
 }
 
 // serve answers the frames of one connection; answers are written when no
 // more input is buffered, so pipelined requests share writes.
 func (s *instantBroker) serve(conn net.Conn) {
-	defer s.wg.Done()
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 256<<10)
 	var frame, out []byte

@@ -21,14 +21,78 @@ import (
 
 // fakeServer is one TCP listener answering remoting requests.
 type fakeServer struct {
+	*tcpServer
 	t      testing.TB
-	ln     net.Listener
 	handle func(c *fakeConn, req *remoting.Command)
 
-	mu    sync.Mutex
-	conns []net.Conn
-	reqs  []*remoting.Command // every request received, in order
-	wg    sync.WaitGroup
+	mu   sync.Mutex
+	reqs []*remoting.Command // every request received, in order
+}
+
+// tcpServer accepts connections on a loopback listener and serves each on a
+// goroutine of its own; stop closes the listener and every connection and
+// waits for the server's goroutines. The fake and the instant broker of the
+// benchmarks share it.
+type tcpServer struct {
+	ln     net.Listener
+	connMu sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+// listenTCP listens on a free loopback port.
+func listenTCP(tb testing.TB) *tcpServer {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &tcpServer{ln: ln}
+}
+
+// start accepts connections until stop (a test cleanup) and serves each
+// with serve, which closes it when done.
+func (s *tcpServer) start(tb testing.TB, serve func(net.Conn)) {
+	s.wg.Add(1)
+	go s.accept(serve)
+	tb.Cleanup(s.stop)
+}
+
+func (s *tcpServer) addr() string { return s.ln.Addr().String() }
+
+func (s *tcpServer) accept(serve func(net.Conn)) {
+	defer s.wg.Done()
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.connMu.Lock()
+		s.conns = append(s.conns, conn)
+		s.connMu.Unlock()
+		s.later(func() { serve(conn) })
+	}
+}
+
+// later runs f on a goroutine the server waits for when it stops.
+func (s *tcpServer) later(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// stop closes the listener and every connection and waits for the
+// server's goroutines.
+func (s *tcpServer) stop() {
+	_ = s.ln.Close()
+	s.connMu.Lock()
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+	s.connMu.Unlock()
+	s.wg.Wait()
 }
 
 // fakeConn is the server side of one connection.
@@ -69,36 +133,12 @@ func (c *fakeConn) reply(req *remoting.Command, code int32, remark string, ext m
 // called on the connection's read goroutine.
 func startFake(t testing.TB, handle func(c *fakeConn, req *remoting.Command)) *fakeServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &fakeServer{t: t, ln: ln, handle: handle}
-	s.wg.Add(1)
-	go s.accept()
-	t.Cleanup(s.stop)
+	s := &fakeServer{tcpServer: listenTCP(t), t: t, handle: handle}
+	s.start(t, func(conn net.Conn) { s.serve(&fakeConn{conn: conn}) })
 	return s
 }
 
-func (s *fakeServer) addr() string { return s.ln.Addr().String() }
-
-func (s *fakeServer) accept() {
-	defer s.wg.Done()
-	for {
-		conn, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		s.conns = append(s.conns, conn)
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go s.serve(&fakeConn{conn: conn})
-	}
-}
-
 func (s *fakeServer) serve(c *fakeConn) {
-	defer s.wg.Done()
 	defer c.conn.Close()
 	for {
 		req, err := remoting.ReadFrame(c.conn, 0)
@@ -110,27 +150,6 @@ func (s *fakeServer) serve(c *fakeConn) {
 		s.mu.Unlock()
 		s.handle(c, req)
 	}
-}
-
-// later runs f on a goroutine the server waits for when it stops.
-func (s *fakeServer) later(f func()) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
-}
-
-// stop closes the listener and every connection and waits for the
-// server's goroutines.
-func (s *fakeServer) stop() {
-	s.ln.Close()
-	s.mu.Lock()
-	for _, c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
 }
 
 // requests returns the requests received with one of codes.
