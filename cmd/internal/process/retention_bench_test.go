@@ -7,7 +7,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,19 +75,7 @@ func BenchmarkSendDuringRetention(b *testing.B) {
 						}
 					})
 				} else {
-					var wg sync.WaitGroup
-					for b.Loop() {
-						wg.Add(1)
-						if err := native.SendAsync(ctx, producer.NewMessage(topic, body), func(_ *producer.SendResult, err error) {
-							if err != nil {
-								b.Error(err)
-							}
-							wg.Done()
-						}); err != nil {
-							b.Fatal(err)
-						}
-					}
-					wg.Wait()
+					sendAsyncLoop(ctx, b, native, topic, body)
 				}
 				last = float64(b.N) / b.Elapsed().Seconds()
 				b.ReportMetric(last, "msgs/s")
