@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // clusterWait bounds every wait of the cluster test.
@@ -65,17 +66,6 @@ func buildWheelmq(t *testing.T) string {
 	return wheelmqBin.path
 }
 
-// loopbackAddr returns a free loopback host:port.
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // wmProc is one wheelmq process of the cluster; start runs it again with
 // the same arguments (same ports and data directory).
 type wmProc struct {
@@ -90,7 +80,7 @@ type wmProc struct {
 
 func startWheelmq(t *testing.T, bin, name, addr string, args ...string) *wmProc {
 	t.Helper()
-	p := &wmProc{name: name, bin: bin, addr: addr, metrics: loopbackAddr(t),
+	p := &wmProc{name: name, bin: bin, addr: addr, metrics: processtest.FreeAddr(t),
 		log: filepath.Join(t.TempDir(), name+".log")}
 	p.args = append(args, "--metrics-listen", p.metrics, "--log-level", "warn", "--log-format", "json")
 	t.Cleanup(func() {

@@ -5,13 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,16 +40,6 @@ func portInUse(output string) bool { return strings.Contains(output, "address al
 // metrics request has a deadline (a port taken by another listener must not
 // hang a test).
 var testHTTP = &http.Client{Timeout: 5 * time.Second}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
 
 type proc struct {
 	cmd     *exec.Cmd
@@ -117,9 +105,9 @@ func startAgainOnExit[P any](t *testing.T, try func() (p P, portTaken bool, err 
 func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, error) {
 	t.Helper()
 	p := &proc{
-		namesrv: "127.0.0.1:" + freePort(t),
-		broker:  "127.0.0.1:" + freePort(t),
-		metrics: "127.0.0.1:" + freePort(t),
+		namesrv: processtest.FreeAddr(t),
+		broker:  processtest.FreeAddr(t),
+		metrics: processtest.FreeAddr(t),
 	}
 	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--log-level", "warn"}, extra...)

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // nodeClientDir holds the Node.js client's package.json, lock file and
@@ -263,7 +264,7 @@ type wheelmqProc struct {
 // for /healthz, and kills it when the test ends.
 func startWheelmq(t *testing.T, bin string) *wheelmqProc {
 	t.Helper()
-	p := &wheelmqProc{namesrv: loopbackAddr(t), broker: loopbackAddr(t), metrics: loopbackAddr(t)}
+	p := &wheelmqProc{namesrv: processtest.FreeAddr(t), broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t)}
 	cmd := exec.Command(bin, "--data", t.TempDir(), "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--log-level", "warn")
 	var logs bytes.Buffer
@@ -302,17 +303,6 @@ func startWheelmq(t *testing.T, bin string) *wheelmqProc {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// loopbackAddr returns a free 127.0.0.1 address.
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // tail returns the last n bytes of b, from a line start when possible.

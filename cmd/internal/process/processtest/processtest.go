@@ -8,6 +8,7 @@ package processtest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -49,6 +50,18 @@ type Options struct {
 	Mutate func(*pipeline.Config)
 	// Metrics enables the HTTP endpoint.
 	Metrics bool
+}
+
+// FreeAddr returns a 127.0.0.1 address whose port was free a moment ago
+// (another process may still take it before the caller binds it).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // Start runs a broker with an embedded name server on loopback; it is
