@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -90,7 +91,7 @@ func TestBlankMarkerOnDisk(t *testing.T) {
 	c := mustOpen(t, dir, Options{SegmentSize: 256})
 	// Two entries of 104 bytes leave 48 bytes: the third goes to 256.
 	offs := mustAppend(t, c, makeRecords(0, 100, 100, 100))
-	if want := []int64{0, 104, 256}; !equalInts(offs, want) {
+	if want := []int64{0, 104, 256}; !slices.Equal(offs, want) {
 		t.Fatalf("offsets %v, want %v", offs, want)
 	}
 	data, err := os.ReadFile(segPath(dir, 0))
@@ -108,18 +109,6 @@ func TestBlankMarkerOnDisk(t *testing.T) {
 	if err != nil || seqOf(rec) != 2 || next != 256+104 {
 		t.Fatalf("Read(208) = seq %d, next %d, %v", seqOf(rec), next, err)
 	}
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestReopen(t *testing.T) {

@@ -2,6 +2,7 @@ package consumequeue
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -39,7 +40,7 @@ func TestTrimBelow(t *testing.T) {
 			if q.MinOffset() != tt.wantMin || q.MaxOffset() != 35 {
 				t.Fatalf("min %d max %d, want %d 35", q.MinOffset(), q.MaxOffset(), tt.wantMin)
 			}
-			if got := queueFiles(t, q.dir); !equalStrings(got, tt.wantFiles) {
+			if got := queueFiles(t, q.dir); !slices.Equal(got, tt.wantFiles) {
 				t.Fatalf("files %v, want %v", got, tt.wantFiles)
 			}
 			if tt.wantMin > 0 {
@@ -78,18 +79,6 @@ func TestTrimBelow(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestStoreTrimBelow trims several queues at once, one of them empty.
