@@ -9,28 +9,26 @@ import "unicode/utf16"
 func TagsHashCode(tags string) int64 {
 	var h int32
 	for _, r := range tags {
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-			continue
-		}
-		h = 31*h + r
+		h = hashRune(h, r)
 	}
 	return int64(h)
+}
+
+// hashRune is one step of Java's String.hashCode for r: one UTF-16 code
+// unit, or the two of a surrogate pair.
+func hashRune(h int32, r rune) int32 {
+	if r >= 0x10000 {
+		hi, lo := utf16.EncodeRune(r)
+		return 31*(31*h+hi) + lo
+	}
+	return 31*h + r
 }
 
 // TagsHashCodeBytes is TagsHashCode of tags given as bytes (no string made).
 func TagsHashCodeBytes(tags []byte) int64 {
 	var h int32
 	for _, r := range string(tags) { // no conversion: the compiler ranges over the bytes
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-			continue
-		}
-		h = 31*h + r
+		h = hashRune(h, r)
 	}
 	return int64(h)
 }
