@@ -3,8 +3,6 @@ package process_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"testing"
@@ -23,15 +21,10 @@ import (
 // labels start with sample.
 func scrape(t *testing.T, addr, sample string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape: %v", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body := metricsPage(t, addr)
 	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + `(?:[,{][^}]*\})? ([0-9.e+-]+)$`)
 	sum := 0.0
-	for _, m := range re.FindAllStringSubmatch(string(body), -1) {
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		sum += v
 	}
