@@ -260,6 +260,44 @@ func (r *Received) WaitFor(n int, timeout time.Duration) bool {
 	return true
 }
 
+// WaitUntil waits until done, given everything received so far, reports
+// true, or the timeout passed; it returns done's last answer. Unlike
+// WaitFor it is not fooled by messages beyond the expected ones (sends
+// whose acknowledgement a crash lost, redeliveries) arriving first.
+func (r *Received) WaitUntil(done func([]*primitive.MessageExt) bool, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for !done(r.Snapshot()) {
+		select {
+		case <-r.ch:
+		case <-deadline:
+			return done(r.Snapshot())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// HasBodies returns a WaitUntil condition: every body of want has arrived,
+// comparing the first n bytes of each message body (n <= 0: the whole body).
+func HasBodies[V any](want map[string]V, n int) func([]*primitive.MessageExt) bool {
+	return func(ms []*primitive.MessageExt) bool {
+		seen := make(map[string]bool, len(ms))
+		for _, m := range ms {
+			b := m.Body
+			if n > 0 && len(b) > n {
+				b = b[:n]
+			}
+			seen[string(b)] = true
+		}
+		for k := range want {
+			if !seen[k] {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // PushConsumer starts an official Go client push consumer of topic in
 // group, with the selector expression ("*" for all), recording into the
 // returned Received. It consumes from the first offset.
