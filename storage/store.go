@@ -25,10 +25,10 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/rs/zerolog"
 
@@ -50,10 +50,11 @@ type Options struct {
 	UnitsPerFile int
 	// Logger receives recovery reports.
 	Logger zerolog.Logger
-	// FS replaces the operating system's file system under the CommitLog
-	// and the consume queues (fault injection in tests, see
-	// storage/vfs/vfstest); nil means the real one. Metadata files and the
-	// directory lock always use the real one.
+	// FS replaces the operating system's file system under every file of
+	// the data directory: the CommitLog, the consume queues, the metadata
+	// files, the directory lock, and (through Store.FS) the index and the
+	// timer store (fault injection and crash simulation in tests, see
+	// storage/vfs/vfstest and storage/vfs/crashfs); nil means the real one.
 	FS vfs.FS
 	// OnCorruption says what the store's readers do with damaged records:
 	// skip them (the default) or stop. See package corruption.
@@ -68,6 +69,9 @@ type Options struct {
 type Store struct {
 	// Dir is the data directory.
 	Dir string
+	// FS is the file system every file of the directory is reached
+	// through (Options.FS, or the real one).
+	FS vfs.FS
 	// CommitLog holds every stored message.
 	CommitLog *commitlog.CommitLog
 	// Queues holds the consume queues.
@@ -76,7 +80,7 @@ type Store struct {
 	// consume queues (maintained by the dispatch stage).
 	Dispatched atomic.Int64
 
-	lock    *os.File
+	lock    io.Closer
 	log     zerolog.Logger
 	policy  corruption.Policy
 	corrupt *corruption.Metrics
@@ -88,19 +92,20 @@ type Store struct {
 // past the recovered CommitLog end, and moves each consume queue's minimum
 // up to the first unit the CommitLog still holds (after retention).
 func Open(dir string, opts Options) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+	fs := vfs.Default(opts.FS)
+	if err := vfs.MkdirAllSynced(fs, filepath.Join(dir, "config"), 0o755); err != nil {
 		return nil, fmt.Errorf("storage open %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDir(fs, dir)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Corruption == nil {
 		opts.Corruption = corruption.NewMetrics(nil) // still reports each range once
 	}
-	s := &Store{Dir: dir, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption}
+	s := &Store{Dir: dir, FS: fs, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption}
 	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{
-		SegmentSize: opts.SegmentSize, Logger: opts.Logger, FS: opts.FS,
+		SegmentSize: opts.SegmentSize, Logger: opts.Logger, FS: fs,
 	})
 	if err != nil {
 		_ = lock.Close()
@@ -112,7 +117,7 @@ func Open(dir string, opts Options) (*Store, error) {
 			From: d.Offset, To: d.Offset + d.Size, Reason: d.Reason, Action: "kept; readers skip it"})
 	}
 	cq, err := consumequeue.Open(filepath.Join(dir, "consumequeue"), consumequeue.Options{
-		UnitsPerFile: opts.UnitsPerFile, Logger: opts.Logger, FS: opts.FS,
+		UnitsPerFile: opts.UnitsPerFile, Logger: opts.Logger, FS: fs,
 	})
 	if err != nil {
 		_ = cl.Close()
@@ -162,7 +167,7 @@ func (s *Store) TimerDir() string { return filepath.Join(s.Dir, "timer") }
 
 // LoadCheckpoint reads the checkpoint; a missing file is an empty checkpoint.
 func (s *Store) LoadCheckpoint() (meta.Checkpoint, error) {
-	cp, err := meta.LoadCheckpoint(s.CheckpointPath())
+	cp, err := meta.LoadCheckpoint(s.FS, s.CheckpointPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return meta.Checkpoint{Values: map[string]int64{}}, nil
 	}
@@ -198,15 +203,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func lockDir(dir string) (*os.File, error) {
+// lockDir takes the data directory's lock (flock on <dir>/LOCK).
+func lockDir(fs vfs.FS, dir string) (io.Closer, error) {
 	path := filepath.Join(dir, "LOCK")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	l, err := fs.Lock(path)
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, fmt.Errorf("storage lock %s: %w", path, ErrLocked)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("storage lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("storage lock %s: %w", path, ErrLocked)
-	}
-	return f, nil
+	return l, nil
 }

@@ -59,7 +59,7 @@ func persist(st *storage.Store, offset int64, log zerolog.Logger) error {
 		log.Error().Err(err).Msg("consume queue fsync failed; checkpoint not advanced")
 		return err
 	}
-	if err := meta.UpdateCheckpoint(st.CheckpointPath(), CheckpointKey, offset); err != nil {
+	if err := meta.UpdateCheckpoint(st.FS, st.CheckpointPath(), CheckpointKey, offset); err != nil {
 		log.Error().Err(err).Msg("dispatch checkpoint write failed")
 		return err
 	}

@@ -160,7 +160,7 @@ func units(t *testing.T, st *storage.Store, topic string, queue int32) []consume
 // none (LoadCheckpoint reads a missing file as empty).
 func checkpoint(t *testing.T, st *storage.Store) int64 {
 	t.Helper()
-	cp, err := meta.LoadCheckpoint(st.CheckpointPath())
+	cp, err := meta.LoadCheckpoint(nil, st.CheckpointPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func checkpoint(t *testing.T, st *storage.Store) int64 {
 	if !ok {
 		if _, err := os.Stat(st.CheckpointPath()); !errors.Is(err, os.ErrNotExist) {
 			// Written between the two looks? Then it has the entry now.
-			if again, err := meta.LoadCheckpoint(st.CheckpointPath()); err == nil {
+			if again, err := meta.LoadCheckpoint(nil, st.CheckpointPath()); err == nil {
 				if v, ok := again.Get(CheckpointKey); ok {
 					return v
 				}
@@ -341,7 +341,7 @@ func TestStartOffset(t *testing.T) {
 		t.Errorf("fresh store: StartOffset = %d, want 0", got)
 	}
 	u := r.put(t, "T", 0, "")
-	if err := meta.UpdateCheckpoint(r.st.CheckpointPath(), CheckpointKey, u.Offset+int64(u.Size)); err != nil {
+	if err := meta.UpdateCheckpoint(nil, r.st.CheckpointPath(), CheckpointKey, u.Offset+int64(u.Size)); err != nil {
 		t.Fatal(err)
 	}
 	if got := StartOffset(r.st, log); got != 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // StageName is the stage's stable name.
@@ -94,6 +95,8 @@ func (d *Delete) Fail(err error) { d.Done(false, err) }
 
 // Options configures the stage.
 type Options struct {
+	// FS is the file system of Path (storage.Store.FS; nil: the real one).
+	FS   vfs.FS
 	Path string
 	// Defaults are merged under the file's groups (the built-in groups).
 	Defaults map[string]meta.SubscriptionGroupConfig
@@ -115,9 +118,9 @@ func Producer(opts Options) stage.Producer {
 
 // Load reads the group file merged with defaults (used at start-up, before
 // the stage runs, and by the stage itself on restart).
-func Load(path string, defaults map[string]meta.SubscriptionGroupConfig, log zerolog.Logger) (
+func Load(fs vfs.FS, path string, defaults map[string]meta.SubscriptionGroupConfig, log zerolog.Logger) (
 	map[string]meta.SubscriptionGroupConfig, meta.DataVersion, error) {
-	table, ver, err := meta.LoadSubscriptionGroups(path, meta.WithLogger(log))
+	table, ver, err := meta.LoadSubscriptionGroups(fs, path, meta.WithLogger(log))
 	if err != nil {
 		return nil, ver, fmt.Errorf("load subscription groups: %w", err)
 	}
@@ -133,7 +136,7 @@ func Load(path string, defaults map[string]meta.SubscriptionGroupConfig, log zer
 func (m *Manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		table, ver, err := Load(m.opts.Path, m.opts.Defaults, m.opts.Logger)
+		table, ver, err := Load(m.opts.FS, m.opts.Path, m.opts.Defaults, m.opts.Logger)
 		if err != nil {
 			panic(err)
 		}
@@ -187,7 +190,7 @@ func (m *Manager) change(fn func(map[string]meta.SubscriptionGroupConfig)) error
 	next := maps.Clone(m.table)
 	fn(next)
 	ver := m.ver.Next(time.Now())
-	if err := meta.SaveSubscriptionGroups(m.opts.Path, next, ver); err != nil {
+	if err := meta.SaveSubscriptionGroups(m.opts.FS, m.opts.Path, next, ver); err != nil {
 		m.opts.Logger.Error().Err(err).Str("path", m.opts.Path).Msg("persist subscription groups failed")
 		return fmt.Errorf("persist subscription groups: %w", err)
 	}

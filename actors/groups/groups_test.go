@@ -120,7 +120,7 @@ func TestEnsurePutDeletePersist(t *testing.T) {
 		if _, ok := r.view.Get("bad name"); ok {
 			t.Errorf("%s: an invalid name was created", st.name)
 		}
-		table, ver, err := meta.LoadSubscriptionGroups(r.path)
+		table, ver, err := meta.LoadSubscriptionGroups(nil, r.path)
 		if err != nil {
 			t.Fatal(err)
 		}

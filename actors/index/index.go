@@ -181,7 +181,11 @@ func (x *Indexer) Receive(ctx actor.Context) {
 // start opens the index and resumes from its durable position, cut back
 // to the CommitLog's end when the CommitLog lost records the index holds.
 func (x *Indexer) start() {
-	ix, err := keyindex.Open(x.opts.Dir, x.opts.Index)
+	iopts := x.opts.Index
+	if iopts.FS == nil {
+		iopts.FS = x.opts.Store.FS
+	}
+	ix, err := keyindex.Open(x.opts.Dir, iopts)
 	if err != nil {
 		panic(fmt.Errorf("index: open: %w", err))
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // StageName is the stage's stable name.
@@ -52,6 +53,8 @@ type flushTick struct{}
 
 // Options configures the stage.
 type Options struct {
+	// FS is the file system of Path (storage.Store.FS; nil: the real one).
+	FS            vfs.FS
 	Path          string
 	FlushInterval time.Duration // default 5 s
 	// Resets, when set, receives the queues with a pending reset.
@@ -80,7 +83,7 @@ func Producer(opts Options) stage.Producer {
 func (s *Store) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		t, err := meta.LoadOffsets(s.opts.Path)
+		t, err := meta.LoadOffsets(s.opts.FS, s.opts.Path)
 		if err != nil {
 			panic(err)
 		}
@@ -131,7 +134,7 @@ func (s *Store) flush() error {
 	if !s.dirty {
 		return nil
 	}
-	if err := meta.SaveOffsets(s.opts.Path, s.table); err != nil {
+	if err := meta.SaveOffsets(s.opts.FS, s.opts.Path, s.table); err != nil {
 		s.opts.Logger.Error().Err(err).Str("path", s.opts.Path).Msg("persist consumer offsets failed")
 		return err
 	}

@@ -89,7 +89,7 @@ func (r *rig) flush(t *testing.T) error {
 
 func (r *rig) onDisk(t *testing.T) meta.OffsetTable {
 	t.Helper()
-	tab, err := meta.LoadOffsets(r.path)
+	tab, err := meta.LoadOffsets(nil, r.path)
 	if err != nil {
 		t.Fatal(err)
 	}

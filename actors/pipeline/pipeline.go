@@ -147,13 +147,13 @@ func (p *Pipeline) spawn() error {
 		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums
 		defaults["TBW102"] = tbw
 	}
-	table, ver, err := topics.Load(p.store.TopicsPath(), defaults)
+	table, ver, err := topics.Load(p.store.FS, p.store.TopicsPath(), defaults)
 	if err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
 	p.topicView.Init(table, ver)
 	groupDefaults := meta.DefaultSubscriptionGroups()
-	groupTable, groupVer, err := groups.Load(p.store.SubscriptionGroupsPath(), groupDefaults, log)
+	groupTable, groupVer, err := groups.Load(p.store.FS, p.store.SubscriptionGroupsPath(), groupDefaults, log)
 	if err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
@@ -163,15 +163,15 @@ func (p *Pipeline) spawn() error {
 		producer stage.Producer
 	}{
 		{topics.StageName, topics.Producer(topics.Options{
-			Path: p.store.TopicsPath(), Defaults: defaults, View: &p.topicView,
+			FS: p.store.FS, Path: p.store.TopicsPath(), Defaults: defaults, View: &p.topicView,
 			Changed: p.regKicker.Kick, Logger: logFor(topics.StageName),
 		})},
 		{groups.StageName, groups.Producer(groups.Options{
-			Path: p.store.SubscriptionGroupsPath(), Defaults: groupDefaults, View: &p.groupView,
+			FS: p.store.FS, Path: p.store.SubscriptionGroupsPath(), Defaults: groupDefaults, View: &p.groupView,
 			Logger: logFor(groups.StageName),
 		})},
 		{offsets.StageName, offsets.Producer(offsets.Options{
-			Path: p.store.OffsetsPath(), Resets: &p.resetView, Logger: logFor(offsets.StageName),
+			FS: p.store.FS, Path: p.store.OffsetsPath(), Resets: &p.resetView, Logger: logFor(offsets.StageName),
 		})},
 		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Served: p.counters.Served, Parked: &p.parked,
 			Logger: logFor(pull.StageName)})},

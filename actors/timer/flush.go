@@ -77,7 +77,7 @@ func (f *timerFlush) flush() {
 		}()
 	}
 	if from >= 0 {
-		if err := meta.UpdateCheckpoint(svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
+		if err := meta.UpdateCheckpoint(svc.opts.Store.FS, svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
 			svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
 		} else {
 			svc.send(StageDequeuePut, flushed{from: from})

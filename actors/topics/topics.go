@@ -19,6 +19,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // StageName is the stage's stable name.
@@ -85,6 +86,8 @@ func (d *Delete) Fail(err error) { d.Done(err) }
 
 // Options configures the stage.
 type Options struct {
+	// FS is the file system of Path (storage.Store.FS; nil: the real one).
+	FS       vfs.FS
 	Path     string
 	Defaults map[string]meta.TopicConfig
 	View     *View
@@ -107,8 +110,8 @@ func Producer(opts Options) stage.Producer {
 
 // Load reads the topic file merged with defaults (used at start-up, before
 // the stage runs, and by the stage itself on restart).
-func Load(path string, defaults map[string]meta.TopicConfig) (map[string]meta.TopicConfig, meta.DataVersion, error) {
-	table, ver, err := meta.LoadTopics(path)
+func Load(fs vfs.FS, path string, defaults map[string]meta.TopicConfig) (map[string]meta.TopicConfig, meta.DataVersion, error) {
+	table, ver, err := meta.LoadTopics(fs, path)
 	if err != nil {
 		return nil, ver, fmt.Errorf("load topics: %w", err)
 	}
@@ -127,7 +130,7 @@ func Load(path string, defaults map[string]meta.TopicConfig) (map[string]meta.To
 func (m *Manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		table, ver, err := Load(m.opts.Path, m.opts.Defaults)
+		table, ver, err := Load(m.opts.FS, m.opts.Path, m.opts.Defaults)
 		if err != nil {
 			panic(err)
 		}
@@ -175,7 +178,7 @@ func (m *Manager) change(fn func(map[string]meta.TopicConfig)) error {
 	ver := m.ver
 	ver.Counter++
 	ver.Timestamp = time.Now().UnixMilli()
-	if err := meta.SaveTopics(m.opts.Path, next, ver); err != nil {
+	if err := meta.SaveTopics(m.opts.FS, m.opts.Path, next, ver); err != nil {
 		m.opts.Logger.Error().Err(err).Str("path", m.opts.Path).Msg("persist topics failed")
 		return fmt.Errorf("persist topics: %w", err)
 	}

@@ -34,7 +34,7 @@ func (s *Stage) start() {
 	s.restartFloor = -1
 	s.opts.Kicker.pending.Store(false) // a kick sent to a stopped instance is lost; start reads everything anyway
 	cl := s.opts.Store.CommitLog
-	st, found, err := meta.LoadTransactionState(s.opts.StatePath, meta.WithLogger(s.opts.Logger))
+	st, found, err := meta.LoadTransactionState(s.opts.Store.FS, s.opts.StatePath, meta.WithLogger(s.opts.Logger))
 	if err != nil {
 		panic(fmt.Errorf("transaction stage: %w", err))
 	}
@@ -193,7 +193,7 @@ func (s *Stage) checkpoint(final bool) {
 	}
 	if s.dirty || scanFrom-s.scanFrom >= saveEvery || (final && scanFrom != s.scanFrom) {
 		st := s.state(scanFrom)
-		if err := meta.SaveTransactionState(s.opts.StatePath, st); err != nil {
+		if err := meta.SaveTransactionState(s.opts.Store.FS, s.opts.StatePath, st); err != nil {
 			s.opts.Logger.Error().Err(err).Msg("transaction state not saved; retrying at the next tick")
 		} else {
 			s.dirty, s.scanFrom = false, scanFrom

@@ -310,7 +310,7 @@ func TestCrashBetweenCommitAndState(t *testing.T) {
 	b := r.sendHalf("PG", "T", 0, nil)
 	r.waitFor("both open", func() bool { return len(r.open()) == 2 })
 	r.stopTx() // persists: a and b open
-	saved, _, err := meta.LoadTransactionState(r.opts.StatePath)
+	saved, _, err := meta.LoadTransactionState(nil, r.opts.StatePath)
 	if err != nil || len(saved.Pending) != 2 {
 		t.Fatalf("saved state %+v %v", saved, err)
 	}
@@ -331,7 +331,7 @@ func TestCrashBetweenCommitAndState(t *testing.T) {
 	}
 	op, _ := opRecord(hb, b.halfOffset, Rollback, time.Now().UnixMilli())
 	r.appendRaw(writer.QueueKey{Topic: meta.TopicTransOpHalf}, op)
-	if err := meta.SaveTransactionState(r.opts.StatePath, saved); err != nil { // the stop's save never happened
+	if err := meta.SaveTransactionState(nil, r.opts.StatePath, saved); err != nil { // the stop's save never happened
 		t.Fatal(err)
 	}
 	r.opts.Timeout, r.opts.CheckInterval = time.Millisecond, time.Millisecond

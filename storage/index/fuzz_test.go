@@ -23,7 +23,7 @@ func FuzzRecover(f *testing.F) {
 		const n = 13
 		dir := t.TempDir()
 		o := small
-		o.fs = vfstest.NoSyncFS{}
+		o.FS = vfstest.NoSyncFS{}
 		ix, err := Open(dir, o)
 		if err != nil {
 			t.Fatal(err)

@@ -56,8 +56,8 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{dir: dir, opts: opts, fs: opts.fs}
-	if err := ix.fs.MkdirAll(dir, 0o755); err != nil {
+	ix := &Index{dir: dir, opts: opts, fs: opts.FS}
+	if err := vfs.MkdirAllSynced(ix.fs, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("index open %s: %w", dir, err)
 	}
 	if err := ix.load(); err != nil {

@@ -34,9 +34,10 @@ type Options struct {
 	// Logger receives recovery reports. The zero value discards.
 	Logger zerolog.Logger
 
-	// fs replaces the operating system's file system (fault injection in
-	// tests); nil means the real one.
-	fs vfs.FS
+	// FS replaces the operating system's file system (storage.Store.FS:
+	// fault injection and crash simulation in tests); nil means the real
+	// one.
+	FS vfs.FS
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -58,8 +59,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxScan < 1 {
 		return o, fmt.Errorf("max scan %d: %w", o.MaxScan, ErrInvalidOptions)
 	}
-	if o.fs == nil {
-		o.fs = vfs.OS{}
+	if o.FS == nil {
+		o.FS = vfs.OS{}
 	}
 	return o, nil
 }

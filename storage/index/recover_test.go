@@ -240,7 +240,7 @@ func TestWriteFaultsAreStickyAndRecover(t *testing.T) {
 			dir := t.TempDir()
 			fs := &vfstest.FaultFS{}
 			o := small
-			o.fs = fs
+			o.FS = fs
 			ix, err := Open(dir, o)
 			if err != nil {
 				t.Fatal(err)

@@ -67,16 +67,16 @@ func buildStore(t *testing.T) *fixture {
 		}
 		fx.units[id] = append(fx.units[id], u)
 	}
-	if err := meta.UpdateCheckpoint(st.CheckpointPath(), "dispatch", st.CommitLog.MaxOffset()); err != nil {
+	if err := meta.UpdateCheckpoint(nil, st.CheckpointPath(), "dispatch", st.CommitLog.MaxOffset()); err != nil {
 		t.Fatal(err)
 	}
-	if err := meta.SaveTopics(st.TopicsPath(), meta.DefaultTopics("broker-a", "DefaultCluster", true),
+	if err := meta.SaveTopics(nil, st.TopicsPath(), meta.DefaultTopics("broker-a", "DefaultCluster", true),
 		meta.DataVersion{Timestamp: 1}); err != nil {
 		t.Fatal(err)
 	}
 	offsets := meta.OffsetTable{}
 	offsets.Set("orders", "billing", 0, 3)
-	if err := meta.SaveOffsets(st.OffsetsPath(), offsets); err != nil {
+	if err := meta.SaveOffsets(nil, st.OffsetsPath(), offsets); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UnixMilli()

@@ -190,7 +190,7 @@ func verifyConfig(r *Report, dir string, cl *clReader) {
 	path := filepath.Join(dir, "checkpoint")
 	if fi, err := os.Stat(path); err == nil {
 		sum := Summary{Part: "checkpoint", Files: 1, Bytes: fi.Size()}
-		cp, err := meta.LoadCheckpoint(path)
+		cp, err := meta.LoadCheckpoint(nil, path)
 		if err != nil {
 			r.add(Finding{Severity: Damage, Path: path, Pos: -1, Detail: err.Error()})
 		} else {
@@ -209,11 +209,11 @@ func verifyConfig(r *Report, dir string, cl *clReader) {
 		load func(path string, log zerolog.Logger) error
 	}{
 		{"topics.json", func(p string, log zerolog.Logger) error {
-			_, _, err := meta.LoadTopics(p, meta.WithLogger(log))
+			_, _, err := meta.LoadTopics(nil, p, meta.WithLogger(log))
 			return err
 		}},
 		{"consumerOffset.json", func(p string, log zerolog.Logger) error {
-			_, err := meta.LoadOffsets(p, meta.WithLogger(log))
+			_, err := meta.LoadOffsets(nil, p, meta.WithLogger(log))
 			return err
 		}},
 	} {

@@ -10,8 +10,8 @@ func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.json")
 	for _, content := range []string{"first", "second, longer content", ""} {
-		if err := WriteFileAtomic(path, []byte(content)); err != nil {
-			t.Fatalf("WriteFileAtomic(%q): %v", content, err)
+		if err := WriteFileAtomic(nil, path, []byte(content)); err != nil {
+			t.Fatalf("WriteFileAtomic(nil, %q): %v", content, err)
 		}
 		got, err := os.ReadFile(path)
 		if err != nil || string(got) != content {
@@ -31,7 +31,7 @@ func TestWriteFileAtomic(t *testing.T) {
 func TestWriteFileAtomicRelativePath(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if err := WriteFileAtomic("rel.json", []byte("x")); err != nil {
+	if err := WriteFileAtomic(nil, "rel.json", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "rel.json")); string(got) != "x" {
@@ -47,12 +47,12 @@ func TestWriteFileAtomicFailures(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(target, "child"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(target, []byte("data")); err == nil {
+	if err := WriteFileAtomic(nil, target, []byte("data")); err == nil {
 		t.Fatal("WriteFileAtomic over a directory succeeded")
 	}
 	noTempFiles(t, dir)
 	// Missing directory.
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
+	if err := WriteFileAtomic(nil, filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
 		t.Fatal("WriteFileAtomic into a missing directory succeeded")
 	}
 }

@@ -3,7 +3,8 @@ package meta
 import (
 	"bytes"
 	"fmt"
-	"os"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 
 	"github.com/rs/zerolog"
 )
@@ -14,9 +15,10 @@ const BackupSuffix = ".bak"
 // loadWithBackup reads path, or path+BackupSuffix when path is missing or
 // fails parse, and returns the parsed value. found is false when neither file
 // exists. parse must validate the bytes fully and return a fresh value.
-func loadWithBackup[T any](path string, log zerolog.Logger, parse func([]byte) (T, error)) (v T, found bool, err error) {
+// fs nil means the real file system.
+func loadWithBackup[T any](fs vfs.FS, path string, log zerolog.Logger, parse func([]byte) (T, error)) (v T, found bool, err error) {
 	var zero T
-	data, err := os.ReadFile(path)
+	data, err := vfs.ReadFile(fs, path)
 	var mainErr error
 	switch {
 	case err == nil:
@@ -31,7 +33,7 @@ func loadWithBackup[T any](path string, log zerolog.Logger, parse func([]byte) (
 	}
 
 	bak := path + BackupSuffix
-	data, err = os.ReadFile(bak)
+	data, err = vfs.ReadFile(fs, bak)
 	switch {
 	case err == nil:
 		v, perr := parse(data)
@@ -66,15 +68,15 @@ func loadWithBackup[T any](path string, log zerolog.Logger, parse func([]byte) (
 // content of path to path+BackupSuffix, unless that content does not parse
 // (a corrupt file must not overwrite a good backup). Saving the bytes already
 // stored is a no-op.
-func saveWithBackup(path string, data []byte, valid func([]byte) bool) error {
-	cur, err := os.ReadFile(path)
+func saveWithBackup(fs vfs.FS, path string, data []byte, valid func([]byte) bool) error {
+	cur, err := vfs.ReadFile(fs, path)
 	switch {
 	case err == nil:
 		if bytes.Equal(cur, data) {
 			return nil
 		}
 		if valid(cur) {
-			if err := WriteFileAtomic(path+BackupSuffix, cur); err != nil {
+			if err := WriteFileAtomic(fs, path+BackupSuffix, cur); err != nil {
 				return fmt.Errorf("meta save %s: backup: %w", path, err)
 			}
 		}
@@ -82,7 +84,7 @@ func saveWithBackup(path string, data []byte, valid func([]byte) bool) error {
 	default:
 		return fmt.Errorf("meta save %s: %w", path, err)
 	}
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := WriteFileAtomic(fs, path, data); err != nil {
 		return fmt.Errorf("meta save: %w", err)
 	}
 	return nil

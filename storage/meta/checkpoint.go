@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"maps"
-	"os"
 	"slices"
 	"sync"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Checkpoint file format constants (see the package doc). Frozen: changing
@@ -154,8 +155,8 @@ func DecodeCheckpoint(b []byte) (Checkpoint, error) {
 // LoadCheckpoint reads the checkpoint at path. A missing file yields an
 // empty checkpoint (every Get reports false); a damaged one an error wrapping
 // ErrCorrupt (or ErrVersion) that names the path.
-func LoadCheckpoint(path string) (Checkpoint, error) {
-	b, err := os.ReadFile(path)
+func LoadCheckpoint(fs vfs.FS, path string) (Checkpoint, error) {
+	b, err := vfs.ReadFile(fs, path)
 	if errNotExist(err) {
 		return Checkpoint{Values: map[string]int64{}}, nil
 	}
@@ -171,19 +172,19 @@ func LoadCheckpoint(path string) (Checkpoint, error) {
 
 // SaveCheckpoint writes c to path atomically (WriteFileAtomic), replacing
 // every entry.
-func SaveCheckpoint(path string, c Checkpoint) error {
+func SaveCheckpoint(fs vfs.FS, path string, c Checkpoint) error {
 	cpMu.Lock()
 	defer cpMu.Unlock()
-	return saveCheckpointLocked(path, c)
+	return saveCheckpointLocked(fs, path, c)
 }
 
 // saveCheckpointLocked writes c to path. cpMu must be held.
-func saveCheckpointLocked(path string, c Checkpoint) error {
+func saveCheckpointLocked(fs vfs.FS, path string, c Checkpoint) error {
 	b, err := EncodeCheckpoint(c)
 	if err != nil {
 		return fmt.Errorf("checkpoint save %s: %w", path, err)
 	}
-	if err := WriteFileAtomic(path, b); err != nil {
+	if err := WriteFileAtomic(fs, path, b); err != nil {
 		return fmt.Errorf("checkpoint save: %w", err)
 	}
 	return nil
@@ -201,13 +202,13 @@ var cpMu sync.Mutex
 // lost entries saw ErrCorrupt when they loaded it and recover conservatively,
 // and their next update restores them. A file of an unknown version
 // (ErrVersion) is never overwritten.
-func UpdateCheckpoint(path, name string, value int64) error {
+func UpdateCheckpoint(fs vfs.FS, path, name string, value int64) error {
 	if !validName(name) {
 		return fmt.Errorf("checkpoint update %s: entry %q: %w", path, name, ErrInvalidName)
 	}
 	cpMu.Lock()
 	defer cpMu.Unlock()
-	c, err := LoadCheckpoint(path)
+	c, err := LoadCheckpoint(fs, path)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrCorrupt):
@@ -216,5 +217,5 @@ func UpdateCheckpoint(path, name string, value int64) error {
 		return fmt.Errorf("checkpoint update: %w", err)
 	}
 	c.Set(name, value)
-	return saveCheckpointLocked(path, c)
+	return saveCheckpointLocked(fs, path, c)
 }

@@ -125,18 +125,18 @@ func TestEncodeCheckpointNames(t *testing.T) {
 func TestCheckpointFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "checkpoint")
-	c, err := LoadCheckpoint(path)
+	c, err := LoadCheckpoint(nil, path)
 	if err != nil || c.Values == nil || len(c.Values) != 0 {
-		t.Fatalf("LoadCheckpoint(missing) = %v, %v", c, err)
+		t.Fatalf("LoadCheckpoint(nil, missing) = %v, %v", c, err)
 	}
-	if err := SaveCheckpoint(path, sampleCheckpoint()); err != nil {
+	if err := SaveCheckpoint(nil, path, sampleCheckpoint()); err != nil {
 		t.Fatal(err)
 	}
 	c.Set(CPDispatchOffset, 5)
-	if err := SaveCheckpoint(path, c); err != nil { // replaces the file
+	if err := SaveCheckpoint(nil, path, c); err != nil { // replaces the file
 		t.Fatal(err)
 	}
-	got, err := LoadCheckpoint(path)
+	got, err := LoadCheckpoint(nil, path)
 	if err != nil || !maps.Equal(got.Values, c.Values) {
 		t.Fatalf("LoadCheckpoint = %v, %v", got, err)
 	}
@@ -145,33 +145,33 @@ func TestCheckpointFile(t *testing.T) {
 	raw, _ := os.ReadFile(path)
 	raw[len(raw)/2] ^= 0x10
 	mustWrite(t, path, string(raw))
-	if _, err := LoadCheckpoint(path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+	if _, err := LoadCheckpoint(nil, path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("corrupt file: %v", err)
 	}
 	var bad Checkpoint
 	bad.Set("bad name", 1)
-	if err := SaveCheckpoint(path, bad); !errors.Is(err, ErrInvalidName) {
-		t.Fatalf("SaveCheckpoint(bad name) = %v", err)
+	if err := SaveCheckpoint(nil, path, bad); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("SaveCheckpoint(nil, bad name) = %v", err)
 	}
 }
 
 func TestUpdateCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "checkpoint")
-	if err := UpdateCheckpoint(path, "a", 1); err != nil { // creates the file
+	if err := UpdateCheckpoint(nil, path, "a", 1); err != nil { // creates the file
 		t.Fatal(err)
 	}
-	if err := UpdateCheckpoint(path, "b", 2); err != nil {
+	if err := UpdateCheckpoint(nil, path, "b", 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := UpdateCheckpoint(path, "a", 3); err != nil {
+	if err := UpdateCheckpoint(nil, path, "a", 3); err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadCheckpoint(path)
+	got, err := LoadCheckpoint(nil, path)
 	if err != nil || !maps.Equal(got.Values, map[string]int64{"a": 3, "b": 2}) {
 		t.Fatalf("after updates: %v, %v", got, err)
 	}
-	if err := UpdateCheckpoint(path, "bad name", 1); !errors.Is(err, ErrInvalidName) {
+	if err := UpdateCheckpoint(nil, path, "bad name", 1); !errors.Is(err, ErrInvalidName) {
 		t.Fatalf("bad name: %v", err)
 	}
 
@@ -180,24 +180,24 @@ func TestUpdateCheckpoint(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 10 {
-				if err := UpdateCheckpoint(path, fmt.Sprintf("w%d", w), int64(i)); err != nil {
+				if err := UpdateCheckpoint(nil, path, fmt.Sprintf("w%d", w), int64(i)); err != nil {
 					t.Error(err)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	got, err = LoadCheckpoint(path)
+	got, err = LoadCheckpoint(nil, path)
 	if err != nil || len(got.Values) != 6 || got.Values["w3"] != 9 {
 		t.Fatalf("after concurrent updates: %v, %v", got, err)
 	}
 
 	// A corrupt file is replaced by the updated entry alone.
 	mustWrite(t, path, "garbage")
-	if err := UpdateCheckpoint(path, "a", 4); err != nil {
+	if err := UpdateCheckpoint(nil, path, "a", 4); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := LoadCheckpoint(path); err != nil || !maps.Equal(got.Values, map[string]int64{"a": 4}) {
+	if got, err := LoadCheckpoint(nil, path); err != nil || !maps.Equal(got.Values, map[string]int64{"a": 4}) {
 		t.Fatalf("after corrupt: %v, %v", got, err)
 	}
 
@@ -206,7 +206,7 @@ func TestUpdateCheckpoint(t *testing.T) {
 	binary.BigEndian.PutUint16(b[4:], 9)
 	future := reseal(b)
 	mustWrite(t, path, string(future))
-	if err := UpdateCheckpoint(path, "a", 5); !errors.Is(err, ErrVersion) {
+	if err := UpdateCheckpoint(nil, path, "a", 5); !errors.Is(err, ErrVersion) {
 		t.Fatalf("future version: %v", err)
 	}
 	if raw, _ := os.ReadFile(path); !bytes.Equal(raw, future) {

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // OffsetKeySeparator joins topic and group in an OffsetTable key.
@@ -114,9 +116,9 @@ func parseOffsets(data []byte) (OffsetTable, error) {
 // LoadOffsets reads a consumer offsets file written by SaveOffsets, falling
 // back to its .bak file as described in the package doc. When neither exists
 // it returns an empty table.
-func LoadOffsets(path string, opts ...Option) (OffsetTable, error) {
+func LoadOffsets(fs vfs.FS, path string, opts ...Option) (OffsetTable, error) {
 	o := buildOptions(opts)
-	t, _, err := loadWithBackup(path, o.log, parseOffsets)
+	t, _, err := loadWithBackup(fs, path, o.log, parseOffsets)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +130,7 @@ func LoadOffsets(path string, opts ...Option) (OffsetTable, error) {
 
 // SaveOffsets writes t to path as {"offsetTable":{"T@G":{"0":12}}},
 // keeping the previous file as .bak.
-func SaveOffsets(path string, t OffsetTable) error {
+func SaveOffsets(fs vfs.FS, path string, t OffsetTable) error {
 	if t == nil {
 		t = OffsetTable{}
 	}
@@ -136,7 +138,7 @@ func SaveOffsets(path string, t OffsetTable) error {
 	if err != nil {
 		return fmt.Errorf("meta save %s: %w", path, err)
 	}
-	return saveWithBackup(path, append(data, '\n'), func(b []byte) bool {
+	return saveWithBackup(fs, path, append(data, '\n'), func(b []byte) bool {
 		_, err := parseOffsets(b)
 		return err == nil
 	})

@@ -94,7 +94,7 @@ func TestSplitOffsetKey(t *testing.T) {
 func TestOffsetsRoundTripAndGolden(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "consumerOffset.json")
-	if err := SaveOffsets(path, sampleOffsets()); err != nil {
+	if err := SaveOffsets(nil, path, sampleOffsets()); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -102,14 +102,14 @@ func TestOffsetsRoundTripAndGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "consumerOffset.json", data)
-	got, err := LoadOffsets(path)
+	got, err := LoadOffsets(nil, path)
 	if err != nil || !offsetsEqual(got, sampleOffsets()) {
 		t.Fatalf("LoadOffsets = %v, %v", got, err)
 	}
 	// Missing file: empty, usable table.
-	empty, err := LoadOffsets(filepath.Join(dir, "none.json"))
+	empty, err := LoadOffsets(nil, filepath.Join(dir, "none.json"))
 	if err != nil || empty == nil || len(empty) != 0 {
-		t.Fatalf("LoadOffsets(missing) = %v, %v", empty, err)
+		t.Fatalf("LoadOffsets(nil, missing) = %v, %v", empty, err)
 	}
 	empty.Set("T", "G", 0, 1)
 	noTempFiles(t, dir)
@@ -134,7 +134,7 @@ func TestLoadOffsetsValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "consumerOffset.json")
 			mustWrite(t, path, tt.content)
-			_, err := LoadOffsets(path)
+			_, err := LoadOffsets(nil, path)
 			if (err == nil) != tt.ok {
 				t.Fatalf("LoadOffsets = %v, want ok=%v", err, tt.ok)
 			}
@@ -148,16 +148,16 @@ func TestLoadOffsetsValidation(t *testing.T) {
 func TestOffsetsBackupFallback(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "consumerOffset.json")
 	first := sampleOffsets()
-	if err := SaveOffsets(path, first); err != nil {
+	if err := SaveOffsets(nil, path, first); err != nil {
 		t.Fatal(err)
 	}
 	second := first.Clone()
 	second.Set("TopicTest", "G1", 0, 99)
-	if err := SaveOffsets(path, second); err != nil {
+	if err := SaveOffsets(nil, path, second); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, path, "{\"offsetTable\":{\"T@G\":{\"0\":1") // torn by hand
-	got, err := LoadOffsets(path)
+	got, err := LoadOffsets(nil, path)
 	if err != nil || !offsetsEqual(got, first) {
 		t.Fatalf("fallback = %v, %v; want the previous version", got, err)
 	}

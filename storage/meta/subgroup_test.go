@@ -101,7 +101,7 @@ func TestSubscriptionGroupsGolden(t *testing.T) {
 	checkGolden(t, "subscriptionGroup_body.json", append(body, '\n'))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "subscriptionGroup.json")
-	if err := SaveSubscriptionGroups(path, groups, v); err != nil {
+	if err := SaveSubscriptionGroups(nil, path, groups, v); err != nil {
 		t.Fatal(err)
 	}
 	file, err := os.ReadFile(path)
@@ -109,7 +109,7 @@ func TestSubscriptionGroupsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "subscriptionGroup.json", file)
-	back, bv, err := LoadSubscriptionGroups(path)
+	back, bv, err := LoadSubscriptionGroups(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSubscriptionGroupsGolden(t *testing.T) {
 }
 
 func TestLoadSubscriptionGroupsJavaFile(t *testing.T) {
-	groups, v, err := LoadSubscriptionGroups(filepath.Join("testdata", "subscriptionGroup_java.json"))
+	groups, v, err := LoadSubscriptionGroups(nil, filepath.Join("testdata", "subscriptionGroup_java.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,28 +138,28 @@ func TestLoadSubscriptionGroupsJavaFile(t *testing.T) {
 func TestSubscriptionGroupsBackup(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "subscriptionGroup.json")
-	if g, v, err := LoadSubscriptionGroups(path); err != nil || len(g) != 0 || v != (DataVersion{}) {
+	if g, v, err := LoadSubscriptionGroups(nil, path); err != nil || len(g) != 0 || v != (DataVersion{}) {
 		t.Fatalf("missing file: %v %v %v", g, v, err)
 	}
 	first := map[string]SubscriptionGroupConfig{"a": NewSubscriptionGroupConfig("a")}
 	second := map[string]SubscriptionGroupConfig{"a": NewSubscriptionGroupConfig("a"), "b": NewSubscriptionGroupConfig("b")}
-	if err := SaveSubscriptionGroups(path, first, DataVersion{Counter: 1}); err != nil {
+	if err := SaveSubscriptionGroups(nil, path, first, DataVersion{Counter: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveSubscriptionGroups(path, second, DataVersion{Counter: 2}); err != nil {
+	if err := SaveSubscriptionGroups(nil, path, second, DataVersion{Counter: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(`{"subscriptionGroupTable":{"a":{"groupName":"b"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, v, err := LoadSubscriptionGroups(path)
+	got, v, err := LoadSubscriptionGroups(nil, path)
 	if err != nil || v.Counter != 1 || !reflect.DeepEqual(got, first) {
 		t.Fatalf("backup fallback: %v %+v %v", got, v, err)
 	}
 	if err := os.Remove(path + BackupSuffix); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := LoadSubscriptionGroups(path); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := LoadSubscriptionGroups(nil, path); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("corrupt without backup: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // subGroupsFile is the JSON shape of subscriptionGroup.json, a Java
@@ -53,9 +55,9 @@ func parseSubscriptionGroups(data []byte) (subGroupsFile, error) {
 // file as described in the package doc. When neither exists it returns an
 // empty map and a zero DataVersion: merge DefaultSubscriptionGroups under
 // the result.
-func LoadSubscriptionGroups(path string, opts ...Option) (map[string]SubscriptionGroupConfig, DataVersion, error) {
+func LoadSubscriptionGroups(fs vfs.FS, path string, opts ...Option) (map[string]SubscriptionGroupConfig, DataVersion, error) {
 	o := buildOptions(opts)
-	f, _, err := loadWithBackup(path, o.log, parseSubscriptionGroups)
+	f, _, err := loadWithBackup(fs, path, o.log, parseSubscriptionGroups)
 	if err != nil {
 		return nil, DataVersion{}, err
 	}
@@ -98,12 +100,12 @@ func EncodeSubscriptionGroups(groups map[string]SubscriptionGroupConfig, v DataV
 
 // SaveSubscriptionGroups writes groups and their version to path, keeping
 // the previous file as .bak.
-func SaveSubscriptionGroups(path string, groups map[string]SubscriptionGroupConfig, v DataVersion) error {
+func SaveSubscriptionGroups(fs vfs.FS, path string, groups map[string]SubscriptionGroupConfig, v DataVersion) error {
 	data, err := EncodeSubscriptionGroups(groups, v, true)
 	if err != nil {
 		return fmt.Errorf("meta save %s: %w", path, err)
 	}
-	return saveWithBackup(path, data, func(b []byte) bool {
+	return saveWithBackup(fs, path, data, func(b []byte) bool {
 		_, err := parseSubscriptionGroups(b)
 		return err == nil
 	})

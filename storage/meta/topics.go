@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Topic defaults (RocketMQ TopicConfig / BrokerConfig).
@@ -116,9 +118,9 @@ func parseTopics(data []byte) (topicsFile, error) {
 // broker), falling back to its .bak file as described in the package doc.
 // When neither exists it returns an empty map and a zero DataVersion: merge
 // DefaultTopics under the result.
-func LoadTopics(path string, opts ...Option) (map[string]TopicConfig, DataVersion, error) {
+func LoadTopics(fs vfs.FS, path string, opts ...Option) (map[string]TopicConfig, DataVersion, error) {
 	o := buildOptions(opts)
-	f, _, err := loadWithBackup(path, o.log, parseTopics)
+	f, _, err := loadWithBackup(fs, path, o.log, parseTopics)
 	if err != nil {
 		return nil, DataVersion{}, err
 	}
@@ -130,7 +132,7 @@ func LoadTopics(path string, opts ...Option) (map[string]TopicConfig, DataVersio
 
 // SaveTopics writes topics and their version to path as RocketMQ-style JSON,
 // keeping the previous file as .bak.
-func SaveTopics(path string, topics map[string]TopicConfig, v DataVersion) error {
+func SaveTopics(fs vfs.FS, path string, topics map[string]TopicConfig, v DataVersion) error {
 	if topics == nil {
 		topics = map[string]TopicConfig{}
 	}
@@ -138,7 +140,7 @@ func SaveTopics(path string, topics map[string]TopicConfig, v DataVersion) error
 	if err != nil {
 		return fmt.Errorf("meta save %s: %w", path, err)
 	}
-	return saveWithBackup(path, append(data, '\n'), func(b []byte) bool {
+	return saveWithBackup(fs, path, append(data, '\n'), func(b []byte) bool {
 		_, err := parseTopics(b)
 		return err == nil
 	})
@@ -211,4 +213,6 @@ func (t *TopicTable) Without(now time.Time, names ...string) *TopicTable {
 }
 
 // Save writes the table with SaveTopics.
-func (t *TopicTable) Save(path string) error { return SaveTopics(path, t.topics, t.version) }
+func (t *TopicTable) Save(fs vfs.FS, path string) error {
+	return SaveTopics(fs, path, t.topics, t.version)
+}

@@ -74,7 +74,7 @@ func sampleTopics() map[string]TopicConfig {
 func TestTopicsRoundTripAndGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "topics.json")
 	v := DataVersion{Timestamp: 1700000000000, Counter: 5}
-	if err := SaveTopics(path, sampleTopics(), v); err != nil {
+	if err := SaveTopics(nil, path, sampleTopics(), v); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -82,7 +82,7 @@ func TestTopicsRoundTripAndGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "topics.json", data)
-	got, gotV, err := LoadTopics(path)
+	got, gotV, err := LoadTopics(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestTopicsRoundTripAndGolden(t *testing.T) {
 }
 
 func TestLoadTopicsJavaStyle(t *testing.T) {
-	got, v, err := LoadTopics(filepath.Join("testdata", "topics_java_style.json"))
+	got, v, err := LoadTopics(nil, filepath.Join("testdata", "topics_java_style.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +107,9 @@ func TestLoadTopicsJavaStyle(t *testing.T) {
 }
 
 func TestLoadTopicsMissing(t *testing.T) {
-	got, v, err := LoadTopics(filepath.Join(t.TempDir(), "topics.json"))
+	got, v, err := LoadTopics(nil, filepath.Join(t.TempDir(), "topics.json"))
 	if err != nil || got == nil || len(got) != 0 || v != (DataVersion{}) {
-		t.Fatalf("LoadTopics(missing) = %v, %v, %v; want empty map", got, v, err)
+		t.Fatalf("LoadTopics(nil, missing) = %v, %v, %v; want empty map", got, v, err)
 	}
 }
 
@@ -133,7 +133,7 @@ func TestLoadTopicsValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "topics.json")
 			mustWrite(t, path, tt.content)
-			_, _, err := LoadTopics(path)
+			_, _, err := LoadTopics(nil, path)
 			if (err == nil) != tt.ok {
 				t.Fatalf("LoadTopics = %v, want ok=%v", err, tt.ok)
 			}
@@ -149,24 +149,24 @@ func TestTopicsBackup(t *testing.T) {
 	path := filepath.Join(dir, "topics.json")
 	v1 := map[string]TopicConfig{"A": NewTopicConfig("A", 1)}
 	v2 := map[string]TopicConfig{"A": NewTopicConfig("A", 1), "B": NewTopicConfig("B", 2)}
-	if err := SaveTopics(path, v1, DataVersion{Counter: 1}); err != nil {
+	if err := SaveTopics(nil, path, v1, DataVersion{Counter: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path + BackupSuffix); !os.IsNotExist(err) {
 		t.Fatalf("first save created a backup: %v", err)
 	}
-	if err := SaveTopics(path, v2, DataVersion{Counter: 2}); err != nil {
+	if err := SaveTopics(nil, path, v2, DataVersion{Counter: 2}); err != nil {
 		t.Fatal(err)
 	}
 	// The backup holds v1.
-	if got, v, err := LoadTopics(path + BackupSuffix); err != nil || !maps.Equal(got, v1) || v.Counter != 1 {
+	if got, v, err := LoadTopics(nil, path+BackupSuffix); err != nil || !maps.Equal(got, v1) || v.Counter != 1 {
 		t.Fatalf("backup = %v, %v, %v", got, v, err)
 	}
 
 	// Corrupt main: fall back to the backup and log a warning.
 	mustWrite(t, path, `{"topicConfigTable":`)
 	var logBuf bytes.Buffer
-	got, v, err := LoadTopics(path, WithLogger(zerolog.New(&logBuf)))
+	got, v, err := LoadTopics(nil, path, WithLogger(zerolog.New(&logBuf)))
 	if err != nil || !maps.Equal(got, v1) || v.Counter != 1 {
 		t.Fatalf("fallback = %v, %v, %v", got, v, err)
 	}
@@ -175,10 +175,10 @@ func TestTopicsBackup(t *testing.T) {
 	}
 
 	// Saving over a corrupt main keeps the good backup.
-	if err := SaveTopics(path, v2, DataVersion{Counter: 3}); err != nil {
+	if err := SaveTopics(nil, path, v2, DataVersion{Counter: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := LoadTopics(path + BackupSuffix); err != nil || !maps.Equal(got, v1) {
+	if got, _, err := LoadTopics(nil, path+BackupSuffix); err != nil || !maps.Equal(got, v1) {
 		t.Fatalf("backup after saving over corrupt main = %v, %v", got, err)
 	}
 
@@ -186,20 +186,20 @@ func TestTopicsBackup(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := LoadTopics(path); err != nil || !maps.Equal(got, v1) {
+	if got, _, err := LoadTopics(nil, path); err != nil || !maps.Equal(got, v1) {
 		t.Fatalf("missing main = %v, %v", got, err)
 	}
 
 	// Both unusable: an error naming the path, never a silent reset.
 	mustWrite(t, path, `garbage`)
 	mustWrite(t, path+BackupSuffix, `garbage`)
-	if _, _, err := LoadTopics(path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+	if _, _, err := LoadTopics(nil, path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("both corrupt = %v", err)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := LoadTopics(path); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := LoadTopics(nil, path); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("missing main, corrupt backup = %v", err)
 	}
 	noTempFiles(t, dir)
@@ -209,7 +209,7 @@ func TestSaveUnchangedIsNoop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "topics.json")
 	m := map[string]TopicConfig{"A": NewTopicConfig("A", 1)}
 	for range 3 {
-		if err := SaveTopics(path, m, DataVersion{Counter: 1}); err != nil {
+		if err := SaveTopics(nil, path, m, DataVersion{Counter: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -256,10 +256,10 @@ func TestTopicTable(t *testing.T) {
 		t.Fatal("Map returned the internal map")
 	}
 	path := filepath.Join(t.TempDir(), "topics.json")
-	if err := t1.Save(path); err != nil {
+	if err := t1.Save(nil, path); err != nil {
 		t.Fatal(err)
 	}
-	got, v, err := LoadTopics(path)
+	got, v, err := LoadTopics(nil, path)
 	if err != nil || !maps.Equal(got, t1.Map()) || v != t1.Version() {
 		t.Fatalf("Save/Load = %v, %v, %v", got, v, err)
 	}

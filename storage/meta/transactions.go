@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // TransactionStateVersion is the version of transactions.json this build
@@ -98,14 +100,14 @@ func parseTransactionState(data []byte) (TransactionState, error) {
 // LoadTransactionState reads the transaction stage's state written by
 // SaveTransactionState, falling back to the .bak file like the other JSON
 // files; found is false when neither exists.
-func LoadTransactionState(path string, opts ...Option) (s TransactionState, found bool, err error) {
+func LoadTransactionState(fs vfs.FS, path string, opts ...Option) (s TransactionState, found bool, err error) {
 	o := buildOptions(opts)
-	return loadWithBackup(path, o.log, parseTransactionState)
+	return loadWithBackup(fs, path, o.log, parseTransactionState)
 }
 
 // SaveTransactionState validates s and writes it to path, keeping the
 // previous file as .bak.
-func SaveTransactionState(path string, s TransactionState) error {
+func SaveTransactionState(fs vfs.FS, path string, s TransactionState) error {
 	if s.Pending == nil {
 		s.Pending = []PendingTransaction{}
 	}
@@ -119,7 +121,7 @@ func SaveTransactionState(path string, s TransactionState) error {
 	if err != nil {
 		return fmt.Errorf("meta save %s: %w", path, err)
 	}
-	return saveWithBackup(path, append(data, '\n'), func(b []byte) bool {
+	return saveWithBackup(fs, path, append(data, '\n'), func(b []byte) bool {
 		_, err := parseTransactionState(b)
 		return err == nil
 	})

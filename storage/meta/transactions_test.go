@@ -16,22 +16,22 @@ func sampleTxState() TransactionState {
 
 func TestTransactionStateRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "transactions.json")
-	if _, found, err := LoadTransactionState(path); err != nil || found {
+	if _, found, err := LoadTransactionState(nil, path); err != nil || found {
 		t.Fatalf("missing file: found %v err %v", found, err)
 	}
 	want := sampleTxState()
-	if err := SaveTransactionState(path, want); err != nil {
+	if err := SaveTransactionState(nil, path, want); err != nil {
 		t.Fatal(err)
 	}
-	got, found, err := LoadTransactionState(path)
+	got, found, err := LoadTransactionState(nil, path)
 	if err != nil || !found || !reflect.DeepEqual(got, want) {
 		t.Fatalf("load = %+v %v %v, want %+v", got, found, err, want)
 	}
 	empty := TransactionState{Version: 1, HalfNext: 41}
-	if err := SaveTransactionState(path, empty); err != nil {
+	if err := SaveTransactionState(nil, path, empty); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err = LoadTransactionState(path)
+	got, _, err = LoadTransactionState(nil, path)
 	if err != nil || got.HalfNext != 41 || got.Pending == nil || len(got.Pending) != 0 || len(got.EndedAhead) != 0 {
 		t.Fatalf("empty state reloaded as %+v (%v)", got, err)
 	}
@@ -39,14 +39,14 @@ func TestTransactionStateRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"version":1,"halfNext":`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, found, err = LoadTransactionState(path)
+	got, found, err = LoadTransactionState(nil, path)
 	if err != nil || !found || !reflect.DeepEqual(got, want) {
 		t.Fatalf("fallback to backup = %+v %v %v, want %+v", got, found, err, want)
 	}
 	if err := os.WriteFile(path+BackupSuffix, []byte(`[]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := LoadTransactionState(path); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := LoadTransactionState(nil, path); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("both files damaged: err %v, want ErrCorrupt", err)
 	}
 }
@@ -104,10 +104,10 @@ func FuzzParseTransactionState(f *testing.F) {
 			t.Fatalf("accepted an invalid state: %v", err)
 		}
 		path := filepath.Join(t.TempDir(), "transactions.json")
-		if err := SaveTransactionState(path, s); err != nil {
+		if err := SaveTransactionState(nil, path, s); err != nil {
 			t.Fatal(err)
 		}
-		again, _, err := LoadTransactionState(path)
+		again, _, err := LoadTransactionState(nil, path)
 		if err != nil || again.HalfNext != s.HalfNext || again.ScanFrom != s.ScanFrom ||
 			len(again.Pending) != len(s.Pending) || len(again.EndedAhead) != len(s.EndedAhead) {
 			t.Fatalf("round trip: %+v (%v), want %+v", again, err, s)

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 )
 
-// Default is the file system stores use when their options give none.
+// Default returns fs, or OS when fs is nil: the file system stores use
+// when their options give none.
 func Default(fs FS) FS {
 	if fs == nil {
 		return OS{}
@@ -18,8 +19,9 @@ func Default(fs FS) FS {
 	return fs
 }
 
-// ReadFile reads the whole file name, like os.ReadFile.
+// ReadFile reads the whole file name, like os.ReadFile. A nil fs is OS.
 func ReadFile(fs FS, name string) ([]byte, error) {
+	fs = Default(fs)
 	f, err := fs.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -39,8 +41,10 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 
 // MkdirAllSynced creates dir and any missing parents, and fsyncs the parent
 // of every directory it created, so that the new directories survive a
-// crash (a plain MkdirAll leaves their entries in the page cache).
+// crash (a plain MkdirAll leaves their entries in the page cache). A nil
+// fs is OS.
 func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
+	fs = Default(fs)
 	dir = filepath.Clean(dir)
 	var missing []string
 	for d := dir; ; {
@@ -73,8 +77,9 @@ func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
 // WriteFileAtomic replaces path with data so that a crash leaves either the
 // old or the new content: it writes a temporary file in the same directory,
 // fsyncs it, renames it over path and fsyncs the directory. The directory
-// must exist. On error the temporary file is removed.
+// must exist. On error the temporary file is removed. A nil fs is OS.
 func WriteFileAtomic(fs FS, path string, data []byte, perm os.FileMode) (err error) {
+	fs = Default(fs)
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -91,7 +91,7 @@ func TestSubscriptionGroupsSurviveRestart(t *testing.T) {
 	if err := n1.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	onDisk, _, err := meta.LoadSubscriptionGroups(filepath.Join(dir, "config", "subscriptionGroup.json"))
+	onDisk, _, err := meta.LoadSubscriptionGroups(nil, filepath.Join(dir, "config", "subscriptionGroup.json"))
 	if err != nil || onDisk[frozen].RetryMaxTimes != 3 || onDisk[auto].GroupName != auto {
 		t.Fatalf("subscriptionGroup.json: %v %+v", err, onDisk)
 	}
