@@ -81,6 +81,7 @@ type Store struct {
 	Dispatched atomic.Int64
 
 	lock    io.Closer
+	durable atomic.Pointer[DurableEnd] // nil: the CommitLog's flushed offset
 	log     zerolog.Logger
 	policy  corruption.Policy
 	corrupt *corruption.Metrics

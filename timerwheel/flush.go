@@ -34,9 +34,10 @@ func (s *Store) Flush() error {
 		return err
 	}
 	last := s.tl.Last()
+	acked := s.durableAckCandidate()
 	ck := checkpoint.Checkpoint{
-		AckedMs:            s.acked.Ms,
-		AckedSeq:           s.acked.Seq,
+		AckedMs:            acked.Ms,
+		AckedSeq:           acked.Seq,
 		FlushedSeq:         last,
 		SnapshotSeq:        s.snapSeq,
 		RelinkedUpToMs:     s.relinkedUpTo,
@@ -46,7 +47,7 @@ func (s *Store) Flush() error {
 	since := s.sinceSnap
 	var snap []byte
 	if since > 0 && (since >= uint64(s.opts.SnapshotEvery) || s.wantSnap) {
-		snap = checkpoint.EncodeSnapshot(s.snapshot())
+		snap = checkpoint.EncodeSnapshot(s.snapshot(acked))
 	}
 	s.mu.Unlock()
 
@@ -111,13 +112,57 @@ func (s *Store) failLocked(err error) error {
 	return s.fail(err)
 }
 
-// snapshot captures the wheel as of the last TimerLog record. mu must be
-// held.
-func (s *Store) snapshot() *checkpoint.Snapshot {
+// durableAckCandidate is the acknowledged position Flush may make durable:
+// the acknowledged one, held back to the limit LimitDurableAck set. mu must
+// be held.
+func (s *Store) durableAckCandidate() Cursor {
+	if s.ackLimit != nil && s.ackLimit.Less(s.acked) {
+		return *s.ackLimit
+	}
+	return s.acked
+}
+
+// LimitDurableAck bounds the acknowledged position that Flush makes
+// durable to c: Flush writes the older of c and the acknowledged position.
+// The dequeue side sets it to the position up to which the write-backs of
+// acknowledged timers are themselves durable (in the CommitLog, see
+// storage.DurableEnd), so that a crash that loses a write-back finds its
+// timer not acknowledged and releases it again: a timer is acknowledged
+// durably only after its delivery is. Before the first call Flush writes
+// the acknowledged position as it is.
+func (s *Store) LimitDurableAck(c Cursor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ackLimit = &c
+}
+
+// RewindEnqueue lowers the enqueue position (Checkpoint.EnqueueQueueOffset)
+// to next-1 when it claims queue offsets from next on: at start, after a
+// crash cut the CommitLog's tail, the timer queue's offsets from next on
+// are handed out again to new timer messages, which Add would otherwise
+// skip as replays. The records that claimed them stay in the wheel; the
+// dequeue side checks every released timer against the record it names
+// before delivering it, so those whose message is gone are dropped then.
+// It returns the position before the call.
+func (s *Store) RewindEnqueue(next int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.maxQO
+	if next-1 < s.maxQO {
+		s.maxQO = next - 1
+		s.log.Warn().Int64("enqueue_queue_offset", was).Int64("rewound_to", s.maxQO).
+			Msg("timer enqueue position rewound to what the CommitLog holds (its tail was lost)")
+	}
+	return was
+}
+
+// snapshot captures the wheel as of the last TimerLog record, with acked
+// as its acknowledged position. mu must be held.
+func (s *Store) snapshot(acked Cursor) *checkpoint.Snapshot {
 	sn := &checkpoint.Snapshot{
 		Seq:                s.tl.Last(),
-		AckedMs:            s.acked.Ms,
-		AckedSeq:           s.acked.Seq,
+		AckedMs:            acked.Ms,
+		AckedSeq:           acked.Seq,
 		RelinkedUpToMs:     s.relinkedUpTo,
 		EnqueueQueueOffset: s.maxQO,
 		Geometry:           s.geo,

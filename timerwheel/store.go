@@ -63,6 +63,7 @@ type Store struct {
 	ringBase     int64 // oldest near slot kept (from the older durable ack)
 
 	issued, acked Cursor
+	ackLimit      *Cursor   // the most Flush may make durable of acked (nil: all of it)
 	durable       [2]Cursor // acked cursors of the two latest checkpoints: older, newer
 	ready         readyHeap
 	tombs         map[uint64]tomb

@@ -103,6 +103,22 @@ func KeyHash(realTopic, uniqKey string) uint64 {
 	return HashKey(realTopic + "+" + uniqKey)
 }
 
+// KeyHashBytes is KeyHash of byte slices, without allocating.
+func KeyHashBytes(realTopic, uniqKey []byte) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, part := range [3][]byte{realTopic, {'+'}, uniqKey} {
+		for _, c := range part {
+			h ^= uint64(c)
+			h *= prime64
+		}
+	}
+	if h != 0 {
+		return h
+	}
+	return 1
+}
+
 // Cursor is a position in the dequeue order: timers are released by
 // increasing (Ms, Seq), where Ms is a timer's EffMs and Seq its TimerLog
 // sequence. A cursor c covers every timer whose position is <= c.

@@ -142,6 +142,9 @@ func (p *Pipeline) spawn() error {
 	cfg, log := p.cfg, p.cfg.Logger
 	logFor := func(name string) zerolog.Logger { return log.With().Str("stage", name).Logger() }
 	p.store.Dispatched.Store(dispatch.StartOffset(p.store, log))
+	if err := p.reconcile(); err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
 	defaults := meta.DefaultTopics(cfg.BrokerName, cfg.Cluster, cfg.AutoCreateTopic)
 	if tbw, ok := defaults["TBW102"]; ok {
 		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/timerwheel"
@@ -14,7 +15,7 @@ import (
 // Nothing reads its consume queue (the TimerLog refers to the copies by
 // CommitLog offset); it is trimmed like any other. It is not the timer
 // topic, so the enqueue side never sees a copy as a new timer.
-const RollTopic = "rmq_sys_wheel_roll"
+const RollTopic = timer.RollTopic
 
 // rollAppendRecords caps the records of one roll append.
 const rollAppendRecords = 512

@@ -82,6 +82,9 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	if len(realTopic) == 0 || err != nil || qid < 0 {
 		return put{}, "no_real_topic"
 	}
+	if reason := staleReason(raw, l, t, realTopic, uniq, outMs); reason != "" {
+		return put{}, reason
+	}
 	var num [20]byte
 	props := b.props[:0]
 	if !rewrite {
@@ -118,6 +121,38 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	}
 	return put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,
 		due: t.DeliverMs}, ""
+}
+
+// RollTopic is where retention copies timer messages that wait longer than
+// the CommitLog is kept (actors/retention.RollTopic): a rerouted timer's
+// record lives there.
+const RollTopic = "rmq_sys_wheel_roll"
+
+// staleReason checks a released timer against the record it names before
+// it is delivered, and returns "stale" when the record is not that timer's
+// message: the record is in the timer topic at the timer's queue offset (or
+// a retention copy of it), its TIMER_OUT_MS is the timer's due time, and
+// its real topic and UNIQ_KEY hash to the timer's key hash. A crash that
+// cut the CommitLog's tail leaves wheel entries whose offsets were then
+// written again by other messages; without this check such an entry would
+// deliver another message, at its own time (early, or a second time).
+func staleReason(raw []byte, l message.Layout, t timerwheel.Timer, realTopic, uniq, outMs []byte) string {
+	switch topic := l.Topic(raw); string(topic) {
+	case Topic:
+		if t.QueueOffset >= 0 && message.PeekQueueOffset(raw) != t.QueueOffset {
+			return "stale"
+		}
+	case RollTopic:
+	default:
+		return "stale"
+	}
+	if due, err := strconv.ParseInt(string(outMs), 10, 64); err != nil || due != t.DeliverMs {
+		return "stale"
+	}
+	if t.KeyHash != 0 && timerwheel.KeyHashBytes(realTopic, uniq) != t.KeyHash {
+		return "stale"
+	}
+	return ""
 }
 
 // within returns the bytes of v, a sub-slice of src, at the same position

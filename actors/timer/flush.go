@@ -60,10 +60,23 @@ func (f *timerFlush) flush() {
 	if !svc.dirty.Swap(false) {
 		return
 	}
-	from := svc.ackedOff.Load() // before Flush captures the acknowledged position
+	from := svc.ackedOff.Load() // before the ack log is read, and Flush captures the acknowledged position
+	limit, limited, waiting, waitStart := svc.acks.durable(svc.opts.Store.DurableEnd())
+	if limited {
+		svc.opts.Wheel.LimitDurableAck(limit)
+	}
+	if waiting {
+		// The acknowledgements of batches whose write-backs are not durable
+		// are not made durable either: a crash re-releases those timers, and
+		// the replay scan must see their write-backs that survived.
+		from = min(from, waitStart)
+	}
 	if err := svc.opts.Wheel.Flush(); err != nil {
 		svc.dirty.Store(true)
 		panic(err)
+	}
+	if waiting {
+		svc.dirty.Store(true) // flush again once their write-backs are durable
 	}
 	if svc.opts.Faults != nil {
 		func() {

@@ -29,6 +29,7 @@ type pendingBatch struct {
 	pb        *putBatch
 	waiting   int
 	failed    bool
+	wrote     bool // it handed records to the writer
 	startedAt time.Time
 	startOff  int64 // CommitLog end before its first append
 }
@@ -194,6 +195,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		groups[pu.key] = append(groups[pu.key], pu.record)
 	}
 	p.waiting = len(order)
+	p.wrote = len(order) > 0
 	for _, k := range order {
 		seq := p.seq
 		svc.opts.Append(&writer.Append{Key: k, Records: groups[k], Reply: func(r writer.Result) {
@@ -231,6 +233,11 @@ func (d *dequeuePut) ackReady() {
 			svc.restartDequeue("ack refused")
 			return
 		}
+		entry := ackEntry{from: p.pb.batch.From, to: p.pb.batch.To, start: p.startOff}
+		if p.wrote {
+			entry.end = svc.opts.Store.CommitLog.MaxOffset() // every write-back of the batch lies below
+		}
+		svc.acks.acked(entry) // before ackedOff moves: timer_flush reads them in the other order
 		now := svc.opts.Now()
 		delivered := len(p.pb.puts)
 		svc.opts.Metrics.Delivered.Add(float64(delivered))

@@ -138,6 +138,9 @@ type Service struct {
 	replayPin atomic.Int64
 	// deqInFlyTimers counts the timers of those batches.
 	deqInFlyTimers atomic.Int64
+	// acks are the acknowledged batches whose write-backs may not be
+	// durable yet (dequeue_put appends, timer_flush drops).
+	acks ackLog
 	// ackedOff is where dequeue_put's replay scan would start if the
 	// acknowledgements made so far were durable: the first write-back of
 	// the oldest batch not yet acknowledged (-1 until dequeue_put starts).

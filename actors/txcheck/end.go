@@ -162,7 +162,7 @@ func (s *Stage) onWritten(w *written) {
 		// An append of the instance before a restart: its effect is applied
 		// like a scanned record.
 		if w.res.Err == nil && (w.step == stepFinal || w.outcome == Rollback) {
-			s.markEnded(w.q, w.outcome)
+			s.endStored(w.q, w.outcome, s.scanFrom)
 		}
 		return
 	}
@@ -192,7 +192,7 @@ func (s *Stage) onWritten(w *written) {
 		}
 	case w.step == stepFinal:
 		h, err := s.readHalfSized(tx.cl, tx.size)
-		s.markEnded(w.q, en.outcome) // the commit or discard record is stored: ended
+		s.endStored(w.q, en.outcome, en.floor) // the commit or discard record is stored: ended
 		if err != nil {
 			s.opts.Logger.Warn().Err(err).Int64("half_offset", w.q).Msg("op record not written")
 			return
@@ -204,8 +204,29 @@ func (s *Stage) onWritten(w *written) {
 		}
 		s.append(writer.QueueKey{Topic: meta.TopicTransOpHalf}, rec, en, w.q, stepOp)
 	default: // the op record of a rollback
-		s.markEnded(w.q, en.outcome)
+		s.endStored(w.q, en.outcome, en.floor)
 	}
+}
+
+// undurableEnd is a transaction ended by a record that may not survive a
+// crash yet: it lies below end, at or after floor.
+type undurableEnd struct {
+	q, cl      int64
+	checks     int32
+	floor, end int64
+}
+
+// endStored applies an end whose record the writer just stored at or after
+// floor; while that record is not durable the transaction stays open in
+// the persisted state (see Stage.undurable).
+func (s *Stage) endStored(q int64, o Outcome, floor int64) {
+	st := s.opts.Store
+	if tx := s.pending[q]; tx != nil {
+		if end := st.CommitLog.MaxOffset(); end > st.DurableEnd() {
+			s.undurable = append(s.undurable, undurableEnd{q: q, cl: tx.cl, checks: tx.checks, floor: floor, end: end})
+		}
+	}
+	s.markEnded(q, o)
 }
 
 // markEnded records that the transaction at half offset q ended with o;

@@ -31,6 +31,7 @@ func (s *Stage) start() {
 	s.epoch = s.sh.epoch.Add(1)
 	s.pending, s.endedAhead = map[int64]*halfTx{}, map[int64]bool{}
 	s.inflight, s.recent, s.recentOrder, s.recentAt = map[uint64]int64{}, map[int64]Outcome{}, nil, 0
+	s.undurable = nil // what a crash could lose is scanned again below (the persisted ScanFrom is below it)
 	s.restartFloor = -1
 	s.opts.Kicker.pending.Store(false) // a kick sent to a stopped instance is lost; start reads everything anyway
 	cl := s.opts.Store.CommitLog
@@ -180,6 +181,11 @@ func (s *Stage) checkpoint(final bool) {
 	for _, floor := range s.inflight {
 		scanFrom = min(scanFrom, floor)
 	}
+	durable := s.opts.Store.DurableEnd()
+	s.undurable = slices.DeleteFunc(s.undurable, func(u undurableEnd) bool { return u.end <= durable })
+	for _, u := range s.undurable {
+		scanFrom = min(scanFrom, u.floor)
+	}
 	if s.restartFloor >= 0 {
 		if s.now().After(s.restartUntil) {
 			s.restartFloor = -1
@@ -190,6 +196,9 @@ func (s *Stage) checkpoint(final bool) {
 	idle := int64(-1) // the scan start when no end is in flight
 	if len(s.inflight) == 0 && s.restartFloor < 0 {
 		idle = scanFrom
+	}
+	if len(s.undurable) > 0 {
+		s.dirty = true // saved again once those ends are durable
 	}
 	if s.dirty || scanFrom-s.scanFrom >= saveEvery || (final && scanFrom != s.scanFrom) {
 		st := s.state(scanFrom)
@@ -206,12 +215,20 @@ func (s *Stage) checkpoint(final bool) {
 func (s *Stage) state(scanFrom int64) meta.TransactionState {
 	st := meta.TransactionState{Version: meta.TransactionStateVersion, HalfNext: s.halfNext, ScanFrom: scanFrom,
 		Pending: make([]meta.PendingTransaction, 0, len(s.pending))}
+	open := map[int64]bool{}
 	for q, tx := range s.pending {
 		st.Pending = append(st.Pending, meta.PendingTransaction{QueueOffset: q, CommitLogOffset: tx.cl, Checks: tx.checks})
+		open[q] = true
+	}
+	for _, u := range s.undurable { // ended, but not durably yet: still open after a crash
+		if !open[u.q] {
+			st.Pending = append(st.Pending, meta.PendingTransaction{QueueOffset: u.q, CommitLogOffset: u.cl, Checks: u.checks})
+			open[u.q] = true
+		}
 	}
 	slices.SortFunc(st.Pending, func(a, b meta.PendingTransaction) int { return cmp.Compare(a.QueueOffset, b.QueueOffset) })
 	for q := range s.endedAhead {
-		if q >= s.halfNext {
+		if q >= s.halfNext && !open[q] {
 			st.EndedAhead = append(st.EndedAhead, q)
 		}
 	}

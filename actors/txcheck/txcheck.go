@@ -285,6 +285,11 @@ type Stage struct {
 	pending    map[int64]*halfTx
 	endedAhead map[int64]bool
 	inflight   map[uint64]int64 // ending id -> floor
+	// undurable are transactions ended by records not yet durable
+	// (storage.DurableEnd): the persisted state keeps them open until
+	// they are, so that a crash that loses the end leaves them checked
+	// again rather than lost.
+	undurable []undurableEnd
 	nextID     uint64
 
 	recent      map[int64]Outcome // outcomes of recent ends, for repeated END_TRANSACTION
