@@ -1,6 +1,7 @@
 // Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
-// operations (the Nth write, the Nth sync, every sync, creates, truncates,
-// directory syncs, or everything a full disk refuses) or holds file syncs
+// operations (the Nth write, writes over a size, the Nth sync, every sync,
+// creates, truncates, directory syncs, or everything a full disk refuses)
+// or holds file syncs
 // (a disk busy writing back), optionally only under one directory, and
 // NoSyncFS turns fsync off so fuzzing is not bound by the disk.
 package vfstest
@@ -25,6 +26,7 @@ type FaultFS struct {
 	mu           sync.Mutex
 	writes       int           // WriteAt calls since FailWrite
 	failWrite    int           // 1-based WriteAt call to fail after writing half; 0 = never
+	failOver     int           // WriteAt calls of more bytes fail after writing half; 0 = never
 	syncs        int           // file Sync calls since FailSync
 	failSync     int           // 1-based file Sync call to fail; 0 = never
 	failAllSync  bool          // every file Sync fails
@@ -46,6 +48,16 @@ func (fs *FaultFS) FailWrite(n int) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.writes, fs.failWrite = 0, n
+}
+
+// FailWritesOver makes every WriteAt of more than n bytes write the first
+// half of its bytes and then fail with ENOSPC, while smaller writes go
+// through: a disk with a little room left, which takes small appends and
+// refuses a large one. Zero disarms it.
+func (fs *FaultFS) FailWritesOver(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.failOver = n
 }
 
 // FailSync makes the nth file Sync from now (1-based) fail with EIO. Zero
@@ -130,7 +142,7 @@ func (fs *FaultFS) Hit() bool {
 func (fs *FaultFS) Reset() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
+	fs.writes, fs.failWrite, fs.failOver, fs.syncs, fs.failSync = 0, 0, 0, 0, 0
 	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
 	fs.failAllSync, fs.full = false, false
 	if fs.hold != nil {
@@ -186,7 +198,8 @@ func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 		return f.File.WriteAt(b, off)
 	}
 	f.fs.writes++
-	fail := f.fs.inject(f.fs.writes == f.fs.failWrite || f.fs.full)
+	over := f.fs.failOver > 0 && len(b) > f.fs.failOver
+	fail := f.fs.inject(f.fs.writes == f.fs.failWrite || f.fs.full || over)
 	f.fs.mu.Unlock()
 	if fail {
 		n, _ := f.File.WriteAt(b[:len(b)/2], off)
