@@ -23,6 +23,10 @@
 //
 // The writer never panics on a failed append: it answers the error (so no
 // request is silently dropped) and the CommitLog rolls the failed batch back.
+// Every Append it takes is answered exactly once, from one place
+// (Writer.reply), which drops the writer's reference to it first: what the
+// writer knows of a drain's appends is kept in its own slots, never in the
+// Append, so a sender may recycle an Append from its Reply.
 // On (re)start it rebuilds its queue-offset table from the consume queues
 // plus a scan of the CommitLog records that are not dispatched yet.
 //
@@ -96,33 +100,33 @@ type QueueKey struct {
 
 // Append asks the writer to store Records (encoded stored-message records of
 // one topic and queue) and to call Reply once with the outcome.
+//
+// An Append is the sender's again as soon as Reply is called: the writer
+// keeps what it knows about a drain's appends (stored or not, the result)
+// in its own slots, answers each append from one place (Writer.reply),
+// which forgets the Append before it calls Reply, and never touches it
+// after. A sender may therefore recycle an Append from its Reply (the
+// router's fast path pools them).
 type Append struct {
 	Key     QueueKey
 	Records [][]byte
 	// Reply is called from the writer's goroutine; it must not block.
 	Reply func(Result)
 
-	result  Result   // set once the records are in the CommitLog
-	written bool     // result is set
-	handled bool     // Reply was called
-	one     [1]int64 // result.Offsets of a one-record append
+	one [1]int64 // Result.Offsets of a one-record append
 }
 
-// Fail implements stage.Failable: an append not answered yet is answered
-// with err (the writer answers the appends it had stored before it failed
-// with their results; see Writer.rescue).
+// Fail implements stage.Failable: it answers a with err. The stage layer
+// calls it for appends the writer never took (queued for a stage that is
+// down); the writer answers the appends it took itself, once each.
 func (a *Append) Fail(err error) {
-	if a.handled {
-		return
-	}
-	a.handled = true
 	a.Reply(Result{Err: err})
 }
 
 // Reset readies a for reuse (a sender that pools its Appends calls it
-// before filling one in again).
+// before filling one in again): it clears what the writer left in it.
 func (a *Append) Reset() {
-	a.result, a.written, a.handled = Result{}, false, false
+	a.one = [1]int64{}
 }
 
 // Result is the outcome of an Append.
@@ -181,6 +185,16 @@ type drainNow struct{}
 // maxDrainRecords caps the records written by one drain.
 const maxDrainRecords = 4096
 
+// slot is the writer's record of one Append of the drain under way. What
+// the writer learns about an append (stored or not, where, or why not)
+// lives here and not in the Append, which belongs to its sender again once
+// it is answered.
+type slot struct {
+	a      *Append // nil once answered: nothing reaches the Append after
+	res    Result  // the outcome so far (Err set: refused)
+	stored bool    // its records are in the CommitLog; res says where
+}
+
 // Writer is the actor; build it with Producer.
 type Writer struct {
 	opts Options
@@ -194,7 +208,8 @@ type Writer struct {
 	drainQueued bool      // a drainNow is in the mailbox
 
 	// Scratch reused from drain to drain, so that a drain allocates nothing.
-	batch   []*Append
+	batch   []*Append // what the stash and the inbox hand over
+	slots   []slot    // the drain under way: its appends until answered
 	records [][]byte
 	touched map[QueueKey]int64
 	out     netloop.Outbox
@@ -285,32 +300,41 @@ func (w *Writer) drainStash() {
 }
 
 // drainBatch writes batch in chunks of at most maxDrainRecords records and
-// answers every append of it, also when a panic interrupts it (rescue).
+// answers every append of it once, also when a panic interrupts it
+// (rescue). The appends move from batch into the writer's slots, which
+// hold the only reference to each until it is answered.
 func (w *Writer) drainBatch(batch []*Append) {
-	w.batch = batch
+	slots := w.slots[:0]
+	for _, a := range batch {
+		slots = append(slots, slot{a: a})
+	}
+	clear(batch)
+	w.batch, w.slots = batch[:0], slots
 	defer func() {
+		r := recover()
+		if r != nil {
+			w.rescue(slots, r)
+		}
 		if w.wrote && w.opts.Appended != nil {
 			w.opts.Appended() // after the answers: they leave first
 		}
 		w.wrote = false
-		if r := recover(); r != nil {
-			w.rescue(batch, r)
+		clear(slots)
+		if r != nil {
 			panic(r)
 		}
-		clear(w.batch)
-		w.batch = w.batch[:0]
 	}()
-	for rest := batch; len(rest) > 0; {
+	for rest := slots; len(rest) > 0; {
 		n, records := 0, 0
-		for n < len(rest) && (n == 0 || records+len(rest[n].Records) <= maxDrainRecords) {
-			records += len(rest[n].Records)
+		for n < len(rest) && (n == 0 || records+len(rest[n].a.Records) <= maxDrainRecords) {
+			records += len(rest[n].a.Records)
 			n++
 		}
 		w.drain(rest[:n])
 		rest = rest[n:]
 	}
 	if w.opts.Mode == FlushSync && w.wrote {
-		w.answer(batch, true, w.sync()) // group commit: one fsync for the batch
+		w.answer(slots, true, w.sync()) // group commit: one fsync for the batch
 	}
 }
 
@@ -364,32 +388,35 @@ func (w *Writer) reopenIfFailed() {
 		Msg("commitlog reopened after its failure; taking sends again")
 }
 
-// drain writes the appends of batch (one CommitLog write when it can) and
-// answers each of them. A failed combined write is retried append by
-// append, so that one bad request fails alone.
-func (w *Writer) drain(batch []*Append) {
+// drain writes the appends of slots (one CommitLog write when it can) and
+// answers those it may (see answer). A failed combined write is retried
+// append by append, so that one bad request fails alone.
+func (w *Writer) drain(slots []slot) {
 	durable := w.opts.Mode == FlushAsync // sync flush: answered after the batch's fsync
-	if len(batch) > 1 && w.write(batch) {
-		w.answer(batch, durable, nil)
+	if len(slots) > 1 && w.write(slots) {
+		w.answer(slots, durable, nil)
 		return
 	}
-	for i := range batch {
-		w.write(batch[i : i+1])
-		w.answer(batch[i:i+1], durable, nil)
+	for i := range slots {
+		w.write(slots[i : i+1])
+		w.answer(slots[i:i+1], durable, nil)
 	}
 }
 
-// write assigns queue offsets and appends the records of batch in one
-// CommitLog write. On success each append holds its result; on failure
-// nothing changed, and a lone append holds the error.
-func (w *Writer) write(batch []*Append) bool {
+// write assigns queue offsets and appends the records of slots (none
+// answered yet) in one CommitLog write. On success each slot is stored and
+// holds its result; on failure nothing changed, and a lone slot holds the
+// error.
+func (w *Writer) write(slots []slot) bool {
 	clear(w.touched)
 	records := w.records[:0]
 	defer func() {
 		clear(records)
 		w.records = records[:0]
 	}()
-	for _, m := range batch {
+	for i := range slots {
+		s := &slots[i]
+		m := s.a
 		base, ok := w.touched[m.Key]
 		if !ok {
 			if base, ok = w.next[m.Key]; !ok {
@@ -399,33 +426,35 @@ func (w *Writer) write(batch []*Append) bool {
 		for j, rec := range m.Records {
 			message.SetQueueOffset(rec, base+int64(j))
 		}
-		m.result.QueueOffset = base
+		s.res.QueueOffset = base
 		w.touched[m.Key] = base + int64(len(m.Records))
 		records = append(records, m.Records...)
 	}
 	if err := w.opts.Store.CommitLog.AppendInPlace(records); err != nil {
-		if len(batch) == 1 {
-			m := batch[0]
+		if len(slots) == 1 {
+			m := slots[0].a
 			w.opts.Logger.Error().Err(err).Str("topic", m.Key.Topic).Int32("queue", m.Key.QueueID).
 				Int("records", len(m.Records)).Msg("commitlog append failed")
-			m.result = Result{Err: fmt.Errorf("commitlog append: %w", err)}
+			slots[0].res = Result{Err: fmt.Errorf("commitlog append: %w", err)}
 		}
 		return false
 	}
 	for k, v := range w.touched {
 		w.next[k] = v
 	}
-	for _, m := range batch {
+	for i := range slots {
+		s := &slots[i]
+		m := s.a
 		if len(m.Records) == 1 {
 			m.one[0] = message.PeekPhysicalOffset(m.Records[0])
-			m.result.Offsets = m.one[:]
+			s.res.Offsets = m.one[:]
 		} else {
-			m.result.Offsets = make([]int64, len(m.Records))
+			s.res.Offsets = make([]int64, len(m.Records))
 			for j, rec := range m.Records {
-				m.result.Offsets[j] = message.PeekPhysicalOffset(rec)
+				s.res.Offsets[j] = message.PeekPhysicalOffset(rec)
 			}
 		}
-		m.written = true
+		s.stored = true
 		if w.opts.Stored != nil {
 			n := 0
 			for _, rec := range m.Records {
@@ -441,52 +470,69 @@ func (w *Writer) write(batch []*Append) bool {
 	return true
 }
 
-// answer replies to the appends of batch not answered yet: the failed
+// answer replies to the appends of slots not answered yet: the refused
 // ones, and the stored ones once durable says they may be (async flush, or
 // after the fsync that covered them; syncErr is that fsync's failure, which
 // they are answered with). Replies go out through the writer's Outbox: each
 // connection is written once for the batch.
-func (w *Writer) answer(batch []*Append, durable bool, syncErr error) {
+func (w *Writer) answer(slots []slot, durable bool, syncErr error) {
 	defer w.out.Flush()
-	for _, m := range batch {
-		if m.handled || (m.result.Err == nil && !durable) {
-			continue
+	for i := range slots {
+		s := &slots[i]
+		switch {
+		case s.a == nil: // answered
+		case s.res.Err != nil:
+			w.reply(s, s.res)
+		case s.stored && durable:
+			res := s.res
+			if syncErr != nil {
+				res = Result{Err: syncErr}
+			}
+			w.reply(s, res)
 		}
-		m.handled = true
-		res := m.result
-		if res.Err == nil && syncErr != nil {
-			res = Result{Err: syncErr}
-		}
-		res.Out = &w.out
-		m.Reply(res)
 	}
 }
 
-// rescue answers every append of a drain that a panic interrupted: those
-// whose records reached the CommitLog get their result (in sync flush mode
-// after an fsync, or its error), the others an error the client retries.
-// Nothing is left to time out and no stored message is reported as failed.
-func (w *Writer) rescue(batch []*Append, reason any) {
-	stored, waiting := 0, false
-	for _, m := range batch {
-		if m.handled {
-			continue
-		}
-		if m.written {
+// reply answers the append of s with res: the one place the writer
+// answers an append it took. It forgets the Append before calling Reply,
+// so that nothing the writer does later (another pass over the drain, a
+// rescue after a panic, even one inside this Reply) reaches an Append its
+// sender may have recycled already.
+func (w *Writer) reply(s *slot, res Result) {
+	a := s.a
+	*s = slot{}
+	res.Out = &w.out
+	a.Reply(res)
+}
+
+// rescue answers every append of a drain that a panic interrupted and
+// that is not answered yet: those whose records reached the CommitLog get
+// their result (in sync flush mode after an fsync, or its error), the
+// others an error the client retries. Nothing is left to time out, no
+// stored message is reported as failed, and no append is answered twice.
+func (w *Writer) rescue(slots []slot, reason any) {
+	defer w.out.Flush()
+	stored := 0
+	for i := range slots {
+		s := &slots[i]
+		switch {
+		case s.a == nil: // answered
+		case s.stored:
 			stored++
-			waiting = true
-			continue
+		case s.res.Err != nil:
+			w.reply(s, s.res)
+		default:
+			w.reply(s, Result{Err: fmt.Errorf("commitlog writer failed before storing the message: %v", reason)})
 		}
-		m.Fail(fmt.Errorf("commitlog writer failed before storing the message: %v", reason))
 	}
-	if waiting {
+	if stored > 0 {
 		var syncErr error
 		if w.opts.Mode == FlushSync {
 			syncErr = w.sync()
 		}
-		w.answer(batch, true, syncErr)
+		w.answer(slots, true, syncErr)
 	}
-	w.opts.Logger.Error().Str("reason", fmt.Sprint(reason)).Int("appends", len(batch)).Int("stored", stored).
+	w.opts.Logger.Error().Str("reason", fmt.Sprint(reason)).Int("appends", len(slots)).Int("stored", stored).
 		Msg("commitlog writer failed during a drain; every append of it answered")
 }
 
