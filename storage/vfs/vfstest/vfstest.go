@@ -1,7 +1,7 @@
 // Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
 // operations (the Nth write, writes over a size, the Nth sync, every sync,
-// creates, truncates, directory syncs, or everything a full disk refuses)
-// or holds file syncs
+// creates, truncates, directory syncs, or everything a full disk refuses),
+// panics in the Nth sync, or holds file syncs
 // (a disk busy writing back), optionally only under one directory, and
 // NoSyncFS turns fsync off so fuzzing is not bound by the disk.
 package vfstest
@@ -30,6 +30,7 @@ type FaultFS struct {
 	syncs        int           // file Sync calls since FailSync
 	failSync     int           // 1-based file Sync call to fail; 0 = never
 	failAllSync  bool          // every file Sync fails
+	panicSync    int           // file Syncs left until the one that panics; 0 = none
 	full         bool          // every WriteAt and create fails with ENOSPC
 	failTruncate bool          // every Truncate fails
 	failCreate   bool          // every OpenFile with O_CREATE fails
@@ -66,6 +67,16 @@ func (fs *FaultFS) FailSync(n int) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.syncs, fs.failSync = 0, n
+}
+
+// PanicSync makes the nth file Sync from now (1-based) panic instead of
+// syncing, as a bug reached on the sync path would (the caller's deferred
+// unlocks run; the goroutine dies unless something recovers). Zero
+// disarms it.
+func (fs *FaultFS) PanicSync(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.panicSync = n
 }
 
 // FailEverySync makes every file Sync fail with EIO while on.
@@ -144,7 +155,7 @@ func (fs *FaultFS) Reset() {
 	defer fs.mu.Unlock()
 	fs.writes, fs.failWrite, fs.failOver, fs.syncs, fs.failSync = 0, 0, 0, 0, 0
 	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
-	fs.failAllSync, fs.full = false, false
+	fs.failAllSync, fs.full, fs.panicSync = false, false, 0
 	if fs.hold != nil {
 		close(fs.hold)
 		fs.hold = nil
@@ -218,7 +229,15 @@ func (f *faultFile) Sync() error {
 	fail := f.fs.inject(f.fs.syncs == f.fs.failSync || f.fs.failAllSync)
 	hold := f.fs.hold
 	f.fs.inject(hold != nil)
+	panicNow := false
+	if f.fs.panicSync > 0 {
+		f.fs.panicSync--
+		panicNow = f.fs.inject(f.fs.panicSync == 0)
+	}
 	f.fs.mu.Unlock()
+	if panicNow {
+		panic("vfstest: injected panic in the Sync of " + f.path)
+	}
 	if hold != nil {
 		<-hold
 	}

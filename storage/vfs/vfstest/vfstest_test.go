@@ -57,6 +57,7 @@ func TestFaultFS(t *testing.T) {
 		{"armed then reset", func(fs *FaultFS) {
 			fs.FailWrite(1)
 			fs.FailWritesOver(1)
+			fs.PanicSync(1)
 			fs.FailSync(1)
 			fs.FailCreate(true)
 			fs.FailTruncate(true)
@@ -128,6 +129,33 @@ func TestFaultFSWritesOver(t *testing.T) {
 	fs.FailWritesOver(0)
 	if _, err := f.WriteAt([]byte("abcdefgh"), 0); err != nil {
 		t.Fatalf("write after disarming: %v", err)
+	}
+}
+
+// TestFaultFSPanicSync panics in the chosen file Sync only, and leaves the
+// FaultFS usable after.
+func TestFaultFSPanicSync(t *testing.T) {
+	fs := &FaultFS{}
+	f, err := fs.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fs.PanicSync(2)
+	syncPanics := func() (panicked bool) {
+		defer func() { panicked = recover() != nil }()
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	for i, want := range []bool{false, true, false} {
+		if got := syncPanics(); got != want {
+			t.Errorf("sync %d panicked %v, want %v", i+1, got, want)
+		}
+	}
+	if !fs.Hit() {
+		t.Error("no Hit after the panic")
 	}
 }
 
