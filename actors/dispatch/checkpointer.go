@@ -1,6 +1,9 @@
 package dispatch
 
 import (
+	"fmt"
+	"runtime/debug"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
@@ -16,14 +19,27 @@ type checkpointDone struct {
 	err    error
 }
 
+// checkpointerPanicked reports a panic the checkpointer recovered: the
+// dispatcher that owns it fails with it (a stale one, from the checkpointer
+// of an instance before a restart, is ignored).
+type checkpointerPanicked struct {
+	from   *checkpointer
+	reason any
+}
+
 // checkpointer makes checkpoints off the dispatcher: a goroutine of the
 // dispatcher's that fsyncs the consume queues (Queue.Sync may run alongside
 // Append) and then persists the offset it was given, and reports back with
 // a checkpointDone message. While the CommitLog is written heavily those
 // fsyncs take tens to hundreds of milliseconds; done on the dispatcher they
 // held every consumer's new messages back for as long. The dispatcher
-// starts it in Started, hands it one offset at a time, and stops it when
-// it stops or restarts (then checkpoints once more itself).
+// starts it in Started, hands it one offset at a time, and stops it (and
+// waits for it) when it stops or restarts, whatever the cause (then
+// checkpoints once more itself, unless the checkpointer panicked). A panic
+// on the checkpointer does not kill the process: it recovers it, ends, and
+// reports it with a checkpointerPanicked message; the dispatcher fails with
+// it inside its actor, so that the supervisor restarts it and the new
+// instance starts a new checkpointer.
 type checkpointer struct {
 	st   *storage.Store
 	self *stage.Stage
@@ -42,6 +58,13 @@ func startCheckpointer(st *storage.Store, self *stage.Stage, log zerolog.Logger)
 
 func (c *checkpointer) run() {
 	defer close(c.done)
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error().Str("reason", fmt.Sprint(r)).Str("stack", string(debug.Stack())).
+				Msg("dispatch checkpointer panicked; restarting dispatch")
+			c.self.Send(&checkpointerPanicked{from: c, reason: r})
+		}
+	}()
 	for {
 		select {
 		case off := <-c.req:

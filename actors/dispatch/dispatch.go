@@ -26,6 +26,12 @@
 // tail recovery cut, is rebuilt from the CommitLog. Under PolicyStop the
 // stage fails with an error wrapping corruption.ErrStop and
 // commitlog.ErrCorrupt, which the supervisor treats as fatal.
+//
+// Checkpoints run on a checkpointer goroutine the dispatcher owns (see
+// checkpointer.go). A panic there does not kill the process: the
+// checkpointer recovers it and reports it, the dispatcher fails with it and
+// is restarted by its supervisor, and the new instance makes the checkpoint
+// the panic cut short at its first tick.
 package dispatch
 
 import (
@@ -113,6 +119,7 @@ type Dispatcher struct {
 	saved   int64
 	ckpt    *checkpointer
 	ckptRun bool         // a checkpoint is in progress on ckpt
+	ckptPan bool         // ckpt panicked: the restart that follows skips the final checkpoint
 	timer   *stage.Timer // checkpoint ticks
 	retry   *stage.Timer // re-kick after a refused write
 	paused  error        // why dispatching is paused (nil: it is not)
@@ -181,10 +188,22 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 		} else if errors.Is(m.err, consumequeue.ErrFailed) {
 			panic(fmt.Errorf("dispatch: restarting to reopen a failed consume queue: %w", m.err))
 		}
+	case *checkpointerPanicked:
+		if m.from != d.ckpt {
+			return // from an instance before a restart
+		}
+		d.ckptPan = true
+		panic(fmt.Errorf("dispatch: restarting after its checkpointer panicked: %v", m.reason))
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
 		d.retry.Stop()
 		d.ckpt.stop()
+		if d.ckptPan {
+			// A panic here would stop the restart; the new instance
+			// checkpoints on its first tick instead (start).
+			d.opts.Logger.Warn().Int64("offset", d.offset).Msg("dispatch restarting after a checkpointer panic: final checkpoint skipped")
+			return
+		}
 		_ = d.checkpoint()
 	}
 }
@@ -208,7 +227,8 @@ func StartOffset(st *storage.Store, log zerolog.Logger) int64 {
 // start resumes from Store.Dispatched: set from the checkpoint at process
 // start, and kept in memory across supervisor restarts (dispatching is
 // idempotent, so resuming from any offset at or below the true position is
-// safe).
+// safe). A persisted checkpoint behind it (the instance before could not,
+// or did not, make its last one) is brought up to it at the first tick.
 func (d *Dispatcher) start() {
 	st := d.opts.Store
 	cl := st.CommitLog
@@ -220,6 +240,11 @@ func (d *Dispatcher) start() {
 		off = cl.MaxOffset()
 	}
 	d.offset, d.saved = off, off
+	if cp, err := st.LoadCheckpoint(); err == nil {
+		if v, ok := cp.Get(CheckpointKey); ok && v < off {
+			d.saved = v // the instance before did not persist its last offset: the first tick does
+		}
+	}
 	st.Dispatched.Store(off)
 	st.OnDamagedUnit(d.kicker.Kick)
 	d.opts.Logger.Info().Int64("offset", off).Int64("commitlog_end", cl.MaxOffset()).Msg("dispatch resuming")

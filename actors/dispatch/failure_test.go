@@ -1,7 +1,10 @@
 package dispatch
 
 import (
+	"bytes"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +160,69 @@ func TestSlowCheckpointDoesNotHoldDispatch(t *testing.T) {
 	if n := r.restarts.Load(); n != 0 {
 		t.Fatalf("dispatch restarted %d times", n)
 	}
+}
+
+// goroutinesIn counts the goroutines whose stack holds fn (a function's
+// full name, as runtime stacks print it).
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte(fn)) {
+			count++
+		}
+	}
+	return count
+}
+
+const checkpointerRun = "actors/dispatch.(*checkpointer).run"
+
+// TestCheckpointerPanicRestartsDispatch panics inside a checkpoint's
+// consume-queue fsync on the checkpointer: the process (this test binary)
+// survives, dispatch is restarted by its supervisor, the checkpoint the
+// panic cut short is made by the new instance, every unit ends up in place,
+// and exactly one checkpointer runs after the restart and none after
+// dispatch stops.
+func TestCheckpointerPanicRestartsDispatch(t *testing.T) {
+	fs := &vfstest.FaultFS{}
+	r := newRigFS(t, 0, fs)
+	fs.Scope(filepath.Join(r.st.Dir, "consumequeue"))
+	want := putAll(t, r, 3)
+	r.start(t, 5*time.Millisecond)
+	r.caughtUp(t)
+	caughtUpCheckpoint := func() bool { return checkpoint(t, r.st) == r.st.CommitLog.MaxOffset() }
+	waitFor(t, "the first checkpoint", caughtUpCheckpoint)
+	waitFor(t, "one checkpointer", func() bool { return goroutinesIn(checkpointerRun) == 1 })
+	fs.PanicSync(1)
+	want = append(want, putAll(t, r, 2)...) // new units: the next checkpoint fsyncs them
+	r.kicker.Kick()
+	waitFor(t, "the panic in the checkpointer's fsync", fs.Hit)
+	waitFor(t, "a restart", func() bool { return r.restarts.Load() > 0 })
+	// The restart skipped its final checkpoint; the new instance makes it
+	// without waiting for new records.
+	waitFor(t, "the checkpoint the panic cut short", caughtUpCheckpoint)
+	want = append(want, putAll(t, r, 2)...)
+	r.kicker.Kick()
+	r.caughtUp(t)
+	if got := units(t, r.st, "T", 0); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("units after the restart %v, want %v", got, want)
+	}
+	waitFor(t, "the checkpoint to catch up", caughtUpCheckpoint)
+	if n := r.restarts.Load(); n != 1 {
+		t.Errorf("dispatch restarted %d times, want 1", n)
+	}
+	if down := r.metrics.Down(); len(down) > 0 {
+		t.Fatalf("stages down: %v", down)
+	}
+	waitFor(t, "exactly one checkpointer after the restart", func() bool { return goroutinesIn(checkpointerRun) == 1 })
+	r.stop()
+	waitFor(t, "no checkpointer after dispatch stopped", func() bool { return goroutinesIn(checkpointerRun) == 0 })
 }

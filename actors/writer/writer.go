@@ -23,6 +23,11 @@
 //
 // The writer never panics on a failed append: it answers the error (so no
 // request is silently dropped) and the CommitLog rolls the failed batch back.
+// Every Append it takes is answered exactly once, from one place
+// (Writer.reply), which drops the writer's reference to it first: what the
+// writer knows of a drain's appends is kept in its own slots, never in the
+// Append, so a sender may recycle an Append from its Reply.
+//
 // On (re)start it rebuilds its queue-offset table from the consume queues
 // plus a scan of the CommitLog records that are not dispatched yet.
 //
@@ -37,6 +42,13 @@
 // for good, the stage layer retires it (sends are refused with the cause,
 // /healthz turns 503) and the log says why; restarting the process runs the
 // full recovery.
+//
+// A panic on the flusher goroutine does not kill the process either: the
+// flusher recovers it and hands it to the writer, which fails with it in
+// its actor; the supervisor restarts the writer (counted in
+// wheelmq_actor_restarts_total) and the new instance starts a new flusher.
+// The writer stops its flusher, and waits for it, whenever it stops or
+// restarts.
 package writer
 
 import (
@@ -96,33 +108,33 @@ type QueueKey struct {
 
 // Append asks the writer to store Records (encoded stored-message records of
 // one topic and queue) and to call Reply once with the outcome.
+//
+// An Append is the sender's again as soon as Reply is called: the writer
+// keeps what it knows about a drain's appends (stored or not, the result)
+// in its own slots, answers each append from one place (Writer.reply),
+// which forgets the Append before it calls Reply, and never touches it
+// after. A sender may therefore recycle an Append from its Reply (the
+// router's fast path pools them).
 type Append struct {
 	Key     QueueKey
 	Records [][]byte
 	// Reply is called from the writer's goroutine; it must not block.
 	Reply func(Result)
 
-	result  Result   // set once the records are in the CommitLog
-	written bool     // result is set
-	handled bool     // Reply was called
-	one     [1]int64 // result.Offsets of a one-record append
+	one [1]int64 // Result.Offsets of a one-record append
 }
 
-// Fail implements stage.Failable: an append not answered yet is answered
-// with err (the writer answers the appends it had stored before it failed
-// with their results; see Writer.rescue).
+// Fail implements stage.Failable: it answers a with err. The stage layer
+// calls it for appends the writer never took (queued for a stage that is
+// down); the writer answers the appends it took itself, once each.
 func (a *Append) Fail(err error) {
-	if a.handled {
-		return
-	}
-	a.handled = true
 	a.Reply(Result{Err: err})
 }
 
 // Reset readies a for reuse (a sender that pools its Appends calls it
-// before filling one in again).
+// before filling one in again): it clears what the writer left in it.
 func (a *Append) Reset() {
-	a.result, a.written, a.handled = Result{}, false, false
+	a.one = [1]int64{}
 }
 
 // Result is the outcome of an Append.
@@ -178,9 +190,6 @@ type Options struct {
 type logFailed struct{}
 type drainNow struct{}
 
-// maxDrainRecords caps the records written by one drain.
-const maxDrainRecords = 4096
-
 // Writer is the actor; build it with Producer.
 type Writer struct {
 	opts Options
@@ -194,7 +203,8 @@ type Writer struct {
 	drainQueued bool      // a drainNow is in the mailbox
 
 	// Scratch reused from drain to drain, so that a drain allocates nothing.
-	batch   []*Append
+	batch   []*Append // what the stash and the inbox hand over
+	slots   []slot    // the drain under way: its appends until answered
 	records [][]byte
 	touched map[QueueKey]int64
 	out     netloop.Outbox
@@ -223,7 +233,8 @@ func (w *Writer) Receive(ctx actor.Context) {
 			panic(fmt.Errorf("commitlog writer: rebuild queue offsets: %w", err))
 		}
 		if w.opts.Mode == FlushAsync {
-			w.flusher = startFlusher(w.opts, func() { w.self.Send(logFailed{}) })
+			w.flusher = startFlusher(w.opts, func() { w.self.Send(logFailed{}) },
+				func(f *flusher, reason any) { w.self.Send(flusherPanicked{from: f, reason: reason}) })
 		}
 		if w.opts.Inbox != nil {
 			w.opts.Inbox.Rekick() // what was queued while a previous instance failed
@@ -239,78 +250,16 @@ func (w *Writer) Receive(ctx actor.Context) {
 		w.drainAll()
 	case logFailed:
 		w.restartIfFailed()
+	case flusherPanicked:
+		if m.from == w.flusher { // else from the flusher of an instance before a restart
+			panic(fmt.Errorf("commitlog writer: restarting after its flusher panicked: %v", m.reason))
+		}
 	case *actor.Stopping, *actor.Restarting:
 		w.flusher.stop()
 		w.drainStash()
 		if _, stopping := m.(*actor.Stopping); stopping && w.opts.Inbox != nil {
 			w.drainBatch(w.opts.Inbox.Take(w.batch[:0]))
 		}
-	}
-}
-
-// maxRounds bounds the batches one drainNow writes before the writer lets
-// its other messages in.
-const maxRounds = 8
-
-// drainAll writes what the stash and the inbox hold, batch after batch,
-// until both are empty (or maxRounds batches were written: it then queues a
-// drainNow to go on after the other messages in its mailbox).
-func (w *Writer) drainAll() {
-	for range maxRounds {
-		batch := append(w.batch[:0], w.stash...)
-		clear(w.stash)
-		w.stash = w.stash[:0]
-		if w.opts.Inbox != nil {
-			batch = w.opts.Inbox.Take(batch)
-		}
-		if len(batch) == 0 {
-			return
-		}
-		w.drainBatch(batch)
-		w.restartIfFailed()
-	}
-	if !w.drainQueued {
-		w.drainQueued = true
-		w.self.Send(drainNow{})
-	}
-}
-
-// drainStash writes the appends sent with Stage.Send (on stop or restart:
-// what the inbox holds stays there for the next instance).
-func (w *Writer) drainStash() {
-	batch := append(w.batch[:0], w.stash...)
-	clear(w.stash)
-	w.stash = w.stash[:0]
-	w.drainBatch(batch)
-}
-
-// drainBatch writes batch in chunks of at most maxDrainRecords records and
-// answers every append of it, also when a panic interrupts it (rescue).
-func (w *Writer) drainBatch(batch []*Append) {
-	w.batch = batch
-	defer func() {
-		if w.wrote && w.opts.Appended != nil {
-			w.opts.Appended() // after the answers: they leave first
-		}
-		w.wrote = false
-		if r := recover(); r != nil {
-			w.rescue(batch, r)
-			panic(r)
-		}
-		clear(w.batch)
-		w.batch = w.batch[:0]
-	}()
-	for rest := batch; len(rest) > 0; {
-		n, records := 0, 0
-		for n < len(rest) && (n == 0 || records+len(rest[n].Records) <= maxDrainRecords) {
-			records += len(rest[n].Records)
-			n++
-		}
-		w.drain(rest[:n])
-		rest = rest[n:]
-	}
-	if w.opts.Mode == FlushSync && w.wrote {
-		w.answer(batch, true, w.sync()) // group commit: one fsync for the batch
 	}
 }
 
@@ -362,132 +311,6 @@ func (w *Writer) reopenIfFailed() {
 	}
 	log.Warn().AnErr("cause", cause).Int64("max_offset", info.MaxOffset).Int64("truncated_at", info.Recovery.TruncatedAt).
 		Msg("commitlog reopened after its failure; taking sends again")
-}
-
-// drain writes the appends of batch (one CommitLog write when it can) and
-// answers each of them. A failed combined write is retried append by
-// append, so that one bad request fails alone.
-func (w *Writer) drain(batch []*Append) {
-	durable := w.opts.Mode == FlushAsync // sync flush: answered after the batch's fsync
-	if len(batch) > 1 && w.write(batch) {
-		w.answer(batch, durable, nil)
-		return
-	}
-	for i := range batch {
-		w.write(batch[i : i+1])
-		w.answer(batch[i:i+1], durable, nil)
-	}
-}
-
-// write assigns queue offsets and appends the records of batch in one
-// CommitLog write. On success each append holds its result; on failure
-// nothing changed, and a lone append holds the error.
-func (w *Writer) write(batch []*Append) bool {
-	clear(w.touched)
-	records := w.records[:0]
-	defer func() {
-		clear(records)
-		w.records = records[:0]
-	}()
-	for _, m := range batch {
-		base, ok := w.touched[m.Key]
-		if !ok {
-			if base, ok = w.next[m.Key]; !ok {
-				base = w.queueMax(m.Key)
-			}
-		}
-		for j, rec := range m.Records {
-			message.SetQueueOffset(rec, base+int64(j))
-		}
-		m.result.QueueOffset = base
-		w.touched[m.Key] = base + int64(len(m.Records))
-		records = append(records, m.Records...)
-	}
-	if err := w.opts.Store.CommitLog.AppendInPlace(records); err != nil {
-		if len(batch) == 1 {
-			m := batch[0]
-			w.opts.Logger.Error().Err(err).Str("topic", m.Key.Topic).Int32("queue", m.Key.QueueID).
-				Int("records", len(m.Records)).Msg("commitlog append failed")
-			m.result = Result{Err: fmt.Errorf("commitlog append: %w", err)}
-		}
-		return false
-	}
-	for k, v := range w.touched {
-		w.next[k] = v
-	}
-	for _, m := range batch {
-		if len(m.Records) == 1 {
-			m.one[0] = message.PeekPhysicalOffset(m.Records[0])
-			m.result.Offsets = m.one[:]
-		} else {
-			m.result.Offsets = make([]int64, len(m.Records))
-			for j, rec := range m.Records {
-				m.result.Offsets[j] = message.PeekPhysicalOffset(rec)
-			}
-		}
-		m.written = true
-		if w.opts.Stored != nil {
-			n := 0
-			for _, rec := range m.Records {
-				n += len(rec)
-			}
-			w.opts.Stored(m.Key.Topic, len(m.Records), n)
-		}
-	}
-	w.wrote = true
-	if w.opts.Fault != nil {
-		w.opts.Fault()
-	}
-	return true
-}
-
-// answer replies to the appends of batch not answered yet: the failed
-// ones, and the stored ones once durable says they may be (async flush, or
-// after the fsync that covered them; syncErr is that fsync's failure, which
-// they are answered with). Replies go out through the writer's Outbox: each
-// connection is written once for the batch.
-func (w *Writer) answer(batch []*Append, durable bool, syncErr error) {
-	defer w.out.Flush()
-	for _, m := range batch {
-		if m.handled || (m.result.Err == nil && !durable) {
-			continue
-		}
-		m.handled = true
-		res := m.result
-		if res.Err == nil && syncErr != nil {
-			res = Result{Err: syncErr}
-		}
-		res.Out = &w.out
-		m.Reply(res)
-	}
-}
-
-// rescue answers every append of a drain that a panic interrupted: those
-// whose records reached the CommitLog get their result (in sync flush mode
-// after an fsync, or its error), the others an error the client retries.
-// Nothing is left to time out and no stored message is reported as failed.
-func (w *Writer) rescue(batch []*Append, reason any) {
-	stored, waiting := 0, false
-	for _, m := range batch {
-		if m.handled {
-			continue
-		}
-		if m.written {
-			stored++
-			waiting = true
-			continue
-		}
-		m.Fail(fmt.Errorf("commitlog writer failed before storing the message: %v", reason))
-	}
-	if waiting {
-		var syncErr error
-		if w.opts.Mode == FlushSync {
-			syncErr = w.sync()
-		}
-		w.answer(batch, true, syncErr)
-	}
-	w.opts.Logger.Error().Str("reason", fmt.Sprint(reason)).Int("appends", len(batch)).Int("stored", stored).
-		Msg("commitlog writer failed during a drain; every append of it answered")
 }
 
 func (w *Writer) synced() {

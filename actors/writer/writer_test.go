@@ -28,6 +28,7 @@ type rig struct {
 	dir     string
 	fs      vfs.FS // nil: the real file system
 	st      *storage.Store
+	prom    *prometheus.Registry
 	sys     *actor.ActorSystem
 	metrics *stage.Registry
 	strat   *supervisor.Strategy
@@ -42,9 +43,10 @@ func newRig(t *testing.T) *rig { return newRigFS(t, nil) }
 func newRigFS(t *testing.T, fs vfs.FS) *rig {
 	t.Helper()
 	r := &rig{dir: t.TempDir(), fs: fs, sys: stage.NewSystem(zerolog.Nop())}
-	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
+	r.prom = prometheus.NewRegistry()
+	r.metrics = stage.NewRegistry(r.prom)
 	r.strat = supervisor.New(supervisor.Policy{Initial: time.Millisecond, Max: 2 * time.Millisecond,
-		Retire: r.metrics.Retire})
+		OnRestart: r.metrics.Restarted, Retire: r.metrics.Retire})
 	r.open(t)
 	t.Cleanup(func() {
 		if r.w != nil {
@@ -77,6 +79,28 @@ func (r *rig) start(t *testing.T, opts Options) {
 	}
 	r.self.Store(s)
 	r.w = s
+}
+
+// restarts reads the writer's wheelmq_actor_restarts_total.
+func (r *rig) restarts(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := r.prom.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "wheelmq_actor_restarts_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stage" && l.GetValue() == StageName {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 func (r *rig) stop() {

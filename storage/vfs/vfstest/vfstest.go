@@ -1,6 +1,7 @@
 // Package vfstest provides vfs.FS wrappers for tests: FaultFS fails chosen
-// operations (the Nth write, the Nth sync, every sync, creates, truncates,
-// directory syncs, or everything a full disk refuses) or holds file syncs
+// operations (the Nth write, writes over a size, the Nth sync, every sync,
+// creates, truncates, directory syncs, or everything a full disk refuses),
+// panics in the Nth sync, or holds file syncs
 // (a disk busy writing back), optionally only under one directory, and
 // NoSyncFS turns fsync off so fuzzing is not bound by the disk.
 package vfstest
@@ -25,9 +26,11 @@ type FaultFS struct {
 	mu           sync.Mutex
 	writes       int           // WriteAt calls since FailWrite
 	failWrite    int           // 1-based WriteAt call to fail after writing half; 0 = never
+	failOver     int           // WriteAt calls of more bytes fail after writing half; 0 = never
 	syncs        int           // file Sync calls since FailSync
 	failSync     int           // 1-based file Sync call to fail; 0 = never
 	failAllSync  bool          // every file Sync fails
+	panicSync    int           // file Syncs left until the one that panics; 0 = none
 	full         bool          // every WriteAt and create fails with ENOSPC
 	failTruncate bool          // every Truncate fails
 	failCreate   bool          // every OpenFile with O_CREATE fails
@@ -48,12 +51,32 @@ func (fs *FaultFS) FailWrite(n int) {
 	fs.writes, fs.failWrite = 0, n
 }
 
+// FailWritesOver makes every WriteAt of more than n bytes write the first
+// half of its bytes and then fail with ENOSPC, while smaller writes go
+// through: a disk with a little room left, which takes small appends and
+// refuses a large one. Zero disarms it.
+func (fs *FaultFS) FailWritesOver(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.failOver = n
+}
+
 // FailSync makes the nth file Sync from now (1-based) fail with EIO. Zero
 // disarms it.
 func (fs *FaultFS) FailSync(n int) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.syncs, fs.failSync = 0, n
+}
+
+// PanicSync makes the nth file Sync from now (1-based) panic instead of
+// syncing, as a bug reached on the sync path would (the caller's deferred
+// unlocks run; the goroutine dies unless something recovers). Zero
+// disarms it.
+func (fs *FaultFS) PanicSync(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.panicSync = n
 }
 
 // FailEverySync makes every file Sync fail with EIO while on.
@@ -130,9 +153,9 @@ func (fs *FaultFS) Hit() bool {
 func (fs *FaultFS) Reset() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	fs.writes, fs.failWrite, fs.syncs, fs.failSync = 0, 0, 0, 0
+	fs.writes, fs.failWrite, fs.failOver, fs.syncs, fs.failSync = 0, 0, 0, 0, 0
 	fs.failTruncate, fs.failCreate, fs.failSyncDir, fs.hit = false, false, false, false
-	fs.failAllSync, fs.full = false, false
+	fs.failAllSync, fs.full, fs.panicSync = false, false, 0
 	if fs.hold != nil {
 		close(fs.hold)
 		fs.hold = nil
@@ -186,7 +209,8 @@ func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 		return f.File.WriteAt(b, off)
 	}
 	f.fs.writes++
-	fail := f.fs.inject(f.fs.writes == f.fs.failWrite || f.fs.full)
+	over := f.fs.failOver > 0 && len(b) > f.fs.failOver
+	fail := f.fs.inject(f.fs.writes == f.fs.failWrite || f.fs.full || over)
 	f.fs.mu.Unlock()
 	if fail {
 		n, _ := f.File.WriteAt(b[:len(b)/2], off)
@@ -205,7 +229,15 @@ func (f *faultFile) Sync() error {
 	fail := f.fs.inject(f.fs.syncs == f.fs.failSync || f.fs.failAllSync)
 	hold := f.fs.hold
 	f.fs.inject(hold != nil)
+	panicNow := false
+	if f.fs.panicSync > 0 {
+		f.fs.panicSync--
+		panicNow = f.fs.inject(f.fs.panicSync == 0)
+	}
 	f.fs.mu.Unlock()
+	if panicNow {
+		panic("vfstest: injected panic in the Sync of " + f.path)
+	}
 	if hold != nil {
 		<-hold
 	}

@@ -44,6 +44,9 @@ func TestFaultFS(t *testing.T) {
 	}{
 		{"none", func(*FaultFS) {}, nil},
 		{"second write", func(fs *FaultFS) { fs.FailWrite(2) }, map[string]error{"write2": syscall.ENOSPC}},
+		{"writes over 3 bytes", func(fs *FaultFS) { fs.FailWritesOver(3) },
+			map[string]error{"write1": syscall.ENOSPC, "write2": syscall.ENOSPC, "write3": syscall.ENOSPC}},
+		{"writes over 4 bytes", func(fs *FaultFS) { fs.FailWritesOver(4) }, nil},
 		{"first sync", func(fs *FaultFS) { fs.FailSync(1) }, map[string]error{"sync1": syscall.EIO}},
 		{"create", func(fs *FaultFS) { fs.FailCreate(true) }, map[string]error{"create": syscall.ENOSPC}},
 		{"truncate", func(fs *FaultFS) { fs.FailTruncate(true) }, map[string]error{"truncate": syscall.EIO}},
@@ -53,6 +56,8 @@ func TestFaultFS(t *testing.T) {
 		{"full refuses creates", func(fs *FaultFS) { fs.Full(true) }, map[string]error{"create": syscall.ENOSPC}},
 		{"armed then reset", func(fs *FaultFS) {
 			fs.FailWrite(1)
+			fs.FailWritesOver(1)
+			fs.PanicSync(1)
 			fs.FailSync(1)
 			fs.FailCreate(true)
 			fs.FailTruncate(true)
@@ -97,6 +102,60 @@ func TestFaultFSWriteFaultWritesHalf(t *testing.T) {
 	fs.Reset()
 	if fs.Hit() {
 		t.Fatal("Hit after Reset")
+	}
+}
+
+// TestFaultFSWritesOver fails only the writes larger than the limit, each
+// after writing half of it, and lets smaller ones through.
+func TestFaultFSWritesOver(t *testing.T) {
+	fs := &FaultFS{}
+	f, err := fs.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fs.FailWritesOver(4)
+	writes := []struct {
+		data string
+		n    int
+		fail bool
+	}{{"abcd", 4, false}, {"abcdef", 3, true}, {"xy", 2, false}, {"abcdefgh", 4, true}}
+	for _, w := range writes {
+		n, err := f.WriteAt([]byte(w.data), 0)
+		if n != w.n || (err != nil) != w.fail || (w.fail && !errors.Is(err, syscall.ENOSPC)) {
+			t.Errorf("WriteAt(%q): %d, %v; want %d, failed %v", w.data, n, err, w.n, w.fail)
+		}
+	}
+	fs.FailWritesOver(0)
+	if _, err := f.WriteAt([]byte("abcdefgh"), 0); err != nil {
+		t.Fatalf("write after disarming: %v", err)
+	}
+}
+
+// TestFaultFSPanicSync panics in the chosen file Sync only, and leaves the
+// FaultFS usable after.
+func TestFaultFSPanicSync(t *testing.T) {
+	fs := &FaultFS{}
+	f, err := fs.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fs.PanicSync(2)
+	syncPanics := func() (panicked bool) {
+		defer func() { panicked = recover() != nil }()
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	for i, want := range []bool{false, true, false} {
+		if got := syncPanics(); got != want {
+			t.Errorf("sync %d panicked %v, want %v", i+1, got, want)
+		}
+	}
+	if !fs.Hit() {
+		t.Error("no Hit after the panic")
 	}
 }
 
