@@ -290,7 +290,7 @@ type Stage struct {
 	// they are, so that a crash that loses the end leaves them checked
 	// again rather than lost.
 	undurable []undurableEnd
-	nextID     uint64
+	nextID    uint64
 
 	recent      map[int64]Outcome // outcomes of recent ends, for repeated END_TRANSACTION
 	recentOrder []int64           // ring of recent keys
