@@ -173,9 +173,9 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 		}
 	case checkpointTick:
 		d.repairQueues()
-		if !d.ckptRun && d.offset != d.saved {
+		if to := d.durableOffset(); !d.ckptRun && to != d.saved {
 			d.ckptRun = true
-			d.ckpt.request(d.offset)
+			d.ckpt.request(to)
 		}
 		d.armTick()
 	case *checkpointDone:
@@ -472,12 +472,21 @@ func (d *Dispatcher) notify() {
 // checkpointer). It returns why it could not (a failed fsync leaves its
 // queue failed: consumequeue.ErrFailed).
 func (d *Dispatcher) checkpoint() error {
-	if d.offset == d.saved {
+	to := d.durableOffset()
+	if to == d.saved {
 		return nil
 	}
-	if err := persist(d.opts.Store, d.offset, d.opts.Logger); err != nil {
+	if err := persist(d.opts.Store, to, d.opts.Logger); err != nil {
 		return err
 	}
-	d.saved = d.offset
+	d.saved = to
 	return nil
+}
+
+// durableOffset is the dispatch position a checkpoint may persist: the
+// position, held back to the CommitLog's durable end (storage.DurableEnd),
+// so that no persisted position claims records a crash could take (the
+// queues' units above it are re-dispatched, idempotently).
+func (d *Dispatcher) durableOffset() int64 {
+	return max(min(d.offset, d.opts.Store.DurableEnd()), d.saved)
 }

@@ -127,6 +127,11 @@ func (r *rig) put(t *testing.T, topic string, queue int32, tags string) consumeq
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Durable at once, as the writer makes it eventually: a checkpoint
+	// never passes the CommitLog's durable end.
+	if err := r.st.CommitLog.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	r.next[id]++
 	return consumequeue.Unit{Offset: offs[0], Size: int32(len(b)), TagsCode: message.TagsHashCode(tags)}
 }

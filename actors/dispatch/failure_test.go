@@ -40,6 +40,7 @@ func putAll(t *testing.T, r *rig, n int) []consumequeue.Unit {
 func TestFullDiskPausesDispatch(t *testing.T) {
 	fs := &vfstest.FaultFS{}
 	r := newRigFS(t, 0, fs)
+	fs.Scope(filepath.Join(r.st.Dir, "consumequeue")) // the CommitLog's fsyncs (the rig makes appends durable) are not the fault
 	r.retry = 5 * time.Millisecond
 	want := putAll(t, r, 5)
 	fs.Full(true) // the records are in the CommitLog; the queue's first file cannot be created
@@ -77,6 +78,7 @@ func TestFailedQueueIsReopened(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := &vfstest.FaultFS{}
 			r := newRigFS(t, 0, fs)
+			fs.Scope(filepath.Join(r.st.Dir, "consumequeue")) // the CommitLog's fsyncs (the rig makes appends durable) are not the fault
 			want := putAll(t, r, 3)
 			r.start(t, 5*time.Millisecond)
 			r.caughtUp(t)
@@ -108,6 +110,7 @@ func TestFailedQueueIsReopened(t *testing.T) {
 func TestQueueReopenFailureRetiresDispatch(t *testing.T) {
 	fs := &vfstest.FaultFS{}
 	r := newRigFS(t, 0, fs)
+	fs.Scope(filepath.Join(r.st.Dir, "consumequeue")) // the CommitLog's fsyncs (the rig makes appends durable) are not the fault
 	putAll(t, r, 2)
 	r.start(t, time.Hour)
 	r.caughtUp(t)
@@ -129,6 +132,7 @@ func TestQueueReopenFailureRetiresDispatch(t *testing.T) {
 func TestSlowCheckpointDoesNotHoldDispatch(t *testing.T) {
 	fs := &vfstest.FaultFS{}
 	r := newRigFS(t, 0, fs)
+	fs.Scope(filepath.Join(r.st.Dir, "consumequeue")) // the CommitLog's fsyncs (the rig makes appends durable) are not the fault
 	t.Cleanup(fs.Reset) // before the rig's cleanup stops the dispatcher
 	want := putAll(t, r, 3)
 	r.start(t, 5*time.Millisecond)
