@@ -9,7 +9,7 @@ import (
 // Add stores timers (the enqueue-put stage). Every timer becomes one
 // TimerLog record linked into the slot of its effective time: the near wheel
 // when that time is before the relink boundary, else its far bucket. The
-// records are written in wal batches of AddChunk without fsync; Flush makes
+// records are written in TimerLog batches of AddChunk without fsync; Flush makes
 // them durable. A timer whose QueueOffset is not above every offset added
 // before is skipped as a replay. An invalid timer fails the whole call
 // before anything is written. nowMs is recorded as the enqueue time.

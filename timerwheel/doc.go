@@ -8,7 +8,7 @@
 // # Use
 //
 //	s, err := timerwheel.Open(timerwheel.Options{Dir: dir}, nowMs)
-//	s.Add(timers, nowMs)          // enqueue-put: one record per timer, one wal batch
+//	s.Add(timers, nowMs)          // enqueue-put: one record per timer, one TimerLog batch
 //	b, err := s.Due(nowMs, 4096)  // dequeue-get: due timers in (EffMs, Seq) order
 //	...                           // deliver b.Timers (b.Cancelled are suppressed)
 //	s.Ack(b)                      // dequeue-put done

@@ -55,7 +55,7 @@ func (s *Store) Flush() error {
 		return s.failLocked(err)
 	}
 	if snap != nil {
-		if err := checkpoint.WriteSnapshot(s.snapPath, snap, !s.opts.NoSync); err != nil {
+		if err := checkpoint.WriteSnapshot(s.opts.FS, s.snapPath, snap, !s.opts.NoSync); err != nil {
 			return s.failLocked(err)
 		}
 		ck.SnapshotSeq = last

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/storage/corruption"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
 	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
@@ -42,6 +43,9 @@ var appendCacheMs int64 = 60_000
 type Options struct {
 	// Dir holds the store: timerlog/, checkpoint and wheel.snap.
 	Dir string
+	// FS is the file system every file of the store is read and written
+	// through (nil: vfs.OS{}); tests inject faults or crashes with it.
+	FS vfs.FS
 	// SlotMs is the width of a near-wheel slot in ms. It is not the
 	// delivery precision (timers are released at their exact ms); it is
 	// the granularity of NextDue and of the slot array.
@@ -72,7 +76,7 @@ type Options struct {
 	// the most a Due call relinks ahead of need (bounding how long it holds
 	// the store lock for a large far bucket).
 	RelinkChunk int
-	// AddChunk is the number of records Add writes per wal batch.
+	// AddChunk is the number of records Add writes per TimerLog batch.
 	AddChunk int
 	// CompactBudget is the number of records Flush may move per call to
 	// let old TimerLog segments go.
@@ -123,6 +127,7 @@ func (o Options) withDefaults() Options {
 	if o.CancelWindow == 0 {
 		o.CancelWindow = DefaultCancelWindow
 	}
+	o.FS = vfs.Default(o.FS)
 	if o.SegmentSize == 0 {
 		o.SegmentSize = timerlog.DefaultSegmentSize
 	}

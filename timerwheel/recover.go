@@ -24,6 +24,7 @@ func (s *Store) recover(nowMs int64) error {
 	}
 	tl, rep, err := timerlog.Open(timerlog.Options{
 		Dir:         filepath.Join(s.opts.Dir, logDirName),
+		FS:          s.opts.FS,
 		SegmentSize: s.opts.SegmentSize,
 		MinKeep:     latest.FlushedSeq,
 		NoSync:      s.opts.NoSync,
@@ -44,7 +45,7 @@ func (s *Store) recover(nowMs int64) error {
 	}
 	first, last := tl.First(), tl.Last()
 
-	snap, err := checkpoint.ReadSnapshot(s.snapPath)
+	snap, err := checkpoint.ReadSnapshot(s.opts.FS, s.snapPath)
 	if err != nil {
 		s.log.Warn().Err(err).Msg("timer snapshot unreadable; replaying the whole log")
 		snap = nil

@@ -2,13 +2,13 @@ package timerwheel
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/storage/corruption"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
 	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
@@ -106,7 +106,7 @@ func Open(opts Options, nowMs int64) (*Store, error) {
 	if opts.Corruption == nil {
 		opts.Corruption = corruption.NewMetrics(nil) // still reports each record once
 	}
-	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(opts.FS, opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("timerwheel open %s: %w", opts.Dir, err)
 	}
 	s := &Store{
@@ -123,7 +123,7 @@ func Open(opts Options, nowMs int64) (*Store, error) {
 	}
 	s.near = newRing(s.geo.NearSlots)
 	s.far = newRing(s.geo.FarSlots)
-	ck, err := checkpoint.Open(filepath.Join(opts.Dir, checkpointName))
+	ck, err := checkpoint.Open(opts.FS, filepath.Join(opts.Dir, checkpointName))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 	"github.com/wheelmq/wheelmq/timerwheel/checkpoint"
 	"github.com/wheelmq/wheelmq/timerwheel/timerlog"
 )
@@ -171,7 +172,7 @@ func verifyTimerCheckpoint(r *Report, path string, lastSeq uint64) {
 		}
 	}
 	snap := filepath.Join(filepath.Dir(path), timerSnapshot)
-	if sn, err := checkpoint.ReadSnapshot(snap); err != nil {
+	if sn, err := checkpoint.ReadSnapshot(vfs.OS{}, snap); err != nil {
 		r.add(Finding{Severity: Warning, Path: snap, Pos: -1, Detail: fmt.Sprintf("%v; recovery replays the whole timerlog", err)})
 	} else if sn != nil {
 		sum.Files++

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // These constants are part of the on-disk format and must not be changed.
@@ -138,21 +140,24 @@ type File struct {
 	// NoSync skips the fsync after each write (tests and benchmarks).
 	NoSync bool
 
-	f      *os.File
+	f      vfs.File
 	path   string
 	copies [2]*Checkpoint
 }
 
-// Open opens or creates the checkpoint file at path and reads both copies.
-func Open(path string) (*File, error) {
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+// Open opens or creates the checkpoint file at path through fs (nil:
+// vfs.OS{}) and reads both copies. A file it creates is made durable (its
+// directory is fsynced) before it returns.
+func Open(fs vfs.FS, path string) (*File, error) {
+	fs = vfs.Default(fs)
+	_, statErr := fs.Stat(path)
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint open %s: %w", path, err)
 	}
 	cf := &File{f: f, path: path}
 	if errors.Is(statErr, os.ErrNotExist) {
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := syncDir(fs, filepath.Dir(path)); err != nil {
 			_ = f.Close()
 			return nil, err
 		}
@@ -240,13 +245,8 @@ func (cf *File) Close() error {
 
 // syncDir fsyncs a directory so that a file created or renamed in it is
 // durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("checkpoint sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+func syncDir(fs vfs.FS, dir string) error {
+	if err := fs.SyncDir(dir); err != nil {
 		return fmt.Errorf("checkpoint sync dir %s: %w", dir, err)
 	}
 	return nil

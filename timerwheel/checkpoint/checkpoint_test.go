@@ -9,7 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -53,7 +58,7 @@ func TestCheckpointRoundTripAndRejects(t *testing.T) {
 
 func TestFileAlternatesAndSurvivesTornCopy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "checkpoint")
-	f, err := Open(path)
+	f, err := Open(vfs.OS{}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +85,7 @@ func TestFileAlternatesAndSurvivesTornCopy(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	f, err = Open(path)
+	f, err = Open(vfs.OS{}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +104,13 @@ func TestFileAlternatesAndSurvivesTornCopy(t *testing.T) {
 func TestSnapshotRoundTripAndAtomicWrite(t *testing.T) {
 	s := sampleSnapshot()
 	path := filepath.Join(t.TempDir(), "wheel.snap")
-	if got, err := ReadSnapshot(path); got != nil || err != nil {
+	if got, err := ReadSnapshot(vfs.OS{}, path); got != nil || err != nil {
 		t.Fatalf("missing snapshot: %v %v", got, err)
 	}
-	if err := WriteSnapshot(path, EncodeSnapshot(s), true); err != nil {
+	if err := WriteSnapshot(vfs.OS{}, path, EncodeSnapshot(s), true); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSnapshot(path)
+	got, err := ReadSnapshot(vfs.OS{}, path)
 	if err != nil || !reflect.DeepEqual(got, s) {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
@@ -208,5 +213,129 @@ func TestSnapshotVersion1(t *testing.T) {
 	b[8] = 3
 	if _, err := DecodeSnapshot(b); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("version 3: %v", err)
+	}
+}
+
+// recordFS is vfs.OS that logs the operations that change or sync files,
+// with paths relative to dir.
+type recordFS struct {
+	vfs.OS
+	dir string
+	mu  sync.Mutex
+	ops []string
+}
+
+func (fs *recordFS) log(op, path string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	rel, _ := filepath.Rel(fs.dir, path)
+	fs.ops = append(fs.ops, op+" "+rel)
+}
+
+func (fs *recordFS) take() []string {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	ops := fs.ops
+	fs.ops = nil
+	return ops
+}
+
+func (fs *recordFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := fs.OS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	if flag&os.O_CREATE != 0 {
+		fs.log("create", name)
+	}
+	return &recordFile{File: f, fs: fs, path: name}, nil
+}
+
+func (fs *recordFS) SyncDir(dir string) error {
+	fs.log("syncdir", dir)
+	return fs.OS.SyncDir(dir)
+}
+
+func (fs *recordFS) Rename(from, to string) error {
+	rel, _ := filepath.Rel(fs.dir, to)
+	fs.log("rename", from+" -> "+rel)
+	return fs.OS.Rename(from, to)
+}
+
+type recordFile struct {
+	vfs.File
+	fs   *recordFS
+	path string
+}
+
+func (f *recordFile) WriteAt(b []byte, off int64) (int, error) {
+	f.fs.log("write", f.path)
+	return f.File.WriteAt(b, off)
+}
+
+func (f *recordFile) Sync() error {
+	f.fs.log("sync", f.path)
+	return f.File.Sync()
+}
+
+// TestWritesThroughFS: the checkpoint and the snapshot are written through
+// the given file system, in the order that makes them durable: a new
+// checkpoint file's directory is synced before Open returns, every copy is
+// synced, and a snapshot is synced, renamed into place and its directory
+// synced.
+func TestWritesThroughFS(t *testing.T) {
+	dir := t.TempDir()
+	fs := &recordFS{dir: dir}
+	f, err := Open(fs, filepath.Join(dir, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := []string{"create checkpoint", "syncdir ."}
+	if got := fs.take(); !slices.Equal(got, want) {
+		t.Fatalf("new checkpoint: %q, want %q", got, want)
+	}
+	if err := f.Write(sampleCheckpoint()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(sampleCheckpoint()); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"write checkpoint", "sync checkpoint", "write checkpoint", "sync checkpoint"}
+	if got := fs.take(); !slices.Equal(got, want) {
+		t.Fatalf("checkpoint writes: %q, want %q", got, want)
+	}
+	_ = f.Close()
+	f, err = Open(fs, filepath.Join(dir, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := f.Latest(); !ok || c.Counter != 2 {
+		t.Fatalf("reopened checkpoint: %+v, %v", c, ok)
+	}
+	if got := fs.take(); len(got) != 1 || got[0] != "create checkpoint" { // O_CREATE, no directory sync
+		t.Fatalf("reopen: %q", got)
+	}
+
+	snap := filepath.Join(dir, "wheel.snap")
+	for _, sync := range []bool{true, false} {
+		if err := WriteSnapshot(fs, snap, EncodeSnapshot(sampleSnapshot()), sync); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"create wheel.snap.tmp", "write wheel.snap.tmp", "sync wheel.snap.tmp",
+			"rename wheel.snap.tmp -> wheel.snap", "syncdir ."}
+		if !sync {
+			want = []string{"create wheel.snap.tmp", "write wheel.snap.tmp", "rename wheel.snap.tmp -> wheel.snap"}
+		}
+		got := fs.take()
+		for i := range got {
+			got[i] = strings.Replace(got[i], dir+"/", "", 1)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("snapshot (sync %v): %q, want %q", sync, got, want)
+		}
+		if s, err := ReadSnapshot(fs, snap); err != nil || !reflect.DeepEqual(s, sampleSnapshot()) {
+			t.Fatalf("read back: %+v, %v", s, err)
+		}
 	}
 }

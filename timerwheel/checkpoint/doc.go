@@ -1,14 +1,15 @@
 // Package checkpoint holds the two small state files of the timer store:
 // the checkpoint (progress positions, written on every flush) and the wheel
 // snapshot (slot heads, written every so many records so that recovery only
-// replays the TimerLog records after it). All integers are big-endian.
+// replays the TimerLog records after it). All integers are big-endian. Both
+// are read and written through a storage/vfs file system.
 //
 // # Checkpoint file
 //
 // Two 128-byte copies at byte 0 and byte 512 of one file, written
 // alternately (copy index = counter mod 2) with one fsync each. A torn
 // write damages only the copy being written; Open keeps the valid copy with
-// the higher counter.
+// the higher counter. Open fsyncs the directory when it creates the file.
 //
 //	 0        4      6     7     8         16        24         32
 //	+--------+------+-----+-----+---------+---------+----------+

@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // These constants are part of the on-disk format and must not be changed.
@@ -192,16 +194,19 @@ func DecodeSnapshot(b []byte) (*Snapshot, error) {
 	return s, nil
 }
 
-// WriteSnapshot replaces the snapshot at path atomically: it writes a
-// temporary file, fsyncs it, renames it over path and fsyncs the directory.
-// With sync false it skips both fsyncs (tests and benchmarks).
-func WriteSnapshot(path string, b []byte, sync bool) error {
+// WriteSnapshot replaces the snapshot at path atomically through fs (nil:
+// vfs.OS{}): it writes path+".tmp", fsyncs it, renames it over path and
+// fsyncs the directory (vfs.WriteFileAtomic's steps, with a fixed
+// temporary name that the next snapshot overwrites should a crash leave
+// it). With sync false it skips both fsyncs (tests and benchmarks).
+func WriteSnapshot(fs vfs.FS, path string, b []byte, sync bool) error {
+	fs = vfs.Default(fs)
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
 		return fmt.Errorf("snapshot create %s: %w", tmp, err)
 	}
-	if _, err := f.Write(b); err != nil {
+	if _, err := f.WriteAt(b, 0); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("snapshot write %s: %w", tmp, err)
 	}
@@ -214,19 +219,19 @@ func WriteSnapshot(path string, b []byte, sync bool) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("snapshot close %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fs.Rename(tmp, path); err != nil {
 		return fmt.Errorf("snapshot rename %s: %w", path, err)
 	}
 	if !sync {
 		return nil
 	}
-	return syncDir(filepath.Dir(path))
+	return syncDir(fs, filepath.Dir(path))
 }
 
-// ReadSnapshot reads and decodes the snapshot at path. A missing file
-// returns (nil, nil).
-func ReadSnapshot(path string) (*Snapshot, error) {
-	b, err := os.ReadFile(path)
+// ReadSnapshot reads and decodes the snapshot at path through fs (nil:
+// vfs.OS{}). A missing file returns (nil, nil).
+func ReadSnapshot(fs vfs.FS, path string) (*Snapshot, error) {
+	b, err := vfs.ReadFile(vfs.Default(fs), path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

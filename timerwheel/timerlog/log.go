@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/rs/zerolog"
-	"github.com/tidwall/wal"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // DefaultSegmentSize is the default target size of a segment file.
@@ -18,14 +20,19 @@ const DefaultSegmentSize = 4 << 20
 type Options struct {
 	// Dir is the directory holding the segment files.
 	Dir string
-	// SegmentSize is tidwall/wal's target segment size in bytes (default
-	// DefaultSegmentSize). It also bounds wal's in-memory copy of the tail.
+	// FS is the file system every read and write goes through (nil:
+	// vfs.OS{}).
+	FS vfs.FS
+	// SegmentSize is the target segment size in bytes (default
+	// DefaultSegmentSize), with tidwall/wal's meaning: a segment is ended
+	// after the entry that brings it to SegmentSize bytes or more.
 	SegmentSize int
 	// MinKeep is the last sequence known to be synced (from the caller's
 	// checkpoint). Tail repair never removes it or anything before it.
 	MinKeep uint64
-	// NoSync skips SyncTo and the directory fsync after truncation (tests
-	// and benchmarks). wal still fsyncs a segment when it starts the next.
+	// NoSync skips every fsync after Open: SyncTo, the fsync of a segment
+	// when the next one starts, and the directory fsync after truncation
+	// (tests and benchmarks).
 	NoSync bool
 	// Logger receives repair and error events. The zero value discards.
 	Logger zerolog.Logger
@@ -39,43 +46,27 @@ type Options struct {
 	CacheDueWithinMs int64
 }
 
-// Log is the TimerLog: fixed-size records in tidwall/wal segments, written
-// in batches without fsync (SyncTo makes them durable) and read back by
-// position straight from the segment files.
+// Log is the TimerLog: fixed-size records in segment files of
+// tidwall/wal's format, written in batches without fsync (SyncTo makes
+// them durable) and read back by position straight from the segment files,
+// all through Options.FS.
 //
 // A Log is safe for concurrent use, but Append, TruncateFront and Close are
 // expected from one writer at a time; SyncTo may run alongside Append.
 type Log struct {
 	opts Options
-	w    *wal.Log
+	fs   vfs.FS
+
+	syncMu sync.Mutex // one SyncTo at a time (its directory fsync covers the others)
 
 	mu     sync.Mutex // guards everything below
 	closed bool
 	err    error // sticky write error
 	mirror segmentMirror
 	first  uint64
-	batch  wal.Batch
+	tail   *segFile // the tail segment, open for writing
 	buf    []byte
 	rd     reader
-	syncF  *os.File // tail segment handle used by SyncTo
-	syncAt uint64   // first sequence of the segment syncF belongs to
-	stale  int      // segments deleted behind wal's back since it was opened
-}
-
-// reopenAfter is how many deleted segments wal may still list before the
-// log reopens it to drop them from its memory (a variable for tests).
-var reopenAfter = 1024
-
-func walOptions(segSize int) *wal.Options {
-	return &wal.Options{
-		NoSync:           true, // group commit: SyncTo
-		SegmentSize:      segSize,
-		LogFormat:        wal.Binary,
-		SegmentCacheSize: 1,
-		NoCopy:           true,
-		DirPerms:         0o750,
-		FilePerms:        0o640,
-	}
 }
 
 // Open opens (creating if needed) the TimerLog in opts.Dir, repairing a
@@ -84,66 +75,63 @@ func Open(opts Options) (*Log, Repair, error) {
 	if opts.SegmentSize <= 0 {
 		opts.SegmentSize = DefaultSegmentSize
 	}
-	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+	fs := vfs.Default(opts.FS)
+	opts.FS = fs
+	if err := vfs.MkdirAllSynced(fs, opts.Dir, dirPerm); err != nil {
 		return nil, Repair{}, fmt.Errorf("timerlog open %s: %w", opts.Dir, err)
 	}
-	// First open lets wal finish an interrupted TruncateFront/Back (its
-	// .START/.END files); a torn tail makes it fail with ErrCorrupt after
-	// that clean-up, which is what repairTail is for.
-	if w, err := wal.Open(opts.Dir, walOptions(opts.SegmentSize)); err == nil {
-		if err := w.Close(); err != nil {
-			return nil, Repair{}, fmt.Errorf("timerlog open %s: %w", opts.Dir, err)
+	// Finish what an older version's wal.TruncateFront left undone.
+	changed, err := finishWALTruncate(fs, opts.Dir)
+	if err != nil {
+		return nil, Repair{}, err
+	}
+	rep, err := repairTail(fs, opts.Dir, opts.MinKeep, opts.Logger)
+	if err != nil {
+		return nil, rep, err
+	}
+	l := &Log{opts: opts, fs: fs}
+	created, err := l.load()
+	if err != nil {
+		return nil, rep, err
+	}
+	if changed || created {
+		if err := syncDir(fs, opts.Dir); err != nil {
+			_ = l.tail.release()
+			return nil, rep, err
 		}
-	} else if !errors.Is(err, wal.ErrCorrupt) {
-		return nil, Repair{}, fmt.Errorf("timerlog open %s: %w", opts.Dir, err)
 	}
-	rep, err := repairTail(opts.Dir, opts.MinKeep, opts.Logger)
-	if err != nil {
-		return nil, rep, err
-	}
-	w, err := wal.Open(opts.Dir, walOptions(opts.SegmentSize))
-	if err != nil {
-		return nil, rep, fmt.Errorf("timerlog open %s after repair: %w", opts.Dir, err)
-	}
-	l := &Log{opts: opts, w: w}
-	if err := l.load(); err != nil {
-		_ = w.Close()
-		return nil, rep, err
-	}
-	l.rd.init(opts.Dir)
+	l.rd.init(fs, opts.Dir)
 	return l, rep, nil
 }
 
-// load builds the segment mirror from the directory and checks it against
-// wal's own view.
-func (l *Log) load() error {
-	segs, err := listSegments(l.opts.Dir)
+// load builds the segment mirror from the directory and opens the tail for
+// writing, creating the first segment (sequence 1) in an empty directory.
+func (l *Log) load() (created bool, err error) {
+	segs, err := listSegments(l.fs, l.opts.Dir)
 	if err != nil {
-		return err
+		return false, err
 	}
+	flag := os.O_RDWR
 	if len(segs) == 0 {
-		return fmt.Errorf("timerlog open %s: no segment after wal open: %w", l.opts.Dir, ErrCorrupt)
+		segs = []segment{{first: 1, path: filepath.Join(l.opts.Dir, segmentName(1))}}
+		flag, created = os.O_CREATE|os.O_RDWR|os.O_TRUNC, true
 	}
-	fi, err := os.Stat(segs[len(segs)-1].path)
+	tail := segs[len(segs)-1]
+	if err := l.openTail(tail, flag); err != nil {
+		return false, err
+	}
+	size, err := l.tail.f.Size()
+	if err == nil && size%EntrySize != 0 {
+		err = fmt.Errorf("tail size %d not a multiple of %d: %w", size, EntrySize, ErrCorrupt)
+	}
 	if err != nil {
-		return fmt.Errorf("timerlog open: %w", err)
+		_ = l.tail.release()
+		return false, fmt.Errorf("timerlog open %s: %w", tail.path, err)
 	}
-	if fi.Size()%EntrySize != 0 {
-		return fmt.Errorf("timerlog open %s: tail size %d not a multiple of %d: %w",
-			segs[len(segs)-1].path, fi.Size(), EntrySize, ErrCorrupt)
-	}
-	l.mirror = segmentMirror{segs: segs, tailCount: uint64(fi.Size() / EntrySize),
+	l.mirror = segmentMirror{segs: segs, tailCount: uint64(size / EntrySize),
 		segSize: l.opts.SegmentSize, dir: l.opts.Dir}
 	l.first = segs[0].first
-	walLast, err := l.w.LastIndex()
-	if err != nil {
-		return fmt.Errorf("timerlog open %s: %w", l.opts.Dir, err)
-	}
-	if got := l.mirror.last(); walLast != got && !(walLast == 0 && got == l.first-1) {
-		return fmt.Errorf("timerlog open %s: wal last index %d, segments say %d: %w",
-			l.opts.Dir, walLast, got, ErrCorrupt)
-	}
-	return nil
+	return created, nil
 }
 
 // Dir returns the directory holding the segment files.
@@ -202,7 +190,7 @@ func (l *Log) Segments() (n int, bytes int64) {
 	return len(l.mirror.segs), int64(l.mirror.last()+1-l.first) * EntrySize
 }
 
-// Append writes recs as one wal batch without fsync. Each record's Seq must
+// Append writes recs as one batch without fsync. Each record's Seq must
 // continue the log (Last()+1, Last()+2, ...). After a write error the log
 // is failed: every later write returns ErrFailed.
 func (l *Log) Append(recs []Record) error {
@@ -215,32 +203,30 @@ func (l *Log) Append(recs []Record) error {
 		return err
 	}
 	next := l.mirror.last() + 1
-	l.batch.Clear()
-	if need := len(recs) * RecordSize; cap(l.buf) < need {
+	if need := len(recs) * EntrySize; cap(l.buf) < need {
 		l.buf = make([]byte, need)
 	}
-	buf := l.buf[:len(recs)*RecordSize]
+	buf := l.buf[:len(recs)*EntrySize]
 	for i := range recs {
 		if recs[i].Seq != next+uint64(i) {
 			return fmt.Errorf("timerlog append seq %d, want %d: %w", recs[i].Seq, next+uint64(i), ErrOutOfOrder)
 		}
-		b := buf[i*RecordSize : (i+1)*RecordSize]
-		recs[i].Encode(b)
-		l.batch.Write(recs[i].Seq, b)
+		e := buf[i*EntrySize : (i+1)*EntrySize]
+		e[0] = RecordSize // tidwall/wal's uvarint length
+		recs[i].Encode(e[1:])
 	}
-	if err := l.w.WriteBatch(&l.batch); err != nil {
+	if err := l.write(buf, len(recs)); err != nil {
 		l.err = err
 		l.opts.Logger.Error().Err(err).Uint64("seq", next).Msg("timerlog: write failed")
 		return fmt.Errorf("timerlog append %d records at %d: %w", len(recs), next, err)
 	}
-	l.mirror.appended(len(recs))
 	if l.opts.CacheDueWithinMs > 0 {
 		l.cacheAppended(recs, buf)
 	}
 	return nil
 }
 
-// cacheAppended puts the entries of recs (encoded in buf), just written,
+// cacheAppended puts the entries of recs (in buf), just written,
 // in the block cache: into the cached block they continue, or into a new
 // block they start when one of its records in recs is due within
 // CacheDueWithinMs. l.mu must be held.
@@ -264,7 +250,7 @@ func (l *Log) cacheAppended(recs []Record, buf []byte) {
 		for j := i; j < end && !want; j++ {
 			want = recs[j].EffMs-recs[j].AddedMs <= l.opts.CacheDueWithinMs
 		}
-		l.rd.appended(seg, idx, buf[i*RecordSize:end*RecordSize], want)
+		l.rd.appended(seg, idx, buf[i*EntrySize:end*EntrySize], want)
 		i = end
 	}
 }
@@ -280,49 +266,48 @@ func (l *Log) writable() error {
 }
 
 // SyncTo makes every record up to seq durable: it fsyncs the segment that
-// holds seq when that is still the tail (wal synced older segments when it
-// cycled them), and the directory when segment files were created since the
-// last call. It does not block Append while the fsync runs.
+// holds seq when that is still the tail (older segments were fsynced when
+// the next one started), and the directory when segment files were created
+// since the last call, so that no record is reported durable while its
+// file's directory entry is not. It does not block Append while the fsyncs
+// run.
 func (l *Log) SyncTo(seq uint64) error {
 	if l.opts.NoSync {
 		return nil
 	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	if err := l.writable(); err != nil {
 		l.mu.Unlock()
 		return err
 	}
-	var f *os.File
-	i := l.mirror.segmentOf(seq)
-	if i == len(l.mirror.segs)-1 && seq >= l.first {
-		tail := l.mirror.segs[i]
-		if l.syncF == nil || l.syncAt != tail.first {
-			if l.syncF != nil {
-				_ = l.syncF.Close()
-			}
-			var err error
-			if l.syncF, err = os.OpenFile(tail.path, os.O_RDWR, 0); err != nil {
-				l.syncF = nil
-				l.mu.Unlock()
-				return fmt.Errorf("timerlog sync open %s: %w", tail.path, err)
-			}
-			l.syncAt = tail.first
-		}
-		f = l.syncF
+	var f *segFile
+	if i := l.mirror.segmentOf(seq); i == len(l.mirror.segs)-1 && seq >= l.first && l.tail != nil {
+		f = l.tail
+		f.refs++
 	}
 	created := l.mirror.created
 	l.mirror.created = false
 	l.mu.Unlock()
 
+	var err error
 	if f != nil {
-		if err := f.Sync(); err != nil {
-			return l.fail(fmt.Errorf("timerlog sync %s: %w", f.Name(), err))
+		if err = f.f.Sync(); err != nil {
+			err = fmt.Errorf("timerlog sync %s: %w", f.path, err)
+		}
+		l.mu.Lock()
+		rerr := f.release()
+		l.mu.Unlock()
+		if err == nil && rerr != nil {
+			err = rerr
 		}
 	}
-	if created {
-		if err := syncDir(l.opts.Dir); err != nil {
-			return l.fail(err)
-		}
+	if err == nil && created {
+		err = syncDir(l.fs, l.opts.Dir)
+	}
+	if err != nil {
+		return l.fail(err)
 	}
 	return nil
 }
@@ -341,14 +326,9 @@ func (l *Log) fail(err error) error {
 
 // TruncateFront removes the segments that end before seq: afterwards the
 // first sequence is the start of the segment holding seq. It never removes
-// the segment being written. It returns the new first sequence.
-//
-// It deletes the segment files itself instead of calling
-// wal.TruncateFront, which rewrites the kept segment and holds wal's lock
-// (blocking appends) while it copies and fsyncs it. wal only reads a
-// segment file again through wal.Read, which this package does not use, and
-// lists the directory afresh on open, so its stale list of old segments is
-// harmless.
+// the segment being written. It deletes whole files, oldest first, and
+// fsyncs the directory; it does not block appends while it does. It returns
+// the new first sequence.
 func (l *Log) TruncateFront(seq uint64) (uint64, error) {
 	l.mu.Lock()
 	if err := l.writable(); err != nil {
@@ -363,54 +343,28 @@ func (l *Log) TruncateFront(seq uint64) (uint64, error) {
 	}
 	gone := append([]segment(nil), l.mirror.segs[:i]...)
 	l.rd.forget(gone)
-	if l.syncF != nil && l.syncAt < l.mirror.segs[i].first {
-		_ = l.syncF.Close()
-		l.syncF = nil
-	}
 	l.mirror.segs = append([]segment(nil), l.mirror.segs[i:]...)
 	l.first = l.mirror.segs[0].first
 	first := l.first
-	l.stale += len(gone)
 	l.mu.Unlock()
 
 	// Oldest first, so that a crash midway leaves a contiguous log.
 	for _, g := range gone {
-		if err := os.Remove(g.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := l.fs.Remove(g.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return first, l.fail(fmt.Errorf("timerlog truncate remove %s: %w", g.path, err))
 		}
 	}
 	if !l.opts.NoSync {
-		if err := syncDir(l.opts.Dir); err != nil {
+		if err := syncDir(l.fs, l.opts.Dir); err != nil {
 			return first, l.fail(err)
 		}
 	}
-	return first, l.refreshWAL()
+	return first, nil
 }
 
-// refreshWAL reopens wal once it lists many deleted segments (it keeps a
-// small entry per segment it has ever seen).
-func (l *Log) refreshWAL() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stale < reopenAfter || l.closed || l.err != nil {
-		return nil
-	}
-	if err := l.w.Close(); err != nil {
-		l.err = err
-		return fmt.Errorf("timerlog reopen wal %s: %w", l.opts.Dir, err)
-	}
-	w, err := wal.Open(l.opts.Dir, walOptions(l.opts.SegmentSize))
-	if err != nil {
-		l.err = err
-		return fmt.Errorf("timerlog reopen wal %s: %w", l.opts.Dir, err)
-	}
-	l.w = w
-	l.stale = 0
-	return nil
-}
-
-// Close closes the log. Unsynced records stay in the page cache; call
-// SyncTo first to make them durable.
+// Close closes the log. It does not fsync: unsynced records stay in the
+// page cache (and are lost by a crash); call SyncTo first to make them
+// durable.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -419,11 +373,12 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	l.rd.close()
-	if l.syncF != nil {
-		_ = l.syncF.Close()
-		l.syncF = nil
+	if l.tail == nil {
+		return nil
 	}
-	if err := l.w.Close(); err != nil && !errors.Is(err, wal.ErrClosed) {
+	err := l.tail.release()
+	l.tail = nil
+	if err != nil {
 		return fmt.Errorf("timerlog close %s: %w", l.opts.Dir, err)
 	}
 	return nil

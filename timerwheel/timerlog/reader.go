@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Reads go straight to the segment files with pread: entry seq of a
-// segment starting at first sits at byte (seq-first)*EntrySize. (wal.Read
-// would load a whole segment into memory per cache miss, and slot chains
-// jump between segments.) Blocks of entriesPerBlock entries are cached, so
+// segment starting at first sits at byte (seq-first)*EntrySize. (Reading
+// as tidwall/wal does would load a whole segment into memory per cache
+// miss, and slot chains jump between segments.) Blocks of entriesPerBlock entries are cached, so
 // walking a chain whose records were appended together costs one read per
 // block, not per record.
 const (
@@ -40,6 +42,7 @@ type block struct {
 
 // reader is the positional reader and its caches. Guarded by Log.mu.
 type reader struct {
+	fs     vfs.FS
 	dir    string
 	blocks map[blockKey]*list.Element
 	lru    list.List // of *block, most recent first
@@ -55,21 +58,22 @@ type reader struct {
 
 type openFile struct {
 	first uint64
-	f     *os.File
+	f     vfs.File
 }
 
-func (r *reader) init(dir string) {
+func (r *reader) init(fs vfs.FS, dir string) {
+	r.fs = fs
 	r.dir = dir
 	r.blocks = make(map[blockKey]*list.Element)
 	r.files = make(map[uint64]*list.Element)
 }
 
-func (r *reader) file(seg segment) (*os.File, error) {
+func (r *reader) file(seg segment) (vfs.File, error) {
 	if e, ok := r.files[seg.first]; ok {
 		r.flru.MoveToFront(e)
 		return e.Value.(*openFile).f, nil
 	}
-	f, err := os.Open(seg.path)
+	f, err := r.fs.OpenFile(seg.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("timerlog read open %s: %w", seg.path, err)
 	}
@@ -109,12 +113,12 @@ func (r *reader) entry(seg segment, idx uint64) ([]byte, error) {
 }
 
 // appended records entries just written from entry idx of seg on, all in
-// idx's block: recs holds their records (RecordSize bytes each). They
+// idx's block: entries holds them (EntrySize bytes each). They
 // extend the cached block they continue, or start a new cached block when
 // idx is the block's first entry and create is set. A block that is not
 // cached, or whose cached part ends before idx, is left to entry (which
 // reads it again).
-func (r *reader) appended(seg segment, idx uint64, recs []byte, create bool) {
+func (r *reader) appended(seg segment, idx uint64, entries []byte, create bool) {
 	key := blockKey{seg: seg.first, block: idx / entriesPerBlock}
 	off := int((idx % entriesPerBlock) * EntrySize)
 	b := r.cached(key)
@@ -127,15 +131,10 @@ func (r *reader) appended(seg segment, idx uint64, recs []byte, create bool) {
 	case len(b.data) < off:
 		return
 	}
-	n := len(recs) / RecordSize
-	if len(b.data) < off+n*EntrySize {
-		b.data = b.data[:off+n*EntrySize]
+	if len(b.data) < off+len(entries) {
+		b.data = b.data[:off+len(entries)]
 	}
-	for k := range n {
-		e := b.data[off+k*EntrySize : off+(k+1)*EntrySize]
-		e[0] = RecordSize
-		copy(e[1:], recs[k*RecordSize:(k+1)*RecordSize])
-	}
+	copy(b.data[off:], entries)
 }
 
 // cached returns the cached block key (nil: not cached), marking it used.
@@ -331,6 +330,7 @@ func (l *Log) Scan(from uint64, fn func(seq uint64, r Record, err error) error) 
 	from = max(from, l.first)
 	last := l.mirror.last()
 	segs := append([]segment(nil), l.mirror.segs...)
+	fs := l.fs
 	l.mu.Unlock()
 
 	buf := make([]byte, 256*blockBytes)
@@ -341,7 +341,7 @@ func (l *Log) Scan(from uint64, fn func(seq uint64, r Record, err error) error) 
 		if i+1 < len(segs) {
 			end = min(end, segs[i+1].first-1)
 		}
-		f, err := os.Open(seg.path)
+		f, err := fs.OpenFile(seg.path, os.O_RDONLY, 0)
 		if err != nil {
 			return fmt.Errorf("timerlog scan open %s: %w", seg.path, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Repair describes what Open changed or found in the log's tail.
@@ -46,14 +48,14 @@ func entryValid(e []byte, seq uint64) (Record, bool) {
 	return r, true
 }
 
-// repairTail validates the tail of the log in dir before tidwall/wal opens
-// it. Only the tail can be torn (wal fsyncs a segment before it starts the
-// next one), but an atomic group may span segments, so the search for the
+// repairTail validates the tail of the log in dir before it is opened for
+// writing. Only the tail can be torn (a segment is fsynced before the next
+// one starts), but an atomic group may span segments, so the search for the
 // last FlagCommit record walks back over whole segments. Nothing at or below
 // minKeep (the last sequence known to be synced) is ever removed.
-func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) {
+func repairTail(fs vfs.FS, dir string, minKeep uint64, log zerolog.Logger) (Repair, error) {
 	var rep Repair
-	segs, err := listSegments(dir)
+	segs, err := listSegments(fs, dir)
 	if err != nil || len(segs) == 0 {
 		return rep, err
 	}
@@ -61,7 +63,7 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 	last := uint64(0)
 	for i := len(segs) - 1; i >= 0; i-- {
 		seg := segs[i]
-		data, err := os.ReadFile(seg.path)
+		data, err := vfs.ReadFile(fs, seg.path)
 		if err != nil {
 			return rep, fmt.Errorf("timerlog repair read %s: %w", seg.path, err)
 		}
@@ -86,7 +88,8 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 		}
 		rep.TornBytes += int64(len(data)) - int64(keep*EntrySize)
 		// Invalid entries that stay (synced ones) are bit rot. Restore the
-		// length byte so that wal can parse the segment; the checksum still
+		// length byte so that the segment still parses as tidwall/wal's
+		// format (every later entry where it belongs); the checksum still
 		// fails on read.
 		for k := uint64(0); k < keep; k++ {
 			if _, ok := entry(k); ok {
@@ -94,7 +97,7 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 			}
 			rep.Corrupt++
 			if data[k*EntrySize] != RecordSize {
-				if err := writeByteAt(seg.path, int64(k*EntrySize), RecordSize); err != nil {
+				if err := writeByteAt(fs, seg.path, int64(k*EntrySize), RecordSize); err != nil {
 					return rep, err
 				}
 				dirty = true
@@ -114,8 +117,8 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 		}
 		if commit == 0 && i > 0 {
 			// Nothing committed in this segment: drop it, look at the one
-			// before (complete, since wal synced it before cycling).
-			if err := os.Remove(seg.path); err != nil {
+			// before (complete, since it was synced before this one began).
+			if err := fs.Remove(seg.path); err != nil {
 				return rep, fmt.Errorf("timerlog repair remove %s: %w", seg.path, err)
 			}
 			rep.RemovedSegments++
@@ -123,7 +126,7 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 			continue
 		}
 		if size := int64(commit * EntrySize); size < int64(len(data)) {
-			if err := truncateSync(seg.path, size); err != nil {
+			if err := truncateSync(fs, seg.path, size); err != nil {
 				return rep, err
 			}
 			dirty = true
@@ -140,15 +143,15 @@ func repairTail(dir string, minKeep uint64, log zerolog.Logger) (Repair, error) 
 			Bool("missing", rep.Missing).Uint64("last_seq", last).Msg("timerlog: repaired tail")
 	}
 	if dirty {
-		if err := syncDir(dir); err != nil {
+		if err := syncDir(fs, dir); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
 }
 
-func writeByteAt(path string, off int64, b byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func writeByteAt(fs vfs.FS, path string, off int64, b byte) error {
+	f, err := fs.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("timerlog repair open %s: %w", path, err)
 	}
@@ -162,8 +165,8 @@ func writeByteAt(path string, off int64, b byte) error {
 	return nil
 }
 
-func truncateSync(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func truncateSync(fs vfs.FS, path string, size int64) error {
+	f, err := fs.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("timerlog repair open %s: %w", path, err)
 	}
@@ -179,13 +182,8 @@ func truncateSync(path string, size int64) error {
 
 // syncDir fsyncs a directory so that file creations, renames and removals
 // in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("timerlog sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+func syncDir(fs vfs.FS, dir string) error {
+	if err := fs.SyncDir(dir); err != nil {
 		return fmt.Errorf("timerlog sync dir %s: %w", dir, err)
 	}
 	return nil

@@ -2,13 +2,15 @@ package timerlog
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
-// segment is one tidwall/wal segment file: entries first, first+1, ...
+// segment is one segment file (tidwall/wal's layout): entries first,
+// first+1, ...
 type segment struct {
 	first uint64
 	path  string
@@ -18,10 +20,10 @@ type segment struct {
 func segmentName(first uint64) string { return fmt.Sprintf("%020d", first) }
 
 // listSegments returns the plain segment files of dir in index order.
-// Names that are not 20 decimal digits (tidwall's .START/.END/.TEMP files,
-// or anything else) are skipped.
-func listSegments(dir string) ([]segment, error) {
-	ents, err := os.ReadDir(dir)
+// Names that are not 20 decimal digits (tidwall/wal's .START/.END/.TEMP
+// files, or anything else) are skipped.
+func listSegments(fs vfs.FS, dir string) ([]segment, error) {
+	ents, err := fs.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("timerlog list %s: %w", dir, err)
 	}
@@ -41,10 +43,11 @@ func listSegments(dir string) ([]segment, error) {
 	return segs, nil
 }
 
-// segmentMirror tracks tidwall/wal's segment boundaries without asking it:
-// wal cycles to a new file when the tail holds at least SegmentSize bytes
-// after an entry (and at the start of a batch when it already holds more),
-// and every entry is EntrySize bytes, so the boundaries are deterministic.
+// segmentMirror is the log's list of segments and the size of the tail.
+// Segments cycle where tidwall/wal cycles them: to a new file when the tail
+// holds at least SegmentSize bytes after an entry (and at the start of a
+// batch when it already holds more); every entry is EntrySize bytes, so the
+// boundaries are deterministic.
 type segmentMirror struct {
 	segs      []segment
 	tailCount uint64 // entries in the tail segment
@@ -66,22 +69,16 @@ func (m *segmentMirror) last() uint64 {
 	return t.first + m.tailCount - 1
 }
 
-// appended updates the mirror for n entries appended in one batch.
-func (m *segmentMirror) appended(n int) {
-	if m.tailCount*EntrySize > uint64(m.segSize) {
-		m.cycle()
-	}
-	for ; n > 0; n-- {
-		m.tailCount++
-		if m.tailCount*EntrySize >= uint64(m.segSize) {
-			m.cycle()
-		}
-	}
-}
+// overfull reports whether the tail holds more than SegmentSize bytes (a
+// segment written with a larger SegmentSize): a batch starts a new segment.
+func (m *segmentMirror) overfull() bool { return m.tailCount*EntrySize > uint64(m.segSize) }
 
-func (m *segmentMirror) cycle() {
+// cycle adds the segment that starts after the last entry as the new tail.
+func (m *segmentMirror) cycle() segment {
 	next := m.last() + 1
-	m.segs = append(m.segs, segment{first: next, path: filepath.Join(m.dir, segmentName(next))})
+	seg := segment{first: next, path: filepath.Join(m.dir, segmentName(next))}
+	m.segs = append(m.segs, seg)
 	m.tailCount = 0
 	m.created = true
+	return seg
 }
