@@ -24,7 +24,8 @@
 //     true as 1 and false as 0. A value outside the field's range, an
 //     object and an array are refused.
 //   - A boolean field takes true and false; a number read as an integer, 0
-//     false and 1 true (1.0 and 0.5 too, as fastjson's intValue() == 1);
+//     false and 1 true (so 1.9 is true and 0.5 false, as fastjson's
+//     intValue() == 1 has it);
 //     the strings "true"/"false" in any case, "1"/"0", "Y"/"T" (true),
 //     "N"/"F" (false) and "" (false), as fastjson's castToBoolean.
 //     Anything else is refused.
@@ -39,10 +40,12 @@
 // Where fastjson differs, deliberately: a number outside an integer
 // field's range is refused (fastjson keeps its low bits); a boolean from a
 // number other than 0 or 1 is refused (fastjson reads false); commas in a
-// string read as an integer are refused (fastjson's castToInt drops them);
-// "", "null" and "NULL" in a string read as a number or a boolean are
-// zero, false and refused (fastjson reads them as null, so a primitive
-// keeps its default). No client writes those.
+// string read as an integer are refused (fastjson's castToInt drops them).
+// And one difference kept from before: "" read as a number or a boolean is
+// 0 or false, and "null" or "NULL" is refused, where fastjson reads all
+// three as null, so that a primitive keeps its default (a group created
+// with "consumeEnable":"" stays enabled on a Java broker and is disabled
+// here).
 package lenient
 
 import (
