@@ -133,7 +133,7 @@ func TestSlowCheckpointDoesNotHoldDispatch(t *testing.T) {
 	fs := &vfstest.FaultFS{}
 	r := newRigFS(t, 0, fs)
 	fs.Scope(filepath.Join(r.st.Dir, "consumequeue")) // the CommitLog's fsyncs (the rig makes appends durable) are not the fault
-	t.Cleanup(fs.Reset) // before the rig's cleanup stops the dispatcher
+	t.Cleanup(fs.Reset)                               // before the rig's cleanup stops the dispatcher
 	want := putAll(t, r, 3)
 	r.start(t, 5*time.Millisecond)
 	r.caughtUp(t)

@@ -4,6 +4,8 @@
 // the first heartbeat, pull or send-back of an unknown group when
 // auto-creation is on), deletes them, and persists the table to
 // config/subscriptionGroup.json (atomic write, .bak) after every change.
+// The load/change/persist/publish mechanism is package table's, shared
+// with the topics stage.
 //
 // Readers (heartbeats, pulls, send-backs, GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
 // never message the stage: they read an immutable snapshot published
@@ -11,15 +13,13 @@
 package groups
 
 import (
-	"fmt"
-	"maps"
 	"sync/atomic"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/table"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -107,45 +107,45 @@ type Options struct {
 // Manager is the actor.
 type Manager struct {
 	opts  Options
-	table map[string]meta.SubscriptionGroupConfig
-	ver   meta.DataVersion
+	table *table.Table[meta.SubscriptionGroupConfig]
 }
 
 // Producer returns the actor producer.
 func Producer(opts Options) stage.Producer {
-	return func(*stage.Stage) actor.Actor { return &Manager{opts: opts} }
+	return func(*stage.Stage) actor.Actor { return &Manager{opts: opts, table: table.New(tableOptions(opts))} }
 }
 
-// Load reads the group file merged with defaults (used at start-up, before
-// the stage runs, and by the stage itself on restart).
-func Load(fs vfs.FS, path string, defaults map[string]meta.SubscriptionGroupConfig, log zerolog.Logger) (
-	map[string]meta.SubscriptionGroupConfig, meta.DataVersion, error) {
-	table, ver, err := meta.LoadSubscriptionGroups(fs, path, meta.WithLogger(log))
-	if err != nil {
-		return nil, ver, fmt.Errorf("load subscription groups: %w", err)
-	}
-	for name, c := range defaults {
-		if _, ok := table[name]; !ok {
-			table[name] = c
+// tableOptions describes the group table to package table.
+func tableOptions(o Options) table.Options[meta.SubscriptionGroupConfig] {
+	t := table.Options[meta.SubscriptionGroupConfig]{What: "subscription groups", FS: o.FS, Path: o.Path,
+		Load: meta.LoadSubscriptionGroups, Save: meta.SaveSubscriptionGroups, Defaults: o.Defaults, Logger: o.Logger}
+	if v := o.View; v != nil {
+		t.Publish = func(groups map[string]meta.SubscriptionGroupConfig, ver meta.DataVersion) {
+			v.p.Store(&Table{Groups: groups, Version: ver})
 		}
 	}
-	return table, ver, nil
+	return t
+}
+
+// Load reads the group file (or its .bak, which log reports) merged with
+// defaults: used at start-up, before the stage runs, and by the stage
+// itself on every (re)start.
+func Load(fs vfs.FS, path string, defaults map[string]meta.SubscriptionGroupConfig, log zerolog.Logger) (
+	map[string]meta.SubscriptionGroupConfig, meta.DataVersion, error) {
+	return table.Load(tableOptions(Options{FS: fs, Path: path, Defaults: defaults, Logger: log}))
 }
 
 // Receive implements actor.Actor.
 func (m *Manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		table, ver, err := Load(m.opts.FS, m.opts.Path, m.opts.Defaults, m.opts.Logger)
-		if err != nil {
+		if err := m.table.Start(); err != nil {
 			panic(err)
 		}
-		m.table, m.ver = table, ver
-		m.publish()
 	case *Ensure:
 		var missing []string
 		for _, name := range msg.Names {
-			if _, ok := m.table[name]; !ok && meta.ValidateGroup(name) == nil {
+			if _, ok := m.table.Get(name); !ok && meta.ValidateGroup(name) == nil {
 				missing = append(missing, name)
 			}
 		}
@@ -153,7 +153,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 			msg.done(nil)
 			return
 		}
-		err := m.change(func(t map[string]meta.SubscriptionGroupConfig) {
+		err := m.table.Change(func(t map[string]meta.SubscriptionGroupConfig) {
 			for _, name := range missing {
 				t[name] = meta.NewSubscriptionGroupConfig(name)
 			}
@@ -163,7 +163,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 		}
 		msg.done(err)
 	case *Put:
-		err := m.change(func(t map[string]meta.SubscriptionGroupConfig) { t[msg.Config.GroupName] = msg.Config })
+		err := m.table.Change(func(t map[string]meta.SubscriptionGroupConfig) { t[msg.Config.GroupName] = msg.Config })
 		if err == nil {
 			c := msg.Config
 			m.opts.Logger.Info().Str("group", c.GroupName).Bool("consume_enable", c.ConsumeEnable).
@@ -172,33 +172,14 @@ func (m *Manager) Receive(ctx actor.Context) {
 		}
 		msg.Done(err)
 	case *Delete:
-		if _, ok := m.table[msg.Name]; !ok {
+		if _, ok := m.table.Get(msg.Name); !ok {
 			msg.Done(false, nil)
 			return
 		}
-		err := m.change(func(t map[string]meta.SubscriptionGroupConfig) { delete(t, msg.Name) })
+		err := m.table.Change(func(t map[string]meta.SubscriptionGroupConfig) { delete(t, msg.Name) })
 		if err == nil {
 			m.opts.Logger.Info().Str("group", msg.Name).Msg("subscription group deleted")
 		}
 		msg.Done(err == nil, err)
 	}
-}
-
-// change applies fn to a copy of the table, persists it, then publishes it.
-// On a write failure nothing changes.
-func (m *Manager) change(fn func(map[string]meta.SubscriptionGroupConfig)) error {
-	next := maps.Clone(m.table)
-	fn(next)
-	ver := m.ver.Next(time.Now())
-	if err := meta.SaveSubscriptionGroups(m.opts.FS, m.opts.Path, next, ver); err != nil {
-		m.opts.Logger.Error().Err(err).Str("path", m.opts.Path).Msg("persist subscription groups failed")
-		return fmt.Errorf("persist subscription groups: %w", err)
-	}
-	m.table, m.ver = next, ver
-	m.publish()
-	return nil
-}
-
-func (m *Manager) publish() {
-	m.opts.View.p.Store(&Table{Groups: m.table, Version: m.ver})
 }

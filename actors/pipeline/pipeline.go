@@ -150,7 +150,7 @@ func (p *Pipeline) spawn() error {
 		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums
 		defaults["TBW102"] = tbw
 	}
-	table, ver, err := topics.Load(p.store.FS, p.store.TopicsPath(), defaults)
+	table, ver, err := topics.Load(p.store.FS, p.store.TopicsPath(), defaults, log)
 	if err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}

@@ -2,7 +2,8 @@
 // topic table. It creates topics (admin requests, auto-creation through
 // TBW102 on send, %RETRY% topics on heartbeat), deletes them, persists the
 // table atomically after every change and announces changes so the broker
-// re-registers with its name servers.
+// re-registers with its name servers. The load/change/persist/publish
+// mechanism is package table's, shared with the groups stage.
 //
 // Readers (the send path, pulls, route registration) never message the
 // stage: they read an immutable snapshot published through an atomic
@@ -10,14 +11,13 @@
 package topics
 
 import (
-	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/table"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -99,97 +99,68 @@ type Options struct {
 // Manager is the actor.
 type Manager struct {
 	opts  Options
-	table map[string]meta.TopicConfig
-	ver   meta.DataVersion
+	table *table.Table[meta.TopicConfig]
 }
 
 // Producer returns the actor producer.
 func Producer(opts Options) stage.Producer {
-	return func(*stage.Stage) actor.Actor { return &Manager{opts: opts} }
+	return func(*stage.Stage) actor.Actor { return &Manager{opts: opts, table: table.New(tableOptions(opts))} }
 }
 
-// Load reads the topic file merged with defaults (used at start-up, before
-// the stage runs, and by the stage itself on restart).
-func Load(fs vfs.FS, path string, defaults map[string]meta.TopicConfig) (map[string]meta.TopicConfig, meta.DataVersion, error) {
-	table, ver, err := meta.LoadTopics(fs, path)
-	if err != nil {
-		return nil, ver, fmt.Errorf("load topics: %w", err)
-	}
-	if table == nil {
-		table = map[string]meta.TopicConfig{}
-	}
-	for name, c := range defaults {
-		if _, ok := table[name]; !ok {
-			table[name] = c
+// tableOptions describes the topic table to package table.
+func tableOptions(o Options) table.Options[meta.TopicConfig] {
+	t := table.Options[meta.TopicConfig]{What: "topics", FS: o.FS, Path: o.Path, Load: meta.LoadTopics, Save: meta.SaveTopics,
+		Defaults: o.Defaults, Changed: o.Changed, Logger: o.Logger}
+	if v := o.View; v != nil {
+		t.Publish = func(topics map[string]meta.TopicConfig, ver meta.DataVersion) {
+			v.p.Store(&Table{Topics: topics, Version: ver})
 		}
 	}
-	return table, ver, nil
+	return t
+}
+
+// Load reads the topic file (or its .bak, which log reports) merged with
+// defaults: used at start-up, before the stage runs, and by the stage
+// itself on every (re)start.
+func Load(fs vfs.FS, path string, defaults map[string]meta.TopicConfig, log zerolog.Logger) (
+	map[string]meta.TopicConfig, meta.DataVersion, error) {
+	return table.Load(tableOptions(Options{FS: fs, Path: path, Defaults: defaults, Logger: log}))
 }
 
 // Receive implements actor.Actor.
 func (m *Manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		table, ver, err := Load(m.opts.FS, m.opts.Path, m.opts.Defaults)
-		if err != nil {
+		if err := m.table.Start(); err != nil {
 			panic(err)
 		}
-		m.table, m.ver = table, ver
-		m.publish()
 	case *Ensure:
-		if c, ok := m.table[msg.Config.TopicName]; ok {
+		if c, ok := m.table.Get(msg.Config.TopicName); ok {
 			msg.Done(c, nil)
 			return
 		}
-		err := m.change(func(t map[string]meta.TopicConfig) { t[msg.Config.TopicName] = msg.Config })
+		err := m.table.Change(func(t map[string]meta.TopicConfig) { t[msg.Config.TopicName] = msg.Config })
 		if err == nil {
 			m.opts.Logger.Info().Str("topic", msg.Config.TopicName).Int32("queues", msg.Config.WriteQueueNums).
 				Int32("perm", msg.Config.Perm).Msg("topic created")
 		}
 		msg.Done(msg.Config, err)
 	case *Put:
-		err := m.change(func(t map[string]meta.TopicConfig) { t[msg.Config.TopicName] = msg.Config })
+		err := m.table.Change(func(t map[string]meta.TopicConfig) { t[msg.Config.TopicName] = msg.Config })
 		if err == nil {
 			m.opts.Logger.Info().Str("topic", msg.Config.TopicName).Int32("read_queues", msg.Config.ReadQueueNums).
 				Int32("write_queues", msg.Config.WriteQueueNums).Int32("perm", msg.Config.Perm).Msg("topic updated")
 		}
 		msg.Done(err)
 	case *Delete:
-		if _, ok := m.table[msg.Topic]; !ok {
+		if _, ok := m.table.Get(msg.Topic); !ok {
 			msg.Done(nil)
 			return
 		}
-		err := m.change(func(t map[string]meta.TopicConfig) { delete(t, msg.Topic) })
+		err := m.table.Change(func(t map[string]meta.TopicConfig) { delete(t, msg.Topic) })
 		if err == nil {
 			m.opts.Logger.Info().Str("topic", msg.Topic).Msg("topic deleted")
 		}
 		msg.Done(err)
 	}
-}
-
-// change applies fn to a copy of the table, persists it, then publishes it.
-// On a write failure nothing changes.
-func (m *Manager) change(fn func(map[string]meta.TopicConfig)) error {
-	next := make(map[string]meta.TopicConfig, len(m.table)+1)
-	for k, v := range m.table {
-		next[k] = v
-	}
-	fn(next)
-	ver := m.ver
-	ver.Counter++
-	ver.Timestamp = time.Now().UnixMilli()
-	if err := meta.SaveTopics(m.opts.FS, m.opts.Path, next, ver); err != nil {
-		m.opts.Logger.Error().Err(err).Str("path", m.opts.Path).Msg("persist topics failed")
-		return fmt.Errorf("persist topics: %w", err)
-	}
-	m.table, m.ver = next, ver
-	m.publish()
-	if m.opts.Changed != nil {
-		m.opts.Changed()
-	}
-	return nil
-}
-
-func (m *Manager) publish() {
-	m.opts.View.p.Store(&Table{Topics: m.table, Version: m.ver})
 }

@@ -112,7 +112,7 @@ func (r *rig) del(t *testing.T, name string) error {
 // reload reads the file back as a restarted broker would.
 func reload(t *testing.T, path string) (map[string]meta.TopicConfig, meta.DataVersion) {
 	t.Helper()
-	table, ver, err := Load(nil, path, nil)
+	table, ver, err := Load(nil, path, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func reload(t *testing.T, path string) (map[string]meta.TopicConfig, meta.DataVe
 func TestLoadMergesDefaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "topics.json")
 	defaults := map[string]meta.TopicConfig{"D": meta.NewTopicConfig("D", 1), "E": meta.NewTopicConfig("E", 1)}
-	table, ver, err := Load(nil, path, defaults)
+	table, ver, err := Load(nil, path, defaults, zerolog.Nop())
 	if err != nil || !reflect.DeepEqual(table, defaults) || ver != (meta.DataVersion{}) {
 		t.Fatalf("missing file: Load = %v, %+v, %v; want the defaults", table, ver, err)
 	}
@@ -130,7 +130,7 @@ func TestLoadMergesDefaults(t *testing.T) {
 	if err := meta.SaveTopics(nil, path, onFile, meta.DataVersion{Counter: 7}); err != nil {
 		t.Fatal(err)
 	}
-	table, ver, err = Load(nil, path, defaults)
+	table, ver, err = Load(nil, path, defaults, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,20 +17,23 @@ import (
 //
 // Decoding is lenient the way the Java broker is (fastjson into
 // RemotingCommand, rocketmq-facts 11.17), so that every client that works
-// with a Java broker works here:
+// with a Java broker works here. The value rules are package lenient's
+// (internal/lenient), the one implementation that bodies and storage/meta
+// use too; this scanner finds the tokens without allocating and hands each
+// value to lenient's token-level functions:
 //
 //   - extFields values may be strings, numbers, booleans, objects or arrays;
 //     a non-string value is read as its JSON text (1 -> "1", true -> "true",
 //     {"x":1} -> `{"x":1}`, as it appears in the input). null means absent:
 //     the key is removed. Non-Java clients (ali-ons, rocketmq-client-cpp)
 //     write numbers and booleans there.
-//   - code, version, opaque and flag may be JSON numbers (integral, or with
-//     a fraction that is dropped, as fastjson does), strings holding a
-//     decimal integer ("" is 0), or booleans (true is 1); the value must fit
-//     in 32 bits.
-//   - language is a name, or a LanguageCode ordinal (9 -> "GO"; unknown
-//     ordinals -> "OTHER"). remark may be any value, read like an extFields
-//     value.
+//   - code, version, opaque and flag are integer fields: JSON numbers
+//     (integral, or with a fraction that is dropped, as fastjson does),
+//     strings holding a decimal integer ("" is 0, "7.0" is 7), or booleans
+//     (true is 1); the value must fit in 32 bits.
+//   - language is a name, or a LanguageCode ordinal (an integer literal:
+//     9 -> "GO"; any other number, and ordinals outside the table ->
+//     "OTHER"). remark may be any value, read like an extFields value.
 //   - null leaves a field as it was; unknown fields are skipped whatever
 //     they hold; field names match case-insensitively; remark and extFields
 //     may be absent.

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/wheelmq/wheelmq/internal/lenient"
 )
 
 func TestDecodeJSONHeaderForms(t *testing.T) {
@@ -247,53 +247,17 @@ func decodeJSONHeaderReference(header []byte) (*Command, error) {
 	return c, nil
 }
 
-// referenceInt32 applies the int32 field rules to one raw value.
+// referenceInt32 applies the int32 field rules to one raw value, through
+// lenient's Parse functions.
 func referenceInt32(raw json.RawMessage, dst *int32) error {
-	switch raw[0] {
-	case 'n':
-		return nil
-	case 't':
-		*dst = 1
-		return nil
-	case 'f':
-		*dst = 0
-		return nil
-	case '{', '[':
+	v, set, err := lenient.ParseInt(raw, 32)
+	if err != nil {
 		return errReference
-	case '"':
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil {
-			return err
-		}
-		if str == "" {
-			*dst = 0
-			return nil
-		}
-		v, err := strconv.ParseInt(str, 10, 32)
-		if err != nil {
-			return errReference
-		}
+	}
+	if set {
 		*dst = int32(v)
-		return nil
 	}
-	v, ok := referenceNumber(string(raw))
-	if !ok {
-		return errReference
-	}
-	*dst = v
 	return nil
-}
-
-// referenceNumber reads a JSON number as an int32, truncating a fraction.
-func referenceNumber(text string) (int32, bool) {
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil || math.Trunc(f) < math.MinInt32 || math.Trunc(f) > math.MaxInt32 {
-		return 0, false
-	}
-	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return int32(i), true // exact, where float64 would round
-	}
-	return int32(math.Trunc(f)), true
 }
 
 // referenceLanguage applies the language rules to one raw value.
@@ -306,33 +270,21 @@ func referenceLanguage(raw json.RawMessage, dst *string) error {
 	case 't', 'f', '{', '[':
 		return errReference
 	}
-	v, ok := referenceNumber(string(raw))
-	if !ok || v < 0 || int(v) >= len(languageNames) {
-		*dst = "OTHER"
-		return nil
+	*dst = "OTHER"
+	if i, ok := lenient.EnumOrdinal(raw, len(languageNames)); ok {
+		*dst = languageNames[i]
 	}
-	*dst = languageNames[v]
 	return nil
 }
 
-// referenceText reads a value as text: strings decoded, anything else its
-// raw JSON with each invalid UTF-8 byte replaced; null is not present.
+// referenceText reads a value as text (lenient.ParseString); null is not
+// present.
 func referenceText(raw json.RawMessage) (string, bool) {
-	switch raw[0] {
-	case 'n':
-		return "", false
-	case '"':
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil {
-			panic(err) // raw came from a valid document
-		}
-		return str, true
+	s, set, err := lenient.ParseString(raw)
+	if err != nil {
+		panic(err) // raw came from a valid document
 	}
-	var sb strings.Builder
-	for _, r := range string(raw) { // ranging a string yields U+FFFD per invalid byte
-		sb.WriteRune(r)
-	}
-	return sb.String(), true
+	return s, set
 }
 
 // referenceExtFields merges one extFields value into *dst.

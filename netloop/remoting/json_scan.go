@@ -1,17 +1,19 @@
 package remoting
 
 import (
-	"math"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/wheelmq/wheelmq/internal/lenient"
 )
 
 // A small JSON scanner for RemotingCommand headers, without reflection:
 // headers are decoded for every request on the hot path. The syntax is
 // strict JSON (what encoding/json accepts); the values are read leniently,
-// the way the Java broker reads them (see json_header.go). A differential
-// fuzz test holds it to a reference decoder built on encoding/json.
+// the way the Java broker reads them (see json_header.go), by the rules of
+// package lenient, which does every value conversion. A differential fuzz
+// test holds it to a reference decoder built on encoding/json and
+// lenient's Parse functions.
 
 // maxJSONDepth is the nesting limit, the same as encoding/json's.
 const maxJSONDepth = 10000
@@ -248,68 +250,44 @@ func (s *jsonScanner) digits() int {
 	return n
 }
 
-// int32Value reads a value for an int32 field into *dst, leniently: null
-// leaves it; a number sets it (a fraction is dropped, toward zero); a string
-// holding a decimal integer sets it ("" is 0); true is 1 and false 0. A
-// value out of the int32 range, any other string, an object or an array is
-// an error.
+// int32Value reads a value for an int32 field into *dst by the integer
+// rules of package lenient (which does every conversion; the scanner only
+// finds the token): null leaves it; a number sets it (a fraction is
+// dropped, toward zero); a string holding a decimal integer sets it ("" is
+// 0); true is 1 and false 0. A value out of the int32 range, any other
+// string, an object or an array is an error.
 func (s *jsonScanner) int32Value(dst *int32) error {
+	var v int64
+	var err error
 	switch c := s.peek(); {
 	case c == '-' || (c >= '0' && c <= '9'):
-		text, err := s.number()
-		if err != nil {
+		var text []byte
+		if text, err = s.number(); err != nil {
 			return err
 		}
-		v, ok := numberInt32(text)
-		if !ok {
-			return errJSONType
-		}
-		*dst = v
-		return nil
+		v, err = lenient.IntFromNumber(text, 32)
 	case c == '"':
-		b, err := s.stringBytes()
-		if err != nil {
+		var b []byte
+		if b, err = s.stringBytes(); err != nil {
 			return err
 		}
-		if len(b) == 0 {
-			*dst = 0
-			return nil
-		}
-		v, err := strconv.ParseInt(string(b), 10, 32)
-		if err != nil {
-			return errJSONType
-		}
-		*dst = int32(v)
-		return nil
+		v, err = lenient.IntFromString(b, 32)
 	case c == 't' && s.literal("true"):
-		*dst = 1
-		return nil
+		v = lenient.IntFromBool(true)
 	case c == 'f' && s.literal("false"):
-		*dst = 0
-		return nil
+		v = lenient.IntFromBool(false)
 	case c == 'n' && s.literal("null"):
 		return nil
 	case c == '{' || c == '[':
 		return errJSONType
+	default:
+		return errJSONSyntax
 	}
-	return errJSONSyntax
-}
-
-// numberInt32 converts a JSON number token to an int32, dropping a
-// fraction; ok is false when the value does not fit.
-func numberInt32(text []byte) (int32, bool) {
-	if v, err := strconv.ParseInt(string(text), 10, 32); err == nil {
-		return int32(v), true
+	if err != nil {
+		return errJSONType
 	}
-	f, err := strconv.ParseFloat(string(text), 64)
-	if err != nil { // only out-of-range magnitudes reach here
-		return 0, false
-	}
-	f = math.Trunc(f)
-	if f < math.MinInt32 || f > math.MaxInt32 {
-		return 0, false
-	}
-	return int32(f), true
+	*dst = int32(v)
+	return nil
 }
 
 // textValue reads any value as text: a string as it is, a number, true or
@@ -335,8 +313,9 @@ func (s *jsonScanner) textValue(depth int) (text string, present bool, err error
 }
 
 // languageValue reads the language field: a name as it is, or a
-// LanguageCode ordinal (out-of-table ordinals read as OTHER). null leaves
-// *dst; other values are an error.
+// LanguageCode ordinal (lenient.EnumOrdinal: an integer literal; anything
+// else numeric, and ordinals outside the table, read as OTHER). null
+// leaves *dst; other values are an error.
 func (s *jsonScanner) languageValue(dst *string) error {
 	switch c := s.peek(); {
 	case c == '"':
@@ -346,11 +325,11 @@ func (s *jsonScanner) languageValue(dst *string) error {
 		if err != nil {
 			return err
 		}
-		v, ok := numberInt32(text)
-		if !ok || v < 0 || v > 255 {
-			v = int32(languageOther)
+		if i, ok := lenient.EnumOrdinal(text, len(languageNames)); ok {
+			*dst = languageNames[i]
+		} else {
+			*dst = languageNames[languageOther]
 		}
-		*dst = languageName(byte(v))
 		return nil
 	case c == 'n' && s.literal("null"):
 		return nil
@@ -377,18 +356,13 @@ func (s *jsonScanner) stringValue(dst *string) error {
 	return nil
 }
 
-// text returns the input bytes [start, end) as a string, sharing s.str's
-// memory when they are valid UTF-8; invalid bytes become U+FFFD each.
+// text returns the input bytes [start, end), a value's JSON text, as
+// lenient.Text does (invalid bytes become U+FFFD each), sharing s.str's
+// memory when they are valid UTF-8, which lenient.Text then returns as
+// they are.
 func (s *jsonScanner) text(start, end int) string {
-	b := s.b[start:end]
-	if !utf8.Valid(b) {
-		out := make([]byte, 0, len(b)+8)
-		for len(b) > 0 {
-			r, size := utf8.DecodeRune(b)
-			out = utf8.AppendRune(out, r) // RuneError for an invalid byte
-			b = b[size:]
-		}
-		return string(out)
+	if b := s.b[start:end]; !utf8.Valid(b) {
+		return lenient.Text(b)
 	}
 	return s.shared(start, end)
 }

@@ -34,6 +34,12 @@ func TestDecodeSubscriptionGroupConfigLenient(t *testing.T) {
 		{"fraction and boolean as numbers", `{"groupName":"G","retryQueueNums":2.9,"groupSysFlag":true}`,
 			with(func(c *SubscriptionGroupConfig) { c.RetryQueueNums, c.GroupSysFlag = 2, 1 })},
 		{"name as a number", `{"groupName":42}`, with(func(c *SubscriptionGroupConfig) { c.GroupName = "42" })},
+		{"name and attribute as objects: their text (package lenient's rule; the name then fails ValidateGroup)",
+			`{"groupName":{ "a":1},"attributes":{"x":[1, 2]}}`, with(func(c *SubscriptionGroupConfig) {
+				c.GroupName, c.Attributes = `{ "a":1}`, map[string]string{"x": "[1, 2]"}
+			})},
+		{"boolean as a fraction", `{"groupName":"G","consumeEnable":0.0,"consumeMessageOrderly":1.0}`,
+			with(func(c *SubscriptionGroupConfig) { c.ConsumeEnable, c.ConsumeMessageOrderly = false, true })},
 		{"nulls keep defaults", `{"groupName":"G","retryMaxTimes":null,"attributes":null,"groupRetryPolicy":null}`, def},
 		{"unknown fields ignored", `{"groupName":"G","whatever":{"x":[1]},"consumeFromMinEnable":false}`,
 			with(func(c *SubscriptionGroupConfig) { c.ConsumeFromMinEnable = false })},
@@ -59,7 +65,8 @@ func TestDecodeSubscriptionGroupConfigLenient(t *testing.T) {
 
 func TestDecodeSubscriptionGroupConfigRejects(t *testing.T) {
 	for _, body := range []string{``, `[]`, `null`, `{"groupName":"G"`, `{"retryMaxTimes":"x"}`,
-		`{"retryMaxTimes":4294967296}`, `{"consumeEnable":"maybe"}`, `{"consumeEnable":2}`, `{"groupName":{}}`,
+		`{"retryMaxTimes":4294967296}`, `{"consumeEnable":"maybe"}`, `{"consumeEnable":2}`,
+		`{"retryMaxTimes":" 5"}`, `{"retryMaxTimes":"5.5"}`, `{"retryMaxTimes":"1e3"}`,
 		`{"groupRetryPolicy":"x"}`, `{"subscriptionDataSet":{}}`, `{"attributes":[1]}`} {
 		if _, err := DecodeSubscriptionGroupConfig([]byte(body)); err == nil {
 			t.Errorf("%s: accepted", body)

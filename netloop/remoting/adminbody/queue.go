@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/wheelmq/wheelmq/internal/lenient"
 )
 
 // MessageQueue names one queue of a topic on a broker; its JSON is
@@ -66,7 +68,8 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 }
 
 // Double is a Java double: it encodes with a fraction, as fastjson writes
-// one ("0.0", "12.5"), and decodes from any JSON number or numeric string.
+// one ("0.0", "12.5"), and decodes from any JSON number or numeric string
+// (package lenient).
 type Double float64
 
 // MarshalJSON implements json.Marshaler.
@@ -82,21 +85,15 @@ func (d Double) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler: package lenient's double
+// rule (a number, or a string strconv.ParseFloat reads; null leaves d).
 func (d *Double) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s == "null" {
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
+	f, set, err := lenient.ParseFloat(b)
 	if err != nil {
-		return fmt.Errorf("adminbody: %q is not a double", s)
+		return fmt.Errorf("adminbody: %w", err)
 	}
-	*d = Double(f)
+	if set {
+		*d = Double(f)
+	}
 	return nil
 }

@@ -60,6 +60,22 @@ func TestInt(t *testing.T) {
 		{`1e400`, -99, -99, "beyond float64"},
 		{`"abc"`, -99, -99, "not a number"},
 		{`"1.5"`, -99, -99, "string with fraction"},
+		{`"7.0"`, 7, 7, "string with a zero fraction (castToInt)"},
+		{`"7."`, 7, 7, "string with an empty fraction"},
+		{`"-7.000"`, -7, -7, "negative with zeros"},
+		{`"7.01"`, -99, -99, "string with a non-zero fraction"},
+		{`".0"`, -99, -99, "only a fraction"},
+		{`"-.0"`, -99, -99, "sign and a fraction"},
+		{`"7.0.0"`, -99, -99, "two dots"},
+		{`" 7"`, -99, -99, "white space"},
+		{`"1e3"`, -99, -99, "string with an exponent"},
+		{`"0x10"`, -99, -99, "hexadecimal"},
+		{`"1,000"`, -99, -99, "commas"},
+		{`"+5"`, 5, 5, "plus sign"},
+		{`-0`, 0, 0, "negative zero"},
+		{`1e-400`, 0, 0, "underflow"},
+		{`2147483647.9`, 2147483647, 2147483647, "fraction at the int32 limit"},
+		{`-2147483648.9`, -2147483648, -2147483648, "fraction at the int32 minimum"},
 		{`{}`, -99, -99, "object"},
 		{`[1]`, -99, -99, "array"},
 	}
@@ -86,7 +102,9 @@ func TestBool(t *testing.T) {
 		{`true`, true, false}, {`false`, false, false}, {`null`, true, false},
 		{`"true"`, true, false}, {`"TRUE"`, true, false}, {`"false"`, false, false}, {`""`, false, false},
 		{`"1"`, true, false}, {`"0"`, false, false}, {`"Y"`, true, false}, {`"N"`, false, false},
-		{`1`, true, false}, {`0`, false, false},
+		{`1`, true, false}, {`0`, false, false}, {`1.0`, true, false}, {`0.5`, false, false}, {`-0`, false, false},
+		{`1.9`, true, false}, {`1e0`, true, false}, {`-1`, false, true}, {`"T"`, true, false}, {`"F"`, false, false},
+		{`"t"`, false, true}, {`" true"`, false, true},
 		{`2`, false, true}, {`"yes"`, false, true}, {`{}`, false, true}, {`[]`, false, true},
 	}
 	for _, tc := range tests {
@@ -101,6 +119,7 @@ func TestBool(t *testing.T) {
 func TestEnum(t *testing.T) {
 	names := []string{"BROADCASTING", "CLUSTERING"}
 	for in, want := range map[String]string{"1": "CLUSTERING", "0": "BROADCASTING", "2": "2", "-1": "-1",
+		"-0": "BROADCASTING", "1.0": "1.0", "1e0": "1e0", "+1": "+1", "01": "01",
 		"CLUSTERING": "CLUSTERING", "": ""} {
 		if got := Enum(in, names); got != want {
 			t.Errorf("Enum(%q) = %q, want %q", in, got, want)
