@@ -104,24 +104,33 @@ func asyncLoad(t *testing.T, namesrv, topic, prefix string, producers, window in
 	return &wg
 }
 
-// TestSIGTERMUnderAsyncSends SIGTERMs the broker several times while
-// official Go client producers send asynchronously with many sends in
-// flight, restarting it on the same data directory each time, then reads
-// every queue back. A clean stop answers every send it took with its true
-// result: no send answered with an error may be stored (a client that
-// retries it would store it twice), and every send answered OK must be.
+// TestSIGTERMUnderAsyncSends SIGTERMs the broker several times (per flush
+// mode) while official Go client producers send asynchronously with many
+// sends in flight, restarting it on the same data directory each time,
+// then reads every queue back. A clean stop answers every send it took
+// with its true result: no send answered with an error may be stored (a
+// client that retries it would store it twice), and every send answered OK
+// must be.
 func TestSIGTERMUnderAsyncSends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	loops := shutdownLoops(t)
 	bin := buildBinary(t)
+	for _, flush := range []string{"async", "sync"} {
+		t.Run(flush, func(t *testing.T) { sigtermUnderLoad(t, bin, flush, loops) })
+	}
+}
+
+// sigtermUnderLoad runs the loops of TestSIGTERMUnderAsyncSends in one
+// data directory and checks the read-back.
+func sigtermUnderLoad(t *testing.T, bin, flush string, loops int) {
 	dir := t.TempDir()
 	topic := processtest.Unique("sigterm")
 	led := newSendLedger()
 	const queues = tortureQueues
 	for loop := 0; loop < loops; loop++ {
-		p := startProc(t, bin, dir)
+		p := startProc(t, bin, dir, "--flush", flush)
 		if loop == 0 {
 			createTortureTopic(t, p.broker, topic)
 		}
@@ -145,7 +154,7 @@ func TestSIGTERMUnderAsyncSends(t *testing.T) {
 		}
 		t.Logf("loop %d: %d sends answered before SIGTERM, %d after", loop, before-began, led.snapshot()-before)
 	}
-	p := startProc(t, bin, dir)
+	p := startProc(t, bin, dir, "--flush", flush)
 	c := rawClient(t, p.broker)
 	defer c.Close()
 	stored := map[string]int{}
@@ -183,9 +192,9 @@ func TestSIGTERMUnderAsyncSends(t *testing.T) {
 	}
 	sort.Strings(storedFailed)
 	sort.Strings(lostOK)
-	t.Logf("%d SIGTERMs: %d sends issued, %d answered OK, %d answered with an error %v, %d stored; "+
+	t.Logf("%s flush, %d SIGTERMs: %d sends issued, %d answered OK, %d answered with an error %v, %d stored; "+
 		"%d stored but answered with an error %v, %d answered OK but not stored, %d stored twice",
-		loops, led.issued, len(led.ok), len(led.failed), allReasons, len(stored), len(storedFailed), reasons,
+		flush, loops, led.issued, len(led.ok), len(led.failed), allReasons, len(stored), len(storedFailed), reasons,
 		len(lostOK), len(dups))
 	if len(led.ok) == 0 {
 		t.Fatal("no send answered OK: the load did not run")
