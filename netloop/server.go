@@ -225,8 +225,8 @@ func (s *Server) Addr() string {
 // Stop closes the listener and every connection (each gets OnClose) and
 // waits for the event loops to exit, or for ctx to end. A clean stop calls
 // Refuse, Flush and Hangup first (see stop.go): Stop itself drops what is
-// still queued on a connection. Stop on a server
-// that never started, or a second Stop, returns nil.
+// still queued on a connection. Stop on a server that never started, or a
+// second Stop, returns nil.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	switch s.mu.state {

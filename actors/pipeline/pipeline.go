@@ -131,10 +131,7 @@ func Open(cfg Config) (*Pipeline, error) {
 		timer.RegisterWheelGauges(cfg.Registerer, wheel)
 	}
 	if err := p.spawn(); err != nil {
-		p.stopStages(context.Background(), p.stopOrder())
-		_ = wheel.Close()
-		_ = st.Close()
-		p.system.Shutdown()
+		_ = p.Shutdown(context.Background()) // what was spawned, then the stores
 		return nil, err
 	}
 	return p, nil
