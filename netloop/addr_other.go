@@ -20,3 +20,6 @@ func connFD(gnet.Conn) int { return -1 }
 
 // writeFD is never called without direct writes.
 func writeFD(int, []byte) int { return 0 }
+
+// closeWrite is not implemented here: Stop closes the connection.
+func closeWrite(gnet.Conn) error { return nil }

@@ -73,3 +73,7 @@ func writeFD(fd int, b []byte) int {
 	}
 	return n
 }
+
+// closeWrite half-closes the connection's socket (FIN after what the
+// kernel holds); on its event loop.
+func closeWrite(gc gnet.Conn) error { return syscall.Shutdown(gc.Fd(), syscall.SHUT_WR) }

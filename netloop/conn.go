@@ -254,9 +254,11 @@ func (c *Conn) flush(context.Context) error {
 		}
 		c.out.Lock()
 		c.out.writing = false
-		c.out.viaLoop = !closed && c.gc.OutboundBuffered() > 0
 		c.keepSpareLocked(buf)
 	}
+	// Direct writes resume once gnet holds nothing of this connection (a
+	// flush with nothing queued also looks: see Server.Flush).
+	c.out.viaLoop = !closed && c.gc.OutboundBuffered() > 0
 	c.out.Unlock()
 	return nil
 }

@@ -39,6 +39,17 @@
 // Per-connection state lives in Conn (Context/SetContext are atomic), never
 // in shared decoder buffers.
 //
+// # Stopping
+//
+// A clean stop goes Refuse (every request from then on is answered with a
+// refusal on the event loop, the handler sees none; Refuse returns once no
+// event loop is still in a read that missed it), then, once the owner's
+// stages answered what they hold, Flush (every queued answer written),
+// Hangup (each connection half-closed after its answers; what peers still
+// send is dropped, new connections are closed at once; it waits for the
+// peers to close, since closing a socket with unread input resets it and
+// the peer's kernel drops the answers not read yet) and Stop.
+//
 // # Addresses
 //
 // Config.Addr may use port 0. Start returns once the listener is bound and

@@ -47,6 +47,12 @@ func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
 // while it is safe to read them.
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
+	if s.hangup.Load() {
+		// Stopping (see Server.Hangup): closed before the handler sees
+		// it; OnClose finds no Conn and tells nobody.
+		s.log.Debug().Str("remote", addrString(gc.RemoteAddr())).Msg("remoting connection refused: the server is stopping")
+		return nil, gnet.Close
+	}
 	c := &Conn{
 		id:     s.nextID.Add(1),
 		gc:     gc,
@@ -58,6 +64,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c.fd = connFD(gc)
 	c.flushTask = c.flush
 	gc.SetContext(c)
+	s.addConn(c)
 	s.stats.conns.Add(1)
 	s.stats.accepted.Add(1)
 	s.log.Debug().Uint64("conn", c.id).Str("remote", c.remote).Msg("remoting connection opened")
@@ -74,6 +81,22 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	before := gc.InboundBuffered()
+	if s.hangup.Load() { // stopping, connections half-closed: drop what comes
+		n, _ := gc.Discard(before)
+		s.stats.bytesIn.Add(int64(n))
+		return gnet.None
+	}
+	if r := s.refusal.Load(); r != nil { // stopping: answer, hand nothing on
+		err := drainFrames(gc, s.cfg.MaxFrame, nil, func(cmd *remoting.Command) {
+			s.stats.framesIn.Add(1)
+			s.refuse(c, cmd, r)
+		})
+		s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
+		if err != nil {
+			return e.reject(c, err)
+		}
+		return gnet.None
+	}
 	var raw func([]byte) bool
 	fh, hot := s.h.(FrameHandler)
 	if hot {
@@ -164,6 +187,7 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	c.markClosed()
+	s.removeConn(c)
 	s.stats.conns.Add(-1)
 	if errors.Is(err, io.EOF) {
 		err = nil // the peer closed the connection in an orderly way

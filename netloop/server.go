@@ -117,6 +117,17 @@ type Server struct {
 	done    chan struct{} // closed when gnet.Run has returned
 	runErr  error         // written before done is closed
 
+	// refusal, once set by Refuse, answers every request (see stop.go).
+	refusal atomic.Pointer[refusal]
+	// hangup, once set by Hangup, drops everything read.
+	hangup atomic.Bool
+	// conns are the open connections (Refuse and Flush go through them).
+	// The lock is held only to read or change the map.
+	conns struct {
+		sync.Mutex
+		m map[uint64]*Conn
+	}
+
 	nextID atomic.Uint64
 	stats  struct {
 		conns, accepted, framesIn, framesOut, bytesIn, bytesOut atomic.Int64
@@ -138,6 +149,7 @@ func NewServer(cfg Config, h Handler) *Server {
 		done:   make(chan struct{}),
 	}
 	s.ev = &events{s: s}
+	s.conns.m = map[uint64]*Conn{}
 	return s
 }
 
@@ -211,8 +223,10 @@ func (s *Server) Addr() string {
 }
 
 // Stop closes the listener and every connection (each gets OnClose) and
-// waits for the event loops to exit, or for ctx to end. Stop on a server
-// that never started, or a second Stop, returns nil.
+// waits for the event loops to exit, or for ctx to end. A clean stop calls
+// Refuse, Flush and Hangup first (see stop.go): Stop itself drops what is
+// still queued on a connection. Stop on a server that never started, or a
+// second Stop, returns nil.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	switch s.mu.state {

@@ -76,6 +76,14 @@ type Config struct {
 	// TimerFaults injects stage failures in tests (nil in production; no
 	// flag sets it). Stage "commitlog" fails the writer after an append.
 	TimerFaults *timer.Faults
+	// WriterStall is called by the commitlog writer after each append, on
+	// its goroutine (tests: a hook that blocks leaves the writer stuck in
+	// a message; nil in production, no flag sets it).
+	WriterStall func()
+	// DrainTimeout bounds how long Drain waits for the stages to answer
+	// what they hold (0: 10 s); StopStageTimeout how long stopping waits for
+	// one stage (0: 5 s). Both are also bounded by the caller's deadline.
+	DrainTimeout, StopStageTimeout time.Duration
 	// StoreFS replaces the file system under the CommitLog and the consume
 	// queues (fault injection in tests, see storage/vfs/vfstest; nil in
 	// production: no flag sets it).

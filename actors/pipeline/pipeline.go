@@ -3,7 +3,8 @@
 // (commitlog writer, dispatch, the index, pull, offsets, clients, topics,
 // groups, stats, transaction, the five timer stages, retention and, once
 // the broker's address is known, the registrar) under one supervision
-// strategy, and stops them in dependency order.
+// strategy, and stops them in dependency order (stop.go: Drain, then
+// Shutdown), closing a store only once every stage using it has stopped.
 //
 // It lists what CommitLog retention must keep (retentionPins, one named
 // provider per stage position that still needs records) and holds the
@@ -20,7 +21,7 @@
 package pipeline
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -83,6 +84,7 @@ type Pipeline struct {
 	byName map[string]*stage.Stage // guarded by mu
 
 	closed atomic.Bool
+	stuck  stuckStages // stages that did not stop in time (stop.go)
 }
 
 // Open validates cfg, opens the stores and spawns the stages (all but the
@@ -129,10 +131,7 @@ func Open(cfg Config) (*Pipeline, error) {
 		timer.RegisterWheelGauges(cfg.Registerer, wheel)
 	}
 	if err := p.spawn(); err != nil {
-		p.shutdownStages()
-		_ = wheel.Close()
-		_ = st.Close()
-		p.system.Shutdown()
+		_ = p.Shutdown(context.Background()) // what was spawned, then the stores
 		return nil, err
 	}
 	return p, nil
@@ -183,7 +182,7 @@ func (p *Pipeline) spawn() error {
 		}, &p.kicker)},
 		{writer.StageName, writer.Producer(writer.Options{
 			Store: p.store, Inbox: p.appends, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
-			Fault: writerFault(cfg.TimerFaults), Logger: logFor(writer.StageName),
+			Fault: writerFault(cfg), Logger: logFor(writer.StageName),
 		})},
 		{clients.StageName, clients.Producer(clients.Options{
 			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
@@ -380,40 +379,6 @@ func (p *Pipeline) retire(id string, reason any) bool {
 	return ok
 }
 
-// Close stops the stages in dependency order (each persists its state when
-// it stops) and closes the stores.
-func (p *Pipeline) Close() error {
-	if !p.closed.CompareAndSwap(false, true) {
-		return nil
-	}
-	p.shutdownStages()
-	var errs []error
-	if err := p.wheel.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close timer store: %w", err))
-	}
-	if err := p.store.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	p.system.Shutdown()
-	return errors.Join(errs...)
-}
-
-func (p *Pipeline) shutdownStages() {
-	if s := p.Stage(retention.StageName); s != nil {
-		s.Stop() // it uses the writer, the dispatcher and the timer store
-	}
-	if ts := p.timers.Load(); ts != nil {
-		ts.Stop()
-	}
-	for _, name := range []string{registrar.StageName, stats.StageName, txcheck.StageName, clients.StageName,
-		pull.StageName, writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName,
-		topics.StageName} {
-		if s := p.Stage(name); s != nil {
-			s.Stop()
-		}
-	}
-}
-
 // spawnStage spawns a supervised stage and records it by name.
 func (p *Pipeline) spawnStage(name string, producer stage.Producer) (*stage.Stage, error) {
 	s, err := p.stages.Spawn(p.system, p.strat, name, producer)
@@ -426,10 +391,17 @@ func (p *Pipeline) spawnStage(name string, producer stage.Producer) (*stage.Stag
 	return s, nil
 }
 
-// writerFault returns the writer's fault hook (nil without faults).
-func writerFault(f *timer.Faults) func() {
-	if f == nil {
+// writerFault returns the writer's fault hook (nil without faults or
+// stall hook).
+func writerFault(cfg Config) func() {
+	f, stall := cfg.TimerFaults, cfg.WriterStall
+	if f == nil && stall == nil {
 		return nil
 	}
-	return func() { f.Hit(writer.StageName) }
+	return func() {
+		f.Hit(writer.StageName)
+		if stall != nil {
+			stall()
+		}
+	}
 }

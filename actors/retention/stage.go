@@ -378,7 +378,7 @@ func (s *Retention) endRoll() error {
 // segment to delete.
 func (s *Retention) trimNext() {
 	seg := s.r.toDelete[0]
-	if limit := s.limit(); seg.End > limit {
+	if s.heldNow(seg) {
 		s.finish(nil) // a pin moved down (a timer stage restarted): stop here
 		return
 	}
@@ -402,6 +402,13 @@ func (s *Retention) trimmed(m *trimDone) {
 	if s.opts.Fault != nil {
 		s.opts.Fault()
 	}
+	// The pins again, right before the deletion: the trim took a round
+	// trip through the dispatcher, and a pin may have moved below the
+	// segment meanwhile.
+	if s.heldNow(seg) {
+		s.finish(nil)
+		return
+	}
 	info, ok, err := s.opts.Store.CommitLog.DeleteOldest(seg.End)
 	if ok {
 		r.report.Deleted++
@@ -420,13 +427,22 @@ func (s *Retention) trimmed(m *trimDone) {
 	s.pace.Arm(s.opts.DeleteInterval, stepMsg{epoch: epoch})
 }
 
-// limit is the lowest pin now.
-func (s *Retention) limit() int64 {
-	limit := int64(math.MaxInt64)
+// heldNow reads every pin now and reports whether the lowest reaches into
+// seg: then seg must not be deleted (the round records and logs the pin).
+func (s *Retention) heldNow(seg Segment) bool {
+	holder := PinValue{Offset: math.MaxInt64}
 	for _, p := range s.opts.Pins {
-		limit = min(limit, p.Offset())
+		if off := p.Offset(); off < holder.Offset {
+			holder = PinValue{Name: p.Name, Offset: off}
+		}
 	}
-	return limit
+	if seg.End <= holder.Offset {
+		return false
+	}
+	s.r.report.HeldBy, s.r.report.HeldAt = holder.Name, holder.Offset
+	s.opts.Logger.Warn().Int64("segment", seg.Base).Int64("segment_end", seg.End).Str("pin", holder.Name).
+		Int64("pin_offset", holder.Offset).Msg("segment deletion cancelled: a pin moved below its end since the round decided")
+	return true
 }
 
 // finish ends the round and answers the waiters.

@@ -67,8 +67,9 @@ func NewRegistry(reg prometheus.Registerer) *Registry {
 func (r *Registry) Spawn(system *actor.ActorSystem, guardian actor.SupervisorStrategy, name string,
 	producer Producer) (*Stage, error) {
 	s := &Stage{
-		name: name,
-		root: system.Root,
+		name:    name,
+		root:    system.Root,
+		stopped: make(chan struct{}),
 		inst: instruments{
 			depth:    r.depth.WithLabelValues(name),
 			messages: r.messages.WithLabelValues(name),

@@ -41,6 +41,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,6 +96,15 @@ type Stage struct {
 
 	inboxMu sync.Mutex
 	inboxes []inboxFailer // bound inboxes, failed by the tombstone; guarded by inboxMu
+
+	// active counts messages being processed (0 or 1: a stage processes
+	// one at a time) and finished those processed; see Quiet.
+	active   atomic.Int32
+	finished atomic.Uint64
+	// stopped is closed once the actor has stopped for good (its Stopped
+	// message ran; a restart does not close it); see StopWithin.
+	stopped     chan struct{}
+	stoppedOnce sync.Once
 }
 
 // Send delivers msg to the stage; safe from any goroutine, never blocks. On
@@ -134,6 +144,45 @@ func (s *Stage) Stop() {
 	_ = s.root.StopFuture(s.pid).Wait()
 }
 
+// ErrStopTimeout matches the error of a StopWithin whose stage did not stop
+// in time.
+var ErrStopTimeout = errors.New("stage did not stop in time")
+
+// StopWithin asks the stage to stop and waits until it has: its current
+// message finished, its Stopping handler ran (each stage persists its state
+// there) and the actor is gone. It returns an error wrapping
+// ErrStopTimeout, and naming the stage, when ctx ends first; the stage is
+// then still running (stuck in a message or in its Stopping handler) and
+// whatever it uses must stay usable. Messages still queued are not
+// processed (the commitlog writer answers the appends its inbox holds in
+// its Stopping handler). Calling it again, or after Stop, returns at once
+// once the stage has stopped.
+func (s *Stage) StopWithin(ctx context.Context) error {
+	select {
+	case <-s.stopped:
+		return nil
+	default:
+	}
+	s.root.Stop(s.pid)
+	select {
+	case <-s.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stage %s: %w: %w", s.name, ErrStopTimeout, ctx.Err())
+	}
+}
+
+// Stopped reports whether the stage has stopped for good (StopWithin or
+// Stop finished it).
+func (s *Stage) Stopped() bool {
+	select {
+	case <-s.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 // NewTimer returns a timer that sends messages to this stage.
 func (s *Stage) NewTimer() *Timer { return &Timer{s: s} }
 
@@ -170,13 +219,23 @@ func (t *Timer) Stop() {
 func (s *Stage) middleware(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 		switch env.Message.(type) {
+		case *actor.Stopped:
+			next(c, env)
+			s.stoppedOnce.Do(func() { close(s.stopped) })
+			return
 		case actor.SystemMessage, actor.AutoReceiveMessage:
 			next(c, env)
 			return
 		}
+		// active rises before pending falls and falls after finished rises,
+		// so that a message is always visible to Quiet as pending, active
+		// or finished.
+		s.active.Add(1)
 		s.inst.depth.Set(float64(s.pending.Add(-1)))
 		start := time.Now()
 		defer func() {
+			s.finished.Add(1)
+			s.active.Add(-1)
 			if r := recover(); r != nil {
 				s.failed(env.Message, r)
 				panic(r)

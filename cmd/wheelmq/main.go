@@ -9,8 +9,12 @@
 // on the command line wins over the environment, which wins over the
 // configuration file given with --config (a RocketMQ broker.conf, or YAML
 // with the flag names as keys; see docs/operations.md for the mapping). Bad flags are all reported
-// at once, with exit code 2. SIGTERM or SIGINT stops accepting, answers what
-// is pending, flushes, writes checkpoints and exits 0.
+// at once, with exit code 2. SIGTERM or SIGINT stops the broker cleanly
+// (docs/operations.md, "Stopping"): new requests are refused with
+// SYSTEM_BUSY, every request taken is answered with its true result, the
+// stages persist their state and the stores are flushed and closed; it
+// exits 0, or 1 when the stop took longer than 30 s or a stage did not
+// stop in time.
 package main
 
 import (

@@ -105,6 +105,7 @@ func (q *Queue) createFile(base int64) (*unitFile, error) {
 	uf := &unitFile{base: base, path: path, f: f}
 	q.files.Lock()
 	q.files.list = append(q.files.list, uf)
+	q.publishFirstLocked()
 	q.files.Unlock()
 	return uf, nil
 }

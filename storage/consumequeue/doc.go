@@ -72,8 +72,12 @@
 // write lock (Reopen swapping in new handles, a rollback or truncation
 // dropping files, close), so no reader ever reads a closed file. This is
 // the same rule as the CommitLog's: "pread under the read lock".
-// Lock order: Store.queues, then Queue.synced, then Queue.files; the sticky
-// error's mutex is a leaf.
+// MinOffset and MaxOffset take no lock, and Store.Lookup takes only the
+// queue map's read lock, which is never held across file I/O (queue
+// creation and deletion do their directory work under a separate mutex):
+// the network event loops call them.
+// Lock order: Store.dirs, then Store.queues, then Queue.synced, then
+// Queue.files; the sticky error's mutex is a leaf.
 //
 // # Failures
 //

@@ -25,6 +25,9 @@ func openQueue(dir string, id QueueID, upf int64, fs vfs.FS, log zerolog.Logger)
 		_ = q.close(false)
 		return nil, err
 	}
+	q.files.Lock()
+	q.publishFirstLocked()
+	q.files.Unlock()
 	return q, nil
 }
 
@@ -169,6 +172,7 @@ func (q *Queue) removeFiles(keep int) (int64, error) {
 	q.files.Lock()
 	gone := append([]*unitFile(nil), q.files.list[keep:]...)
 	q.files.list = q.files.list[:keep:keep]
+	q.publishFirstLocked()
 	q.files.Unlock()
 	var removed int64
 	var errs []error

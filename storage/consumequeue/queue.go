@@ -34,6 +34,11 @@ type Queue struct {
 		sync.RWMutex
 		list []*unitFile // contiguous: list[i].base = list[0].base + i*upf
 	}
+	// firstPlus1 is list[0].base+1, 0 without files: set under the files
+	// write lock whenever the list changes (publishFirstLocked), so that
+	// MinOffset takes no lock (a reader holds the read lock across its
+	// pread, and a waiting writer would hold MinOffset behind that I/O).
+	firstPlus1 atomic.Int64
 
 	maxOffset atomic.Int64 // units written = next logical offset; published after the write
 	closed    atomic.Bool
@@ -88,14 +93,23 @@ func (q *Queue) CutAtOpen() int64 { return q.cutAtOpen }
 func (q *Queue) MaxOffset() int64 { return q.maxOffset.Load() }
 
 // MinOffset returns the logical offset of the first stored unit. Safe from
-// any goroutine.
+// any goroutine; it takes no lock (an event loop may call it).
 func (q *Queue) MinOffset() int64 {
-	q.files.RLock()
-	defer q.files.RUnlock()
-	if len(q.files.list) == 0 {
+	first := q.firstPlus1.Load() - 1
+	if first < 0 {
 		return q.maxOffset.Load()
 	}
-	return max(q.files.list[0].base, q.trimmed.Load())
+	return max(first, q.trimmed.Load())
+}
+
+// publishFirstLocked records the first file's base for MinOffset; call it
+// with the files write lock held after every change of the list.
+func (q *Queue) publishFirstLocked() {
+	if len(q.files.list) == 0 {
+		q.firstPlus1.Store(0)
+		return
+	}
+	q.firstPlus1.Store(q.files.list[0].base + 1)
 }
 
 // pin returns the file holding logical offset off with the file list
@@ -295,5 +309,6 @@ func (q *Queue) close(sync bool) error {
 		}
 	}
 	q.files.list = nil
+	q.publishFirstLocked()
 	return errors.Join(errs...)
 }

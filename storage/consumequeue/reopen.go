@@ -34,6 +34,7 @@ func (q *Queue) Reopen() (before, after int64, err error) {
 	q.files.Lock()
 	old := q.files.list
 	q.files.list = fresh.files.list
+	q.publishFirstLocked()
 	after = fresh.maxOffset.Load()
 	q.maxOffset.Store(after)
 	q.w.last, q.w.hasLast = fresh.w.last, fresh.w.hasLast

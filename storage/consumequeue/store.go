@@ -22,12 +22,15 @@ type Store struct {
 	fs  vfs.FS
 	log zerolog.Logger
 
-	// queues guards the queue map. Queue creation and deletion hold the
-	// write lock (and do the directory work under it); lookups the read lock.
+	// queues guards the queue map. It is held only to read or change the
+	// map, never across file I/O: Lookup runs on the network event loops.
 	queues struct {
 		sync.RWMutex
 		m map[QueueID]*Queue
 	}
+	// dirs serializes the directory work of queue creation and deletion
+	// (and Close), which runs outside the map lock.
+	dirs   sync.Mutex
 	closed atomic.Bool
 }
 
@@ -100,22 +103,26 @@ func (s *Store) Queue(topic string, queueID int32) (*Queue, error) {
 	if queueID < 0 {
 		return nil, fmt.Errorf("consumequeue queue %s/%d: %w", topic, queueID, ErrInvalidQueueID)
 	}
-	s.queues.Lock()
-	defer s.queues.Unlock()
+	// The directory is made under dirs, not under the map lock: a lookup
+	// never waits for it.
+	s.dirs.Lock()
+	defer s.dirs.Unlock()
 	if s.closed.Load() {
 		return nil, fmt.Errorf("consumequeue queue %s/%d: %w", topic, queueID, ErrClosed)
 	}
-	id := QueueID{Topic: topic, QueueID: queueID}
-	if q := s.queues.m[id]; q != nil {
-		return q, nil
+	if q := s.Lookup(topic, queueID); q != nil {
+		return q, nil // created meanwhile
 	}
+	id := QueueID{Topic: topic, QueueID: queueID}
 	dir := s.queueDir(id)
 	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue create %s: %w", dir, err)
 	}
 	q := &Queue{id: id, dir: dir, upf: s.upf, fs: s.fs, log: s.log}
 	q.deferDirSync(filepath.Dir(dir), s.dir) // by its first Sync (see Queue.dirSync)
+	s.queues.Lock()
 	s.queues.m[id] = q
+	s.queues.Unlock()
 	return q, nil
 }
 
@@ -151,17 +158,22 @@ func (s *Store) DeleteTopic(topic string) error {
 	if !validTopic(topic) {
 		return fmt.Errorf("consumequeue delete %q: %w", topic, ErrInvalidTopic)
 	}
-	s.queues.Lock()
-	defer s.queues.Unlock()
+	s.dirs.Lock()
+	defer s.dirs.Unlock()
 	if s.closed.Load() {
 		return fmt.Errorf("consumequeue delete %s: %w", topic, ErrClosed)
 	}
-	var errs []error
+	var gone []*Queue
+	s.queues.Lock()
 	for id, q := range s.queues.m {
-		if id.Topic != topic {
-			continue
+		if id.Topic == topic {
+			delete(s.queues.m, id)
+			gone = append(gone, q)
 		}
-		delete(s.queues.m, id)
+	}
+	s.queues.Unlock()
+	var errs []error
+	for _, q := range gone { // out of the map: closed without the map lock
 		if err := q.close(false); err != nil { // no fsync: the data is being deleted
 			errs = append(errs, err)
 		}
@@ -195,13 +207,19 @@ func (s *Store) Sync() error {
 
 // Close fsyncs and closes every queue. Later calls return ErrClosed.
 func (s *Store) Close() error {
-	s.queues.Lock()
-	defer s.queues.Unlock()
+	s.dirs.Lock()
+	defer s.dirs.Unlock()
 	if s.closed.Swap(true) {
 		return fmt.Errorf("consumequeue close %s: %w", s.dir, ErrClosed)
 	}
-	var errs []error
+	s.queues.RLock()
+	qs := make([]*Queue, 0, len(s.queues.m))
 	for _, q := range s.queues.m {
+		qs = append(qs, q)
+	}
+	s.queues.RUnlock()
+	var errs []error
+	for _, q := range qs {
 		if err := q.close(true); err != nil {
 			errs = append(errs, err)
 		}

@@ -63,6 +63,7 @@ func (q *Queue) TrimBelow(clMin int64) (TrimResult, error) {
 	}
 	gone := append([]*unitFile(nil), q.files.list[:k]...)
 	q.files.list = q.files.list[k:]
+	q.publishFirstLocked()
 	q.files.Unlock()
 
 	var errs []error

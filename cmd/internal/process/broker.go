@@ -13,6 +13,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/router"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -77,22 +78,74 @@ func (b *Broker) Store() *storage.Store { return b.pipe.Store() }
 // Pipeline exposes the broker's stages (for tools and tests).
 func (b *Broker) Pipeline() *pipeline.Pipeline { return b.pipe }
 
-// Stop stops accepting, answers what is pending, flushes and closes; later
-// calls return the first call's result.
+// Stop stops the broker cleanly; later calls return the first call's
+// result. In order (docs/operations.md, "Stopping"): the remoting port
+// refuses every new request with SYSTEM_BUSY "[SHUTDOWN]..." (a client
+// retries it on another broker: nothing of it was stored); the stages that
+// make work of their own stop and the registrar unregisters; the other
+// stages answer everything they hold (every send the writer took is
+// answered with its true result) and the pull stage answers its parked
+// pulls; every answer is written out and each connection is half-closed
+// (the clients close theirs, so that none loses answers it has not read
+// to a reset); then the connections close, the
+// remaining stages stop and persist their state, and the stores close,
+// each only once the stages using it confirmed they stopped. Every step
+// has a deadline within ctx's; a step that runs out of time is logged and
+// the stop goes on. A stage that does not stop in time is logged by name,
+// its stores are left open and the error (pipeline.ErrStagesStuck) says so.
 func (b *Broker) Stop(ctx context.Context) error {
 	b.stopOnce.Do(func() { b.stopErr = b.stop(ctx) })
 	return b.stopErr
 }
 
+// Deadlines of the stop's steps (each also within the caller's).
+const (
+	refuseTimeout = 2 * time.Second
+	flushTimeout  = 5 * time.Second
+	hangupTimeout = 2 * time.Second
+)
+
+// ShutdownRemark is the remark of the SYSTEM_BUSY answer to requests that
+// arrive while the broker stops.
+const ShutdownRemark = "[SHUTDOWN]broker is shutting down, try another broker"
+
 func (b *Broker) stop(ctx context.Context) error {
+	log := b.cfg.Logger
+	began := time.Now()
+	incomplete := 0
+	// The steps before the stages stop only cost answers when they run
+	// out of time (a client that does not read, one that does not close):
+	// they are logged; what fails the stop is a stage or the server that
+	// did not stop.
+	step := func(d time.Duration, f func(context.Context) error) {
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if d > 0 {
+			sctx, cancel = context.WithTimeout(ctx, d)
+		}
+		defer cancel()
+		if err := f(sctx); err != nil {
+			incomplete++
+			log.Warn().Err(err).Msg("broker stop: step incomplete, going on")
+		}
+	}
+	step(refuseTimeout, func(ctx context.Context) error {
+		return b.server.Refuse(ctx, remoting.SystemBusy, ShutdownRemark)
+	})
+	step(0, b.pipe.Drain) // bounded by Config.DrainTimeout
+	step(flushTimeout, b.server.Flush)
+	step(hangupTimeout, b.server.Hangup)
 	var errs []error
 	if err := b.server.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop server: %w", err))
 	}
-	if err := b.pipe.Close(); err != nil {
+	if err := b.pipe.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	b.cfg.Logger.Info().Msg("broker stopped")
+	ev := log.Info()
+	if incomplete+len(errs) > 0 {
+		ev = log.Warn()
+	}
+	ev.Dur("took", time.Since(began)).Int("incomplete_steps", incomplete+len(errs)).Msg("broker stopped")
 	return errors.Join(errs...)
 }
 
