@@ -57,6 +57,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c.remoteAP = tcpAddrPort(gc.RemoteAddr())
 	c.fd = connFD(gc)
 	c.flushTask = c.flush
+	c.checkTask = c.checkSlow
 	gc.SetContext(c)
 	s.stats.conns.Add(1)
 	s.stats.accepted.Add(1)
@@ -73,6 +74,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
+	c.refreshOutput(gc.OutboundBuffered()) // handlers see how much the peer left unread
 	before := gc.InboundBuffered()
 	var raw func([]byte) bool
 	fh, hot := s.h.(FrameHandler)
