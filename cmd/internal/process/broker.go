@@ -40,6 +40,7 @@ func StartBroker(cfg pipeline.Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe)}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
+		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout,
 	}, b.router)
 	if err := b.server.Start(); err != nil {
 		_ = pipe.Close()
