@@ -284,15 +284,17 @@ func (c *Conn) flush(context.Context) error {
 				c.srv.stats.bytesOut.Add(int64(len(buf)))
 			}
 		}
-		c.addPending(-int64(len(buf)))
 		c.out.Lock()
 		c.out.writing = false
 		c.out.viaLoop = false
 		if !closed {
+			// What gnet kept first, then the outbox's share: the sum never
+			// dips below what is buffered.
 			held := c.gc.OutboundBuffered()
 			c.out.viaLoop = held > 0
 			c.setLoopBufferedLocked(int64(held))
 		}
+		c.addPending(-int64(len(buf)))
 		c.keepSpareLocked(buf)
 	}
 	c.out.Unlock()
