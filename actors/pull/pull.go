@@ -84,6 +84,11 @@ type Request struct {
 	// Reply sends the response; called from a pull stage's goroutine,
 	// non-blocking.
 	Reply func(*remoting.Command)
+
+	// mayPark lets a reader hand the request back to the pull stage to be
+	// parked; the pull stage sets it before each hand-off (the request has
+	// one owner at a time: the pull stage, then the reader).
+	mayPark bool
 }
 
 // Fail implements stage.Failable: the pull is answered with SYSTEM_ERROR.
@@ -185,7 +190,8 @@ func (p *Puller) Receive(ctx actor.Context) {
 		p.svc.kick.Store(false) // before draining: a reader that finishes meanwhile kicks again
 		p.svc.drain()
 	case *Request:
-		p.svc.dispatch(&readReq{r: m, mayPark: true})
+		m.mayPark = true
+		p.svc.dispatch(m)
 	case *parkReq:
 		p.park(m)
 	case *Arrived:
@@ -276,7 +282,8 @@ func (p *Puller) wake(k queueKey) {
 	p.unparked(len(reqs))
 	for _, r := range reqs {
 		p.unpark(r)
-		p.svc.dispatch(&readReq{r: r, mayPark: true})
+		r.mayPark = true
+		p.svc.dispatch(r)
 	}
 }
 
@@ -291,7 +298,8 @@ func (p *Puller) expire(now time.Time) {
 			}
 			p.unparked(1)
 			p.unpark(r)
-			p.svc.dispatch(&readReq{r: r})
+			r.mayPark = false
+			p.svc.dispatch(r)
 		}
 		if len(kept) == 0 {
 			delete(p.parked, k)

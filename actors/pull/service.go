@@ -17,8 +17,8 @@ import (
 func ReaderName(i int) string { return "pull_read_" + strconv.Itoa(i) }
 
 // Service is the pull stages and the state they share, which outlives
-// their restarts: the readers' work in hand and where each group pulls
-// next.
+// their restarts: the readers' work in hand, the backlog, and where each
+// group pulls next.
 type Service struct {
 	opts    Options
 	readers []*stage.Stage
@@ -33,7 +33,13 @@ type Service struct {
 	waiting atomic.Bool      // the backlog waits for a reader to finish
 	kick    atomic.Bool      // a readerFree is on its way to the pull stage
 	syncs   map[*syncReq]int // barriers (tests) waiting for reader acks; pull stage only
-	pulled  sync.Map         // pulledKey -> *atomic.Int64: the nextBeginOffset of the group's last pull that found messages
+	// pulled is the nextBeginOffset of each group's last pull that found
+	// messages, per queue; the readers write it, StoreTimes reads it. The
+	// lock covers one map operation, never I/O.
+	pulled struct {
+		sync.Mutex
+		m map[pulledKey]int64
+	}
 }
 
 // Start spawns the pull stages under guardian: the readers first, then the
@@ -53,6 +59,7 @@ func Start(system *actor.ActorSystem, reg *stage.Registry, guardian actor.Superv
 		opts.MaxParkedPerConn = DefaultMaxParkedPerConn
 	}
 	s := &Service{opts: opts, load: make([]atomic.Int64, opts.Readers), syncs: map[*syncReq]int{}}
+	s.pulled.m = map[pulledKey]int64{}
 	for i := range opts.Readers {
 		st, err := reg.Spawn(system, guardian, ReaderName(i), func(*stage.Stage) actor.Actor {
 			return &readerActor{svc: s, i: i, rd: reader{svc: s, opts: &s.opts}}
@@ -185,7 +192,7 @@ func (s *Service) failBacklog(rd *reader) {
 		msg := s.backlog[s.head]
 		s.backlog[s.head] = nil
 		s.head++
-		if m, ok := msg.(*readReq); ok {
+		if m, ok := msg.(*Request); ok {
 			m.mayPark = false
 		}
 		rd.handle(msg)
@@ -217,34 +224,18 @@ func (s *Service) count(r *Request, resp *remoting.Command, found bool) {
 }
 
 func (s *Service) setPulled(k pulledKey, next int64) {
-	if v, ok := s.pulled.Load(k); ok {
-		v.(*atomic.Int64).Store(next)
-		return
-	}
-	v := new(atomic.Int64)
-	v.Store(next)
-	if old, loaded := s.pulled.LoadOrStore(k, v); loaded {
-		old.(*atomic.Int64).Store(next)
-	}
+	s.pulled.Lock()
+	s.pulled.m[k] = next
+	s.pulled.Unlock()
 }
 
 // pulledAt is where the group pulls next in the queue, if known.
 func (s *Service) pulledAt(k pulledKey) (int64, bool) {
-	if v, ok := s.pulled.Load(k); ok {
-		return v.(*atomic.Int64).Load(), true
-	}
-	return 0, false
+	s.pulled.Lock()
+	defer s.pulled.Unlock()
+	next, ok := s.pulled.m[k]
+	return next, ok
 }
-
-// readReq is a pull handed to a reader; mayPark lets it come back to the
-// pull stage to be parked.
-type readReq struct {
-	r       *Request
-	mayPark bool
-}
-
-// Fail implements stage.Failable.
-func (m *readReq) Fail(err error) { m.r.Fail(err) }
 
 // parkReq is a long poll a reader found nothing for, for the pull stage to
 // park: before is the queue's end before the read, resp the answer to give
@@ -269,7 +260,7 @@ type readerActor struct {
 // Receive implements actor.Actor.
 func (a *readerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *readReq, *ReadAt, *SearchByTime, *StoreTimes, *SearchQueues:
+	case *Request, *ReadAt, *SearchByTime, *StoreTimes, *SearchQueues:
 		defer a.done()
 		a.rd.handle(m)
 	case *syncReader:
@@ -298,8 +289,8 @@ type readerFree struct{}
 // it answers its backlog on stop).
 func (p *reader) handle(msg any) {
 	switch m := msg.(type) {
-	case *readReq:
-		p.serve(m.r, m.mayPark)
+	case *Request:
+		p.serve(m, m.mayPark)
 	case *ReadAt:
 		rec, _, err := p.opts.Store.CommitLog.Read(m.Offset)
 		m.Reply(rec, err)

@@ -149,6 +149,9 @@ type connState struct {
 	// inflight counts the connection's requests, of every kind, read and
 	// not yet answered (parked long polls included); see admit.
 	inflight atomic.Int64
+	// busy is the pulls' Request.Busy of the connection (busyRemark),
+	// made once.
+	busy func() string
 	// The hot path's scratch, used on the connection's event loop only.
 	view   remoting.HeaderView
 	props  []byte
@@ -157,7 +160,7 @@ type connState struct {
 
 // OnOpen implements netloop.Handler.
 func (r *Router) OnOpen(c *netloop.Conn) {
-	cs := &connState{}
+	cs := &connState{busy: busyRemark(c)}
 	c.SetContext(cs)
 	r.conns.Store(c.ID(), cs)
 	r.log.Debug().Str("remote", c.RemoteAddr()).Uint64("conn", c.ID()).Msg("connection opened")
