@@ -113,6 +113,15 @@ func TestSlowReadHoldsOnlyItsReader(t *testing.T) {
 		}
 		close(release)
 		await(t, slowCh)
+		for _, ch := range others[answered:] { // what waited in the backlog is served once a reader is free
+			if got := await(t, ch); got.Code != remoting.Success {
+				t.Fatalf("readers %d, after the slow read: code %d %q", readers, got.Code, got.Remark)
+			}
+		}
+		r.barrier(t) // the pull stage counts the hand-off after the reader may have answered
+		if n := r.svc.Backlog(); n != 0 {
+			t.Fatalf("readers %d: backlog %d after every pull was answered", readers, n)
+		}
 		switch {
 		case readers > 1 && answered != len(others):
 			t.Fatalf("%d readers: %d of %d pulls answered while one read was slow", readers, answered, len(others))
