@@ -59,6 +59,17 @@ type Conn struct {
 	// touched on the connection's event loop.
 	badFrame error
 
+	// pending counts the bytes of frames queued by SendFrame and not yet
+	// taken by the socket or handed to gnet; loopBuf is what gnet held
+	// for the socket when the event loop last looked (flush, OnTraffic,
+	// the slow-connection check). Their sum is the buffered output the
+	// output caps apply to (see OutputBuffered and slow.go).
+	pending atomic.Int64
+	loopBuf atomic.Int64
+	// overSince is when the buffered output last rose above the soft cap
+	// (unix ns), 0 while it is at or below it.
+	overSince atomic.Int64
+
 	// out is the connection's outbox. Frames are appended to buf; whoever
 	// finds no write under way writes everything queued, in one write
 	// (see Send). Invariant: when buf is not empty, writing or scheduled
@@ -74,8 +85,15 @@ type Conn struct {
 		// take: writes then go through the event loop (gnet keeps its
 		// own buffer in order) until a flush finds that buffer empty.
 		viaLoop bool
+		// closing is set once the connection is being closed for its
+		// unread output (or is closed): nothing more is queued.
+		closing bool
+		// gone is set by OnClose: the accounting is settled and loopBuf
+		// is no longer refreshed.
+		gone bool
 	}
 	flushTask gnet.RunnableFunc
+	checkTask gnet.RunnableFunc // checkSlow, queued by the sweep
 }
 
 // ctxBox wraps a context value so that any value, including nil, can be
@@ -139,14 +157,27 @@ func (c *Conn) SendFrame(f FrameAppender) error {
 	return c.startWriteLocked()
 }
 
-// queueLocked appends f's frame to the outbox (out locked).
+// queueLocked appends f's frame to the outbox (out locked). A frame that
+// would take the buffered output past the hard cap is dropped and the
+// connection closed (see closeSlowLocked).
 func (c *Conn) queueLocked(f FrameAppender) error {
+	if c.out.closing {
+		return fmt.Errorf("netloop send to %s: %w", c.remote, ErrOutputFull)
+	}
+	before := len(c.out.buf)
 	buf, err := f.AppendFrame(c.out.buf)
 	if err != nil {
 		return fmt.Errorf("netloop send to %s: %w", c.remote, err)
 	}
+	n := int64(len(buf) - before)
+	if hard := c.srv.caps.hard; hard > 0 && c.OutputBuffered()+n > hard {
+		c.out.buf = buf[:before]
+		c.closeSlowLocked("hard cap", c.OutputBuffered()+n)
+		return fmt.Errorf("netloop send to %s: %w", c.remote, ErrOutputFull)
+	}
 	c.out.buf = buf
 	c.out.frames++
+	c.addPending(n)
 	return nil
 }
 
@@ -201,6 +232,7 @@ func (c *Conn) writeDirect() {
 		n := writeFD(c.fd, buf)
 		c.srv.stats.framesOut.Add(frames)
 		c.srv.stats.bytesOut.Add(int64(n))
+		c.addPending(-int64(n))
 		c.out.Lock()
 		if n == len(buf) {
 			c.keepSpareLocked(buf)
@@ -254,6 +286,12 @@ func (c *Conn) flush(context.Context) error {
 		}
 		c.out.Lock()
 		c.out.writing = false
+		if !closed {
+			// What gnet kept first, then the outbox's share: the sum never
+			// dips below what is buffered.
+			c.setLoopBufferedLocked(int64(c.gc.OutboundBuffered()))
+		}
+		c.addPending(-int64(len(buf)))
 		c.keepSpareLocked(buf)
 	}
 	// Direct writes resume once gnet holds nothing of this connection (a
@@ -282,11 +320,20 @@ func (c *Conn) Close() error {
 }
 
 // markClosed records that the connection is gone, waiting for in-flight
-// Send and Close calls to finish queueing or writing.
+// Send and Close calls to finish queueing or writing. What is still queued
+// is dropped and no longer counted as buffered output.
 func (c *Conn) markClosed() {
 	c.state.Lock()
 	c.state.closed = true
 	c.state.Unlock()
+	c.out.Lock()
+	dropped := int64(len(c.out.buf))
+	c.out.buf, c.out.frames = nil, 0
+	c.setLoopBufferedLocked(0)
+	c.out.closing, c.out.gone = true, true
+	c.out.Unlock()
+	c.addPending(-dropped)
+	c.srv.forgetSlow(c)
 }
 
 // Outbox defers writes so that a stage answering a batch of requests

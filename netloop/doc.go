@@ -32,6 +32,19 @@
 // which OnClose takes before gnet closes the descriptor, so a write never
 // reaches a closed or reused descriptor.
 //
+// # Output caps
+//
+// A connection's buffered output (Conn.OutputBuffered: frames sent to it
+// that the socket has not taken, in its outbox or in gnet's buffer) is
+// capped, so that a peer that asks and never reads cannot grow the
+// process's memory: above Config.MaxOutput Conn.Congested is true and the
+// handler refuses new work (the broker answers SYSTEM_BUSY); a frame that
+// would take it past Config.MaxOutputHard is dropped and the connection
+// closed (Send returns an error wrapping ErrOutputFull); a connection that
+// stays above MaxOutput for Config.StallTimeout is closed by a sweep on
+// gnet's ticker. Both closes are logged with the remote address and the
+// bytes buffered and counted in ServerStats.SlowClosed; see slow.go.
+//
 // # Concurrency
 //
 // With several event loops, callbacks for different connections run

@@ -63,6 +63,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c.remoteAP = tcpAddrPort(gc.RemoteAddr())
 	c.fd = connFD(gc)
 	c.flushTask = c.flush
+	c.checkTask = c.checkSlow
 	gc.SetContext(c)
 	s.addConn(c)
 	s.stats.conns.Add(1)
@@ -80,6 +81,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
+	c.refreshOutput(gc.OutboundBuffered()) // handlers see how much the peer left unread
 	before := gc.InboundBuffered()
 	if s.hangup.Load() { // stopping, connections half-closed: drop what comes
 		n, _ := gc.Discard(before)

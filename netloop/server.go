@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
@@ -59,6 +60,21 @@ type Config struct {
 	MaxFrame int
 	// NumEventLoop is the number of gnet event loops. Zero means one per CPU.
 	NumEventLoop int
+	// MaxOutput is the soft cap on a connection's buffered output: the
+	// bytes of frames sent to it that the socket has not taken yet (queued
+	// in its outbox or in gnet's buffer). Above it Conn.Congested reports
+	// true, for handlers to refuse new work (the broker answers
+	// SYSTEM_BUSY). Zero means DefaultMaxOutput; negative means no caps.
+	MaxOutput int64
+	// MaxOutputHard is the hard cap: a frame that would take a
+	// connection's buffered output past it is dropped and the connection
+	// closed. Zero means 4 × MaxOutput; it is raised to at least MaxOutput
+	// plus two frames of MaxFrame.
+	MaxOutputHard int64
+	// StallTimeout closes a connection whose buffered output has stayed
+	// above MaxOutput this long (a client that does not read). Zero means
+	// DefaultStallTimeout; negative means never.
+	StallTimeout time.Duration
 	// Logger receives server and gnet logs. The zero value logs nothing.
 	Logger zerolog.Logger
 }
@@ -83,6 +99,13 @@ type ServerStats struct {
 	BadFrames int64
 	// BadFramesBy splits BadFrames by reason.
 	BadFramesBy [NumBadFrameReasons]int64
+	// OutputBuffered is the buffered output of every open connection, in
+	// bytes (see Config.MaxOutput).
+	OutputBuffered int64
+	// SlowClosed counts connections closed because they did not read their
+	// answers: buffered output past the hard cap, or above the soft cap for
+	// longer than Config.StallTimeout.
+	SlowClosed int64
 }
 
 // serverState is a Server's life-cycle stage.
@@ -131,8 +154,11 @@ type Server struct {
 	nextID atomic.Uint64
 	stats  struct {
 		conns, accepted, framesIn, framesOut, bytesIn, bytesOut atomic.Int64
+		outBuffered, slowClosed                                 atomic.Int64
 		badFrames                                               [NumBadFrameReasons]atomic.Int64
 	}
+	caps outputCaps
+	slow slowSet
 }
 
 // NewServer returns a server for cfg that hands commands to h. It does not
@@ -147,6 +173,7 @@ func NewServer(cfg Config, h Handler) *Server {
 		log:    cfg.Logger.With().Str("server", cfg.Name).Logger(),
 		booted: make(chan struct{}),
 		done:   make(chan struct{}),
+		caps:   newOutputCaps(cfg),
 	}
 	s.ev = &events{s: s}
 	s.conns.m = map[uint64]*Conn{}
@@ -168,6 +195,9 @@ func (s *Server) Start() error {
 		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReuseAddr(true),
+	}
+	if s.caps.stall > 0 {
+		opts = append(opts, gnet.WithTicker(true)) // OnTick: the slow-connection sweep
 	}
 	if s.cfg.NumEventLoop > 0 {
 		opts = append(opts, gnet.WithNumEventLoop(s.cfg.NumEventLoop))
@@ -193,7 +223,8 @@ func (s *Server) Start() error {
 	}
 	addr := s.mu.addr
 	s.mu.Unlock()
-	s.log.Info().Str("addr", addr).Int("maxFrame", s.cfg.MaxFrame).Msg("remoting server listening")
+	s.log.Info().Str("addr", addr).Int("maxFrame", s.cfg.MaxFrame).Int64("max_output", s.caps.soft).
+		Int64("max_output_hard", s.caps.hard).Dur("stall_timeout", s.caps.stall).Msg("remoting server listening")
 	return nil
 }
 
@@ -271,6 +302,9 @@ func (s *Server) Stats() ServerStats {
 		FramesOut: s.stats.framesOut.Load(),
 		BytesIn:   s.stats.bytesIn.Load(),
 		BytesOut:  s.stats.bytesOut.Load(),
+
+		OutputBuffered: s.stats.outBuffered.Load(),
+		SlowClosed:     s.stats.slowClosed.Load(),
 	}
 	for i := range st.BadFramesBy {
 		st.BadFramesBy[i] = s.stats.badFrames[i].Load()

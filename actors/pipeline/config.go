@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/retention"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
@@ -53,9 +54,28 @@ type Config struct {
 	SegmentSize int64
 	// RegisterInterval is how often the broker re-registers (default 30 s).
 	RegisterInterval time.Duration
-	// MaxInflightPerConn bounds unanswered sends per connection before
-	// SYSTEM_BUSY (default 4096).
+	// MaxInflightPerConn bounds the requests of every kind (sends, pulls,
+	// parked long polls included, heartbeats, admin requests) one
+	// connection has waiting for an answer: past it a request is refused
+	// with SYSTEM_BUSY (default DefaultMaxInflightPerConn).
 	MaxInflightPerConn int64
+	// MaxParkedPullsPerConn bounds the long polls one connection has parked
+	// (default pull.DefaultMaxParkedPerConn): past it a long poll that
+	// finds nothing is answered at once with PULL_NOT_FOUND.
+	MaxParkedPullsPerConn int
+	// MaxConnOutput is the soft cap on a connection's buffered output, the
+	// answers it has not read yet (bytes; 0: netloop.DefaultMaxOutput,
+	// 32 MiB; negative: no caps): above it its requests are refused with
+	// SYSTEM_BUSY. Four times it is the hard cap, past which the
+	// connection is closed (netloop.Config.MaxOutputHard).
+	MaxConnOutput int64
+	// SlowConnTimeout closes a connection whose buffered output stays
+	// above MaxConnOutput this long (0: netloop.DefaultStallTimeout, 30 s;
+	// negative: never).
+	SlowConnTimeout time.Duration
+	// PullWorkers is how many pull_read stages read for pulls side by side
+	// (default pull.DefaultReaders, at most pull.MaxReaders).
+	PullWorkers int
 	// MaxWriterBacklog bounds appends queued at the writer before
 	// SYSTEM_BUSY (default 65536).
 	MaxWriterBacklog int64
@@ -153,27 +173,35 @@ type Config struct {
 	Logger zerolog.Logger
 }
 
+// DefaultMaxInflightPerConn is the default of Config.MaxInflightPerConn:
+// far above what the official clients keep in flight on one connection
+// (the Go client pipelines some 32 pulls per queue set, one parked pull per
+// queue, and async sends without limit of its own).
+const DefaultMaxInflightPerConn = 4096
+
 // DefaultConfig returns the defaults of the wheelmq binary.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:             "./wheelmq-data",
-		Listen:              "0.0.0.0:10911",
-		BrokerName:          "broker-a",
-		Cluster:             "DefaultCluster",
-		Flush:               writer.FlushAsync,
-		AutoCreateTopic:     true,
-		AutoCreateGroup:     true,
-		DefaultQueueNums:    8,
-		MaxMessageSize:      4 << 20,
-		MaxFrame:            remoting.DefaultMaxFrame,
-		RegisterInterval:    30 * time.Second,
-		MaxInflightPerConn:  4096,
-		MaxWriterBacklog:    65536,
-		TimerEnabled:        true,
-		TimerDequeueWorkers: timer.DefaultDequeueWorkers,
-		Index:               true,
-		MaxTimerDelay:       365 * 24 * time.Hour,
-		OrderlyLockExpiry:   60 * time.Second,
+		DataDir:               "./wheelmq-data",
+		Listen:                "0.0.0.0:10911",
+		BrokerName:            "broker-a",
+		Cluster:               "DefaultCluster",
+		Flush:                 writer.FlushAsync,
+		AutoCreateTopic:       true,
+		AutoCreateGroup:       true,
+		DefaultQueueNums:      8,
+		MaxMessageSize:        4 << 20,
+		MaxFrame:              remoting.DefaultMaxFrame,
+		RegisterInterval:      30 * time.Second,
+		MaxInflightPerConn:    DefaultMaxInflightPerConn,
+		MaxWriterBacklog:      65536,
+		MaxParkedPullsPerConn: pull.DefaultMaxParkedPerConn,
+		PullWorkers:           pull.DefaultReaders,
+		TimerEnabled:          true,
+		TimerDequeueWorkers:   timer.DefaultDequeueWorkers,
+		Index:                 true,
+		MaxTimerDelay:         365 * 24 * time.Hour,
+		OrderlyLockExpiry:     60 * time.Second,
 
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckInterval: 60 * time.Second,
@@ -242,6 +270,16 @@ func (c *Config) Validate() error {
 	}
 	if c.OrderlyLockExpiry <= 0 {
 		errs = append(errs, fmt.Errorf("orderly lock expiry %s must be > 0", c.OrderlyLockExpiry))
+	}
+	if c.MaxInflightPerConn <= 0 || c.MaxParkedPullsPerConn <= 0 {
+		errs = append(errs, fmt.Errorf("max unanswered requests per connection %d and max parked pulls per connection %d must be > 0",
+			c.MaxInflightPerConn, c.MaxParkedPullsPerConn))
+	}
+	if c.MaxConnOutput > 0 && c.MaxConnOutput < int64(c.MaxFrame) {
+		errs = append(errs, fmt.Errorf("max connection output %d must hold at least one frame (%d bytes)", c.MaxConnOutput, c.MaxFrame))
+	}
+	if c.PullWorkers < 1 || c.PullWorkers > pull.MaxReaders {
+		errs = append(errs, fmt.Errorf("pull workers %d must be in 1..%d", c.PullWorkers, pull.MaxReaders))
 	}
 	if c.RegisterInterval <= 0 {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))

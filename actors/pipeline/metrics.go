@@ -9,6 +9,15 @@ import (
 func registerMetrics(reg prometheus.Registerer, p *Pipeline) {
 	registerStoreMetrics(reg, p)
 	reg.MustRegister(
+		p.parkRefused,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_pull_backlog", Help: "Pulls and reads waiting in the pull stage for a free pull reader.",
+		}, func() float64 {
+			if ps := p.pulls.Load(); ps != nil {
+				return float64(ps.Backlog())
+			}
+			return 0
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_store_commitlog_bytes", Help: "Bytes in the CommitLog (max offset minus min offset).",
 		}, func() float64 {

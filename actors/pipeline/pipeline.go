@@ -6,6 +6,9 @@
 // strategy, and stops them in dependency order (stop.go: Drain, then
 // Shutdown), closing a store only once every stage using it has stopped.
 //
+// The pull side is several stages (actors/pull: the pull stage and its
+// pull_read_<i> readers, Config.PullWorkers), started and stopped as one.
+//
 // It lists what CommitLog retention must keep (retentionPins, one named
 // provider per stage position that still needs records) and holds the
 // sampled disk use the request router checks before a send (Disk).
@@ -29,6 +32,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/clients"
@@ -74,11 +78,15 @@ type Pipeline struct {
 	indexKick index.Kicker
 	regKicker registrar.Kicker
 	timers    atomic.Pointer[timer.Service]
-	txKicker  txcheck.Kicker
-	txLow     *txcheck.Watermark
-	disk      retention.Disk
-	appends   *writer.Inbox
-	parked    atomic.Int64 // parked pulls (pull.Options.Parked)
+	pulls     atomic.Pointer[pull.Service]
+	// parkRefused counts long polls answered at once because their
+	// connection had its bound of parked pulls.
+	parkRefused prometheus.Counter
+	txKicker    txcheck.Kicker
+	txLow       *txcheck.Watermark
+	disk        retention.Disk
+	appends     *writer.Inbox
+	parked      atomic.Int64 // parked pulls (pull.Options.Parked)
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -101,7 +109,10 @@ func Open(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
 	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark(),
-		booted: time.Now(), appends: writer.NewInbox()}
+		booted: time.Now(), appends: writer.NewInbox(), parkRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wheelmq_pull_park_refused_total",
+			Help: "Long polls answered at once (PULL_NOT_FOUND) because their connection had its bound of parked pulls.",
+		})}
 	wopts := timerwheel.Options{
 		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 		OnCorruption: cfg.OnCorruption, Corruption: damage,
@@ -175,8 +186,6 @@ func (p *Pipeline) spawn() error {
 		{offsets.StageName, offsets.Producer(offsets.Options{
 			FS: p.store.FS, Path: p.store.OffsetsPath(), Resets: &p.resetView, Logger: logFor(offsets.StageName),
 		})},
-		{pull.StageName, pull.Producer(pull.Options{Store: p.store, Served: p.counters.Served, Parked: &p.parked,
-			Logger: logFor(pull.StageName)})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
 			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
 		}, &p.kicker)},
@@ -216,6 +225,16 @@ func (p *Pipeline) spawn() error {
 		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: txcheck.NewMetrics(cfg.Registerer),
 		Logger: logFor(txcheck.StageName),
 	})})
+	// The pull stages first: dispatch wakes them (Arrived).
+	pulls, err := pull.Start(p.system, p.stages, p.strat, pull.Options{
+		Store: p.store, Readers: cfg.PullWorkers, MaxParkedPerConn: cfg.MaxParkedPullsPerConn,
+		Served: p.counters.Served, Parked: &p.parked, ParkRefused: p.parkRefused.Inc,
+		Logger: logFor(pull.StageName),
+	})
+	if err != nil {
+		return err
+	}
+	p.pulls.Store(pulls)
 	for _, s := range spawns {
 		if _, err := p.spawnStage(s.name, s.producer); err != nil {
 			return err
@@ -348,12 +367,20 @@ func (p *Pipeline) Stage(name string) *stage.Stage {
 	s := p.byName[name]
 	p.mu.RUnlock()
 	if s == nil {
+		if ps := p.pulls.Load(); ps != nil {
+			s = ps.Stage(name)
+		}
+	}
+	if s == nil {
 		if ts := p.timers.Load(); ts != nil {
 			return ts.Stage(name)
 		}
 	}
 	return s
 }
+
+// Pulls is the pull side's stages (nil until they were spawned).
+func (p *Pipeline) Pulls() *pull.Service { return p.pulls.Load() }
 
 // TransactionWatermark is the smallest CommitLog offset that unfinished
 // transactions still need: the half messages of open transactions, the

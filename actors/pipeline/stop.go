@@ -95,8 +95,19 @@ func workStages() []string {
 // requestStages serve requests, in the order Shutdown stops them: those
 // that feed the writer first, the writer before dispatch and the index
 // (which read what it wrote), the tables last.
-var requestStages = []string{stats.StageName, txcheck.StageName, clients.StageName, pull.StageName,
-	writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName, topics.StageName}
+var requestStages = append(append([]string{stats.StageName, txcheck.StageName, clients.StageName}, pullStages()...),
+	writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName, topics.StageName)
+
+// pullStages are the pull stage and its readers (up to pull.MaxReaders), in
+// the order they stop: the pull stage answers its parked pulls and hands
+// nothing more to the readers.
+func pullStages() []string {
+	names := []string{pull.StageName}
+	for i := range pull.MaxReaders {
+		names = append(names, pull.ReaderName(i))
+	}
+	return names
+}
 
 // stopOrder is every stage in the order they stop.
 func (p *Pipeline) stopOrder() []string { return append(workStages(), requestStages...) }
@@ -104,8 +115,8 @@ func (p *Pipeline) stopOrder() []string { return append(workStages(), requestSta
 // storeUsers are the stages that read or write the store (CommitLog,
 // consume queues); wheelUsers those that use the timer store.
 func storeUsers() []string {
-	return append([]string{writer.StageName, dispatch.StageName, index.StageName, pull.StageName,
-		txcheck.StageName, retention.StageName}, timer.StageNames()...)
+	return append(append([]string{writer.StageName, dispatch.StageName, index.StageName,
+		txcheck.StageName, retention.StageName}, pullStages()...), timer.StageNames()...)
 }
 
 func wheelUsers() []string {
@@ -131,7 +142,7 @@ func (p *Pipeline) Drain(ctx context.Context) error {
 		}
 	}
 	err := p.waitQuiet(dctx, watch)
-	p.stopStages(ctx, []string{pull.StageName})
+	p.stopStages(ctx, pullStages())
 	return err
 }
 

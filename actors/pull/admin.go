@@ -25,7 +25,7 @@ type QueueProgress struct {
 
 // StoreTimes reads the store timestamps of the messages at Positions (the
 // admin requests' lastTimestamp figures) and, when Group is set, where the
-// group pulls next in each queue. Reply runs on the pull stage.
+// group pulls next in each queue. Reply runs on a pull reader.
 type StoreTimes struct {
 	Group     string
 	Positions []QueuePos
@@ -50,12 +50,12 @@ type pulledKey struct {
 	queueID      int32
 }
 
-func (p *Puller) storeTimes(m *StoreTimes) {
+func (p *reader) storeTimes(m *StoreTimes) {
 	out := make([]QueueProgress, len(m.Positions))
 	for i, pos := range m.Positions {
 		out[i] = QueueProgress{StoreTime: p.storeTime(pos), Pulled: -1}
 		if m.Group != "" {
-			if next, ok := p.pulled[pulledKey{m.Group, pos.Topic, pos.QueueID}]; ok {
+			if next, ok := p.svc.pulledAt(pulledKey{m.Group, pos.Topic, pos.QueueID}); ok {
 				out[i].Pulled = next
 			}
 		}
@@ -65,7 +65,7 @@ func (p *Puller) storeTimes(m *StoreTimes) {
 
 // storeTime reads the store time of the message at pos, -1 when there is
 // none (out of the queue's range, or unreadable).
-func (p *Puller) storeTime(pos QueuePos) int64 {
+func (p *reader) storeTime(pos QueuePos) int64 {
 	q := p.opts.Store.Queues.Lookup(pos.Topic, pos.QueueID)
 	if q == nil || pos.Offset < q.MinOffset() || pos.Offset >= q.MaxOffset() {
 		return -1
@@ -83,7 +83,7 @@ func (p *Puller) storeTime(pos QueuePos) int64 {
 	return message.PeekStoreTimestamp(rec)
 }
 
-func (p *Puller) searchQueues(m *SearchQueues) {
+func (p *reader) searchQueues(m *SearchQueues) {
 	out := make(map[int32]int64, len(m.Queues))
 	for _, id := range m.Queues {
 		if m.Timestamp < 0 {

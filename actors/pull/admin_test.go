@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -30,12 +29,7 @@ func TestStoreTimesSearchQueuesAndPulled(t *testing.T) {
 		msgs         int
 	}
 	var counted []served
-	s, err := r.metrics.Spawn(r.sys, supervisor.New(supervisor.Policy{}), StageName, Producer(Options{Store: r.st,
-		Served: func(g, tp string, n int) { counted = append(counted, served{g, tp, n}) }}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.p = s
+	r.startWith(t, Options{Served: func(g, tp string, n int) { counted = append(counted, served{g, tp, n}) }})
 	for i := int64(0); i < 5; i++ {
 		r.put(t, "T", 0, "a", 1000+i*10)
 	}

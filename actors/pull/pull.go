@@ -1,6 +1,15 @@
-// Package pull is the pull stage: it answers PULL_MESSAGE from the consume
-// queues and the CommitLog, parks long polls until a message arrives or their
-// suspend timeout passes, and searches offsets by time.
+// Package pull is the pull side of the broker: it answers PULL_MESSAGE from
+// the consume queues and the CommitLog, parks long polls until a message
+// arrives or their suspend timeout passes, and searches offsets by time.
+//
+// It runs as several supervised stages (Start): the pull stage receives
+// every request, owns the parked-pull table and hands the reads to the
+// pull_read_<i> stages (Options.Readers, --pull-workers), one at a time to
+// whichever reader is free; what finds none free waits, in order, in the
+// pull stage's backlog. One consumer's slow disk read thus holds only the
+// reader it runs on. A reader that finds nothing for a long poll hands it
+// back to the pull stage, which parks it; a wake or a timeout sends it to
+// a reader again.
 //
 // A pull reads consume-queue units from the requested offset, keeps those
 // whose tag hash passes the subscription's filter, and answers with the raw
@@ -17,9 +26,15 @@
 //	nothing matched the filter  -> PULL_RETRY_IMMEDIATELY (20), next past the scanned units
 //	found                       -> SUCCESS (0), next after the last unit returned
 //
-// The stage is the single owner of the parked-pull table and of where each
-// group pulls next (reported by GET_CONSUME_STATS); the dispatcher wakes it
-// with Arrived messages. File reads for requests happen here, never on a
+// Bounds: a connection parks at most Options.MaxParkedPerConn long polls
+// (past it a long poll gets the PULL_NOT_FOUND answer at once, as a pull
+// that does not suspend), and a request whose connection cannot take more
+// answers (Request.Busy) is answered SYSTEM_BUSY without a read.
+//
+// The pull stage is the single owner of the parked-pull table; where each
+// group pulls next (reported by GET_CONSUME_STATS) is kept in atomics the
+// readers update. The dispatcher wakes the pull stage with Arrived
+// messages. File reads for requests happen on the readers, never on a
 // network event loop: pulls, send-back and cancel look-ups, and the store
 // times and offset searches of the admin requests (admin.go).
 package pull
@@ -36,8 +51,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
-	"github.com/wheelmq/wheelmq/storage/consumequeue"
-	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // StageName is the pull stage's stable name.
@@ -61,8 +74,21 @@ type Request struct {
 	SysFlag      int32
 	Filter       Filter
 	SuspendUntil time.Time
-	// Reply sends the response; called from the stage goroutine, non-blocking.
+	// ConnID names the client's connection, for the bound on parked long
+	// polls per connection.
+	ConnID uint64
+	// Busy, when set, returns the remark of a SYSTEM_BUSY answer while the
+	// client's connection cannot take more answers (it does not read what
+	// it was sent), "" otherwise. A reader asks it before reading.
+	Busy func() string
+	// Reply sends the response; called from a pull stage's goroutine,
+	// non-blocking.
 	Reply func(*remoting.Command)
+
+	// mayPark lets a reader hand the request back to the pull stage to be
+	// parked; the pull stage sets it before each hand-off (the request has
+	// one owner at a time: the pull stage, then the reader).
+	mayPark bool
 }
 
 // Fail implements stage.Failable: the pull is answered with SYSTEM_ERROR.
@@ -72,7 +98,7 @@ func (r *Request) Fail(err error) {
 
 // ReadAt reads the stored record at a CommitLog offset for a request that
 // needs one (CONSUMER_SEND_MSG_BACK, the admin timer cancel). Reply runs on
-// the pull stage, which owns reads for requests: it must not block.
+// a pull reader, which owns reads for requests: it must not block.
 type ReadAt struct {
 	Offset int64
 	Reply  func(record []byte, err error)
@@ -95,14 +121,34 @@ type SearchByTime struct {
 
 type expireTick struct{}
 
-// Options configures the pull stage.
+// Defaults and limits of Options.
+const (
+	// DefaultReaders is the default number of pull_read stages.
+	DefaultReaders = 2
+	// MaxReaders caps Options.Readers.
+	MaxReaders = 8
+	// DefaultMaxParkedPerConn is the default bound on the long polls one
+	// connection has parked: far above the one per queue a consumer keeps
+	// (the Go and Java clients hold one parked pull per queue they own).
+	DefaultMaxParkedPerConn = 1024
+)
+
+// Options configures the pull stages.
 type Options struct {
 	Store *storage.Store
 	// MaxBytes caps one pull response body (default 4 MiB; at least one
 	// message is always returned).
 	MaxBytes int
+	// Readers is how many pull_read stages read for the pull stage
+	// (default DefaultReaders, at most MaxReaders).
+	Readers int
+	// MaxParkedPerConn bounds the long polls parked per connection
+	// (default DefaultMaxParkedPerConn): past it a long poll that finds
+	// nothing is answered at once with PULL_NOT_FOUND instead of parked.
+	MaxParkedPerConn int
 	// Served, when set, is told of every pull answered (statistics): the
-	// group, the topic and how many messages it carried (0: none).
+	// group, the topic and how many messages it carried (0: none). It is
+	// called from the readers' goroutines.
 	Served func(group, topic string, msgs int)
 	// Parked, when set, counts the parked pulls for the dispatcher's side,
 	// which sends Arrived only while it is above zero (it outlives
@@ -110,7 +156,10 @@ type Options struct {
 	// with the dispatcher growing the queue before it reads Parked, one of
 	// the two always sees the other.
 	Parked *atomic.Int64
-	Logger zerolog.Logger
+	// ParkRefused, when set, counts the long polls answered at once
+	// because their connection had MaxParkedPerConn parked.
+	ParkRefused func()
+	Logger      zerolog.Logger
 }
 
 type queueKey struct {
@@ -118,25 +167,14 @@ type queueKey struct {
 	queueID int32
 }
 
-// Puller is the actor.
+// Puller is the pull stage's actor: it routes requests to the readers and
+// owns the parked long polls.
 type Puller struct {
-	opts   Options
+	svc    *Service
 	parked map[queueKey][]*Request
-	pulled map[pulledKey]int64 // next offset each group pulls, per queue
+	byConn map[uint64]int // parked pulls per connection
 	timer  *stage.Timer
-
-	// Scratch reused from pull to pull (scanUnits).
-	units    []consumequeue.Unit
-	picked   []consumequeue.Unit
-	pickedAt []int64
-}
-
-// Producer returns the actor producer.
-func Producer(opts Options) stage.Producer {
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = 4 << 20
-	}
-	return func(self *stage.Stage) actor.Actor { return &Puller{opts: opts, timer: self.NewTimer()} }
+	inline reader // answers parked pulls and the backlog on stop
 }
 
 // Receive implements actor.Actor.
@@ -144,11 +182,18 @@ func (p *Puller) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		p.parked = map[queueKey][]*Request{}
+		p.byConn = map[uint64]int{}
 		p.unparked(-1)
-		p.pulled = map[pulledKey]int64{}
 		p.arm()
+		p.svc.drain() // a backlog kept over a restart
+	case readerFree:
+		p.svc.kick.Store(false) // before draining: a reader that finishes meanwhile kicks again
+		p.svc.drain()
 	case *Request:
-		p.serve(m, true)
+		m.mayPark = true
+		p.svc.dispatch(m)
+	case *parkReq:
+		p.park(m)
 	case *Arrived:
 		for _, a := range m.Queues {
 			p.wake(queueKey{a.Topic, a.QueueID})
@@ -156,18 +201,26 @@ func (p *Puller) Receive(ctx actor.Context) {
 	case expireTick:
 		p.expire(time.Now())
 		p.arm()
-	case *SearchByTime:
-		m.Reply(p.searchByTime(m))
-	case *ReadAt:
-		rec, _, err := p.opts.Store.CommitLog.Read(m.Offset)
-		m.Reply(rec, err)
-	case *StoreTimes:
-		p.storeTimes(m)
-	case *SearchQueues:
-		p.searchQueues(m)
-	case *actor.Stopping, *actor.Restarting:
+	case *SearchByTime, *ReadAt, *StoreTimes, *SearchQueues:
+		p.svc.dispatch(m)
+	case *syncReq:
+		p.svc.dispatch(m) // in order with the backlog
+	case *syncAck:
+		if n, ok := p.svc.syncs[m.req]; ok {
+			if n <= 1 {
+				delete(p.svc.syncs, m.req)
+				m.req.done()
+			} else {
+				p.svc.syncs[m.req] = n - 1
+			}
+		}
+	case *actor.Restarting:
 		p.timer.Stop()
 		p.answerAll()
+	case *actor.Stopping:
+		p.timer.Stop()
+		p.answerAll()
+		p.svc.failBacklog(&p.inline)
 	}
 }
 
@@ -175,38 +228,48 @@ func (p *Puller) arm() {
 	p.timer.Arm(200*time.Millisecond, expireTick{})
 }
 
-// serve answers r, or parks it when allowed and nothing is there yet.
-func (p *Puller) serve(r *Request, mayPark bool) {
-	var before int64 = -1
-	if q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID); q != nil {
-		before = q.MaxOffset()
-	}
-	resp, found := p.read(r)
-	if !found && mayPark && r.SysFlag&FlagSuspend != 0 && time.Now().Before(r.SuspendUntil) &&
-		resp.Code == remoting.PullNotFound {
-		k := queueKey{r.Topic, r.QueueID}
-		p.parked[k] = append(p.parked[k], r)
-		if p.opts.Parked != nil {
-			p.opts.Parked.Add(1)
-			// The queue may have grown while Parked was 0 (no Arrived).
-			if q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID); q != nil && q.MaxOffset() != before {
-				p.wake(k)
-			}
+// park parks a long poll a reader found nothing for, or answers it at once
+// when its connection has too many parked.
+func (p *Puller) park(m *parkReq) {
+	r := m.r
+	if p.byConn[r.ConnID] >= p.svc.opts.MaxParkedPerConn {
+		if f := p.svc.opts.ParkRefused; f != nil {
+			f()
 		}
+		p.svc.count(r, m.resp, false)
+		r.Reply(m.resp)
 		return
 	}
-	p.count(r, resp, found)
-	r.Reply(resp)
+	k := queueKey{r.Topic, r.QueueID}
+	p.parked[k] = append(p.parked[k], r)
+	p.byConn[r.ConnID]++
+	if p.svc.opts.Parked != nil {
+		p.svc.opts.Parked.Add(1)
+		// The queue may have grown while Parked was 0 (no Arrived).
+		if q := p.svc.opts.Store.Queues.Lookup(r.Topic, r.QueueID); q != nil && q.MaxOffset() != m.before {
+			p.wake(k)
+		}
+	}
+}
+
+// unpark takes r off the per-connection count (the caller removed it from
+// the table).
+func (p *Puller) unpark(r *Request) {
+	if n := p.byConn[r.ConnID]; n > 1 {
+		p.byConn[r.ConnID] = n - 1
+	} else {
+		delete(p.byConn, r.ConnID)
+	}
 }
 
 // unparked takes n pulls off the Parked count (n < 0: resets it).
 func (p *Puller) unparked(n int) {
 	switch {
-	case p.opts.Parked == nil:
+	case p.svc.opts.Parked == nil:
 	case n < 0:
-		p.opts.Parked.Store(0)
+		p.svc.opts.Parked.Store(0)
 	case n > 0:
-		p.opts.Parked.Add(-int64(n))
+		p.svc.opts.Parked.Add(-int64(n))
 	}
 }
 
@@ -218,7 +281,9 @@ func (p *Puller) wake(k queueKey) {
 	delete(p.parked, k)
 	p.unparked(len(reqs))
 	for _, r := range reqs {
-		p.serve(r, true)
+		p.unpark(r)
+		r.mayPark = true
+		p.svc.dispatch(r)
 	}
 }
 
@@ -232,7 +297,9 @@ func (p *Puller) expire(now time.Time) {
 				continue
 			}
 			p.unparked(1)
-			p.serve(r, false)
+			p.unpark(r)
+			r.mayPark = false
+			p.svc.dispatch(r)
 		}
 		if len(kept) == 0 {
 			delete(p.parked, k)
@@ -243,13 +310,15 @@ func (p *Puller) expire(now time.Time) {
 }
 
 // answerAll answers every parked pull, whatever its suspend timeout (on
-// stop or restart: a new instance starts with an empty table).
+// stop or restart: a new instance starts with an empty table). It reads
+// here: the readers may be stopping too.
 func (p *Puller) answerAll() {
 	for k, reqs := range p.parked {
 		delete(p.parked, k)
 		p.unparked(len(reqs))
 		for _, r := range reqs {
-			p.serve(r, false)
+			p.unpark(r)
+			p.inline.serve(r, false)
 		}
 	}
 }
@@ -263,26 +332,16 @@ func (p *Puller) ParkedCount() int {
 	return n
 }
 
-// count records an answered pull: the group's next offset and the
-// statistics.
-func (p *Puller) count(r *Request, resp *remoting.Command, found bool) {
-	msgs := 0
-	if found {
-		if next, err := strconv.ParseInt(resp.Field("nextBeginOffset"), 10, 64); err == nil {
-			p.pulled[pulledKey{r.Group, r.Topic, r.QueueID}] = next
-		}
-		for b := resp.Body; len(b) >= 4; msgs++ { // records back to back, each led by its size
-			size := int(message.PeekTotalSize(b))
-			if size <= 0 || size > len(b) {
-				break
-			}
-			b = b[size:]
-		}
-	}
-	if p.opts.Served != nil {
-		p.opts.Served(r.Group, r.Topic, msgs)
-	}
-}
+// syncReq is a barrier (tests): done runs on the pull stage once it and
+// every reader processed what was sent to them before it, and the pull
+// stage what the readers sent it meanwhile.
+type syncReq struct{ done func() }
+
+// syncReader carries a barrier to a reader, which answers with syncAck.
+type syncReader struct{ req *syncReq }
+
+// syncAck is a reader's answer to syncReader.
+type syncAck struct{ req *syncReq }
 
 func setOffsets(resp *remoting.Command, next, min, max int64) {
 	resp.SetField("nextBeginOffset", strconv.FormatInt(next, 10))

@@ -31,8 +31,8 @@ type rig struct {
 	st      *storage.Store
 	sys     *actor.ActorSystem
 	metrics *stage.Registry
-	p       *stage.Stage
-	self    atomic.Pointer[stage.Stage]
+	svc     *Service
+	p       *stage.Stage // the pull stage of svc
 	parked  atomic.Int64 // the stage's Parked count
 }
 
@@ -42,9 +42,7 @@ func newRig(t *testing.T, sopts storage.Options) *rig {
 	r.metrics = stage.NewRegistry(prometheus.NewRegistry())
 	r.open(t)
 	t.Cleanup(func() {
-		if r.p != nil {
-			r.p.Stop()
-		}
+		r.stop()
 		r.sys.Shutdown()
 		_ = r.st.Close()
 	})
@@ -62,13 +60,27 @@ func (r *rig) open(t *testing.T) {
 
 func (r *rig) start(t *testing.T, maxBytes int) {
 	t.Helper()
-	s, err := r.metrics.Spawn(r.sys, supervisor.New(supervisor.Policy{}), StageName,
-		Producer(Options{Store: r.st, MaxBytes: maxBytes, Parked: &r.parked}))
+	r.startWith(t, Options{MaxBytes: maxBytes})
+}
+
+// startWith starts the pull stages with opts (Store and Parked filled in;
+// two readers unless opts says otherwise).
+func (r *rig) startWith(t *testing.T, opts Options) {
+	t.Helper()
+	opts.Store, opts.Parked = r.st, &r.parked
+	svc, err := Start(r.sys, r.metrics, supervisor.New(supervisor.Policy{}), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.self.Store(s)
-	r.p = s
+	r.svc, r.p = svc, svc.Stage(StageName)
+}
+
+// stop stops the pull stages, if they run.
+func (r *rig) stop() {
+	if r.svc != nil {
+		r.svc.Stop()
+		r.svc, r.p = nil, nil
+	}
 }
 
 // put stores one message (CommitLog record plus consume-queue unit, as the
@@ -130,11 +142,13 @@ func await(t *testing.T, ch <-chan *remoting.Command) *remoting.Command {
 	}
 }
 
-// barrier returns once the stage has processed everything sent before it.
+// barrier returns once the pull stage and its readers have processed
+// everything sent before it (and the pull stage what the readers sent it
+// meanwhile: pulls to park).
 func (r *rig) barrier(t *testing.T) {
 	t.Helper()
-	done := make(chan int64, 1)
-	r.p.Send(&SearchByTime{Topic: "none", Reply: func(o int64) { done <- o }})
+	done := make(chan struct{}, 1)
+	r.p.Send(&syncReq{done: func() { done <- struct{}{} }})
 	select {
 	case <-done:
 	case <-time.After(wait):
@@ -295,7 +309,7 @@ func TestPullMaxBytes(t *testing.T) {
 	r.start(t, 2*len(recs[0])+len(recs[0])/2)
 	req := request("T", 0, 0, 32, "*")
 	check(t, "two fit", req, r.pull(t, req), want{remoting.Success, "FOUND", 2, 0, 4, cat(recs[0], recs[1])})
-	r.p.Stop()
+	r.stop()
 	r.start(t, 1)
 	req = request("T", 0, 1, 32, "*")
 	check(t, "at least one", req, r.pull(t, req), want{remoting.Success, "FOUND", 2, 0, 4, recs[1]})
@@ -359,8 +373,7 @@ func TestParkedCount(t *testing.T) {
 	if n := r.parked.Load(); n != 1 {
 		t.Fatalf("parked count %d", n)
 	}
-	r.p.Stop()
-	r.p = nil
+	r.stop()
 	await(t, c)
 	if n := r.parked.Load(); n != 0 {
 		t.Fatalf("parked count %d after stop", n)
@@ -425,8 +438,7 @@ func TestStopAnswersParkedPulls(t *testing.T) {
 	ch := r.send(req)
 	r.barrier(t)
 	notAnswered(t, ch, "before stop")
-	r.p.Stop()
-	r.p = nil
+	r.stop()
 	if got := await(t, ch); got.Code != remoting.PullNotFound {
 		t.Errorf("parked pull answered on stop with %d, want %d", got.Code, remoting.PullNotFound)
 	}

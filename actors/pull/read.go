@@ -3,6 +3,7 @@ package pull
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
@@ -12,6 +13,42 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
+// reader reads pulls against the store; each pull stage has its own (its
+// scratch is reused from pull to pull).
+type reader struct {
+	svc  *Service
+	opts *Options
+
+	// Scratch reused from pull to pull (scanUnits).
+	units    []consumequeue.Unit
+	picked   []consumequeue.Unit
+	pickedAt []int64
+}
+
+// serve answers r, or hands it to the pull stage to be parked when allowed
+// and nothing is there yet. A request whose connection cannot take more
+// answers is refused without a read.
+func (p *reader) serve(r *Request, mayPark bool) {
+	if r.Busy != nil {
+		if remark := r.Busy(); remark != "" {
+			r.Reply(remoting.NewResponse(r.Cmd, remoting.SystemBusy, remark))
+			return
+		}
+	}
+	var before int64 = -1
+	if q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID); q != nil {
+		before = q.MaxOffset()
+	}
+	resp, found := p.read(r)
+	if !found && mayPark && r.SysFlag&FlagSuspend != 0 && time.Now().Before(r.SuspendUntil) &&
+		resp.Code == remoting.PullNotFound {
+		p.svc.coord.Load().Send(&parkReq{r: r, before: before, resp: resp})
+		return
+	}
+	p.svc.count(r, resp, found)
+	r.Reply(resp)
+}
+
 // unitsPerRead is how many consume-queue units one read step fetches.
 const unitsPerRead = 256
 
@@ -19,7 +56,7 @@ const unitsPerRead = 256
 const maxScanUnits = 16 * 1024
 
 // read executes the pull against the store. found reports a SUCCESS answer.
-func (p *Puller) read(r *Request) (*remoting.Command, bool) {
+func (p *reader) read(r *Request) (*remoting.Command, bool) {
 	resp := remoting.NewResponse(r.Cmd, remoting.PullNotFound, "")
 	q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID)
 	if q == nil || q.MaxOffset() == 0 {
@@ -96,7 +133,7 @@ type scan struct {
 // records straight into the response body (one read per run of records
 // adjacent in the CommitLog): the body is the only allocation that grows
 // with the messages.
-func (p *Puller) scanUnits(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
+func (p *reader) scanUnits(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
 	next, scanned := r.Offset, 0
 	picked, pickedAt := p.picked[:0], p.pickedAt[:0] // pickedAt: queue offset of each picked unit
 	defer func() { p.picked, p.pickedAt = picked[:0], pickedAt[:0] }()
@@ -164,7 +201,7 @@ loop:
 // scanRecords serves filters that look at the message itself (SQL92): it
 // reads the records of the scanned units, in steps about as large as what
 // is still wanted, and keeps those the filter passes.
-func (p *Puller) scanRecords(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
+func (p *reader) scanRecords(q *consumequeue.Queue, r *Request, end int64, maxNums int) scan {
 	sc := scan{next: r.Offset}
 	scanned := 0
 	for sc.next < end && sc.taken < maxNums && scanned < maxScanUnits {
@@ -216,7 +253,7 @@ const recordStep = 16
 // the pull there: a damaged consume-queue unit (reported to the dispatcher,
 // which rebuilds the queue; the client retries), a damaged message under
 // on-corruption=stop, or an I/O error.
-func (p *Puller) unreadable(id consumequeue.QueueID, at int64, u consumequeue.Unit, state storage.UnitState) string {
+func (p *reader) unreadable(id consumequeue.QueueID, at int64, u consumequeue.Unit, state storage.UnitState) string {
 	st := p.opts.Store
 	log := p.opts.Logger.With().Str("queue", id.String()).Int64("queue_offset", at).
 		Int64("commitlog_offset", u.Offset).Int32("size", u.Size).Str("state", state.String()).Logger()
@@ -240,7 +277,7 @@ func (p *Puller) unreadable(id consumequeue.QueueID, at int64, u consumequeue.Un
 	}
 }
 
-func (p *Puller) cqReadFailed(r *Request, at int64, err error) string {
+func (p *reader) cqReadFailed(r *Request, at int64, err error) string {
 	p.opts.Logger.Error().Err(err).Str("topic", r.Topic).Int32("queue", r.QueueID).
 		Int64("offset", at).Msg("consume queue read failed")
 	return fmt.Sprintf("read consume queue: %v", err)
@@ -248,7 +285,7 @@ func (p *Puller) cqReadFailed(r *Request, at int64, err error) string {
 
 // searchByTime finds the first offset whose message was stored at or after
 // the timestamp (binary search over the queue), or the queue's end.
-func (p *Puller) searchByTime(s *SearchByTime) int64 {
+func (p *reader) searchByTime(s *SearchByTime) int64 {
 	q := p.opts.Store.Queues.Lookup(s.Topic, s.QueueID)
 	if q == nil {
 		return 0

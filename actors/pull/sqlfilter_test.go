@@ -282,7 +282,7 @@ func BenchmarkPullFiltered(b *testing.B) {
 		// records of one queue are not adjacent in the CommitLog.
 		r.putProps(b, "T", 1, map[string]string{"TAGS": tag})
 	}
-	p := &Puller{opts: Options{Store: st, MaxBytes: 4 << 20, Logger: zerolog.Nop()}}
+	p := &reader{opts: &Options{Store: st, MaxBytes: 4 << 20, Logger: zerolog.Nop()}}
 	sqlf, err := CompileFilter(ExpressionSQL92, "TAGS = 'TagA'")
 	if err != nil {
 		b.Fatal(err)

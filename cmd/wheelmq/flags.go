@@ -17,6 +17,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 )
@@ -74,6 +75,16 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	txMax := fs.Int("transaction-check-max", def.TransactionCheckMax, "checks before an open transaction is given up")
 	deqWorkers := fs.Int("timer-dequeue-workers", def.TimerDequeueWorkers,
 		"timer dequeue_message stages that read and rebuild due timers side by side (1..8)")
+	pullWorkers := fs.Int("pull-workers", def.PullWorkers,
+		"pull_read stages that read for pulls side by side, so that one slow read holds only its own (1..8)")
+	maxReqs := fs.Int64("max-conn-requests", def.MaxInflightPerConn,
+		"requests of every kind one connection may have waiting for an answer before it gets SYSTEM_BUSY (parked long polls included)")
+	maxParked := fs.Int("max-conn-parked-pulls", def.MaxParkedPullsPerConn,
+		"long polls one connection may have parked; past it a long poll that finds nothing is answered at once (PULL_NOT_FOUND)")
+	maxOutput := fs.Int64("max-conn-output", netloop.DefaultMaxOutput,
+		"bytes of answers a connection may leave unread before its requests get SYSTEM_BUSY; 4x this closes it (-1: no caps)")
+	slowTimeout := fs.Duration("slow-conn-timeout", netloop.DefaultStallTimeout,
+		"close a connection whose unread answers stay above --max-conn-output this long (-1s: never)")
 	queues := fs.Int("default-topic-queues", int(def.DefaultQueueNums), "queues of a topic created on first send (TBW102)")
 	configPath := fs.String("config", "", "configuration file: a RocketMQ broker.conf, or YAML (.yaml) with flag names as keys")
 	ret := fs.Duration("retention", def.Retention, "keep CommitLog segments this long after their newest message (0: no limit by age)")
@@ -166,6 +177,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	} else {
 		bc.TimerDequeueWorkers = *deqWorkers
 	}
+	bc.PullWorkers, bc.MaxInflightPerConn, bc.MaxParkedPullsPerConn = *pullWorkers, *maxReqs, *maxParked
+	bc.MaxConnOutput, bc.SlowConnTimeout = *maxOutput, *slowTimeout
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -214,6 +227,7 @@ var modeFlags = map[string][]string{
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
+		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config"},
 }

@@ -286,3 +286,31 @@ func TestConfigMappingFlagsExist(t *testing.T) {
 		}
 	}
 }
+
+func TestParseArgsBounds(t *testing.T) {
+	o, err := parseArgs(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := o.node.Broker
+	if b.PullWorkers != 2 || b.MaxInflightPerConn != 4096 || b.MaxParkedPullsPerConn != 1024 ||
+		b.MaxConnOutput != 32<<20 || b.SlowConnTimeout != 30*time.Second {
+		t.Fatalf("bounds defaults: %+v", b)
+	}
+	o, err = parseArgs([]string{"--pull-workers", "3", "--max-conn-requests", "100", "--max-conn-parked-pulls", "10",
+		"--slow-conn-timeout", "5s"}, env(map[string]string{"WHEELMQ_MAX_CONN_OUTPUT": "-1"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = o.node.Broker
+	if b.PullWorkers != 3 || b.MaxInflightPerConn != 100 || b.MaxParkedPullsPerConn != 10 ||
+		b.MaxConnOutput != -1 || b.SlowConnTimeout != 5*time.Second {
+		t.Fatalf("bounds flags: %+v", b)
+	}
+	_, err = parseArgs([]string{"--pull-workers", "9", "--max-conn-requests", "0", "--max-conn-output", "1024"}, env(nil), io.Discard)
+	for _, want := range []string{"pull workers 9", "max unanswered requests per connection 0", "max connection output 1024"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}

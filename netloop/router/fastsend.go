@@ -45,8 +45,8 @@ func (r *Router) OnFrame(c *netloop.Conn, frame []byte) bool {
 	if code, ok := remoting.PeekCode(frame); ok && code != remoting.SendMessage && code != remoting.SendMessageV2 {
 		return false
 	}
-	if !r.ready.Load() {
-		return false
+	if !r.ready.Load() || c.Congested() {
+		return false // the general path refuses
 	}
 	cs := connStateOf(c)
 	v := &cs.view

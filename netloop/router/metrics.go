@@ -12,6 +12,7 @@ import (
 //	wheelmq_requests_total{code}            requests received, by request code
 //	wheelmq_requests_refused_total{code}    refusals, by response code
 //	wheelmq_broker_send_backlog             sends handed to the writer and not answered
+//	wheelmq_broker_requests_unanswered      requests of every kind read and not yet answered (open connections)
 //
 // Request codes outside the served table are counted as code "other", so
 // a client sending random codes cannot grow the label set.
@@ -42,7 +43,10 @@ func newRouterMetrics(r *Router) *routerMetrics {
 	if reg := r.cfg.Registerer; reg != nil {
 		reg.MustRegister(m.requests, m.refusals, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_broker_send_backlog", Help: "Sends handed to the commitlog writer and not yet answered.",
-		}, func() float64 { return float64(r.backlog.Load()) }))
+		}, func() float64 { return float64(r.backlog.Load()) }), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_broker_requests_unanswered",
+			Help: "Requests of every kind read on the broker port and not yet answered (parked long polls included), over the open connections.",
+		}, func() float64 { return float64(r.Unanswered()) }))
 	}
 	return m
 }

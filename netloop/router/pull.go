@@ -70,6 +70,7 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	req := &pull.Request{
 		Cmd: cmd, Group: group, Topic: topic, QueueID: queueID, Offset: offset, MaxNums: maxNums,
 		SysFlag: sysFlag, Filter: filter, SuspendUntil: time.Now().Add(suspend),
+		ConnID: c.ID(), Busy: connStateOf(c).busy,
 		Reply: func(resp *remoting.Command) { r.send(c, cmd, resp) },
 	}
 	if !r.resets.Pending(group, topic, queueID) {

@@ -21,12 +21,20 @@
 // Every handler returns a *Refusal: nil when the work went to a stage (the
 // stage answers), else the code and remark the client gets. The router
 // also refuses, before the handler runs, a request that needs a stage that
-// was stopped for good (SYSTEM_ERROR naming the stage and its cause).
+// was stopped for good (SYSTEM_ERROR naming the stage and its cause), and
+// one its connection has no room for (SYSTEM_BUSY, see admit): too many
+// of its requests wait for an answer, or it has not read the answers it
+// was sent.
+//
+// Every request is counted against its connection from the moment it is
+// read until it is answered: each answer goes through sendVia (or, for a
+// request that gets none, settle), which takes it off the count.
 package router
 
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
@@ -79,6 +87,7 @@ type Router struct {
 	appends   *writer.Inbox  // the commitlog writer's inbox
 	sendNeeds []*stage.Stage // the stages a plain send needs
 	sends     sendPool       // the hot path's requests (fastsend.go)
+	conns     sync.Map       // connection id -> *connState of the open connections
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -137,7 +146,12 @@ func (r *Router) Serve(advertise netip.AddrPort, uniq *message.UniqKeyGenerator)
 
 // connState is the router's per-connection state.
 type connState struct {
-	inflight atomic.Int64 // sends handed to the writer and not answered
+	// inflight counts the connection's requests, of every kind, read and
+	// not yet answered (parked long polls included); see admit.
+	inflight atomic.Int64
+	// busy is the pulls' Request.Busy of the connection (busyRemark),
+	// made once.
+	busy func() string
 	// The hot path's scratch, used on the connection's event loop only.
 	view   remoting.HeaderView
 	props  []byte
@@ -146,12 +160,15 @@ type connState struct {
 
 // OnOpen implements netloop.Handler.
 func (r *Router) OnOpen(c *netloop.Conn) {
-	c.SetContext(&connState{})
+	cs := &connState{busy: busyRemark(c)}
+	c.SetContext(cs)
+	r.conns.Store(c.ID(), cs)
 	r.log.Debug().Str("remote", c.RemoteAddr()).Uint64("conn", c.ID()).Msg("connection opened")
 }
 
 // OnClose implements netloop.Handler.
 func (r *Router) OnClose(c *netloop.Conn, err error) {
+	r.conns.Delete(c.ID())
 	r.clientsSt.Send(&clients.Closed{ConnID: c.ID()})
 	ev := r.log.Debug().Str("remote", c.RemoteAddr()).Uint64("conn", c.ID())
 	if err != nil {
@@ -203,6 +220,8 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		r.clientsSt.Send(&clients.Response{ConnID: c.ID(), Cmd: cmd})
 		return
 	}
+	// Counted until its answer (or settle): the refusals below included.
+	n := connStateOf(c).inflight.Add(1)
 	if !r.ready.Load() {
 		// Listening starts before the advertised address (which may depend
 		// on the bound port) is known; requests in that window are refused.
@@ -210,6 +229,10 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		return
 	}
 	r.m.received(cmd.Code)
+	if ref := r.admit(c, n); ref != nil {
+		r.refuse(c, cmd, ref)
+		return
+	}
 	h, ok := r.routes[cmd.Code]
 	if !ok {
 		r.refuse(c, cmd, refuse(remoting.RequestCodeNotSupported, " request type %d not supported", cmd.Code))
@@ -221,6 +244,35 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	if ref := h.serve(r, c, cmd); ref != nil {
 		r.refuse(c, cmd, ref)
+	}
+}
+
+// admit refuses a request its connection has no room for (n counts it
+// with the connection's other unanswered requests): backpressure by
+// refusing, per connection, for requests of every kind. The plain-send
+// hot path (fastsend.go) declines such requests to the general path, which
+// refuses them here.
+func (r *Router) admit(c *netloop.Conn, n int64) *Refusal {
+	if max := r.cfg.MaxInflightPerConn; n > max {
+		return refuse(remoting.SystemBusy, "[TOO_MANY_REQUESTS]%d requests of this connection wait for an answer (at most %d): wait for answers before sending more",
+			n-1, max)
+	}
+	if c.Congested() {
+		return refuse(remoting.SystemBusy, "[OUTPUT_FULL]this connection has %d bytes of answers it has not read: read them before asking for more",
+			c.OutputBuffered())
+	}
+	return nil
+}
+
+// busyRemark is a pull's Request.Busy: the remark of its SYSTEM_BUSY answer
+// while the connection has too many answers unread.
+func busyRemark(c *netloop.Conn) func() string {
+	return func() string {
+		if !c.Congested() {
+			return ""
+		}
+		return fmt.Sprintf("[OUTPUT_FULL]this connection has %d bytes of answers it has not read: read them before pulling more",
+			c.OutputBuffered())
 	}
 }
 
@@ -258,14 +310,33 @@ func (r *Router) failWith(c *netloop.Conn, cmd *remoting.Command) stage.FailFunc
 func (r *Router) send(c *netloop.Conn, req, resp *remoting.Command) { r.sendVia(nil, c, req, resp) }
 
 // sendVia is send through out (nil: written at once): a stage answering a
-// batch writes each connection once.
+// batch writes each connection once. It takes the request off its
+// connection's count of unanswered ones, oneway or not: every request is
+// answered through here exactly once (or settled).
 func (r *Router) sendVia(out *netloop.Outbox, c *netloop.Conn, req, resp *remoting.Command) {
+	r.settle(c)
 	if req.IsOneway() {
 		return
 	}
 	if err := out.Send(c, resp); err != nil {
 		r.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Int32("code", req.Code).Msg("response not delivered")
 	}
+}
+
+// settle takes a request off its connection's count of unanswered ones;
+// sendVia calls it, and so does a handler for a request that gets no
+// answer at all.
+func (r *Router) settle(c *netloop.Conn) { connStateOf(c).inflight.Add(-1) }
+
+// Unanswered is the number of requests read and not yet answered, summed
+// over the open connections (the plain-send hot path's included).
+func (r *Router) Unanswered() int64 {
+	var n int64
+	r.conns.Range(func(_, v any) bool {
+		n += v.(*connState).inflight.Load()
+		return true
+	})
+	return n
 }
 
 func connStateOf(c *netloop.Conn) *connState {

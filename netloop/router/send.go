@@ -14,7 +14,9 @@ package router
 //   - queue id beyond the topic's queues                   -> 29
 //   - empty body, body over the size limit, properties over 32767 bytes,
 //     malformed batch                                      -> 13 MESSAGE_ILLEGAL
-//   - too much unanswered work                             -> 2 SYSTEM_BUSY
+//   - too many sends waiting for the writer (all connections) -> 2 SYSTEM_BUSY
+// (the per-connection bounds of every request are checked before: see
+// admit in router.go)
 // and, from the writer: a disk with no room left          -> 14 SERVICE_NOT_AVAILABLE
 // ("[DISK_FULL] ..."), any other store failure            -> 1 SYSTEM_ERROR.
 // Before all of them: disk at or above the full ratio    -> 14 SERVICE_NOT_AVAILABLE
@@ -222,17 +224,14 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	if code != remoting.Success {
 		return &Refusal{Code: code, Remark: remark}
 	}
-	cs := connStateOf(c)
-	if cs.inflight.Load() >= r.cfg.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
+	if r.backlog.Load() >= r.cfg.MaxWriterBacklog {
 		return &Refusal{Code: remoting.SystemBusy, Remark: "[REJECTREQUEST]system busy, start flow control for a while"}
 	}
-	cs.inflight.Add(1)
 	r.backlog.Add(1)
 	r.appends.Push(&writer.Append{
 		Key:     writer.QueueKey{Topic: topic, QueueID: queueID},
 		Records: records,
 		Reply: func(res writer.Result) {
-			cs.inflight.Add(-1)
 			r.backlog.Add(-1)
 			r.answerSend(c, cmd, h, reqQueue, uniqKeys, res)
 		},

@@ -62,6 +62,7 @@ func (r *Router) handleEndTransaction(c *netloop.Conn, cmd *remoting.Command) *R
 	case endUnknown:
 		r.log.Debug().Str("remote", c.RemoteAddr()).Str("group", group).Int64("half_offset", halfOffset).
 			Bool("from_check", fromCheck).Str("remark", cmd.Remark).Msg("end transaction with unknown state: left for a check")
+		r.settle(c) // no answer
 		return nil
 	case endCommit, endRollback:
 	default:

@@ -41,6 +41,7 @@ func StartBroker(cfg pipeline.Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe)}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
+		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout,
 	}, b.router)
 	if err := b.server.Start(); err != nil {
 		_ = pipe.Close()
@@ -74,6 +75,10 @@ func (b *Broker) Advertise() string { return b.advertise.String() }
 
 // Store exposes the open store (for tools and tests).
 func (b *Broker) Store() *storage.Store { return b.pipe.Store() }
+
+// NetStats are the counters of the broker's remoting port (connections,
+// frames, buffered output, slow connections closed).
+func (b *Broker) NetStats() netloop.ServerStats { return b.server.Stats() }
 
 // Pipeline exposes the broker's stages (for tools and tests).
 func (b *Broker) Pipeline() *pipeline.Pipeline { return b.pipe }

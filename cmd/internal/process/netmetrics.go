@@ -21,11 +21,13 @@ import (
 //	wheelmq_net_bytes_in_total{server}               bytes read as frames
 //	wheelmq_net_bytes_out_total{server}              bytes written
 //	wheelmq_net_bad_frames_total{server,reason}      connections closed for an invalid frame
+//	wheelmq_net_output_buffered_bytes{server}        answers written and not yet taken by the sockets
+//	wheelmq_net_slow_closed_total{server}            connections closed because they did not read their answers
 type netCollector struct {
 	mu      sync.Mutex
 	servers []*netloop.Server // guarded by mu
 
-	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad *prometheus.Desc
+	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad, buffered, slowClosed *prometheus.Desc
 }
 
 func newNetCollector() *netCollector {
@@ -41,6 +43,11 @@ func newNetCollector() *netCollector {
 		bad: prometheus.NewDesc("wheelmq_net_bad_frames_total",
 			"Connections closed because of an invalid frame, by reason (too_short, too_large, malformed).",
 			[]string{"server", "reason"}, nil),
+		buffered: prometheus.NewDesc("wheelmq_net_output_buffered_bytes",
+			"Bytes of frames written to remoting connections that their sockets have not taken yet (the peers' unread answers).", server, nil),
+		slowClosed: prometheus.NewDesc("wheelmq_net_slow_closed_total",
+			"Remoting connections closed because they did not read their answers (buffered output past the hard cap, or above the soft cap past the stall timeout).",
+			server, nil),
 	}
 }
 
@@ -53,7 +60,8 @@ func (c *netCollector) add(s *netloop.Server) {
 
 // Describe implements prometheus.Collector.
 func (c *netCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.conns, c.accepted, c.framesIn, c.framesOut, c.bytesIn, c.bytesOut, c.bad} {
+	for _, d := range []*prometheus.Desc{c.conns, c.accepted, c.framesIn, c.framesOut, c.bytesIn, c.bytesOut, c.bad,
+		c.buffered, c.slowClosed} {
 		ch <- d
 	}
 }
@@ -66,11 +74,12 @@ func (c *netCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range servers {
 		st, name := s.Stats(), s.Name()
 		ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Conns), name)
+		ch <- prometheus.MustNewConstMetric(c.buffered, prometheus.GaugeValue, float64(st.OutputBuffered), name)
 		for _, m := range []struct {
 			d *prometheus.Desc
 			v int64
 		}{{c.accepted, st.Accepted}, {c.framesIn, st.FramesIn}, {c.framesOut, st.FramesOut},
-			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}} {
+			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.slowClosed, st.SlowClosed}} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}
 		for r := range netloop.NumBadFrameReasons {
