@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/wheelmq/wheelmq/internal/lenient"
+	"github.com/wheelmq/wheelmq/storage/lenient"
 )
 
 // HeartbeatData is the HEART_BEAT (34) body, as the Go and Java clients

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/wheelmq/wheelmq/internal/lenient"
+	"github.com/wheelmq/wheelmq/storage/lenient"
 )
 
 func TestDecodeJSONHeaderForms(t *testing.T) {

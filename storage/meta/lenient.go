@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/wheelmq/wheelmq/internal/lenient"
+	"github.com/wheelmq/wheelmq/storage/lenient"
 )
 
 // Lenient readers of single JSON values, as fastjson reads a Java bean's

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/wheelmq/wheelmq/internal/lenient"
+	"github.com/wheelmq/wheelmq/storage/lenient"
 )
 
 // MessageQueue names one queue of a topic on a broker; its JSON is

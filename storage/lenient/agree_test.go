@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/internal/lenient"
+	"github.com/wheelmq/wheelmq/storage/lenient"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
 	"github.com/wheelmq/wheelmq/storage/meta"
