@@ -104,8 +104,10 @@ type Config struct {
 	// what they hold (0: 10 s); StopStageTimeout how long stopping waits for
 	// one stage (0: 5 s). Both are also bounded by the caller's deadline.
 	DrainTimeout, StopStageTimeout time.Duration
-	// StoreFS replaces the file system under the CommitLog and the consume
-	// queues (fault injection in tests, see storage/vfs/vfstest; nil in
+	// StoreFS replaces the file system under every file of the data
+	// directory: CommitLog, consume queues, index, metadata, the timer
+	// store and the directory lock (fault injection and crash simulation
+	// in tests, see storage/vfs/vfstest and storage/vfs/crashfs; nil in
 	// production: no flag sets it).
 	StoreFS vfs.FS
 	// TimerPutTimeout is how long a timer write-back may wait for the

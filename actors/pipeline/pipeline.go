@@ -114,7 +114,7 @@ func Open(cfg Config) (*Pipeline, error) {
 			Help: "Long polls answered at once (PULL_NOT_FOUND) because their connection had its bound of parked pulls.",
 		})}
 	wopts := timerwheel.Options{
-		Dir: st.TimerDir(), MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
+		Dir: st.TimerDir(), FS: st.FS, MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 		OnCorruption: cfg.OnCorruption, Corruption: damage,
 	}
 	if g := cfg.TimerGeometry; g != nil {
