@@ -110,6 +110,9 @@ type Config struct {
 	// in tests, see storage/vfs/vfstest and storage/vfs/crashfs; nil in
 	// production: no flag sets it).
 	StoreFS vfs.FS
+	// OffsetFlushInterval is how often committed consumer offsets are
+	// persisted (0: 5 s, RocketMQ's flushConsumerOffsetInterval).
+	OffsetFlushInterval time.Duration
 	// TimerPutTimeout is how long a timer write-back may wait for the
 	// writer before it is retried (0: 10 s).
 	TimerPutTimeout time.Duration

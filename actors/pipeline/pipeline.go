@@ -184,7 +184,8 @@ func (p *Pipeline) spawn() error {
 			Logger: logFor(groups.StageName),
 		})},
 		{offsets.StageName, offsets.Producer(offsets.Options{
-			FS: p.store.FS, Path: p.store.OffsetsPath(), Resets: &p.resetView, Logger: logFor(offsets.StageName),
+			FS: p.store.FS, Path: p.store.OffsetsPath(), FlushInterval: cfg.OffsetFlushInterval, Resets: &p.resetView,
+			Logger: logFor(offsets.StageName),
 		})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
 			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),

@@ -170,7 +170,7 @@ func TestRebuilderBatchAllocatesNothingPerMessage(t *testing.T) {
 		b.reset(n * (int(size) + rebuildGrowth)) // the batch's one allocation
 		puts = puts[:0]
 		for i := range n {
-			p, reason := b.rebuild(raw, timerwheel.Timer{DeliverMs: int64(i), AddedMs: 3}, 9)
+			p, reason := b.rebuild(raw, timerwheel.Timer{DeliverMs: 7, AddedMs: int64(i)}, 9)
 			if reason != "" {
 				t.Fatal(reason)
 			}
@@ -185,5 +185,47 @@ func TestRebuilderBatchAllocatesNothingPerMessage(t *testing.T) {
 		if err != nil || r.Topic != "orders" || r.QueueID != 4 || string(r.Body) != "body" || p.identity() != "U3@7" {
 			t.Fatalf("put %d: %+v %v ident %q", i, r, err, p.identity())
 		}
+	}
+}
+
+// TestStaleTimerIsNotDelivered checks a released timer against the record
+// it names: a record that is not that timer's message (a crash cut the
+// CommitLog's tail and other messages were written at its offset) is
+// dropped as stale, whatever it holds.
+func TestStaleTimerIsNotDelivered(t *testing.T) {
+	host := netip.MustParseAddrPort("10.0.0.1:10911")
+	record := func(topic string, queueOffset int64, outMs, uniq string) []byte {
+		props := map[string]string{message.PropRealTopic: "orders", message.PropRealQueueID: "1",
+			message.PropTimerOutMS: outMs, message.PropUniqKey: uniq}
+		st, off, size := storeWithRecord(t, &message.Record{BornHost: host, StoreHost: host, Topic: topic,
+			QueueOffset: queueOffset, Body: []byte("b"), Properties: message.EncodeProperties(props)})
+		raw, err := st.CommitLog.ReadAt(off, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	timer := timerwheel.Timer{DeliverMs: 5000, QueueOffset: 7, KeyHash: timerwheel.KeyHash("orders", "U1")}
+	cases := []struct {
+		name   string
+		raw    []byte
+		timer  timerwheel.Timer
+		reason string
+	}{
+		{"its own record", record(Topic, 7, "5000", "U1"), timer, ""},
+		{"its retention copy", record(RollTopic, 0, "5000", "U1"), timer, ""},
+		{"another queue offset", record(Topic, 8, "5000", "U1"), timer, "stale"},
+		{"another due time", record(Topic, 7, "4000", "U1"), timer, "stale"},
+		{"another message", record(Topic, 7, "5000", "U2"), timer, "stale"},
+		{"a plain message", record("orders", 7, "5000", "U1"), timer, "stale"},
+		{"no key to check", record(Topic, 7, "5000", "U2"), timerwheel.Timer{DeliverMs: 5000, QueueOffset: 7}, ""},
+	}
+	for _, c := range cases {
+		if _, reason := rebuild(c.raw, c.timer, 6000); reason != c.reason {
+			t.Errorf("%s: reason %q, want %q", c.name, reason, c.reason)
+		}
+	}
+	if a, b := timerwheel.KeyHashBytes([]byte("orders"), []byte("U1")), timerwheel.KeyHash("orders", "U1"); a != b {
+		t.Errorf("KeyHashBytes %x, KeyHash %x", a, b)
 	}
 }
