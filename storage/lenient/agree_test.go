@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/storage/lenient"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/lenient"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
