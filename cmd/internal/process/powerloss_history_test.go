@@ -232,9 +232,10 @@ type plStats struct {
 func (s plStats) String() string {
 	return fmt.Sprintf("%d crashes (%d strict, %d keeping a random part of the unsynced writes), %d sends, "+
 		"%d acknowledged before a crash, %d of them had to survive and did; %d plain messages read back, "+
-		"%d timers delivered (0 early, 0 twice), %d committed transactions delivered of %d sent, "+
-		"%d consumer offsets checked against their queues", s.loops, s.strict, s.random, s.sends, s.acked, s.must,
-		s.plainFound, s.timersDelivered, s.txDelivered, s.txCommitted, s.offsetChecks)
+		"%d timers delivered, none early, none twice; %d transactions delivered, none rolled back, "+
+		"every one of the %d committed ones that had to survive; %d consumer offsets checked against their queues",
+		s.loops, s.strict, s.random, s.sends, s.acked, s.must, s.plainFound, s.timersDelivered, s.txDelivered,
+		s.txCommitted, s.offsetChecks)
 }
 
 // sortedIDs lists the keys of held (for messages).
