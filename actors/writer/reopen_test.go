@@ -85,6 +85,9 @@ func TestWriterReopensFailedCommitLog(t *testing.T) {
 				all = append(all, r.sendAcked(t, k, "before-tick")) // answered before the failing tick
 			}
 			waitFor(t, "the failed fsync", fs.Hit)
+			// The fault is marked inside Sync, before the log turns failed:
+			// wait for the writer's restart, which reopens the log.
+			waitFor(t, "the writer's restart", func() bool { return r.restarts(t) >= 1 })
 			waitFor(t, "the reopen", func() bool { return r.st.CommitLog.Failed() == nil })
 			for i := 0; i < 5; i++ {
 				all = append(all, r.sendAcked(t, k, fmt.Sprintf("after-%d", i)))

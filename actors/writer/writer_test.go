@@ -249,6 +249,8 @@ func TestConsecutiveQueueOffsets(t *testing.T) {
 			lastEnd = off + int64(len(recs[j])) + 4 // entry = record + CRC32C
 		}
 	}
+	// Appended runs after the answers (by design): wait for the last one.
+	waitFor(t, "every Appended call", func() bool { return int(appended.Load()) >= len(steps) })
 	if got := int(appended.Load()); got != len(steps) {
 		t.Errorf("Appended called %d times, want %d", got, len(steps))
 	}
