@@ -109,6 +109,12 @@ func Open(opts Options, nowMs int64) (*Store, error) {
 	if err := vfs.MkdirAllSynced(opts.FS, opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("timerwheel open %s: %w", opts.Dir, err)
 	}
+	return open(opts, nowMs)
+}
+
+// open builds a store from the files in opts.Dir (Open's recovery) with
+// opts already defaulted.
+func open(opts Options, nowMs int64) (*Store, error) {
 	s := &Store{
 		opts:      opts,
 		geo:       opts.geometry(),

@@ -54,6 +54,14 @@ func (l *ackLog) durable(durableEnd int64) (limit timerwheel.Cursor, ok bool, wa
 	return limit, ok, false, 0
 }
 
+// reset forgets every batch (the store was reopened: what was not
+// durable is released again).
+func (l *ackLog) reset() {
+	l.mu.Lock()
+	l.entries = nil
+	l.mu.Unlock()
+}
+
 // waiting returns how many acknowledged batches wait for their
 // write-backs to become durable.
 func (l *ackLog) waiting() int {

@@ -109,7 +109,7 @@ func (d *dequeueGet) rewind() {
 	svc.deqInFly.Store(0)
 	svc.deqInFlyTimers.Store(0)
 	if err := svc.opts.Wheel.Rewind(); err != nil {
-		panic(err)
+		svc.storeFailed(StageDequeueGet, err) // the reopen rewinds again
 	}
 }
 
@@ -119,7 +119,7 @@ func (d *dequeueGet) rewind() {
 func (d *dequeueGet) run() {
 	svc := d.svc
 	w := svc.opts.Wheel
-	for !svc.dequeueFull() {
+	for !svc.dequeueFull() && !svc.paused() {
 		b, err := w.Due(svc.opts.Now().UnixMilli(), svc.opts.BatchSize)
 		if b.Len() > 0 || b.From != b.To {
 			svc.opts.Faults.Hit(StageDequeueGet)
@@ -129,7 +129,8 @@ func (d *dequeueGet) run() {
 			d.seq++
 		}
 		if err != nil {
-			panic(err)
+			svc.storeFailed(StageDequeueGet, err)
+			break
 		}
 		if b.Len() < svc.opts.BatchSize {
 			break

@@ -89,8 +89,8 @@ func (e *enqueueGet) arm() {
 func (e *enqueueGet) run() {
 	svc := e.svc
 	q := svc.opts.Store.Queues.Lookup(Topic, 0)
-	if q == nil {
-		return
+	if q == nil || svc.paused() {
+		return // paused: the store's reopen restarts the enqueue side
 	}
 	if min := q.MinOffset(); e.next < min {
 		e.next = min
@@ -225,7 +225,12 @@ func (e *enqueuePut) Receive(ctx actor.Context) {
 			svc.opts.Faults.Hit(StageEnqueuePut)
 		}
 		if err := svc.opts.Wheel.Add(m.timers, svc.opts.Now().UnixMilli()); err != nil {
-			panic(err) // the supervisor restarts us; enqueue resumes from the wheel's position
+			// A failed store pauses the timers (the batch is read again after
+			// the reopen); any other error restarts us, and enqueue resumes
+			// from the wheel's position.
+			svc.enqInFly.Add(-1)
+			svc.storeFailed(StageEnqueuePut, err)
+			return
 		}
 		svc.dirty.Store(true)
 		svc.enqInFly.Add(-1)

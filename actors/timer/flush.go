@@ -1,6 +1,8 @@
 package timer
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
@@ -28,7 +30,17 @@ type timerFlush struct {
 	svc    *Service
 	timer  *stage.Timer
 	stalls uint64 // wheel Stats().Stalls at the last flush
+
+	nextReopen time.Time     // while the store is failed: the next reopen attempt
+	backoff    time.Duration // the pause before the one after it
 }
+
+// Reopen attempts of a failed timer store are spaced from reopenMin,
+// doubling to reopenMax: each one replays the TimerLog.
+const (
+	reopenMin = 200 * time.Millisecond
+	reopenMax = 5 * time.Second
+)
 
 // Receive implements actor.Actor.
 func (f *timerFlush) Receive(ctx actor.Context) {
@@ -39,7 +51,11 @@ func (f *timerFlush) Receive(ctx actor.Context) {
 		}
 		f.arm()
 	case flushTick:
-		f.flush()
+		if f.svc.paused() {
+			f.reopen()
+		} else {
+			f.flush()
+		}
 		f.arm()
 	case *actor.Stopping:
 		f.timer.Stop()
@@ -57,7 +73,7 @@ func (f *timerFlush) arm() {
 // was current before the wheel captured its position.
 func (f *timerFlush) flush() {
 	svc := f.svc
-	if !svc.dirty.Swap(false) {
+	if svc.paused() || !svc.dirty.Swap(false) {
 		return
 	}
 	from := svc.ackedOff.Load() // before the ack log is read, and Flush captures the acknowledged position
@@ -73,7 +89,8 @@ func (f *timerFlush) flush() {
 	}
 	if err := svc.opts.Wheel.Flush(); err != nil {
 		svc.dirty.Store(true)
-		panic(err)
+		svc.storeFailed(StageFlush, err)
+		return
 	}
 	if waiting {
 		svc.dirty.Store(true) // flush again once their write-backs are durable
@@ -100,4 +117,21 @@ func (f *timerFlush) flush() {
 		f.stalls = st
 		svc.KickDequeue() // Due held back until this flush: go on now
 	}
+}
+
+// reopen tries to reopen the failed timer store (timerwheel.Store.Reopen:
+// tail repair and replay, as at open), at most once per backoff; once it
+// works the timer stages resume from the store's durable positions.
+func (f *timerFlush) reopen() {
+	now := f.svc.opts.Now()
+	if now.Before(f.nextReopen) {
+		return
+	}
+	if err := f.svc.opts.Wheel.Reopen(now.UnixMilli()); err != nil {
+		f.backoff = min(max(2*f.backoff, reopenMin), reopenMax)
+		f.nextReopen = now.Add(f.backoff)
+		return
+	}
+	f.backoff, f.nextReopen = 0, time.Time{}
+	f.svc.reopened()
 }

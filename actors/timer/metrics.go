@@ -17,6 +17,9 @@ type Metrics struct {
 	Duplicates *prometheus.CounterVec
 	Skipped    *prometheus.CounterVec
 	Lateness   prometheus.Histogram
+	// StoreFailed is 1 while the timer store is failed (a write or sync
+	// error) and timers are paused until it reopens.
+	StoreFailed prometheus.Gauge
 }
 
 // NewMetrics creates the timer instruments and registers them with reg
@@ -37,6 +40,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wheelmq_timer_skipped_total", Help: "Timer messages dropped because they could not be processed.",
 		}, []string{"reason"}),
+		StoreFailed: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "wheelmq_timer_store_failed",
+			Help: "1 while the timer store is failed by a write or sync error and timers are paused until it reopens.",
+		}),
 		Lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "wheelmq_timer_lateness_seconds",
 			Help:    "Delay between a timer's due time and its write-back to the real topic.",
@@ -52,7 +59,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Duplicates.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Delivered, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness)
+		reg.MustRegister(m.Delivered, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness, m.StoreFailed)
 	}
 	return m
 }
@@ -62,7 +69,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // decoded (undecodable), re-encoded for its real topic (unencodable), that
 // names no real topic and queue (no_real_topic), or whose TIMER_OUT_MS is
 // not a time (bad_timer_out_ms), or that the wheel would refuse (invalid).
-var SkipReasons = []string{"unreadable", "undecodable", "unencodable", "no_real_topic", "bad_timer_out_ms", "invalid"}
+var SkipReasons = []string{"unreadable", "undecodable", "unencodable", "no_real_topic", "bad_timer_out_ms", "invalid", "stale"}
 
 // DuplicateOutcomes are the outcome label values of
 // wheelmq_timer_duplicates_total: a timer released again after a restart

@@ -11,6 +11,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
 type deqResync struct{}
@@ -229,6 +230,10 @@ func (d *dequeuePut) ackReady() {
 			return
 		}
 		if err := svc.opts.Wheel.Ack(p.pb.batch); err != nil {
+			if errors.Is(err, timerwheel.ErrFailed) {
+				svc.storeFailed(StageDequeuePut, err) // the reopen rewinds the dequeue side
+				return
+			}
 			svc.opts.Logger.Error().Err(err).Msg("timer ack refused; rewinding")
 			svc.restartDequeue("ack refused")
 			return

@@ -138,6 +138,9 @@ type Service struct {
 	replayPin atomic.Int64
 	// deqInFlyTimers counts the timers of those batches.
 	deqInFlyTimers atomic.Int64
+	// failed is set while the timer store is failed (timerwheel.ErrFailed):
+	// the stages pause, timer_flush reopens it.
+	failed atomic.Bool
 	// acks are the acknowledged batches whose write-backs may not be
 	// durable yet (dequeue_put appends, timer_flush drops).
 	acks ackLog
@@ -272,6 +275,35 @@ func (s *Service) restartDequeue(why string) {
 	s.opts.Logger.Warn().Str("reason", why).Msg("timer dequeue side rewinding to its acknowledged position")
 	s.send(StageDequeuePut, deqResync{})
 	s.send(StageDequeueGet, deqRewind{})
+}
+
+// storeFailed handles an error from the timer store: a failed store
+// (timerwheel.ErrFailed, after a write or sync error such as a full disk)
+// pauses the timer stages until timer_flush has reopened it, as the
+// CommitLog pauses sends; any other error fails the calling stage (a panic
+// its supervisor handles).
+func (s *Service) storeFailed(stageName string, err error) {
+	if !errors.Is(err, timerwheel.ErrFailed) {
+		panic(err)
+	}
+	if s.failed.CompareAndSwap(false, true) {
+		s.opts.Metrics.StoreFailed.Set(1)
+		s.opts.Logger.Error().Err(err).Str("stage", stageName).
+			Msg("timer store failed: timers paused until it reopens")
+	}
+}
+
+// paused reports whether the timer stages wait for the store's reopen.
+func (s *Service) paused() bool { return s.failed.Load() }
+
+// reopened resumes the timer stages after timer_flush reopened the store:
+// both sides start again from its durable positions, as after a restart.
+func (s *Service) reopened() {
+	s.acks.reset()
+	s.failed.Store(false)
+	s.opts.Metrics.StoreFailed.Set(0)
+	s.restartEnqueue("timer store reopened")
+	s.restartDequeue("timer store reopened")
 }
 
 // Stop stops the stages in pipeline order and flushes the wheel.
