@@ -39,6 +39,7 @@ type CommitLog struct {
 	}
 
 	maxOffset atomic.Int64 // next write offset, published after the bytes are written
+	minOffset atomic.Int64 // the first segment's base, published when the segment list's head changes
 	flushed   atomic.Int64 // everything below is fsynced
 	closed    atomic.Bool
 
@@ -90,6 +91,7 @@ func Open(dir string, opts Options) (*CommitLog, error) {
 		c.closeFiles()
 		return nil, err
 	}
+	c.minOffset.Store(c.segs.list[0].base)
 	return c, nil
 }
 
@@ -163,14 +165,10 @@ func (c *CommitLog) FlushedOffset() int64 { return c.flushed.Load() }
 
 // MinOffset returns the global offset of the first byte still stored (the
 // first segment's base). Safe from any goroutine.
-func (c *CommitLog) MinOffset() int64 {
-	c.segs.RLock()
-	defer c.segs.RUnlock()
-	if len(c.segs.list) == 0 {
-		return 0
-	}
-	return c.segs.list[0].base
-}
+//
+// It reads an atomic, never the segment lock: an event loop may call it,
+// and a reader holds that lock across a disk read.
+func (c *CommitLog) MinOffset() int64 { return c.minOffset.Load() }
 
 // pin returns the segment holding global offset off with the segment set
 // read-locked, so that neither Reopen nor Close can close its file while

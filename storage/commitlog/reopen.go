@@ -70,6 +70,7 @@ func (c *CommitLog) Reopen() (ReopenInfo, error) {
 	c.segs.Lock()
 	old := c.segs.list
 	c.segs.list = fresh.segs.list
+	c.minOffset.Store(c.segs.list[0].base)
 	c.w.pos, c.w.seg = fresh.w.pos, fresh.w.seg
 	c.maxOffset.Store(fresh.w.pos)
 	c.flushed.Store(fresh.w.pos) // recover fsynced what it kept

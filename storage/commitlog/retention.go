@@ -75,6 +75,7 @@ func (c *CommitLog) DeleteOldest(limit int64) (SegmentInfo, bool, error) {
 		return SegmentInfo{}, false, nil
 	}
 	c.segs.list = c.segs.list[1:]
+	c.minOffset.Store(c.segs.list[0].base)
 	c.segs.Unlock()
 
 	info := SegmentInfo{Base: s.base, End: end, Path: s.path}
