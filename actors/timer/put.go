@@ -46,6 +46,7 @@ type dequeuePut struct {
 	next     uint64               // release order of the next batch to start
 	early    map[uint64]*putBatch // batches that came before their turn
 	replayed map[string]bool      // idents already written back before a rewind
+	scanFrom int64                // where the scan that found them started
 	timer    *stage.Timer
 }
 
@@ -128,6 +129,7 @@ func (d *dequeuePut) resync() {
 		}
 		off = next
 	}
+	d.scanFrom = from
 	svc.ackedOff.Store(from)
 	if len(d.replayed) > 0 {
 		// Those timers come back (their acknowledgement was not durable);
@@ -175,9 +177,6 @@ func (d *dequeuePut) start(pb *putBatch) {
 	d.seq++
 	p := &pendingBatch{seq: d.seq, pb: pb, startedAt: time.Now(), startOff: svc.opts.Store.CommitLog.MaxOffset()}
 	d.queue = append(d.queue, p)
-	if p.startOff < svc.replayPin.Load() {
-		svc.replayPin.Store(p.startOff)
-	}
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
@@ -186,6 +185,10 @@ func (d *dequeuePut) start(pb *putBatch) {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
 		if len(d.replayed) > 0 && d.replayed[pu.identity()] {
+			// Its write-back is an earlier one, found by the scan from
+			// scanFrom: the batch's write-backs start there, for the replay
+			// scan after a crash and for the durability of its ack.
+			p.startOff, p.wrote = min(p.startOff, d.scanFrom), true
 			svc.opts.Metrics.Duplicates.WithLabelValues("suppressed").Inc()
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer write-back skipped: already in the CommitLog")
 			continue
@@ -196,7 +199,10 @@ func (d *dequeuePut) start(pb *putBatch) {
 		groups[pu.key] = append(groups[pu.key], pu.record)
 	}
 	p.waiting = len(order)
-	p.wrote = len(order) > 0
+	p.wrote = p.wrote || len(order) > 0
+	if p.startOff < svc.replayPin.Load() {
+		svc.replayPin.Store(p.startOff)
+	}
 	for _, k := range order {
 		seq := p.seq
 		svc.opts.Append(&writer.Append{Key: k, Records: groups[k], Reply: func(r writer.Result) {

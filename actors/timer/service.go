@@ -184,6 +184,7 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 		opts.Metrics = NewMetrics(nil)
 	}
 	s := &Service{opts: opts, stages: map[string]*stage.Stage{}, seen: map[string]bool{}}
+	s.holdDurableAck()
 	s.replayPin.Store(math.MaxInt64)
 	s.ackedOff.Store(-1)
 	producers := []struct {
@@ -293,6 +294,15 @@ func (s *Service) storeFailed(stageName string, err error) {
 	}
 }
 
+// holdDurableAck bounds the wheel's durable acknowledged position to the
+// one it has now (its recovered, durable one): from here on only
+// timer_flush moves it, batch by batch as their write-backs become durable
+// (an Ack that dequeue_put has made but not yet logged in acks is never
+// made durable early).
+func (s *Service) holdDurableAck() {
+	s.opts.Wheel.LimitDurableAck(s.opts.Wheel.Checkpoint().Acked)
+}
+
 // paused reports whether the timer stages wait for the store's reopen.
 func (s *Service) paused() bool { return s.failed.Load() }
 
@@ -300,6 +310,7 @@ func (s *Service) paused() bool { return s.failed.Load() }
 // both sides start again from its durable positions, as after a restart.
 func (s *Service) reopened() {
 	s.acks.reset()
+	s.holdDurableAck()
 	s.failed.Store(false)
 	s.opts.Metrics.StoreFailed.Set(0)
 	s.restartEnqueue("timer store reopened")

@@ -73,7 +73,7 @@ func Open(dir string, opts Options) (*CommitLog, error) {
 		return nil, fmt.Errorf("commitlog open %s: %w", dir, err)
 	}
 	c := &CommitLog{dir: dir, segSize: opts.SegmentSize, fs: opts.FS, log: opts.Logger}
-	if err := c.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllSynced(c.fs, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("commitlog open %s: %w", dir, err)
 	}
 	if err := c.openSegments(); err != nil {

@@ -43,7 +43,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, upf: int64(opts.UnitsPerFile), fs: opts.FS, log: opts.Logger}
 	s.queues.m = make(map[QueueID]*Queue)
-	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllSynced(s.fs, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue open %s: %w", dir, err)
 	}
 	if err := s.load(); err != nil {

@@ -172,7 +172,7 @@ func checkTimers(v *verdict, ops []plOp, held map[string][]stored, dueBy int64) 
 		}
 		got := held[o.id]
 		if len(got) > 1 {
-			v.addf("timer %s delivered %d times", o.id, len(got))
+			v.addf("timer %s (due %d, acked %s) delivered %d times: %+v", o.id, o.dueMs, o.ackAt.Format("15:04:05.000"), len(got), got)
 		}
 		for _, s := range got {
 			if s.storeMs < o.dueMs {
