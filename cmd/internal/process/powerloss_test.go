@@ -87,6 +87,7 @@ func TestPowerLoss(t *testing.T) {
 	t.Logf("seed %d (WHEELMQ_POWERLOSS_SEED=%d replays the crashes), %d crashes per flush mode", seed, seed, loops)
 	// The Go client logs every rolled-back local transaction as an error
 	// ("executeLocalTransaction but state unexpected"): half the load here.
+	processtest.QuietClient() // once: it would set "error" again later
 	rlog.SetLogLevel("fatal")
 	t.Cleanup(func() { rlog.SetLogLevel("error") })
 	for i, mode := range []writer.FlushMode{writer.FlushSync, writer.FlushAsync} {
@@ -375,6 +376,7 @@ func (r *plRun) finish(n *process.Node) {
 		committed, txDelivered := checkTransactions(&v, ops, txs)
 		if (len(v.problems) == 0 && dueBy > lastDue) || time.Now().After(deadline) {
 			if len(v.problems) > 0 {
+				r.txDump(n, v.problems)
 				t.Fatalf("%s flush, after %d crashes:\n%v", r.mode, r.stats.loops, &v)
 			}
 			r.stats.timersDelivered, r.stats.txCommitted, r.stats.txDelivered = delivered, committed, txDelivered
@@ -382,5 +384,42 @@ func (r *plRun) finish(n *process.Node) {
 			return
 		}
 		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func (r *plRun) txDump(n *process.Node, problems []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _ := remoting.Dial(ctx, n.BrokerAddr(), remoting.ClientOptions{})
+	half, _ := processtest.ReadQueue(ctx, c, "RMQ_SYS_TRANS_HALF_TOPIC", 0)
+	ops, _ := processtest.ReadQueue(ctx, c, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0)
+	maxt, _ := processtest.ReadQueue(ctx, c, "TRANS_CHECK_MAX_TIME_TOPIC", 0)
+	for _, p := range problems {
+		f := strings.Fields(p)
+		if len(f) < 2 || f[0] != "transaction" {
+			continue
+		}
+		id := f[1]
+		for _, h := range half {
+			if string(h.Body) == id {
+				r.t.Logf("TXDUMP %s half at queue offset %d commitlog %d stored %d", id, h.QueueOffset, h.PhysicalOffset, h.StoreTimestamp)
+				qs := strconv.FormatInt(h.QueueOffset, 10)
+				for _, o := range ops {
+					for _, x := range strings.Split(string(o.Body), ",") {
+						if x == qs {
+							tags, _ := message.LookupProperty(o.Properties, message.PropTags)
+							out, _ := message.LookupProperty(o.Properties, "TRAN_OUTCOME")
+							r.t.Logf("TXDUMP %s op record at %d stored %d tags %s props %q", id, o.PhysicalOffset, o.StoreTimestamp, tags, o.Properties)
+							_ = out
+						}
+					}
+				}
+			}
+		}
+		for _, m := range maxt {
+			if string(m.Body) == id {
+				r.t.Logf("TXDUMP %s given up (TRANS_CHECK_MAX_TIME_TOPIC)", id)
+			}
+		}
 	}
 }
