@@ -225,31 +225,6 @@ func StartOffset(st *storage.Store, log zerolog.Logger) int64 {
 	return min(off, cutQueuesStart(st, log))
 }
 
-// cutUndurableUnits drops the consume-queue units at or above the dispatch
-// checkpoint off: the checkpoint is the position below which units were
-// made durable, and those above it may point at records a crash took (an
-// OS crash or power cut keeps some unsynced pages of a file and not
-// others, so a unit can survive the record it names). Dispatch resumes from
-// off and writes them again from what the CommitLog holds, so every
-// queue's end (which the writer and the start-up reconciliation read) is
-// what the CommitLog holds.
-func cutUndurableUnits(st *storage.Store, off int64, log zerolog.Logger) {
-	for _, id := range st.Queues.Queues() {
-		q := st.Queues.Lookup(id.Topic, id.QueueID)
-		if q == nil {
-			continue
-		}
-		before := q.MaxOffset()
-		if err := q.TruncateAbove(off); err != nil {
-			log.Error().Err(err).Str("queue", id.String()).Msg("consume queue: units above the dispatch checkpoint not cut")
-			continue
-		}
-		if cut := before - q.MaxOffset(); cut > 0 {
-			log.Debug().Str("queue", id.String()).Int64("units", cut).Int64("checkpoint", off).
-				Msg("consume-queue units above the dispatch checkpoint cut; dispatched again")
-		}
-	}
-}
 
 // start resumes from Store.Dispatched: set from the checkpoint at process
 // start, and kept in memory across supervisor restarts (dispatching is

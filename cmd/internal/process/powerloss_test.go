@@ -394,15 +394,22 @@ func (r *plRun) txDump(n *process.Node, problems []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, _ := remoting.Dial(ctx, n.BrokerAddr(), remoting.ClientOptions{})
-	half, _ := processtest.ReadQueue(ctx, c, "RMQ_SYS_TRANS_HALF_TOPIC", 0)
-	ops, _ := processtest.ReadQueue(ctx, c, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0)
+	half, herr := processtest.ReadQueue(ctx, c, "RMQ_SYS_TRANS_HALF_TOPIC", 0)
+	ops, oerr := processtest.ReadQueue(ctx, c, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0)
 	maxt, _ := processtest.ReadQueue(ctx, c, "TRANS_CHECK_MAX_TIME_TOPIC", 0)
+	r.t.Logf("TXDUMP half queue: %d records (%v), op queue: %d records (%v)", len(half), herr, len(ops), oerr)
 	for _, p := range problems {
 		f := strings.Fields(p)
 		if len(f) < 2 || f[0] != "transaction" {
 			continue
 		}
 		id := f[1]
+		for _, o := range r.hist.snapshot() {
+			if o.id == id {
+				rec, err := r.readAt(n, o.offset)
+				r.t.Logf("TXDUMP %s half acknowledged at commitlog offset %d: %s %v", id, o.offset, rec, err)
+			}
+		}
 		for _, h := range half {
 			if string(h.Body) == id {
 				r.t.Logf("TXDUMP %s half at queue offset %d commitlog %d stored %d", id, h.QueueOffset, h.PhysicalOffset, h.StoreTimestamp)
@@ -422,4 +429,20 @@ func (r *plRun) txDump(n *process.Node, problems []string) {
 			}
 		}
 	}
+}
+
+// readAt describes the record the broker holds at a CommitLog offset
+// (VIEW_MESSAGE_BY_ID).
+func (r *plRun) readAt(n *process.Node, offset int64) (string, error) {
+	resp := processtest.Invoke(r.t, n.BrokerAddr(), remoting.NewRequest(remoting.ViewMessageByID,
+		map[string]string{"offset": strconv.FormatInt(offset, 10)}, nil))
+	if resp.Code != remoting.Success {
+		return "", fmt.Errorf("code %d %s", resp.Code, resp.Remark)
+	}
+	recs, err := processtest.DecodeMessages(resp.Body)
+	if err != nil || len(recs) == 0 {
+		return "", fmt.Errorf("decode: %v", err)
+	}
+	m := recs[0]
+	return fmt.Sprintf("topic %s queue %d/%d body %s props %q", m.Topic, m.QueueID, m.QueueOffset, m.Body, m.Properties), nil
 }
