@@ -225,7 +225,6 @@ func StartOffset(st *storage.Store, log zerolog.Logger) int64 {
 	return min(off, cutQueuesStart(st, log))
 }
 
-
 // start resumes from Store.Dispatched: set from the checkpoint at process
 // start, and kept in memory across supervisor restarts (dispatching is
 // idempotent, so resuming from any offset at or below the true position is
