@@ -26,11 +26,6 @@ type DurableEnd interface {
 	DurableEnd() int64
 }
 
-// flushedEnd is DurableEnd on one machine: the CommitLog's fsynced offset.
-type flushedEnd struct{ cl *commitlog.CommitLog }
-
-func (f flushedEnd) DurableEnd() int64 { return f.cl.FlushedOffset() }
-
 // DurableEnd returns the CommitLog offset below which everything survives a
 // crash (see the DurableEnd interface). Safe from any goroutine.
 func (s *Store) DurableEnd() int64 {

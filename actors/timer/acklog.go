@@ -61,11 +61,3 @@ func (l *ackLog) reset() {
 	l.entries = nil
 	l.mu.Unlock()
 }
-
-// waiting returns how many acknowledged batches wait for their
-// write-backs to become durable.
-func (l *ackLog) waiting() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.entries)
-}

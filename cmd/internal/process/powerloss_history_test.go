@@ -3,7 +3,6 @@ package process_test
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -236,14 +235,4 @@ func (s plStats) String() string {
 		"every one of the %d committed ones that had to survive; %d consumer offsets checked against their queues",
 		s.loops, s.strict, s.random, s.sends, s.acked, s.must, s.plainFound, s.timersDelivered, s.txDelivered,
 		s.txCommitted, s.offsetChecks)
-}
-
-// sortedIDs lists the keys of held (for messages).
-func sortedIDs(held map[string][]stored) []string {
-	ids := make([]string, 0, len(held))
-	for id := range held {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
