@@ -77,9 +77,13 @@ func (s *Store) QueueEnds(from int64) (QueueEnds, error) {
 			return ends, nil
 		}
 		if errors.Is(err, commitlog.ErrCorrupt) {
-			if off, err = cl.NextValid(next); err != nil {
-				return ends, fmt.Errorf("queue ends: skip damage at %d: %w", next, err)
+			to, nerr := cl.NextValid(next)
+			if nerr != nil {
+				return ends, fmt.Errorf("queue ends: skip damage at %d: %w", next, nerr)
 			}
+			s.log.Warn().Err(err).Int64("from", next).Int64("to", to).
+				Msg("queue ends: passing over a damaged commitlog span (its records' queue offsets are unknown)")
+			off = to
 			continue
 		}
 		if err != nil {

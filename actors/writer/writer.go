@@ -52,9 +52,7 @@
 package writer
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -64,8 +62,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage"
-	"github.com/wheelmq/wheelmq/storage/commitlog"
-	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // StageName is the writer's stable stage name.
@@ -326,52 +322,20 @@ func (w *Writer) queueMax(k QueueKey) int64 {
 	return 0
 }
 
-// rebuild computes the next queue offset of every queue: the consume queue's
-// end, or one past the last CommitLog record of that queue not yet
-// dispatched, whichever is larger. A damaged record is passed over (the
-// dispatcher reports it): its queue offset is unknown, and if it was its
-// queue's last one the next message takes it, which keeps the queue
-// without a gap.
+// rebuild computes the next queue offset of every queue: one past the
+// highest queue offset the CommitLog holds (storage.Store.QueueEnds: the
+// consume queue's end, or one past the last record of that queue not yet
+// dispatched). A damaged record is passed over (the dispatcher reports it):
+// its queue offset is unknown, and if it was its queue's last one the next
+// message takes it, which keeps the queue without a gap.
 func (w *Writer) rebuild() error {
-	w.next = map[QueueKey]int64{}
-	cl := w.opts.Store.CommitLog
-	off := w.opts.Store.Dispatched.Load()
-	if off < cl.MinOffset() {
-		off = cl.MinOffset()
+	ends, err := w.opts.Store.QueueEnds(w.opts.Store.Dispatched.Load())
+	if err != nil {
+		return fmt.Errorf("rebuild queue offsets: %w", err)
 	}
-	for {
-		rec, next, err := cl.Read(off)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if errors.Is(err, commitlog.ErrCorrupt) {
-			to, nerr := cl.NextValid(next)
-			if nerr != nil {
-				return fmt.Errorf("scan commitlog: skip damage at %d: %w", next, nerr)
-			}
-			w.opts.Logger.Warn().Err(err).Int64("from", next).Int64("to", to).
-				Msg("queue offsets rebuild passes over a damaged commitlog span")
-			off = to
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("scan commitlog at %d: %w", off, err)
-		}
-		r, _, err := message.Decode(rec)
-		if err != nil {
-			w.opts.Logger.Warn().Err(err).Int64("offset", off).Msg("queue offsets rebuild passes over an undecodable record")
-			off = next
-			continue
-		}
-		k := QueueKey{Topic: r.Topic, QueueID: r.QueueID}
-		cur, ok := w.next[k]
-		if !ok {
-			cur = w.queueMax(k)
-		}
-		if r.QueueOffset+1 > cur {
-			cur = r.QueueOffset + 1
-		}
-		w.next[k] = cur
-		off = next
+	w.next = make(map[QueueKey]int64, len(ends))
+	for id, end := range ends {
+		w.next[QueueKey{Topic: id.Topic, QueueID: id.QueueID}] = end
 	}
+	return nil
 }
