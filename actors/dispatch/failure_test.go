@@ -1,14 +1,13 @@
 package dispatch
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/stage/stagetest"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
 )
@@ -166,27 +165,6 @@ func TestSlowCheckpointDoesNotHoldDispatch(t *testing.T) {
 	}
 }
 
-// goroutinesIn counts the goroutines whose stack holds fn (a function's
-// full name, as runtime stacks print it).
-func goroutinesIn(fn string) int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if bytes.Contains(g, []byte(fn)) {
-			count++
-		}
-	}
-	return count
-}
-
 const checkpointerRun = "actors/dispatch.(*checkpointer).run"
 
 // TestCheckpointerPanicRestartsDispatch panics inside a checkpoint's
@@ -204,7 +182,7 @@ func TestCheckpointerPanicRestartsDispatch(t *testing.T) {
 	r.caughtUp(t)
 	caughtUpCheckpoint := func() bool { return checkpoint(t, r.st) == r.st.CommitLog.MaxOffset() }
 	waitFor(t, "the first checkpoint", caughtUpCheckpoint)
-	waitFor(t, "one checkpointer", func() bool { return goroutinesIn(checkpointerRun) == 1 })
+	waitFor(t, "one checkpointer", func() bool { return stagetest.GoroutinesIn(checkpointerRun) == 1 })
 	fs.PanicSync(1)
 	want = append(want, putAll(t, r, 2)...) // new units: the next checkpoint fsyncs them
 	r.kicker.Kick()
@@ -226,7 +204,7 @@ func TestCheckpointerPanicRestartsDispatch(t *testing.T) {
 	if down := r.metrics.Down(); len(down) > 0 {
 		t.Fatalf("stages down: %v", down)
 	}
-	waitFor(t, "exactly one checkpointer after the restart", func() bool { return goroutinesIn(checkpointerRun) == 1 })
+	waitFor(t, "exactly one checkpointer after the restart", func() bool { return stagetest.GoroutinesIn(checkpointerRun) == 1 })
 	r.stop()
-	waitFor(t, "no checkpointer after dispatch stopped", func() bool { return goroutinesIn(checkpointerRun) == 0 })
+	waitFor(t, "no checkpointer after dispatch stopped", func() bool { return stagetest.GoroutinesIn(checkpointerRun) == 0 })
 }

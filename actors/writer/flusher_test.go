@@ -1,36 +1,14 @@
 package writer
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/stage/stagetest"
 	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"
 )
-
-// goroutinesIn counts the goroutines whose stack holds fn (a function's
-// full name, as runtime stacks print it).
-func goroutinesIn(fn string) int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if bytes.Contains(g, []byte(fn)) {
-			count++
-		}
-	}
-	return count
-}
 
 const flusherRun = "actors/writer.(*flusher).run"
 
@@ -51,7 +29,7 @@ func TestFlusherPanicRestartsTheWriter(t *testing.T) {
 		all = append(all, r.sendAcked(t, k, fmt.Sprintf("before-%d", i)))
 	}
 	waitFor(t, "the periodic fsync", durable)
-	waitFor(t, "one flusher", func() bool { return goroutinesIn(flusherRun) == 1 })
+	waitFor(t, "one flusher", func() bool { return stagetest.GoroutinesIn(flusherRun) == 1 })
 	fs.PanicSync(1)
 	all = append(all, r.sendAcked(t, k, "dirty")) // something for the next tick to fsync
 	waitFor(t, "the panic in the flusher's fsync", fs.Hit)
@@ -67,7 +45,7 @@ func TestFlusherPanicRestartsTheWriter(t *testing.T) {
 	if down := r.metrics.Down(); len(down) > 0 {
 		t.Fatalf("stages down: %v", down)
 	}
-	waitFor(t, "exactly one flusher after the restart", func() bool { return goroutinesIn(flusherRun) == 1 })
+	waitFor(t, "exactly one flusher after the restart", func() bool { return stagetest.GoroutinesIn(flusherRun) == 1 })
 	r.stop()
-	waitFor(t, "no flusher after the writer stopped", func() bool { return goroutinesIn(flusherRun) == 0 })
+	waitFor(t, "no flusher after the writer stopped", func() bool { return stagetest.GoroutinesIn(flusherRun) == 0 })
 }
