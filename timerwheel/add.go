@@ -134,3 +134,23 @@ func (s *Store) link(r *timerlog.Record) error {
 	}
 	return nil
 }
+
+// RewindEnqueue lowers the enqueue position (Checkpoint.EnqueueQueueOffset)
+// to next-1 when it claims queue offsets from next on: at start, after a
+// crash cut the CommitLog's tail, the timer queue's offsets from next on
+// are handed out again to new timer messages, which Add would otherwise
+// skip as replays. The records that claimed them stay in the wheel; the
+// dequeue side checks every released timer against the record it names
+// before delivering it, so those whose message is gone are dropped then.
+// It returns the position before the call.
+func (s *Store) RewindEnqueue(next int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.maxQO
+	if next-1 < s.maxQO {
+		s.maxQO = next - 1
+		s.log.Warn().Int64("enqueue_queue_offset", was).Int64("rewound_to", s.maxQO).
+			Msg("timer enqueue position rewound to what the CommitLog holds (its tail was lost)")
+	}
+	return was
+}

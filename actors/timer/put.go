@@ -30,7 +30,7 @@ type pendingBatch struct {
 	pb        *putBatch
 	waiting   int
 	failed    bool
-	wrote     bool // it handed records to the writer
+	wrote     bool // its timers have write-backs: handed to the writer now, or earlier ones the replay scan found
 	startedAt time.Time
 	startOff  int64 // CommitLog end before its first append
 }
