@@ -17,7 +17,9 @@
 // is the broker's way to its clients: SendToProducer hands a request
 // (CHECK_TRANSACTION_STATE) to a live connection of a producer group
 // (producers.go), and Invoke sends a request to one consumer and relays its
-// answer (GET_CONSUMER_RUNNING_INFO; invoke.go).
+// answer (GET_CONSUMER_RUNNING_INFO; invoke.go), CallProducer does the same
+// with a producer (PUSH_REPLY_MESSAGE_TO_CLIENT), and NotifyGroup tells
+// every member of a group (RESET_CONSUMER_CLIENT_OFFSET).
 package clients
 
 import (
@@ -35,6 +37,10 @@ import (
 
 // StageName is the stage's stable name.
 const StageName = "clients"
+
+// maxRequesters bounds the request/reply requesters remembered by
+// connection (Requester); past it only those already known are updated.
+const maxRequesters = 65536
 
 // Conn is the connection a client talks on (implemented by netloop.Conn).
 type Conn interface {
@@ -125,6 +131,23 @@ func (v *View) Topics(group string) []string {
 	return nil
 }
 
+// GroupsOf returns the consumer groups whose online members subscribe to
+// topic, sorted (QUERY_TOPIC_CONSUME_BY_WHO).
+func (v *View) GroupsOf(topic string) []string {
+	s := v.p.Load()
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for k := range s.subs {
+		if k.Topic == topic {
+			out = append(out, k.Group)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // MessageModel returns the message model (CLUSTERING or BROADCASTING) of
 // an online consumer group, "" when none of its members is online.
 func (v *View) MessageModel(group string) string {
@@ -178,6 +201,9 @@ type Manager struct {
 	// rr is the round-robin position per producer group (SendToProducer).
 	rr    map[string]int
 	calls *pendingCalls
+	// requesters are the connections request/reply requesters sent a
+	// request on, by client id (Requester).
+	requesters map[string]*client
 }
 
 // Producer returns the actor producer. The stage starts empty after a
@@ -204,6 +230,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.clients = map[string]*client{}
 		m.locks = lockTable{}
 		m.rr = map[string]int{}
+		m.requesters = map[string]*client{}
 		m.publish()
 		m.arm()
 	case *Heartbeat:
@@ -225,6 +252,11 @@ func (m *Manager) Receive(ctx actor.Context) {
 		}
 		m.releaseConn(msg.ConnID)
 		m.remove(gone, "connection closed")
+		for id, r := range m.requesters {
+			if r.conn.ID() == msg.ConnID {
+				delete(m.requesters, id)
+			}
+		}
 		m.calls.dropConn(msg.ConnID)
 	case *ListConsumers:
 		msg.Reply(m.members(msg.Group))
@@ -245,6 +277,14 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.producerConnection(msg)
 	case *Invoke:
 		m.invoke(msg)
+	case *CallProducer:
+		m.callProducer(msg)
+	case *Requester:
+		if len(m.requesters) < maxRequesters || m.requesters[msg.ClientID] != nil {
+			m.requesters[msg.ClientID] = &client{id: msg.ClientID, conn: msg.Conn}
+		}
+	case *NotifyGroup:
+		m.notifyGroup(msg)
 	case *Response:
 		m.calls.answer(msg)
 	case callTimeout:

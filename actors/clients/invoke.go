@@ -34,6 +34,42 @@ type Invoke struct {
 // Fail implements stage.Failable.
 func (i *Invoke) Fail(err error) { i.Reply(nil, err) }
 
+// CallProducer sends Request to client ClientID when it is connected as a
+// producer (its heartbeat names a producer group), the way RocketMQ's
+// ProducerManager.findChannel finds the requester of a request/reply
+// message, and calls Reply with the client's answer or with an error
+// wrapping ErrNotOnline or ErrCallTimeout. Reply runs on the stage's
+// goroutine.
+type CallProducer struct {
+	ClientID string
+	Request  *remoting.Command
+	Timeout  time.Duration // default 10 s, like Broker2Client.callClient
+	Reply    func(*remoting.Command, error)
+}
+
+// Fail implements stage.Failable.
+func (p *CallProducer) Fail(err error) { p.Reply(nil, err) }
+
+// Requester records that client ClientID sent a request/reply request (a
+// message carrying REPLY_TO_CLIENT) over Conn: CallProducer falls back to
+// that connection while the client has not heartbeat yet. The record goes
+// with the connection.
+type Requester struct {
+	ClientID string
+	Conn     Conn
+}
+
+// NotifyGroup sends Request oneway to every live client of consumer group
+// Group, as RocketMQ's Broker2Client.resetOffset sends
+// RESET_CONSUMER_CLIENT_OFFSET after an admin reset. Reply (may be nil) gets
+// the ids of the clients it was written to, sorted.
+type NotifyGroup struct {
+	Group   string
+	Request *remoting.Command
+	Reply   func(sent []string)
+	stage.FailFunc
+}
+
 // Response is a client's answer to a request the stage sent; the router
 // forwards every response that arrives on the broker port.
 type Response struct {
@@ -68,20 +104,62 @@ func (m *Manager) invoke(iv *Invoke) {
 		iv.Reply(nil, fmt.Errorf("the consumer <%s> <%s> not online: %w", iv.Group, iv.ClientID, ErrNotOnline))
 		return
 	}
-	timeout := iv.Timeout
+	if err := m.call(c, iv.Request, iv.Timeout, iv.Reply); err != nil {
+		iv.Reply(nil, fmt.Errorf("invoke consumer <%s> <%s>: %w", iv.Group, iv.ClientID, err))
+	}
+}
+
+func (m *Manager) callProducer(cp *CallProducer) {
+	c, ok := m.clients[cp.ClientID]
+	if !ok || len(c.pgroups) == 0 {
+		c, ok = m.requesters[cp.ClientID]
+	}
+	if !ok {
+		cp.Reply(nil, fmt.Errorf("no producer connection of client <%s>: %w", cp.ClientID, ErrNotOnline))
+		return
+	}
+	if err := m.call(c, cp.Request, cp.Timeout, cp.Reply); err != nil {
+		cp.Reply(nil, fmt.Errorf("call producer <%s>: %w", cp.ClientID, err))
+	}
+}
+
+// call sends a copy of req to c with a fresh opaque and waits (without
+// blocking the stage) for its answer: reply is called once, with the answer
+// or with an error, within timeout (default 10 s). An error returned means
+// the request was not written and reply will not be called.
+func (m *Manager) call(c *client, req *remoting.Command, timeout time.Duration, reply func(*remoting.Command, error)) error {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
 	m.opaque++
-	req := *iv.Request
-	req.Opaque, req.Flag = m.opaque, 0
-	if err := c.conn.Send(&req); err != nil {
-		iv.Reply(nil, fmt.Errorf("invoke consumer <%s> <%s>: %w", iv.Group, iv.ClientID, err))
-		return
+	out := *req
+	out.Opaque, out.Flag = m.opaque, 0
+	if err := c.conn.Send(&out); err != nil {
+		return err
 	}
 	t := m.calls.self.NewTimer()
-	t.Arm(timeout, callTimeout{opaque: req.Opaque})
-	m.calls.byOpaque[req.Opaque] = &pendingCall{connID: c.conn.ID(), reply: iv.Reply, timer: t}
+	t.Arm(timeout, callTimeout{opaque: out.Opaque})
+	m.calls.byOpaque[out.Opaque] = &pendingCall{connID: c.conn.ID(), reply: reply, timer: t}
+	return nil
+}
+
+func (m *Manager) notifyGroup(n *NotifyGroup) {
+	var sent []string
+	for _, id := range m.members(n.Group) {
+		m.opaque++
+		req := *n.Request
+		req.Opaque = m.opaque
+		req.Flag |= remoting.FlagOneway
+		if err := m.clients[id].conn.Send(&req); err != nil {
+			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", n.Group).Int32("code", req.Code).
+				Msg("request to consumer not delivered")
+			continue
+		}
+		sent = append(sent, id)
+	}
+	if n.Reply != nil {
+		n.Reply(sent)
+	}
 }
 
 // answer matches a response to its call; a late or unknown one is dropped.

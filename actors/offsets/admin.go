@@ -18,12 +18,22 @@ type GroupOffsets struct {
 	stage.FailFunc
 }
 
+// TopicGroups answers the groups that have committed offsets for Topic,
+// sorted (QUERY_TOPIC_CONSUME_BY_WHO).
+type TopicGroups struct {
+	Topic string
+	Reply func(groups []string)
+	stage.FailFunc
+}
+
 // Reset assigns new offsets to a group's queues of a topic
 // (INVOKE_BROKER_TO_RESET_OFFSET, RocketMQ 5's server-side reset): they are
 // committed at once, and each queue stays marked until the group's next
 // pull of it, which TakeReset answers with OFFSET_MOVED to the new offset.
 // Commits of a marked queue are ignored, so that the consumer's periodic
-// commit of its old position does not undo the reset.
+// commit of its old position does not undo the reset; a commit of the
+// reset offset itself (the consumer took RESET_CONSUMER_CLIENT_OFFSET)
+// clears the mark.
 type Reset struct {
 	Group   string
 	Topic   string

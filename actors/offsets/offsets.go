@@ -95,8 +95,13 @@ func (s *Store) Receive(ctx actor.Context) {
 		if m.Offset < 0 {
 			return
 		}
-		if _, pending := s.resets[resetKey{m.Topic, m.Group, m.QueueID}]; pending {
-			return // the consumer has not seen the reset yet
+		k := resetKey{m.Topic, m.Group, m.QueueID}
+		if off, pending := s.resets[k]; pending {
+			if m.Offset != off {
+				return // the consumer has not seen the reset yet
+			}
+			delete(s.resets, k) // it has: it commits the reset offset
+			s.publishResets()
 		}
 		s.table.Set(m.Topic, m.Group, m.QueueID, m.Offset)
 		s.dirty = true
@@ -111,6 +116,8 @@ func (s *Store) Receive(ctx actor.Context) {
 		s.dirty = true
 	case *GroupOffsets:
 		s.groupOffsets(m)
+	case *TopicGroups:
+		m.Reply(s.table.GroupsOf(m.Topic))
 	case *Reset:
 		s.reset(m)
 	case *TakeReset:

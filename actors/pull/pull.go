@@ -61,6 +61,11 @@ const (
 	FlagCommitOffset int32 = 1 << 0
 	FlagSuspend      int32 = 1 << 1
 	FlagSubscription int32 = 1 << 2
+	// FlagLitePull marks a LITE_PULL_MESSAGE (DefaultLitePullConsumer): it
+	// posts its subscription with every pull and keeps its own offsets
+	// (committed with UPDATE_CONSUMER_OFFSET, never piggybacked), so it is
+	// served exactly as PULL_MESSAGE is.
+	FlagLitePull int32 = 1 << 4
 )
 
 // Request is one PULL_MESSAGE, already validated by the broker.
@@ -109,6 +114,17 @@ func (r *ReadAt) Fail(err error) { r.Reply(nil, err) }
 
 // Arrived wakes pulls parked on the given queues.
 type Arrived struct{ Queues []dispatch.Arrival }
+
+// Unpark takes the long polls of Group parked on the given queues of Topic
+// out of the table and hands each to Each, on the pull stage's goroutine
+// (Each must not block): an admin reset of those queues answers them now,
+// not when their suspension ends.
+type Unpark struct {
+	Group  string
+	Topic  string
+	Queues []int32
+	Each   func(*Request)
+}
 
 // SearchByTime answers SEARCH_OFFSET_BY_TIMESTAMP.
 type SearchByTime struct {
@@ -198,6 +214,8 @@ func (p *Puller) Receive(ctx actor.Context) {
 		for _, a := range m.Queues {
 			p.wake(queueKey{a.Topic, a.QueueID})
 		}
+	case *Unpark:
+		p.unparkGroup(m)
 	case expireTick:
 		p.expire(time.Now())
 		p.arm()
@@ -284,6 +302,29 @@ func (p *Puller) wake(k queueKey) {
 		p.unpark(r)
 		r.mayPark = true
 		p.svc.dispatch(r)
+	}
+}
+
+// unparkGroup serves Unpark.
+func (p *Puller) unparkGroup(m *Unpark) {
+	for _, q := range m.Queues {
+		k := queueKey{m.Topic, q}
+		reqs := p.parked[k]
+		kept := reqs[:0]
+		for _, r := range reqs {
+			if r.Group != m.Group {
+				kept = append(kept, r)
+				continue
+			}
+			p.unparked(1)
+			p.unpark(r)
+			m.Each(r)
+		}
+		if len(kept) == 0 {
+			delete(p.parked, k)
+		} else {
+			p.parked[k] = kept
+		}
 	}
 }
 

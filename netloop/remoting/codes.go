@@ -35,6 +35,11 @@ const (
 	SendBatchMessage              int32 = 320
 	SendReplyMessage              int32 = 324
 	SendReplyMessageV2            int32 = 325
+	// PushReplyMessageToClient carries a reply to the requesting client
+	// (broker -> client, request/reply).
+	PushReplyMessageToClient int32 = 326
+	// LitePullMessage is PULL_MESSAGE as DefaultLitePullConsumer sends it.
+	LitePullMessage int32 = 361
 )
 
 // Response codes (RocketMQ ResponseCode) that wheelmq answers with.
@@ -79,6 +84,7 @@ const (
 	GetConsumeStats                  int32 = 208
 	ResetConsumerClientOffset        int32 = 220
 	InvokeBrokerToResetOffset        int32 = 222
+	QueryTopicConsumeByWho           int32 = 300
 	GetConsumerRunningInfo           int32 = 307
 	GetTopicConfig                   int32 = 351
 )

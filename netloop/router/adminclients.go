@@ -1,11 +1,16 @@
 package router
 
 // GET_CONSUMER_CONNECTION_LIST (203), GET_PRODUCER_CONNECTION_LIST (204),
+// QUERY_TOPIC_CONSUME_BY_WHO (300),
 // GET_CONSUMER_RUNNING_INFO (307, relayed to the client),
-// INVOKE_BROKER_TO_RESET_OFFSET (222).
+// INVOKE_BROKER_TO_RESET_OFFSET (222, announced to the group's consumers
+// with RESET_CONSUMER_CLIENT_OFFSET, 220).
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,7 +115,7 @@ func (r *Router) handleResetOffset(c *netloop.Conn, cmd *remoting.Command) *Refu
 		if offset < minOff || offset > maxOff {
 			return refuse(remoting.SystemError, "Target offset %d not in consume queue range [%d-%d]", offset, minOff, maxOff)
 		}
-		r.applyReset(c, cmd, group, topic, map[int32]int64{queueID: offset})
+		r.applyReset(c, cmd, group, topic, ts, map[int32]int64{queueID: offset})
 		return nil
 	}
 	queues := []int32{queueID}
@@ -124,11 +129,11 @@ func (r *Router) handleResetOffset(c *netloop.Conn, cmd *remoting.Command) *Refu
 		return refuse(remoting.SystemError, "No queues to reset.")
 	}
 	r.pullSt.Send(&pull.SearchQueues{Topic: topic, Queues: queues, Timestamp: ts, FailFunc: r.failWith(c, cmd),
-		Reply: func(offs map[int32]int64) { r.applyReset(c, cmd, group, topic, offs) }})
+		Reply: func(offs map[int32]int64) { r.applyReset(c, cmd, group, topic, ts, offs) }})
 	return nil
 }
 
-func (r *Router) applyReset(c *netloop.Conn, cmd *remoting.Command, group, topic string, offs map[int32]int64) {
+func (r *Router) applyReset(c *netloop.Conn, cmd *remoting.Command, group, topic string, ts int64, offs map[int32]int64) {
 	r.offsetsSt.Send(&offsets.Reset{Group: group, Topic: topic, Offsets: offs, FailFunc: r.failWith(c, cmd),
 		Done: func() {
 			body := adminbody.ResetOffsetBody{OffsetTable: make(map[adminbody.MessageQueue]int64, len(offs))}
@@ -137,8 +142,61 @@ func (r *Router) applyReset(c *netloop.Conn, cmd *remoting.Command, group, topic
 			}
 			enc, err := body.Encode()
 			r.sendBody(c, cmd, enc, err)
+			if err == nil {
+				r.announceReset(group, topic, ts, offs, enc)
+			}
 		}})
+}
+
+// announceReset tells the group's live consumers of a reset at once, as
+// RocketMQ's Broker2Client.resetOffset does: RESET_CONSUMER_CLIENT_OFFSET
+// (220, oneway) with the new offsets in body, to each of them; and the long
+// polls they have parked on those queues are answered now (OFFSET_MOVED,
+// through submitPull) instead of when their suspension ends. A consumer
+// that misses the 220 still meets the reset at its next pull.
+func (r *Router) announceReset(group, topic string, ts int64, offs map[int32]int64, body []byte) {
+	req := remoting.NewRequest(remoting.ResetConsumerClientOffset, map[string]string{
+		"topic": topic, "group": group, "queueId": "-1",
+		"timestamp": strconv.FormatInt(ts, 10), "isForce": "false",
+	}, body)
+	r.clientsSt.Send(&clients.NotifyGroup{Group: group, Request: req, Reply: func(sent []string) {
+		r.log.Info().Str("group", group).Str("topic", topic).Strs("clients", sent).
+			Msg("offset reset sent to the group's consumers")
+	}})
+	queues := make([]int32, 0, len(offs))
+	for q := range offs {
+		queues = append(queues, q)
+	}
+	r.pullSt.Send(&pull.Unpark{Group: group, Topic: topic, Queues: queues, Each: r.submitPull})
 }
 
 // parseBool reads a Java boolean header field ("true" in any case).
 func parseBool(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+
+// handleTopicConsumeByWho serves QUERY_TOPIC_CONSUME_BY_WHO (300, mqadmin
+// queryMsgById and messageTrackDetail): the groups whose online consumers
+// subscribe to the topic, with those that have committed offsets for it,
+// as RocketMQ's body GroupList {"groupList":[...]}. Whether a group
+// consumed a given message the tools then learn from GET_CONSUME_STATS.
+func (r *Router) handleTopicConsumeByWho(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	topic := p.str("topic")
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	online := r.subView.GroupsOf(topic)
+	r.offsetsSt.Send(&offsets.TopicGroups{Topic: topic, FailFunc: r.failWith(c, cmd), Reply: func(committed []string) {
+		body, err := json.Marshal(struct {
+			GroupList []string `json:"groupList"`
+		}{mergeSorted(online, committed)})
+		r.sendBody(c, cmd, body, err)
+	}})
+	return nil
+}
+
+// mergeSorted returns the sorted union of two sorted lists.
+func mergeSorted(a, b []string) []string {
+	out := append(append(make([]string, 0, len(a)+len(b)), a...), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -25,6 +25,7 @@ var adminHandlers = map[int32]handler{
 	remoting.GetProducerConnectionList:        {(*Router).handleProducerConnections, []string{clients.StageName}},
 	remoting.GetConsumerRunningInfo:           {(*Router).handleConsumerRunningInfo, []string{clients.StageName}},
 	remoting.InvokeBrokerToResetOffset:        {(*Router).handleResetOffset, []string{offsets.StageName, pull.StageName}},
+	remoting.QueryTopicConsumeByWho:           {(*Router).handleTopicConsumeByWho, []string{offsets.StageName}},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
 }
 

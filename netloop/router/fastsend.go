@@ -166,9 +166,11 @@ func parseInt(b []byte, bits int) (int64, bool) {
 }
 
 // declinedProps are the properties that make a send more than a plain one:
-// the general path plans timers and transactions from them.
+// the general path plans timers and transactions from them, and learns the
+// connection of a request/reply requester (REPLY_TO_CLIENT, see reply.go).
 var declinedProps = [...]string{message.PropTranMsg, message.PropDelay, message.PropTimerDelaySec,
-	message.PropTimerDelayMS, message.PropTimerDeliverMS, message.PropTimerDelUniqKey, message.PropTimerOutMS}
+	message.PropTimerDelayMS, message.PropTimerDeliverMS, message.PropTimerDelUniqKey, message.PropTimerOutMS,
+	message.PropReplyToClient}
 
 // scanProperties checks that every item of the encoded properties is a
 // pair the general path would keep as it is (non-empty key and value) and

@@ -1,6 +1,7 @@
 package router
 
-// PULL_MESSAGE (11) and the offset family: QUERY_CONSUMER_OFFSET (14),
+// PULL_MESSAGE (11), LITE_PULL_MESSAGE (361, served alike) and the offset
+// family: QUERY_CONSUMER_OFFSET (14),
 // UPDATE_CONSUMER_OFFSET (15), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31),
 // SEARCH_OFFSET_BY_TIMESTAMP (29).
 
@@ -73,30 +74,38 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		ConnID: c.ID(), Busy: connStateOf(c).busy,
 		Reply: func(resp *remoting.Command) { r.send(c, cmd, resp) },
 	}
-	if !r.resets.Pending(group, topic, queueID) {
+	r.submitPull(req)
+	return nil
+}
+
+// submitPull hands a pull to the pull stage, unless an admin reset of its
+// queue (INVOKE_BROKER_TO_RESET_OFFSET) waits for it: like RocketMQ 5, such
+// a pull is told OFFSET_MOVED to the new offset, once. A pull already at
+// the reset offset (its consumer took RESET_CONSUMER_CLIENT_OFFSET) clears
+// the mark and is served. Parked long polls of a reset queue come back
+// here (see wakeReset).
+func (r *Router) submitPull(req *pull.Request) {
+	if !r.resets.Pending(req.Group, req.Topic, req.QueueID) {
 		r.pullSt.Send(req)
-		return nil
+		return
 	}
-	// An admin reset this queue (INVOKE_BROKER_TO_RESET_OFFSET): like
-	// RocketMQ 5, the next pull is told OFFSET_MOVED to the new offset.
-	r.offsetsSt.Send(&offsets.TakeReset{Group: group, Topic: topic, QueueID: queueID, FailFunc: r.failWith(c, cmd),
+	r.offsetsSt.Send(&offsets.TakeReset{Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, FailFunc: req.Fail,
 		Reply: func(off int64, ok bool) {
-			if !ok {
+			if !ok || off == req.Offset {
 				r.pullSt.Send(req)
 				return
 			}
 			var minOff, maxOff int64
-			if q := r.store.Queues.Lookup(topic, queueID); q != nil {
+			if q := r.store.Queues.Lookup(req.Topic, req.QueueID); q != nil {
 				minOff, maxOff = q.MinOffset(), q.MaxOffset()
 			}
-			resp := remoting.NewResponse(cmd, remoting.PullOffsetMoved, "OFFSET_RESET")
+			resp := remoting.NewResponse(req.Cmd, remoting.PullOffsetMoved, "OFFSET_RESET")
 			resp.SetField("nextBeginOffset", strconv.FormatInt(off, 10))
 			resp.SetField("minOffset", strconv.FormatInt(minOff, 10))
 			resp.SetField("maxOffset", strconv.FormatInt(maxOff, 10))
 			resp.SetField("suggestWhichBrokerId", "0")
-			r.send(c, cmd, resp)
+			req.Reply(resp)
 		}})
-	return nil
 }
 
 func (r *Router) handleQueryOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {

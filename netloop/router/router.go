@@ -6,7 +6,8 @@
 //
 // One file per request family, in the style of franz-go's kfake:
 // send.go (SEND_MESSAGE, V2, batch, reply variants) with timersend.go (the
-// send-path half of timer messages), pull.go (PULL_MESSAGE and the offset
+// send-path half of timer messages) and reply.go (the push of a reply to
+// its requester), pull.go (PULL_MESSAGE, LITE_PULL_MESSAGE and the offset
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
 // (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), transaction.go
 // (END_TRANSACTION and the half-message send path), sendback.go
@@ -191,6 +192,7 @@ var handlers = map[int32]handler{
 	remoting.SendReplyMessage:        {(*Router).handleSend, []string{writer.StageName}},
 	remoting.SendReplyMessageV2:      {(*Router).handleSend, []string{writer.StageName}},
 	remoting.PullMessage:             {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
+	remoting.LitePullMessage:         {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
 	remoting.QueryConsumerOffset:     {(*Router).handleQueryOffset, []string{offsets.StageName}},
 	remoting.UpdateConsumerOffset:    {(*Router).handleUpdateOffset, []string{offsets.StageName}},
 	remoting.GetMaxOffset:            {(*Router).handleQueueBounds, nil},

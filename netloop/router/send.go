@@ -1,7 +1,7 @@
 package router
 
 // SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
-// the reply variants (324, 325).
+// the reply variants (324, 325; their push to the requester is reply.go).
 //
 // Checks, in RocketMQ's order, each answered with a code the client
 // surfaces and nothing stored:
@@ -210,6 +210,9 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	}
 	if !h.batch {
 		props = message.DecodeProperties([]byte(h.properties))
+		if to := props[message.PropReplyToClient]; to != "" && !isReply(cmd.Code) {
+			r.noteRequester(c, to)
+		}
 		var ref *Refusal
 		if isHalfMessage(h, props) {
 			topic, queueID, ref = r.toHalfTopic(h, props, topic, queueID, time.Now().UnixMilli())
@@ -227,13 +230,17 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	if r.backlog.Load() >= r.cfg.MaxWriterBacklog {
 		return &Refusal{Code: remoting.SystemBusy, Remark: "[REJECTREQUEST]system busy, start flow control for a while"}
 	}
+	answer := func(res writer.Result) { r.answerSend(c, cmd, h, reqQueue, uniqKeys, res) }
+	if isReply(cmd.Code) && !h.batch {
+		answer = r.startReply(c, cmd, h, reqQueue, uniqKeys)
+	}
 	r.backlog.Add(1)
 	r.appends.Push(&writer.Append{
 		Key:     writer.QueueKey{Topic: topic, QueueID: queueID},
 		Records: records,
 		Reply: func(res writer.Result) {
 			r.backlog.Add(-1)
-			r.answerSend(c, cmd, h, reqQueue, uniqKeys, res)
+			answer(res)
 		},
 	})
 	return nil

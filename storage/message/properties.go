@@ -44,6 +44,7 @@ const (
 	PropTTL                   = "TTL"
 	PropArriveTime            = "ARRIVE_TIME"
 	PropMsgType               = "MSG_TYPE"
+	PropPushReplyTime         = "PUSH_REPLY_TIME"
 	PropCluster               = "CLUSTER"
 	PropShardingKey           = "__SHARDINGKEY"
 	PropTimerDeliverMS        = "TIMER_DELIVER_MS"

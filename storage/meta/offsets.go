@@ -64,6 +64,18 @@ func (t OffsetTable) DropGroup(group string) {
 	}
 }
 
+// GroupsOf returns the groups that have offsets for topic, sorted.
+func (t OffsetTable) GroupsOf(topic string) []string {
+	var out []string
+	for key := range t {
+		if tp, g, ok := SplitOffsetKey(key); ok && tp == topic {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TopicsOf returns the topics group has offsets for, sorted.
 func (t OffsetTable) TopicsOf(group string) []string {
 	var out []string

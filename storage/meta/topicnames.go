@@ -130,6 +130,10 @@ func IsClientWriteForbidden(name string) bool {
 	return writeForbiddenTopics[name] || strings.HasPrefix(name, SystemTopicPrefix)
 }
 
+// ReplyTopic returns the topic request/reply responders of a cluster send
+// their replies to: "<cluster>_REPLY_TOPIC" (RocketMQ's REPLY_TOPIC_POSTFIX).
+func ReplyTopic(cluster string) string { return cluster + "_REPLY_TOPIC" }
+
 // RetryTopic returns the retry topic of a consumer group: "%RETRY%<group>".
 func RetryTopic(group string) string { return RetryGroupTopicPrefix + group }
 

@@ -60,8 +60,10 @@ func (v DataVersion) Next(now time.Time) DataVersion {
 
 // DefaultTopics returns the topics a broker creates at start-up, as a Java
 // broker does: SELF_TEST_TOPIC (1 queue, perm 6), a topic named after the
-// broker and one after the cluster (1 queue, perm 7), and TBW102 (8 queues,
-// perm 7) when autoCreate is set. Empty names are skipped.
+// broker and one after the cluster (1 queue, perm 7), the cluster's reply
+// topic <cluster>_REPLY_TOPIC that request/reply responders send to (1
+// queue, perm 6), and TBW102 (8 queues, perm 7) when autoCreate is set.
+// Empty names are skipped.
 func DefaultTopics(brokerName, cluster string, autoCreate bool) map[string]TopicConfig {
 	m := map[string]TopicConfig{TopicSelfTest: NewTopicConfig(TopicSelfTest, 1)}
 	for _, name := range []string{cluster, brokerName} {
@@ -70,6 +72,10 @@ func DefaultTopics(brokerName, cluster string, autoCreate bool) map[string]Topic
 			c.Perm = PermInherit | PermReadWrite
 			m[name] = c
 		}
+	}
+	if cluster != "" {
+		name := ReplyTopic(cluster)
+		m[name] = NewTopicConfig(name, 1)
 	}
 	if autoCreate {
 		c := NewTopicConfig(TopicAutoCreate, DefaultTopicQueueNums)

@@ -22,15 +22,17 @@ func TestDefaultTopics(t *testing.T) {
 		want       map[string]TopicConfig
 	}{
 		{"auto create", "broker-a", "DefaultCluster", true, map[string]TopicConfig{
-			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
-			"broker-a":        {"broker-a", 1, 1, 7, "SINGLE_TAG", 0, false},
-			"DefaultCluster":  {"DefaultCluster", 1, 1, 7, "SINGLE_TAG", 0, false},
-			"TBW102":          {"TBW102", 8, 8, 7, "SINGLE_TAG", 0, false},
+			"SELF_TEST_TOPIC":            {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
+			"broker-a":                   {"broker-a", 1, 1, 7, "SINGLE_TAG", 0, false},
+			"DefaultCluster":             {"DefaultCluster", 1, 1, 7, "SINGLE_TAG", 0, false},
+			"TBW102":                     {"TBW102", 8, 8, 7, "SINGLE_TAG", 0, false},
+			"DefaultCluster_REPLY_TOPIC": {"DefaultCluster_REPLY_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
 		}},
 		{"no auto create", "b", "c", false, map[string]TopicConfig{
 			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
 			"b":               {"b", 1, 1, 7, "SINGLE_TAG", 0, false},
 			"c":               {"c", 1, 1, 7, "SINGLE_TAG", 0, false},
+			"c_REPLY_TOPIC":   {"c_REPLY_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
 		}},
 		{"empty names skipped", "", "", false, map[string]TopicConfig{
 			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},

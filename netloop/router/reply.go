@@ -1,0 +1,151 @@
+package router
+
+// The request/reply half of SEND_REPLY_MESSAGE (324) and
+// SEND_REPLY_MESSAGE_V2 (325): besides being stored like any send, a reply
+// is pushed at once to the client that sent the request, named by its
+// REPLY_TO_CLIENT property, over that client's own connection
+// (PUSH_REPLY_MESSAGE_TO_CLIENT, 326), as RocketMQ's ReplyMessageProcessor
+// does. The requester is found among the clients whose heartbeat names a
+// producer group (RocketMQ's ProducerManager.findChannel) and, better than
+// RocketMQ, among the connections that sent a request (a message carrying
+// REPLY_TO_CLIENT): the Go client sends its first request before its first
+// heartbeat reaches the broker, and RocketMQ refuses that request's reply.
+//
+// The push and the append run side by side; the responder is answered when
+// both are done:
+//   - push delivered (the requester answered 0)  -> the append's answer
+//     (SUCCESS with msgId and offsets; if the append failed the reply was
+//     still delivered: SUCCESS with msgId "0", as RocketMQ, and a warning)
+//   - no REPLY_TO_CLIENT property, requester not connected to this broker,
+//     or it refused or did not answer in time     -> 1 SYSTEM_ERROR with
+//     RocketMQ's remark; the reply is stored all the same.
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/clients"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// replyPushTimeout bounds the wait for the requester's answer to a push.
+// RocketMQ waits up to 10 s; the responders' own send timeout is 3 s by
+// default (Go and Java clients), so a later answer could not reach them.
+const replyPushTimeout = 3 * time.Second
+
+// isReply reports a SEND_REPLY_MESSAGE(_V2) request.
+func isReply(code int32) bool {
+	return code == remoting.SendReplyMessage || code == remoting.SendReplyMessageV2
+}
+
+// replyJoin answers a reply send once both its push and its append are
+// done, whichever finishes last.
+type replyJoin struct {
+	mu      sync.Mutex
+	left    int
+	pushErr string // "" when the push was delivered
+	res     writer.Result
+}
+
+// done records one half; it reports whether the other half was done too.
+func (j *replyJoin) done(record func()) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	record()
+	j.left--
+	return j.left == 0
+}
+
+// startReply pushes the reply to its requester and returns the function
+// the append's Reply must call instead of answerSend.
+func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string) func(writer.Result) {
+	j := &replyJoin{left: 2}
+	answer := func(out *netloop.Outbox) {
+		if j.pushErr != "" {
+			r.sendVia(out, c, cmd, remoting.NewResponse(cmd, remoting.SystemError, j.pushErr))
+			return
+		}
+		res := j.res
+		res.Out = out // the writer's outbox is only its own while it calls back
+		if res.Err != nil {
+			r.log.Warn().Err(res.Err).Str("topic", h.topic).Msg("reply delivered to its requester but not stored")
+			resp := remoting.NewResponse(cmd, remoting.Success, "")
+			resp.SetField("msgId", "0")
+			resp.SetField("queueId", strconv.Itoa(int(queueID)))
+			resp.SetField("queueOffset", "0")
+			r.sendVia(out, c, cmd, resp)
+			return
+		}
+		r.answerSend(c, cmd, h, queueID, uniq, res)
+	}
+	pushed := func(remark string) {
+		if j.done(func() { j.pushErr = remark }) {
+			answer(nil)
+		}
+	}
+	req, to := r.replyPushRequest(c, h, queueID, cmd.Body)
+	if to == "" {
+		r.log.Warn().Str("topic", h.topic).Str("remote", c.RemoteAddr()).Msg("reply message without REPLY_TO_CLIENT: not pushed")
+		pushed("reply message properties[" + message.PropReplyToClient + "] is null")
+	} else {
+		r.clientsSt.Send(&clients.CallProducer{ClientID: to, Request: req, Timeout: replyPushTimeout,
+			Reply: func(resp *remoting.Command, err error) {
+				switch {
+				case errors.Is(err, clients.ErrNotOnline):
+					pushed("push reply message fail, channel of <" + to + "> not found.")
+				case err != nil:
+					r.log.Warn().Err(err).Str("client", to).Msg("push reply message failed")
+					pushed("push reply message to " + to + "fail.")
+				case resp.Code != remoting.Success:
+					r.log.Warn().Str("client", to).Int32("code", resp.Code).Str("remark", resp.Remark).
+						Msg("push reply message refused by the requester")
+					pushed("push reply message to " + to + "fail.")
+				default:
+					pushed("")
+				}
+			}})
+	}
+	return func(res writer.Result) {
+		if j.done(func() { j.res = res }) {
+			answer(res.Out)
+		}
+	}
+}
+
+// noteRequester tells the clients stage that client id to sent a request
+// over c, so that its reply finds it before its heartbeat does.
+func (r *Router) noteRequester(c *netloop.Conn, to string) {
+	r.clientsSt.Send(&clients.Requester{ClientID: to, Conn: c})
+}
+
+// replyPushRequest builds the PUSH_REPLY_MESSAGE_TO_CLIENT request of a
+// reply (RocketMQ's ReplyMessageRequestHeader) and names its requester
+// ("" when the reply does not say).
+func (r *Router) replyPushRequest(c *netloop.Conn, h *sendHeader, queueID int32, body []byte) (*remoting.Command, string) {
+	props := message.DecodeProperties([]byte(h.properties))
+	to := props[message.PropReplyToClient]
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	props[message.PropPushReplyTime] = now
+	fields := map[string]string{
+		"producerGroup":         h.producerGroup,
+		"topic":                 h.topic,
+		"defaultTopic":          h.defaultTopic,
+		"defaultTopicQueueNums": strconv.Itoa(int(h.defaultQueueNums)),
+		"queueId":               strconv.Itoa(int(queueID)),
+		"sysFlag":               strconv.Itoa(int(h.sysFlag)),
+		"bornTimestamp":         strconv.FormatInt(h.bornTimestamp, 10),
+		"flag":                  strconv.Itoa(int(h.flag)),
+		"properties":            string(message.EncodeProperties(props)),
+		"reconsumeTimes":        strconv.Itoa(int(h.reconsumeTimes)),
+		"unitMode":              "false",
+		"bornHost":              c.RemoteAddr(),
+		"storeHost":             r.advertise.String(),
+		"storeTimestamp":        now,
+	}
+	return remoting.NewRequest(remoting.PushReplyMessageToClient, fields, body), to
+}
