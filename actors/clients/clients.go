@@ -275,6 +275,10 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.consumerConnection(msg)
 	case *ProducerConnection:
 		m.producerConnection(msg)
+	case *AllProducers:
+		m.allProducers(msg)
+	case *SubscriptionOf:
+		m.subscriptionOf(msg)
 	case *Invoke:
 		m.invoke(msg)
 	case *CallProducer:

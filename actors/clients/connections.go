@@ -17,6 +17,23 @@ type ConsumerConnection struct {
 	stage.FailFunc
 }
 
+// AllProducers answers GET_ALL_PRODUCER_INFO: every producer group with
+// its live clients, sorted by client id.
+type AllProducers struct {
+	Reply func(adminbody.ProducerTableInfo)
+	stage.FailFunc
+}
+
+// Subscription answers a group's subscription to a topic as its online
+// members registered it (QUERY_SUBSCRIPTION_BY_CONSUMER); found is false
+// when none of them subscribes to it.
+type SubscriptionOf struct {
+	Group string
+	Topic string
+	Reply func(sd adminbody.SubscriptionData, found bool)
+	stage.FailFunc
+}
+
 // ProducerConnection answers GET_PRODUCER_CONNECTION_LIST; found is false
 // when no client of the producer group is connected.
 type ProducerConnection struct {
@@ -82,4 +99,28 @@ func (m *Manager) producerConnection(q *ProducerConnection) {
 		pc.ConnectionSet = append(pc.ConnectionSet, m.clients[id].connection())
 	}
 	q.Reply(pc, len(ids) > 0)
+}
+
+func (m *Manager) allProducers(q *AllProducers) {
+	t := adminbody.ProducerTableInfo{Data: map[string][]adminbody.ProducerInfo{}}
+	ids := make([]string, 0, len(m.clients))
+	for id := range m.clients {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := m.clients[id]
+		for g := range c.pgroups {
+			t.Data[g] = append(t.Data[g], adminbody.ProducerInfo{ClientID: id, RemoteIP: c.addr, Language: c.language,
+				Version: c.version, LastUpdateTimestamp: c.lastSeen.UnixMilli()})
+		}
+	}
+	q.Reply(t)
+}
+
+func (m *Manager) subscriptionOf(q *SubscriptionOf) {
+	var cc adminbody.ConsumerConnection
+	m.consumerConnection(&ConsumerConnection{Group: q.Group, Reply: func(c adminbody.ConsumerConnection, _ bool) { cc = c }})
+	sd, ok := cc.SubscriptionTable[q.Topic]
+	q.Reply(sd, ok)
 }

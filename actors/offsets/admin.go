@@ -26,6 +26,14 @@ type TopicGroups struct {
 	stage.FailFunc
 }
 
+// GroupTopics answers the topics Group has committed offsets for, sorted
+// (QUERY_TOPICS_BY_CONSUMER).
+type GroupTopics struct {
+	Group string
+	Reply func(topics []string)
+	stage.FailFunc
+}
+
 // Reset assigns new offsets to a group's queues of a topic
 // (INVOKE_BROKER_TO_RESET_OFFSET, RocketMQ 5's server-side reset): they are
 // committed at once, and each queue stays marked until the group's next

@@ -118,6 +118,8 @@ func (s *Store) Receive(ctx actor.Context) {
 		s.groupOffsets(m)
 	case *TopicGroups:
 		m.Reply(s.table.GroupsOf(m.Topic))
+	case *GroupTopics:
+		m.Reply(s.table.TopicsOf(m.Group))
 	case *Reset:
 		s.reset(m)
 	case *TakeReset:

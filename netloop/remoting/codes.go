@@ -85,7 +85,13 @@ const (
 	ResetConsumerClientOffset        int32 = 220
 	InvokeBrokerToResetOffset        int32 = 222
 	QueryTopicConsumeByWho           int32 = 300
+	GetSystemTopicListFromBroker     int32 = 305
 	GetConsumerRunningInfo           int32 = 307
+	ConsumeMessageDirectly           int32 = 309
+	GetAllProducerInfo               int32 = 328
+	QueryTopicsByConsumer            int32 = 343
+	QuerySubscriptionByConsumer      int32 = 345
+	GetSubscriptionGroupConfig       int32 = 352
 	GetTopicConfig                   int32 = 351
 )
 

@@ -8,7 +8,6 @@ package router
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,20 +71,7 @@ func (r *Router) handleConsumerRunningInfo(c *netloop.Conn, cmd *remoting.Comman
 	}
 	fwd := remoting.NewRequest(remoting.GetConsumerRunningInfo, cmd.ExtFields, cmd.Body)
 	r.clientsSt.Send(&clients.Invoke{Group: group, ClientID: clientID, Request: fwd, Timeout: clientCallTimeout,
-		Reply: func(answer *remoting.Command, err error) {
-			switch {
-			case errors.Is(err, clients.ErrNotOnline):
-				r.refuse(c, cmd, refuse(remoting.SystemError, "The Consumer <%s> <%s> not online", group, clientID))
-			case errors.Is(err, clients.ErrCallTimeout):
-				r.refuse(c, cmd, refuse(remoting.ConsumeMsgTimeout, "consumer <%s> <%s> Timeout: %v", group, clientID, err))
-			case err != nil:
-				r.refuse(c, cmd, refuse(remoting.SystemError, "invoke consumer <%s> <%s> Exception: %v", group, clientID, err))
-			default:
-				resp := remoting.NewResponse(cmd, answer.Code, answer.Remark)
-				resp.ExtFields, resp.Body = answer.ExtFields, answer.Body
-				r.send(c, cmd, resp)
-			}
-		}})
+		Reply: func(answer *remoting.Command, err error) { r.relayClientAnswer(c, cmd, group, clientID, answer, err) }})
 	return nil
 }
 

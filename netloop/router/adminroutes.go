@@ -26,6 +26,12 @@ var adminHandlers = map[int32]handler{
 	remoting.GetConsumerRunningInfo:           {(*Router).handleConsumerRunningInfo, []string{clients.StageName}},
 	remoting.InvokeBrokerToResetOffset:        {(*Router).handleResetOffset, []string{offsets.StageName, pull.StageName}},
 	remoting.QueryTopicConsumeByWho:           {(*Router).handleTopicConsumeByWho, []string{offsets.StageName}},
+	remoting.GetSystemTopicListFromBroker:     {(*Router).handleSystemTopics, nil},
+	remoting.ConsumeMessageDirectly:           {(*Router).handleConsumeDirectly, []string{pull.StageName, clients.StageName}},
+	remoting.GetAllProducerInfo:               {(*Router).handleAllProducers, []string{clients.StageName}},
+	remoting.QueryTopicsByConsumer:            {(*Router).handleTopicsByConsumer, []string{offsets.StageName}},
+	remoting.QuerySubscriptionByConsumer:      {(*Router).handleSubscriptionByConsumer, []string{clients.StageName}},
+	remoting.GetSubscriptionGroupConfig:       {(*Router).handleGroupConfig, nil},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
 }
 

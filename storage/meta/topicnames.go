@@ -2,6 +2,7 @@ package meta
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -120,6 +121,17 @@ func validTopicChar(c byte) bool {
 // and cluster-name topics; that needs configuration this function lacks.)
 func IsSystemTopic(name string) bool {
 	return systemTopics[name] || strings.HasPrefix(name, SystemTopicPrefix)
+}
+
+// SystemTopics returns RocketMQ's fixed system topics, sorted (a broker
+// adds its cluster, broker and reply topics: see DefaultTopics).
+func SystemTopics() []string {
+	out := make([]string, 0, len(systemTopics))
+	for name := range systemTopics {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // IsClientWriteForbidden reports whether producers may not send to name:

@@ -476,3 +476,102 @@ func TestResetOfficialPushConsumer(t *testing.T) {
 		t.Fatalf("consumed %d messages: more than the 4 + 3 replayed (and one duplicate at most)", n)
 	}
 }
+
+// TestConsumeMessageDirectly: 309 (the dashboard's resend) hands the stored
+// message to the named official Go consumer, which consumes it again and
+// answers; the answer is relayed to the admin.
+func TestConsumeMessageDirectly(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	topic, group := processtest.Unique("direct"), processtest.Unique("directgroup")
+	processtest.CreateTopic(t, n, topic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
+	res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("again")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
+	if !rec.WaitFor(1, 30*time.Second) {
+		t.Fatal("not consumed")
+	}
+	conns := mustOK(t, "consumer connections", call(t, n.BrokerAddr(), remoting.GetConsumerConnectionList,
+		map[string]string{"consumerGroup": group}, nil))
+	cc, err := adminbody.DecodeConsumerConnection(conns.Body)
+	if err != nil || len(cc.ConnectionSet) != 1 {
+		t.Fatalf("connections %+v %v", cc, err)
+	}
+	resp := mustOK(t, "consume directly", call(t, n.BrokerAddr(), remoting.ConsumeMessageDirectly, map[string]string{
+		"consumerGroup": group, "clientId": cc.ConnectionSet[0].ClientID, "msgId": res.OffsetMsgID, "topic": topic}, nil))
+	var result struct {
+		ConsumeResult json.RawMessage `json:"consumeResult"` // the Go client sends the ordinal: 0 is CR_SUCCESS
+	}
+	if err := json.Unmarshal(resp.Body, &result); err != nil || (string(result.ConsumeResult) != "0" && string(result.ConsumeResult) != `"CR_SUCCESS"`) {
+		t.Fatalf("ConsumeMessageDirectlyResult %s (%v)", resp.Body, err)
+	}
+	if !rec.WaitFor(2, 5*time.Second) {
+		t.Fatalf("consumed %d times, want 2", rec.Len())
+	}
+	resp = call(t, n.BrokerAddr(), remoting.ConsumeMessageDirectly, map[string]string{
+		"consumerGroup": group, "clientId": "nobody@1", "msgId": res.OffsetMsgID}, nil)
+	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "not online") {
+		t.Fatalf("unknown client: code %d %q", resp.Code, resp.Remark)
+	}
+}
+
+// TestSmallAdminRequests: 305, 328, 343, 345 and 352 in RocketMQ's layouts.
+func TestSmallAdminRequests(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	topic, group := processtest.Unique("small"), processtest.Unique("smallgroup")
+	processtest.CreateTopic(t, n, topic, 1)
+	cl := dialClient(t, n.BrokerAddr())
+	cl.heartbeat(t, "small-1", group, topic)
+	mustOK(t, "commit", cl.invoke(t, remoting.NewRequest(remoting.UpdateConsumerOffset,
+		map[string]string{"consumerGroup": group, "topic": topic, "queueId": "0", "commitOffset": "0"}, nil)))
+
+	var tl struct {
+		BrokerAddr string   `json:"brokerAddr"`
+		TopicList  []string `json:"topicList"`
+	}
+	decode := func(what string, resp *remoting.Command, v any) {
+		t.Helper()
+		mustOK(t, what, resp)
+		if err := json.Unmarshal(resp.Body, v); err != nil {
+			t.Fatalf("%s body %s: %v", what, resp.Body, err)
+		}
+	}
+	decode("305", call(t, n.BrokerAddr(), remoting.GetSystemTopicListFromBroker, nil, nil), &tl)
+	for _, want := range []string{"RMQ_SYS_TRANS_HALF_TOPIC", "SCHEDULE_TOPIC_XXXX", "DefaultCluster_REPLY_TOPIC"} {
+		if !slices.Contains(tl.TopicList, want) {
+			t.Errorf("305 lacks %s: %v", want, tl.TopicList)
+		}
+	}
+	tl.TopicList = nil
+	decode("343", call(t, n.BrokerAddr(), remoting.QueryTopicsByConsumer, map[string]string{"group": group}, nil), &tl)
+	if !slices.Equal(tl.TopicList, []string{topic}) || tl.BrokerAddr != n.Broker().Advertise() {
+		t.Errorf("343: %+v", tl)
+	}
+	var producers adminbody.ProducerTableInfo
+	decode("328", call(t, n.BrokerAddr(), remoting.GetAllProducerInfo, nil, nil), &producers)
+	if ps := producers.Data["small-1-pg"]; len(ps) != 1 || ps[0].ClientID != "small-1" || ps[0].LastUpdateTimestamp == 0 {
+		t.Errorf("328: %+v", producers)
+	}
+	var sub struct {
+		Group            string                      `json:"group"`
+		Topic            string                      `json:"topic"`
+		SubscriptionData *adminbody.SubscriptionData `json:"subscriptionData"`
+	}
+	decode("345", call(t, n.BrokerAddr(), remoting.QuerySubscriptionByConsumer, map[string]string{"group": group, "topic": topic}, nil), &sub)
+	if sub.SubscriptionData == nil || sub.SubscriptionData.SubString != "*" || sub.Group != group {
+		t.Errorf("345: %+v", sub)
+	}
+	var gc struct {
+		GroupName     string `json:"groupName"`
+		RetryMaxTimes int    `json:"retryMaxTimes"`
+	}
+	decode("352", call(t, n.BrokerAddr(), remoting.GetSubscriptionGroupConfig, map[string]string{"group": group}, nil), &gc)
+	if gc.GroupName != group || gc.RetryMaxTimes != 16 {
+		t.Errorf("352: %+v", gc)
+	}
+	if resp := call(t, n.BrokerAddr(), remoting.GetSubscriptionGroupConfig, map[string]string{"group": "no-such-group"}, nil); resp.Code != remoting.SubscriptionGroupNotExist {
+		t.Errorf("352 of an unknown group: code %d", resp.Code)
+	}
+}

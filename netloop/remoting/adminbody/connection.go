@@ -101,3 +101,19 @@ func sortedConnections(in []Connection) []Connection {
 	})
 	return out
 }
+
+// ProducerInfo is one producer client of a group in GET_ALL_PRODUCER_INFO
+// (328), RocketMQ's ProducerInfo.
+type ProducerInfo struct {
+	ClientID            string `json:"clientId"`
+	RemoteIP            string `json:"remoteIP"`
+	Language            string `json:"language"`
+	Version             int32  `json:"version"`
+	LastUpdateTimestamp int64  `json:"lastUpdateTimestamp"`
+}
+
+// ProducerTableInfo is the GET_ALL_PRODUCER_INFO (328) body: producer
+// group -> its clients.
+type ProducerTableInfo struct {
+	Data map[string][]ProducerInfo `json:"data"`
+}
