@@ -270,3 +270,30 @@ func TestStatsAndTopOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupReset moves a group's offsets back with wheelctl group reset
+// and reads them back with group describe.
+func TestGroupReset(t *testing.T) {
+	n := startNode(t, processtest.Options{})
+	ns := "--namesrv=" + n.NamesrvAddr()
+	topic, group := processtest.Unique("wheelctl_reset"), processtest.Unique("g")
+	processtest.CreateTopic(t, n, topic, 1)
+	mustRun(t, "send", "--topic", topic, "--count", "4", ns)
+	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "4", "--timeout", "60s", ns)
+
+	out := mustRun(t, "group", "reset", group, "--topic", topic, "--queue", "0", "--offset", "1", ns)
+	if rows := rowsOf(out, topic); len(rows) != 1 || rows[0][2] != "0" || rows[0][3] != "1" {
+		t.Fatalf("reset to offset 1:\n%s", out)
+	}
+	out = mustRun(t, "group", "describe", group, "--topic", topic, ns)
+	if !strings.Contains(out, "total lag 3\n") {
+		t.Fatalf("after the reset the lag is not 3:\n%s", out)
+	}
+	out = mustRun(t, "group", "reset", group, "--topic", topic, "--to", "end", ns)
+	if rows := rowsOf(out, topic); len(rows) != 1 || rows[0][3] != "4" {
+		t.Fatalf("reset to the end:\n%s", out)
+	}
+	if _, errOut, code := runCLI(t, "group", "reset", group, "--topic", topic, "--queue", "0", ns); code == 0 || !strings.Contains(errOut, "--offset") {
+		t.Fatalf("reset with --queue alone: exit %d %s", code, errOut)
+	}
+}

@@ -13,8 +13,8 @@ import (
 )
 
 func newGroupCmd(g *globals) *cobra.Command {
-	return groupCmd("group", "List consumer groups and show a group's progress and lag",
-		newGroupListCmd(g), newGroupDescribeCmd(g))
+	return groupCmd("group", "List consumer groups, show a group's progress and lag, reset its offsets",
+		newGroupListCmd(g), newGroupDescribeCmd(g), newGroupResetCmd(g))
 }
 
 func newGroupListCmd(g *globals) *cobra.Command {
@@ -227,4 +227,70 @@ func describeClients(ctx context.Context, g *globals, s *admin.Session, brokers 
 		fmt.Fprintf(g.stdout, "  %s  %s  %s v%d\n", cl.ClientID, cl.ClientAddr, cl.Language, cl.Version)
 	}
 	return nil
+}
+
+func newGroupResetCmd(g *globals) *cobra.Command {
+	var topic, to string
+	var queue int
+	var offset int64
+	c := &cobra.Command{
+		Use:   "reset GROUP --topic TOPIC (--to TIME | --queue Q --offset N)",
+		Short: "Move a group's offsets of a topic to a time or one queue to an offset (INVOKE_BROKER_TO_RESET_OFFSET)",
+		Long: `Move a consumer group's offsets of a topic on every broker of the topic's route: each queue to the
+first message stored at or after --to (RFC 3339, epoch milliseconds, a duration ago such as 90m,
+or "end"), or, with --queue and --offset, that queue to that offset. wheelmq tells the group's
+live consumers at once (RESET_CONSUMER_CLIENT_OFFSET); the official clients pause the queue for
+about 10 s before they read from the new offset.`,
+		Example: "  wheelctl group reset billing --topic orders --to 2h\n  wheelctl group reset billing --topic orders --queue 0 --offset 1200",
+		Args:    exactArgs("GROUP"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ts := int64(-1)
+			switch {
+			case queue >= 0 && offset >= 0 && to == "":
+			case to == "end":
+			case to != "" && queue < 0 && offset < 0:
+				var err error
+				if ts, err = parseWhen("--to", to, time.Now(), -1); err != nil {
+					return err
+				}
+			default:
+				return usagef("give --to TIME, or --queue and --offset")
+			}
+			return resetGroup(cmd.Context(), g, args[0], topic, ts, queue, offset)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&topic, "topic", "", "the topic whose offsets move (required)")
+	f.StringVar(&to, "to", "", "a time: RFC 3339, epoch ms, a duration ago (90m), or end")
+	f.IntVar(&queue, "queue", -1, "one queue id (with --offset)")
+	f.Int64Var(&offset, "offset", -1, "the offset for --queue")
+	_ = c.MarkFlagRequired("topic")
+	_ = c.RegisterFlagCompletionFunc("topic", completeTopics(g))
+	return c
+}
+
+func resetGroup(ctx context.Context, g *globals, group, topic string, ts int64, queue int, offset int64) error {
+	s := g.session()
+	defer s.Close()
+	f, err := newFinder(ctx, g, s, topic) // --broker, or the masters of the topic's route
+	if err != nil {
+		return err
+	}
+	tw := newTable(g)
+	fmt.Fprintln(tw, "TOPIC\tBROKER\tQUEUE\tNEW OFFSET")
+	for _, b := range f.brokers {
+		offs, err := s.ResetOffsets(ctx, b.Addr, group, topic, ts, queue, offset)
+		if err != nil {
+			return fmt.Errorf("reset %s on %s: %w", group, b.Addr, err)
+		}
+		ids := make([]int, 0, len(offs))
+		for q := range offs {
+			ids = append(ids, int(q))
+		}
+		sort.Ints(ids)
+		for _, q := range ids {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", topic, b.Name, q, offs[int32(q)])
+		}
+	}
+	return tw.Flush()
 }

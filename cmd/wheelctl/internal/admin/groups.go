@@ -2,13 +2,16 @@ package admin
 
 // Consumer-group requests: QUERY_CONSUMER_OFFSET (14),
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), GET_CONSUMER_CONNECTION_LIST
-// (203), GET_CONSUME_STATS (208). Bodies as in facts 11.14 and 11.15.
+// (203), GET_CONSUME_STATS (208), INVOKE_BROKER_TO_RESET_OFFSET (222).
+// Bodies as in facts 11.14 and 11.15.
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
 )
 
 // ConsumerOffset returns a group's committed offset of one queue; found
@@ -147,4 +150,29 @@ func (s *Session) Connections(ctx context.Context, broker, group string) (Connec
 		c.Topics = append(c.Topics, t)
 	}
 	return c, nil
+}
+
+// ResetOffsets moves group's offsets of topic on a broker
+// (INVOKE_BROKER_TO_RESET_OFFSET, 222): every queue to the first message
+// stored at or after timestamp (epoch ms, -1: the end), or, with queue >=
+// 0 and offset >= 0, that queue to offset. It returns the new offsets by
+// queue id.
+func (s *Session) ResetOffsets(ctx context.Context, broker, group, topic string, timestamp int64, queue int, offset int64) (map[int32]int64, error) {
+	fields := map[string]string{"topic": topic, "group": group, "timestamp": strconv.FormatInt(timestamp, 10), "isForce": "true"}
+	if queue >= 0 && offset >= 0 {
+		fields["queueId"], fields["offset"] = strconv.Itoa(queue), strconv.FormatInt(offset, 10)
+	}
+	resp, err := s.Call(ctx, broker, remoting.NewRequest(remoting.InvokeBrokerToResetOffset, fields, nil))
+	if err != nil {
+		return nil, err
+	}
+	body, err := adminbody.DecodeResetOffsetBody(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("INVOKE_BROKER_TO_RESET_OFFSET answer: %w", err)
+	}
+	out := make(map[int32]int64, len(body.OffsetTable))
+	for mq, off := range body.OffsetTable {
+		out[mq.QueueID] = off
+	}
+	return out, nil
 }
