@@ -30,7 +30,8 @@ func newMessageShowCmd(g *globals) *cobra.Command {
 		Short: "Show one message by its offset message id, or by its message id (UNIQ_KEY) with --topic",
 		Long: `Show a message: its topic, queue and offset, ids, keys, tags, born and store times, every
 property and a body preview; for a timer message its due time and state (pending, delivered,
-cancelled, or unknown when the index cannot tell).
+cancelled, or unknown when the index cannot tell); and which consumer groups read the topic and
+whether each has consumed the message (QUERY_TOPIC_CONSUME_BY_WHO and each group's offset).
 
 --msg-id takes the offsetMsgId a send prints (it names the broker and the CommitLog offset:
 VIEW_MESSAGE_BY_ID), or with --topic the msgId (the UNIQ_KEY: QUERY_MESSAGE on the topic's brokers).`,
@@ -300,6 +301,12 @@ func printMessages(ctx context.Context, w io.Writer, f *finder, found []located,
 		}
 		n++
 		fmt.Fprint(w, formatRecord(n, m, st))
+		switch {
+		case m.kind() != kindTimer:
+			fmt.Fprint(w, trackLine(ctx, f, m))
+		case st != nil && st.Delivered != nil:
+			fmt.Fprint(w, trackLine(ctx, f, *st.Delivered))
+		}
 	}
 	return nil
 }

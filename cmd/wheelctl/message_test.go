@@ -134,3 +134,19 @@ func TestMessageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageShowConsumers: message show says which groups read the topic
+// and whether each consumed the message.
+func TestMessageShowConsumers(t *testing.T) {
+	n := startNode(t, processtest.Options{})
+	ns := "--namesrv=" + n.NamesrvAddr()
+	topic, group := processtest.Unique("wheelctl_track"), processtest.Unique("g")
+	processtest.CreateTopic(t, n, topic, 1)
+	processtest.WaitRoute(t, n.NamesrvAddr(), topic)
+	_, first := sendOne(t, "--topic", topic, "--body", "one", ns)
+	runUntil(t, []string{"message", "show", "--msg-id", first, ns}, "consumers: no group reads this topic\n")
+	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "1", "--timeout", "60s", ns)
+	_, second := sendOne(t, "--topic", topic, "--body", "two", ns)
+	runUntil(t, []string{"message", "show", "--msg-id", first, ns}, "consumers: "+group+" consumed\n")
+	runUntil(t, []string{"message", "show", "--msg-id", second, ns}, "consumers: "+group+" not yet\n")
+}

@@ -176,3 +176,20 @@ func (s *Session) ResetOffsets(ctx context.Context, broker, group, topic string,
 	}
 	return out, nil
 }
+
+// ConsumedBy returns the groups a broker knows to read topic
+// (QUERY_TOPIC_CONSUME_BY_WHO, 300): those whose online consumers
+// subscribe to it and those with committed offsets for it.
+func (s *Session) ConsumedBy(ctx context.Context, broker, topic string) ([]string, error) {
+	resp, err := s.Call(ctx, broker, remoting.NewRequest(remoting.QueryTopicConsumeByWho, map[string]string{"topic": topic}, nil))
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		GroupList []string `json:"groupList"`
+	}
+	if err := decode("QUERY_TOPIC_CONSUME_BY_WHO", resp.Body, &body); err != nil {
+		return nil, err
+	}
+	return body.GroupList, nil
+}

@@ -54,6 +54,7 @@ var requestNames = map[int32]string{
 	remoting.SendReplyMessage: "SEND_REPLY_MESSAGE", remoting.SendReplyMessageV2: "SEND_REPLY_MESSAGE_V2",
 	remoting.EndTransaction: "END_TRANSACTION", remoting.LockBatchMQ: "LOCK_BATCH_MQ", remoting.UnlockBatchMQ: "UNLOCK_BATCH_MQ",
 	remoting.QueryMessage: "QUERY_MESSAGE", remoting.ViewMessageByID: "VIEW_MESSAGE_BY_ID",
+	remoting.InvokeBrokerToResetOffset: "INVOKE_BROKER_TO_RESET_OFFSET", remoting.QueryTopicConsumeByWho: "QUERY_TOPIC_CONSUME_BY_WHO",
 }
 
 // responseNames are RocketMQ's names of the answer codes a user may see.
