@@ -8,6 +8,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // DefaultScanInterval is how often the actor expires silent brokers
@@ -23,6 +24,16 @@ type Options struct {
 	Now func() time.Time
 	// ScanInterval is the expiry scan period; <= 0 means DefaultScanInterval.
 	ScanInterval time.Duration
+	// KVConfigPath is the KV configuration file (<dir>/kvConfig.json),
+	// loaded on every (re)start of the actor and rewritten atomically on
+	// every change before it is answered. "" keeps the KV configuration in
+	// memory only: a restart loses it.
+	KVConfigPath string
+	// FS is the file system of KVConfigPath; nil is the real one.
+	FS vfs.FS
+	// OrderMessageEnable puts a topic's ORDER_TOPIC_CONFIG value into its
+	// routes as orderTopicConf (RocketMQ's orderMessageEnable, default off).
+	OrderMessageEnable bool
 }
 
 // Request asks the registry actor to serve one name-server command. Send it
@@ -65,9 +76,11 @@ type registryActor struct {
 }
 
 // Producer returns the registry actor's producer, spawned as a supervised
-// stage. Its state lives only in memory: a restart (or a process restart)
-// starts from an empty table, which refills as brokers re-register every
-// 30 s.
+// stage. The route table lives only in memory: a restart (or a process
+// restart) starts from an empty table, which refills as brokers re-register
+// every 30 s. The KV configuration is read from Options.KVConfigPath on
+// every start; a file that does not load fails the start (the supervisor
+// restarts the stage, then stops it).
 func Producer(opts Options) stage.Producer {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -84,6 +97,7 @@ func Producer(opts Options) stage.Producer {
 func (a *registryActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		a.start()
 		a.timer.Arm(a.opts.ScanInterval, expireTick{})
 	case *actor.Stopping, *actor.Restarting:
 		a.timer.Stop()
@@ -99,6 +113,27 @@ func (a *registryActor) Receive(ctx actor.Context) {
 		a.expire()
 		a.timer.Arm(a.opts.ScanInterval, expireTick{})
 	}
+}
+
+// start loads the KV configuration and sets the route options.
+func (a *registryActor) start() {
+	a.reg.SetOrderMessageEnable(a.opts.OrderMessageEnable)
+	path := a.opts.KVConfigPath
+	if path == "" {
+		return
+	}
+	kv, err := LoadKVConfig(a.opts.FS, path)
+	if err != nil {
+		panic(err)
+	}
+	a.reg.UseKVConfig(kv, func(next *KVConfig) error {
+		if err := SaveKVConfig(a.opts.FS, path, next); err != nil {
+			a.opts.Logger.Error().Err(err).Str("path", path).Msg("namesrv: persist kv config failed")
+			return err
+		}
+		return nil
+	})
+	a.opts.Logger.Debug().Str("path", path).Int("items", kv.Len()).Msg("namesrv: kv config loaded")
 }
 
 // expire drops silent brokers and logs each.
@@ -138,23 +173,30 @@ func (a *registryActor) serve(req *Request) {
 		key, _ = parseBrokerKey(cmd)
 		known = a.reg.Contains(key)
 	}
+	kvBefore := a.reg.KVConfig()
 	resp := a.reg.HandleConn(cmd, a.opts.Now(), req.Conn)
-	a.logResult(cmd, resp, key, known)
+	a.logResult(cmd, resp, key, known, a.reg.KVConfig() != kvBefore)
 	if req.Reply != nil && !cmd.IsOneway() {
 		req.Reply(resp)
 	}
 }
 
-// logResult logs what a request changed.
-func (a *registryActor) logResult(cmd, resp *remoting.Command, key BrokerKey, known bool) {
+// logResult logs what a request changed; kvChanged reports a new KV
+// configuration.
+func (a *registryActor) logResult(cmd, resp *remoting.Command, key BrokerKey, known, kvChanged bool) {
 	log := &a.opts.Logger
 	if resp.Code == remoting.RequestCodeNotSupported {
 		log.Debug().Int32("code", cmd.Code).Msg("namesrv: request code not supported")
 		return
 	}
-	if resp.Code != remoting.Success && resp.Code != remoting.TopicNotExist {
-		log.Warn().Int32("code", cmd.Code).Int32("respCode", resp.Code).Str("remark", resp.Remark).
-			Str("brokerAddr", cmd.Field(fieldBrokerAddr)).Msg("namesrv: request refused")
+	switch resp.Code {
+	case remoting.Success, remoting.TopicNotExist, remoting.QueryNotFound:
+	default:
+		ev := log.Warn().Int32("code", cmd.Code).Int32("respCode", resp.Code).Str("remark", resp.Remark)
+		if addr := cmd.Field(fieldBrokerAddr); addr != "" {
+			ev = ev.Str("brokerAddr", addr)
+		}
+		ev.Msg("namesrv: request refused")
 		return
 	}
 	switch cmd.Code {
@@ -174,5 +216,18 @@ func (a *registryActor) logResult(cmd, resp *remoting.Command, key BrokerKey, kn
 	case remoting.DeleteTopicInNamesrv:
 		log.Info().Str("topic", cmd.Field(fieldTopic)).Str("cluster", cmd.Field(fieldClusterName)).
 			Msg("namesrv: topic deleted")
+	case remoting.PutKVConfig, remoting.DeleteKVConfig:
+		ev, msg := log.Debug(), "namesrv: kv config unchanged"
+		if kvChanged {
+			ev, msg = log.Info(), "namesrv: kv config item put"
+			if cmd.Code == remoting.DeleteKVConfig {
+				msg = "namesrv: kv config item deleted"
+			}
+		}
+		if cmd.Code == remoting.PutKVConfig {
+			ev = ev.Str("value", cmd.Field(fieldValue))
+		}
+		ev.Str("namespace", cmd.Field(fieldNamespace)).Str("key", cmd.Field(fieldKey)).
+			Int("items", a.reg.KVConfig().Len()).Msg(msg)
 	}
 }

@@ -1,24 +1,29 @@
 // Package namesrv is wheelmq's embedded name server: the route table that
-// RocketMQ brokers register with and that clients ask for topic routes, plus
-// the broker-side helpers that build the registration requests.
+// RocketMQ brokers register with and that clients ask for topic routes, the
+// persisted KV configuration (RocketMQ's kvConfig.json), plus the
+// broker-side helpers that build the registration requests.
 //
 // # Ownership
 //
 // Registry is a plain struct and is NOT safe for concurrent use. Exactly one
-// actor owns it (see Props); everything else talks to that actor with
-// Request messages. The actor's state is not persisted: after a restart the
-// table is empty and fills again as brokers re-register (every 30 s by
-// default), so a restart costs at most one registration period of
-// TOPIC_NOT_EXIST answers.
+// actor owns it (see Producer); everything else talks to that actor with
+// Request messages. The route table is not persisted: after a restart it
+// is empty and fills again as brokers re-register (every 30 s by default),
+// so a restart costs at most one registration period of TOPIC_NOT_EXIST
+// answers. The KV configuration is persisted (see below).
 //
 // # Served request codes
 //
+//	100 PUT_KV_CONFIG                      admin  -> name server
+//	101 GET_KV_CONFIG                      admin  -> name server
+//	102 DELETE_KV_CONFIG                   admin  -> name server
 //	103 REGISTER_BROKER                    broker -> name server
 //	104 UNREGISTER_BROKER                  broker -> name server
 //	105 GET_ROUTEINFO_BY_TOPIC             client -> name server
 //	106 GET_BROKER_CLUSTER_INFO            admin  -> name server
 //	206 GET_ALL_TOPIC_LIST_FROM_NAMESERVER admin  -> name server
 //	216 DELETE_TOPIC_IN_NAMESRV            admin  -> name server
+//	219 GET_KVLIST_BY_NAMESPACE            admin  -> name server
 //
 // Any other code is answered with 3 REQUEST_CODE_NOT_SUPPORTED. Handle never
 // panics on bad input: a missing or malformed header field, undecodable body
@@ -41,7 +46,44 @@
 //
 // (wrapped here for reading only). queueDatas and brokerDatas are sorted by
 // brokerName; broker addresses containing ',', '"', '\' or white space are
-// refused at registration.
+// refused at registration. With order messages enabled
+// (Options.OrderMessageEnable, RocketMQ's orderMessageEnable, off by
+// default) a topic with an ORDER_TOPIC_CONFIG value carries it between
+// filterServerTable and queueDatas: "orderTopicConf":"broker-a:4;broker-b:2".
+//
+// # KV configuration
+//
+// RocketMQ's KVConfigManager: namespace -> key -> value, served by codes
+// 100, 101, 102 and 219 (header fields namespace, key, value; a field must
+// be present, it may be empty). GET_KV_CONFIG answers the value in response
+// header value; an absent key is 22 QUERY_NOT_FOUND "No config item,
+// Namespace: N Key: K", an absent namespace in 219 22 "No config item,
+// Namespace: N". DELETE_KV_CONFIG answers SUCCESS whether or not the key
+// was there, and leaves the namespace (listed {"table":{}}) as Java does.
+// Values of ORDER_TOPIC_CONFIG must read as "brokerName:queueNums" items
+// separated by ';' (or be empty): anything else is 29 INVALID_PARAMETER,
+// because the Go client's producer panics on it. REGISTER_BROKER is
+// answered with the ORDER_TOPIC_CONFIG namespace as KVTable
+// {"table":{topic:value}} (Java's returnOrderTopicConfigToBroker), no body
+// without that namespace.
+//
+// The actor keeps the configuration in Options.KVConfigPath
+// (<data>/namesrv/kvConfig.json), RocketMQ's kvConfig.json shape, written
+// indented with sorted keys:
+//
+//	{
+//	  "configTable": {
+//	    "ORDER_TOPIC_CONFIG": {
+//	      "orders": "broker-a:4;broker-b:4"
+//	    }
+//	  }
+//	}
+//
+// Every change is written (vfs.WriteFileAtomic: temporary file, fsync,
+// rename, fsync of the directory) before the request is answered; a change
+// whose write fails is not made and is answered SYSTEM_ERROR. The file is
+// read on every start of the actor; one that does not parse stops the
+// start with an error naming it and is never overwritten by an empty table.
 //
 // # Compressed REGISTER_BROKER body
 //

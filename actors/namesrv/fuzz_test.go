@@ -51,14 +51,37 @@ func FuzzHandle(f *testing.F) {
 	f.Add(int32(remoting.GetAllTopicListFromNameserver), "", []byte(nil))
 	f.Add(int32(remoting.DeleteTopicInNamesrv), "topic=A\nclusterName=DefaultCluster", []byte(nil))
 	f.Add(int32(12345), "", []byte("x"))
+	f.Add(int32(remoting.PutKVConfig), "namespace=ORDER_TOPIC_CONFIG\nkey=T\nvalue=broker-a:2;broker-b:1", []byte(nil))
+	f.Add(int32(remoting.PutKVConfig), "namespace=ns\nkey=k\nvalue=", []byte(nil))
+	f.Add(int32(remoting.GetKVConfig), "namespace=ORDER_TOPIC_CONFIG\nkey=A", []byte(nil))
+	f.Add(int32(remoting.DeleteKVConfig), "namespace=ORDER_TOPIC_CONFIG\nkey=A", []byte(nil))
+	f.Add(int32(remoting.GetKVListByNamespace), "namespace=ORDER_TOPIC_CONFIG", []byte(nil))
 
 	f.Fuzz(func(t *testing.T, code int32, fields string, body []byte) {
 		r := NewRegistry()
 		twoBrokers(t, r)
+		r.SetOrderMessageEnable(true)
+		mustServe(t, r, putReq(NamespaceOrderTopicConfig, "A", "broker-a:1"))
 		req := &remoting.Command{Code: code, Opaque: 5, ExtFields: decodeFields(fields), Body: body}
 		resp := r.Handle(req, t0)
 		if resp == nil || !resp.IsResponse() || resp.Opaque != 5 {
 			t.Fatalf("bad response %+v", resp)
+		}
+		// Whatever the KV configuration holds, routes stay readable by
+		// the Go client, its order-configuration branch included.
+		for _, topic := range []string{"T", "A", "B"} {
+			rr := r.Handle(routeReq(topic), t0)
+			if rr.Code != remoting.Success {
+				continue
+			}
+			rd, err := clientDecode(rr.Body)
+			if err != nil {
+				t.Fatalf("client decode %s: %v", rr.Body, err)
+			}
+			clientPublishQueuesOrdered(topic, rd)
+		}
+		if code == remoting.GetKVListByNamespace && resp.Code == remoting.Success && !json.Valid(resp.Body) {
+			t.Fatalf("KVTable %s", resp.Body)
 		}
 		if code == remoting.RegisterBroker && resp.Code == remoting.Success {
 			for _, topic := range r.TopicNames() {
@@ -141,6 +164,34 @@ func FuzzParseRouteData(f *testing.F) {
 		again, err := ParseRouteData(enc)
 		if err != nil || !reflect.DeepEqual(rd, again) {
 			t.Fatalf("round trip %s: %+v vs %+v (%v)", enc, rd, again, err)
+		}
+	})
+}
+
+// FuzzParseKVConfig checks the kvConfig.json decoder never panics, reports
+// only ErrBadBody, and that what it accepts is written and read back the
+// same.
+func FuzzParseKVConfig(f *testing.F) {
+	f.Add(readTestdata(f, "kvConfig.json"))
+	f.Add(readTestdata(f, "kvConfig_java.json"))
+	f.Add([]byte(`{"configTable":{"a":null,"b":{"k":null,"v":1.5,"o":{"x":[1]}}}}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseKVConfig(data)
+		if err != nil {
+			if !errors.Is(err, ErrBadBody) {
+				t.Fatalf("unexpected error class: %v", err)
+			}
+			return
+		}
+		enc, err := c.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseKVConfig(enc)
+		if err != nil || !sameKV(c, again) {
+			t.Fatalf("round trip %s: %v vs %v (%v)", enc, c.table, again, err)
 		}
 	})
 }

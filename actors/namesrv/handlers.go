@@ -8,10 +8,6 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// registerResponseBody is the REGISTER_BROKER response body: an empty
-// KVTable of order-topic configuration.
-var registerResponseBody = []byte(`{"table":{}}`)
-
 // Handle serves one name-server request at time now and returns its
 // response (never nil, even for a nil request). It never panics on bad
 // input; see the package doc for the codes served and the error mapping.
@@ -43,6 +39,14 @@ func (r *Registry) HandleConn(req *remoting.Command, now time.Time, conn uint64)
 		return jsonResponse(req, TopicList{TopicList: names})
 	case remoting.DeleteTopicInNamesrv:
 		return r.handleDeleteTopic(req)
+	case remoting.PutKVConfig:
+		return r.handlePutKV(req)
+	case remoting.GetKVConfig:
+		return r.handleGetKV(req)
+	case remoting.DeleteKVConfig:
+		return r.handleDeleteKV(req)
+	case remoting.GetKVListByNamespace:
+		return r.handleKVList(req)
 	}
 	return remoting.NewResponse(req, remoting.RequestCodeNotSupported,
 		fmt.Sprintf(" request type %d not supported", req.Code))
@@ -72,7 +76,15 @@ func (r *Registry) handleRegister(req *remoting.Command, now time.Time, conn uin
 	if res.MasterAddr != "" {
 		resp.SetField(fieldMasterAddr, res.MasterAddr)
 	}
-	resp.Body = append([]byte(nil), registerResponseBody...)
+	// Java's returnOrderTopicConfigToBroker (on by default): the
+	// ORDER_TOPIC_CONFIG namespace as KVTable, no body without it.
+	body, ok, err := r.kvListBody(NamespaceOrderTopicConfig)
+	if err != nil {
+		return errorResponse(req, err)
+	}
+	if ok {
+		resp.Body = body
+	}
 	return resp
 }
 
@@ -91,7 +103,8 @@ func (r *Registry) handleUnregister(req *remoting.Command) *remoting.Command {
 	return remoting.NewResponse(req, remoting.Success, "")
 }
 
-// handleRoute serves GET_ROUTEINFO_BY_TOPIC (105).
+// handleRoute serves GET_ROUTEINFO_BY_TOPIC (105), with orderTopicConf
+// from ORDER_TOPIC_CONFIG when order messages are enabled.
 func (r *Registry) handleRoute(req *remoting.Command) *remoting.Command {
 	topic, err := requiredField(req, fieldTopic)
 	if err != nil {
@@ -102,6 +115,7 @@ func (r *Registry) handleRoute(req *remoting.Command) *remoting.Command {
 		return remoting.NewResponse(req, remoting.TopicNotExist,
 			"No topic route info in name server for the topic: "+topic)
 	}
+	rd.OrderTopicConf = r.orderTopicConf(topic)
 	return jsonResponse(req, rd)
 }
 

@@ -66,8 +66,9 @@ type RegisterResult struct {
 	New bool
 }
 
-// Registry is the name server's route table. It is not safe for concurrent
-// use: one actor owns it.
+// Registry is the name server's state: the route table and the KV
+// configuration (see UseKVConfig). It is not safe for concurrent use: one
+// actor owns it.
 //
 // Routes are derived from the live entries: for each broker name the member
 // with the lowest broker id (the master when it is alive) is the topic
@@ -76,11 +77,18 @@ type RegisterResult struct {
 // so a topic deleted in the broker disappears at its next registration.
 type Registry struct {
 	brokers map[BrokerKey]*BrokerEntry
+	// kv is the current KV configuration; saveKV (nil: none) persists a
+	// changed one before it replaces kv.
+	kv     *KVConfig
+	saveKV func(*KVConfig) error
+	// orderMessageEnable puts ORDER_TOPIC_CONFIG values into routes.
+	orderMessageEnable bool
 }
 
-// NewRegistry returns an empty route table.
+// NewRegistry returns an empty route table with an empty KV configuration
+// kept in memory only.
 func NewRegistry() *Registry {
-	return &Registry{brokers: make(map[BrokerKey]*BrokerEntry)}
+	return &Registry{brokers: make(map[BrokerKey]*BrokerEntry), kv: NewKVConfig()}
 }
 
 // Register records a broker registration made at now, replacing the broker's

@@ -55,7 +55,9 @@ type TopicRouteData struct {
 	BrokerDatas []BrokerData `json:"brokerDatas"`
 	// FilterServerTable is always empty (filter servers are gone in 5.x).
 	FilterServerTable map[string][]string `json:"filterServerTable"`
-	// OrderTopicConf is "brokerName:num;..." for global order topics; unused.
+	// OrderTopicConf is "brokerName:num;..." for global order topics: the
+	// topic's ORDER_TOPIC_CONFIG value when order messages are enabled
+	// (Registry.SetOrderMessageEnable), else absent.
 	OrderTopicConf string `json:"orderTopicConf,omitempty"`
 	// QueueDatas lists the topic's queues per broker, sorted by brokerName.
 	QueueDatas []QueueData `json:"queueDatas"`

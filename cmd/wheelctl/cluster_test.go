@@ -151,8 +151,8 @@ func TestCluster(t *testing.T) {
 	}
 	bin := buildWheelmq(t)
 	ns1addr, ns2addr := processtest.FreeAddr(t), processtest.FreeAddr(t)
-	ns1 := startWheelmq(t, bin, "namesrv-1", ns1addr, "namesrv", "--listen", ns1addr)
-	startWheelmq(t, bin, "namesrv-2", ns2addr, "namesrv", "--listen", ns2addr)
+	ns1 := startWheelmq(t, bin, "namesrv-1", ns1addr, "namesrv", "--listen", ns1addr, "--data", t.TempDir())
+	startWheelmq(t, bin, "namesrv-2", ns2addr, "namesrv", "--listen", ns2addr, "--data", t.TempDir())
 	nsList := []string{ns1addr, ns2addr}
 	brokers := map[string]*wmProc{}
 	for _, name := range []string{"broker-a", "broker-b"} {

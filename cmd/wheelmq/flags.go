@@ -7,6 +7,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"io"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	def := pipeline.DefaultConfig()
 	fs := flag.NewFlagSet("wheelmq", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", def.DataDir, "store root directory")
+	data := fs.String("data", def.DataDir, "data directory: the broker's store, and the name server's files in <data>/namesrv")
 	listen := fs.String("listen", def.Listen, "broker remoting address (in namesrv mode: the name server's address)")
 	nsListen := fs.String("namesrv-listen", "0.0.0.0:9876", "embedded name server address (empty: none)")
 	nsAddrs := fs.String("namesrv", "", "name servers to register with, ';'-separated (default: the embedded one)")
@@ -93,6 +94,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	cleanRatio := fs.Float64("disk-clean-ratio", def.DiskCleanRatio, "disk use at which expired segments are deleted at once")
 	fullRatio := fs.Float64("disk-full-ratio", def.DiskFullRatio, "disk use at which sends are refused (SERVICE_NOT_AVAILABLE)")
 	segSize := fs.Int64("commitlog-segment-size", commitlog.DefaultSegmentSize, "CommitLog segment file size in bytes (must match an existing data directory)")
+	orderMsg := fs.Bool("order-message-enable", false,
+		"name server: put a topic's ORDER_TOPIC_CONFIG value into its routes as orderTopicConf (RocketMQ's orderMessageEnable)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
 	if err := fs.Parse(args); err != nil {
@@ -203,6 +206,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
+		o.node.NamesrvDir = filepath.Join(*data, "namesrv")
+		o.node.OrderMessageEnable = *orderMsg
 	}
 	if mode == "broker" && len(bc.NameServers) == 0 {
 		problems = append(problems, "broker mode needs --namesrv")
@@ -223,7 +228,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"listen", "namesrv-listen", "metrics-listen", "log-level", "log-format", "config"},
+	"namesrv": {"data", "listen", "namesrv-listen", "order-message-enable", "metrics-listen", "log-level", "log-format",
+		"config"},
 	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",

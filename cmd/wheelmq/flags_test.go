@@ -132,8 +132,9 @@ func TestParseArgsRefusesFlagsOfOtherModes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"namesrv", "--data", "/tmp/x"}, "--data means nothing in namesrv mode"},
+		{[]string{"namesrv", "--advertise", "10.0.0.1:10911"}, "--advertise means nothing in namesrv mode"},
 		{[]string{"namesrv", "--flush", "sync"}, "--flush means nothing in namesrv mode"},
+		{[]string{"broker", "--namesrv", "127.0.0.1:9876", "--order-message-enable"}, "--order-message-enable means nothing in broker mode"},
 		{[]string{"broker", "--namesrv", "127.0.0.1:9876", "--namesrv-listen", "0.0.0.0:9876"}, "--namesrv-listen means nothing in broker mode"},
 	}
 	for _, c := range cases {
@@ -143,8 +144,37 @@ func TestParseArgsRefusesFlagsOfOtherModes(t *testing.T) {
 		}
 	}
 	// The environment may carry settings for other modes: not an error.
-	if _, err := parseArgs([]string{"namesrv"}, env(map[string]string{"WHEELMQ_DATA": "/tmp/x"}), io.Discard); err != nil {
-		t.Fatalf("WHEELMQ_DATA in namesrv mode: %v", err)
+	if _, err := parseArgs([]string{"namesrv"}, env(map[string]string{"WHEELMQ_ADVERTISE": "10.0.0.1:1"}), io.Discard); err != nil {
+		t.Fatalf("WHEELMQ_ADVERTISE in namesrv mode: %v", err)
+	}
+}
+
+// TestParseArgsNamesrvDir: the name server keeps its files in <data>/namesrv
+// wherever it runs; a broker alone has none.
+func TestParseArgsNamesrvDir(t *testing.T) {
+	cases := []struct {
+		args      []string
+		env       map[string]string
+		dir       string
+		orderConf bool
+	}{
+		{args: nil, dir: filepath.Join("wheelmq-data", "namesrv")},
+		{args: []string{"--data", "/var/lib/wmq"}, dir: "/var/lib/wmq/namesrv"},
+		{args: []string{"namesrv"}, dir: filepath.Join("wheelmq-data", "namesrv")},
+		{args: []string{"namesrv", "--data", "/srv/ns", "--order-message-enable"}, dir: "/srv/ns/namesrv", orderConf: true},
+		{args: []string{"namesrv"}, env: map[string]string{"WHEELMQ_DATA": "/tmp/x"}, dir: "/tmp/x/namesrv"},
+		{args: []string{"--order-message-enable=true"}, dir: filepath.Join("wheelmq-data", "namesrv"), orderConf: true},
+		{args: []string{"broker", "--namesrv", "127.0.0.1:9876", "--data", "/srv/b"}, dir: ""},
+	}
+	for _, c := range cases {
+		o, err := parseArgs(c.args, env(c.env), io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if o.node.NamesrvDir != c.dir || o.node.OrderMessageEnable != c.orderConf {
+			t.Errorf("%v %v: name server dir %q order %v, want %q %v", c.args, c.env,
+				o.node.NamesrvDir, o.node.OrderMessageEnable, c.dir, c.orderConf)
+		}
 	}
 }
 

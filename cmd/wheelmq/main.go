@@ -2,7 +2,7 @@
 //
 //	wheelmq            broker + embedded name server (the default)
 //	wheelmq broker     broker only (register with --namesrv)
-//	wheelmq namesrv    name server only
+//	wheelmq namesrv    name server only (its KV configuration in <--data>/namesrv)
 //
 // Every flag can also be set through the environment as WHEELMQ_<FLAG>, with
 // dashes as underscores (WHEELMQ_DATA, WHEELMQ_NAMESRV_LISTEN, ...); a flag

@@ -24,6 +24,9 @@ const (
 	LockBatchMQ                   int32 = 41
 	UnlockBatchMQ                 int32 = 42
 	CheckClientConfig             int32 = 46
+	PutKVConfig                   int32 = 100
+	GetKVConfig                   int32 = 101
+	DeleteKVConfig                int32 = 102
 	RegisterBroker                int32 = 103
 	UnregisterBroker              int32 = 104
 	GetRouteInfoByTopic           int32 = 105
@@ -31,6 +34,7 @@ const (
 	GetAllTopicListFromNameserver int32 = 206
 	DeleteTopicInBroker           int32 = 215
 	DeleteTopicInNamesrv          int32 = 216
+	GetKVListByNamespace          int32 = 219
 	SendMessageV2                 int32 = 310
 	SendBatchMessage              int32 = 320
 	SendReplyMessage              int32 = 324

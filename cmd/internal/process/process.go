@@ -14,9 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Config selects what the process runs.
@@ -41,6 +44,14 @@ type Config struct {
 	RunBroker bool
 	// NamesrvListen is the embedded name server's address ("" = none).
 	NamesrvListen string
+	// NamesrvDir is the name server's directory: kvConfig.json (the KV
+	// configuration) and LOCK (held while the name server runs, so that
+	// two name servers never share the file). "" keeps the KV
+	// configuration in memory only. cmd/wheelmq uses <data>/namesrv.
+	NamesrvDir string
+	// OrderMessageEnable puts ORDER_TOPIC_CONFIG values into routes as
+	// orderTopicConf (RocketMQ's orderMessageEnable).
+	OrderMessageEnable bool
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
 	// Logger is the process logger.
@@ -56,6 +67,7 @@ type Node struct {
 	net      *netCollector   // the remoting servers' counters
 	nsStage  *stage.Stage
 	nsServer *netloop.Server
+	nsLock   io.Closer // the name server directory's LOCK (nil: none)
 	broker   *Broker
 	http     *http.Server
 	httpAddr string
@@ -101,22 +113,68 @@ func Start(cfg Config) (*Node, error) {
 
 func (n *Node) startNamesrv() error {
 	log := n.cfg.Logger.With().Str("component", "namesrv").Logger()
+	opts := namesrv.Options{Logger: log, OrderMessageEnable: n.cfg.OrderMessageEnable}
+	if dir := n.cfg.NamesrvDir; dir != "" {
+		lock, path, err := openNamesrvDir(dir)
+		if err != nil {
+			return err
+		}
+		n.nsLock, opts.KVConfigPath = lock, path
+	}
 	n.nsSystem = stage.NewSystem(log)
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
-	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(namesrv.Options{Logger: log}))
+	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(opts))
 	if err != nil {
+		n.nsSystem.Shutdown()
+		n.releaseNamesrvDir()
 		return fmt.Errorf("start name server: %w", err)
 	}
 	n.nsStage = st
 	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log},
 		&namesrvHandler{st: st, log: log})
 	if err := n.nsServer.Start(); err != nil {
+		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
+		n.releaseNamesrvDir()
 		return fmt.Errorf("name server listen %s: %w", n.cfg.NamesrvListen, err)
 	}
 	n.net.add(n.nsServer)
 	log.Info().Str("listen", n.nsServer.Addr()).Msg("name server started")
 	return nil
+}
+
+// openNamesrvDir creates the name server's directory, locks it and reads
+// its kvConfig.json once, so that a damaged file stops the start-up with
+// the file's name (the stage reads it again on every start).
+func openNamesrvDir(dir string) (lock io.Closer, path string, err error) {
+	if err := vfs.MkdirAllSynced(nil, dir, 0o755); err != nil {
+		return nil, "", fmt.Errorf("name server directory: %w", err)
+	}
+	lock, err = vfs.OS{}.Lock(filepath.Join(dir, "LOCK"))
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, "", fmt.Errorf("name server directory %s is in use by another name server: %w", dir, err)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("name server directory: %w", err)
+	}
+	path = filepath.Join(dir, namesrv.KVConfigFile)
+	if _, err := namesrv.LoadKVConfig(nil, path); err != nil {
+		_ = lock.Close()
+		return nil, "", fmt.Errorf("start name server: %w", err)
+	}
+	return lock, path, nil
+}
+
+// releaseNamesrvDir unlocks the name server's directory (once the stage
+// that writes there stopped).
+func (n *Node) releaseNamesrvDir() {
+	if n.nsLock == nil {
+		return
+	}
+	if err := n.nsLock.Close(); err != nil {
+		n.cfg.Logger.Warn().Err(err).Str("dir", n.cfg.NamesrvDir).Msg("unlock name server directory")
+	}
+	n.nsLock = nil
 }
 
 // namesrvHandler forwards name-server requests to the registry stage.
@@ -249,6 +307,7 @@ func (n *Node) stopNamesrv(ctx context.Context) {
 	if n.nsSystem != nil {
 		n.nsSystem.Shutdown()
 	}
+	n.releaseNamesrvDir()
 }
 
 // dialable turns a wildcard listen address into a loopback one.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,8 @@ type Options struct {
 	Mutate func(*pipeline.Config)
 	// Metrics enables the HTTP endpoint.
 	Metrics bool
+	// MutateNode adjusts the process configuration (after Mutate).
+	MutateNode func(*process.Config)
 }
 
 // FreeAddr returns a 127.0.0.1 address whose port was free a moment ago
@@ -64,8 +67,10 @@ func FreeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// Start runs a broker with an embedded name server on loopback; it is
-// stopped when the test ends (Stop it earlier to restart on the same Dir).
+// Start runs a broker with an embedded name server on loopback, the name
+// server's files in Dir/namesrv as cmd/wheelmq has them (unless Mutate sets
+// a StoreFS: then the KV configuration stays in memory); it is stopped when
+// the test ends (Stop it earlier to restart on the same Dir).
 func Start(t testing.TB, o Options) *process.Node {
 	t.Helper()
 	QuietClient()
@@ -89,8 +94,16 @@ func Start(t testing.TB, o Options) *process.Node {
 		o.Mutate(&bc)
 	}
 	cfg := process.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: bc.Logger}
+	if bc.StoreFS == nil {
+		// Dir is on the real file system (a test's StoreFS may put it
+		// elsewhere, e.g. inside a crash file system).
+		cfg.NamesrvDir = filepath.Join(o.Dir, "namesrv")
+	}
 	if o.Metrics {
 		cfg.MetricsListen = "127.0.0.1:0"
+	}
+	if o.MutateNode != nil {
+		o.MutateNode(&cfg)
 	}
 	n, err := process.Start(cfg)
 	if err != nil {
