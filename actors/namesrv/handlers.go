@@ -47,6 +47,10 @@ func (r *Registry) HandleConn(req *remoting.Command, now time.Time, conn uint64)
 		return r.handleDeleteKV(req)
 	case remoting.GetKVListByNamespace:
 		return r.handleKVList(req)
+	case remoting.GetSystemTopicListFromNS:
+		return jsonResponse(req, r.SystemTopicList())
+	case remoting.GetTopicsByCluster:
+		return r.handleTopicsByCluster(req)
 	}
 	return remoting.NewResponse(req, remoting.RequestCodeNotSupported,
 		fmt.Sprintf(" request type %d not supported", req.Code))

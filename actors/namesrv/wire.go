@@ -73,6 +73,9 @@ type ClusterInfo struct {
 
 // TopicList is the GET_ALL_TOPIC_LIST_FROM_NAMESERVER response body.
 type TopicList struct {
+	// BrokerAddr names a broker to ask next (GET_SYSTEM_TOPIC_LIST_FROM_NS
+	// only: the client asks it for its system topics); omitted when empty.
+	BrokerAddr string `json:"brokerAddr,omitempty"`
 	// TopicList holds the topic names, sorted.
 	TopicList []string `json:"topicList"`
 }

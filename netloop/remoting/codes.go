@@ -35,6 +35,8 @@ const (
 	DeleteTopicInBroker           int32 = 215
 	DeleteTopicInNamesrv          int32 = 216
 	GetKVListByNamespace          int32 = 219
+	GetTopicsByCluster            int32 = 224
+	GetSystemTopicListFromNS      int32 = 304
 	SendMessageV2                 int32 = 310
 	SendBatchMessage              int32 = 320
 	SendReplyMessage              int32 = 324
