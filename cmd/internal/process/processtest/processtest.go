@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,6 +110,12 @@ func Start(t testing.TB, o Options) *process.Node {
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
+	if cfg.RunBroker && cfg.NamesrvListen != "" {
+		// The broker registers with its name server in the background: a
+		// test starts once it has, as a client that starts later would
+		// find it (after a restart its topics are routable again).
+		waitRegistered(t, n)
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -146,6 +153,22 @@ func CreateTopic(t testing.TB, n *process.Node, topic string, queues int) {
 		t.Fatalf("create topic %s: code %d %s", topic, resp.Code, resp.Remark)
 	}
 	WaitRoute(t, n.NamesrvAddr(), topic)
+}
+
+// waitRegistered waits until the node's name server lists its broker.
+func waitRegistered(t testing.TB, n *process.Node) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp := Invoke(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+		if resp.Code == remoting.Success && strings.Contains(string(resp.Body), n.Broker().Advertise()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker did not register with its name server within 15 s: %d %s", resp.Code, resp.Body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // WaitRoute waits until the name server has a route for topic.
