@@ -26,6 +26,8 @@ var adminHandlers = map[int32]handler{
 	remoting.GetConsumerRunningInfo:           {(*Router).handleConsumerRunningInfo, []string{clients.StageName}},
 	remoting.InvokeBrokerToResetOffset:        {(*Router).handleResetOffset, []string{offsets.StageName, pull.StageName}},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
+	remoting.GetBrokerConfig:                  {(*Router).handleGetBrokerConfig, nil},
+	remoting.UpdateBrokerConfig:               {(*Router).handleUpdateBrokerConfig, nil},
 }
 
 func init() {
