@@ -43,8 +43,13 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
 
-// maxConfigBody bounds an UPDATE_BROKER_CONFIG body (a few keys).
-const maxConfigBody = 64 << 10
+const (
+	// maxConfigBody bounds an UPDATE_BROKER_CONFIG body (a few keys).
+	maxConfigBody = 64 << 10
+	// maxProblems bounds the refused keys a remark (and its log line)
+	// names one by one.
+	maxProblems = 16
+)
 
 func (r *Router) handleGetBrokerConfig(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	live := r.p.Settings()
@@ -95,6 +100,9 @@ func (r *Router) handleUpdateBrokerConfig(c *netloop.Conn, cmd *remoting.Command
 	slices.Sort(keys)
 	change, code, problems := r.parseUpdate(keys, values)
 	if len(problems) > 0 {
+		if n := len(problems); n > maxProblems {
+			problems = append(problems[:maxProblems], fmt.Sprintf("and %d more", n-maxProblems))
+		}
 		return r.refuseUpdate(c, keys, code, strings.Join(problems, "; "))
 	}
 	next, err := r.p.UpdateSettings(change)
@@ -114,7 +122,8 @@ func (r *Router) handleUpdateBrokerConfig(c *netloop.Conn, cmd *remoting.Command
 // refuseUpdate logs a refused update (the keys, not their values) and
 // returns its refusal.
 func (r *Router) refuseUpdate(c *netloop.Conn, keys []string, code int32, why string) *Refusal {
-	r.log.Warn().Str("remote", c.RemoteAddr()).Strs("keys", keys).Int32("code", code).Str("reason", why).
+	r.log.Warn().Str("remote", c.RemoteAddr()).Strs("keys", keys[:min(len(keys), maxProblems)]).Int("key_count", len(keys)).
+		Int32("code", code).Str("reason", why).
 		Msg("broker configuration update refused (UPDATE_BROKER_CONFIG)")
 	return refuse(code, "[CONFIG_NOT_CHANGED]nothing changed: %s", why)
 }

@@ -258,7 +258,8 @@ func deleteWhen(at string) string {
 }
 
 // parseDeleteWhen reads RocketMQ's hours of day ("04;12") or wheelmq's
-// --retention-at syntax ("04:30;12:00", "any").
+// --retention-at syntax ("04:30;12:00", "any") and returns the latter in
+// its canonical form.
 func parseDeleteWhen(v string) (string, error) {
 	parts := strings.Split(v, ";")
 	for i, p := range parts {
@@ -267,11 +268,11 @@ func parseDeleteWhen(v string) (string, error) {
 			parts[i] = fmt.Sprintf("%02d:00", h)
 		}
 	}
-	at := strings.Join(parts, ";")
-	if _, err := retention.ParseSchedule(at); err != nil {
+	sched, err := retention.ParseSchedule(strings.Join(parts, ";"))
+	if err != nil {
 		return "", fmt.Errorf("want hours of day 0..23 separated by ';' (04;12), local times HH:MM, or any")
 	}
-	return at, nil
+	return sched.String(), nil // canonical: "04:00;12:00", "any"
 }
 
 // boolean is stricter than Java's Boolean.parseBoolean, which reads a typo

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -189,4 +190,41 @@ func TestBrokerKeyShow(t *testing.T) {
 	if got := v.listenPort(); got != "10911" {
 		t.Errorf("listenPort with a picked port shows %q, want the advertised one", got)
 	}
+}
+
+// FuzzBrokerKeySet feeds any value to every changeable key: set never
+// panics, and a value it accepts, shown and set again, gives the same
+// settings (what GET_BROKER_CONFIG lists is what UPDATE_BROKER_CONFIG
+// takes back).
+func FuzzBrokerKeySet(f *testing.F) {
+	for _, v := range []string{"0", "1", "48", "1024", "04;12", "4", "04:30", "any", "true", "FALSE", "57", "3000",
+		"debug", "-1", "", " 1", "1e3", "99999999999999999999"} {
+		f.Add(v)
+	}
+	cfg := pipeline.DefaultConfig()
+	cfg.SetLogLevel = func(zerolog.Level) {}
+	f.Fuzz(func(t *testing.T, value string) {
+		for _, k := range brokerKeys {
+			if k.set == nil {
+				continue
+			}
+			v := testView(&cfg)
+			a, err := k.set(v, value)
+			if err != nil {
+				continue
+			}
+			once := *v.live
+			a(&once)
+			shown := k.show(&configView{r: v.r, cfg: &cfg, live: &once})
+			b, err := k.set(v, shown)
+			if err != nil {
+				t.Fatalf("%s=%q accepted, shown as %q, refused: %v", k.name, value, shown, err)
+			}
+			twice := *v.live
+			b(&twice)
+			if !reflect.DeepEqual(twice, once) {
+				t.Fatalf("%s=%q: %+v, shown as %q: %+v", k.name, value, once, shown, twice)
+			}
+		}
+	})
 }
