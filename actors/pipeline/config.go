@@ -176,6 +176,12 @@ type Config struct {
 	Stages *stage.Registry
 	// Logger is the broker's logger.
 	Logger zerolog.Logger
+	// SetLogLevel, when set, changes the level of the broker's logs while
+	// it runs (UPDATE_BROKER_CONFIG's log-level; cmd/wheelmq sets
+	// zerolog's global level, so the name server of the process follows);
+	// nil: the level is fixed. The level in force at start is the higher
+	// of Logger's and zerolog's global one.
+	SetLogLevel func(zerolog.Level)
 }
 
 // DefaultMaxInflightPerConn is the default of Config.MaxInflightPerConn:
@@ -219,6 +225,18 @@ func DefaultConfig() Config {
 		DiskFullRatio:            0.90,
 		Logger:                   zerolog.Nop(),
 	}
+}
+
+// MaxMessageSizeLimit is the largest MaxMessageSize the broker's frame
+// and segment sizes allow (the rules of Validate): 64 KiB of a frame stay
+// for the header and properties, and a segment holds the largest message
+// with 48 KiB to spare.
+func (c *Config) MaxMessageSizeLimit() int {
+	limit := c.MaxFrame - 64<<10
+	if c.SegmentSize != 0 {
+		limit = int(min(int64(limit), c.SegmentSize-48<<10))
+	}
+	return limit
 }
 
 // TimerGeometry is the shape of the timer wheel (see timerwheel.Options).

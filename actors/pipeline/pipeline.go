@@ -87,6 +87,7 @@ type Pipeline struct {
 	disk        retention.Disk
 	appends     *writer.Inbox
 	parked      atomic.Int64 // parked pulls (pull.Options.Parked)
+	settings    settingsState
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -113,6 +114,10 @@ func Open(cfg Config) (*Pipeline, error) {
 			Name: "wheelmq_pull_park_refused_total",
 			Help: "Long polls answered at once (PULL_NOT_FOUND) because their connection had its bound of parked pulls.",
 		})}
+	if err := p.initSettings(p.booted); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	wopts := timerwheel.Options{
 		Dir: st.TimerDir(), FS: st.FS, MaxDelay: cfg.MaxTimerDelay, Logger: log.With().Str("component", "timerwheel").Logger(),
 		OnCorruption: cfg.OnCorruption, Corruption: damage,
@@ -221,15 +226,15 @@ func (p *Pipeline) spawn() error {
 		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
 		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
 		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
-		Timeout:     cfg.TransactionTimeout, CheckInterval: cfg.TransactionCheckInterval,
-		MaxChecks: cfg.TransactionCheckMax, Tick: cfg.TransactionTick,
+		Live:        p.transactionLive, Tick: cfg.TransactionTick,
 		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: txcheck.NewMetrics(cfg.Registerer),
 		Logger: logFor(txcheck.StageName),
 	})})
 	// The pull stages first: dispatch wakes them (Arrived).
 	pulls, err := pull.Start(p.system, p.stages, p.strat, pull.Options{
 		Store: p.store, Readers: cfg.PullWorkers, MaxParkedPerConn: cfg.MaxParkedPullsPerConn,
-		Served: p.counters.Served, Parked: &p.parked, ParkRefused: p.parkRefused.Inc,
+		MaxParkedLive: func() int { return p.Settings().MaxParkedPullsPerConn },
+		Served:        p.counters.Served, Parked: &p.parked, ParkRefused: p.parkRefused.Inc,
 		Logger: logFor(pull.StageName),
 	})
 	if err != nil {

@@ -98,26 +98,17 @@ func (p *Pipeline) Disk() *retention.Disk { return &p.disk }
 // startRetention spawns the retention stage.
 func (p *Pipeline) startRetention() error {
 	cfg := p.cfg
-	sched, err := retention.ParseSchedule(cfg.RetentionAt)
-	if err != nil {
-		return err
-	}
 	usage := cfg.DiskUsage
 	if usage == nil {
 		usage = retention.StatfsUsage(cfg.DataDir)
 	}
-	_, err = p.spawnStage(retention.StageName, retention.Producer(retention.Options{
+	_, err := p.spawnStage(retention.StageName, retention.Producer(retention.Options{
 		Store: p.store, Wheel: p.wheel,
-		Policy: retention.Policy{
-			Retention: cfg.Retention, Schedule: sched, CleanRatio: cfg.DiskCleanRatio,
-			ForceRatio:  max(min(cfg.DiskForceCleanRatio, cfg.DiskFullRatio), cfg.DiskCleanRatio),
-			MaxPerRound: 10,
-		},
-		FullRatio: cfg.DiskFullRatio,
-		Pins:      p.retentionPins(),
-		Append:    func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },
-		Trim:      func(t *dispatch.Trim) { p.Stage(dispatch.StageName).Send(t) },
-		Disk:      &p.disk, DiskUsage: usage, Now: cfg.Clock,
+		Live:   p.retentionLive, // the policy and full ratio in force (settings.go)
+		Pins:   p.retentionPins(),
+		Append: func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },
+		Trim:   func(t *dispatch.Trim) { p.Stage(dispatch.StageName).Send(t) },
+		Disk:   &p.disk, DiskUsage: usage, Now: cfg.Clock,
 		Interval: cfg.RetentionInterval, SampleInterval: cfg.DiskSampleInterval,
 		DeleteInterval: cfg.RetentionDeleteInterval, Fault: cfg.RetentionFault,
 		Metrics: retention.NewMetrics(cfg.Registerer, &p.disk),

@@ -162,6 +162,10 @@ type Options struct {
 	// (default DefaultMaxParkedPerConn): past it a long poll that finds
 	// nothing is answered at once with PULL_NOT_FOUND instead of parked.
 	MaxParkedPerConn int
+	// MaxParkedLive, when set, returns the bound in force instead (a
+	// run-time setting, read for every long poll parked; the pipeline's
+	// Settings).
+	MaxParkedLive func() int
 	// Served, when set, is told of every pull answered (statistics): the
 	// group, the topic and how many messages it carried (0: none). It is
 	// called from the readers' goroutines.
@@ -250,7 +254,7 @@ func (p *Puller) arm() {
 // when its connection has too many parked.
 func (p *Puller) park(m *parkReq) {
 	r := m.r
-	if p.byConn[r.ConnID] >= p.svc.opts.MaxParkedPerConn {
+	if p.byConn[r.ConnID] >= p.svc.maxParked() {
 		if f := p.svc.opts.ParkRefused; f != nil {
 			f()
 		}

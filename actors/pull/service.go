@@ -95,6 +95,15 @@ func (s *Service) Stage(name string) *stage.Stage {
 	return nil
 }
 
+// maxParked is the bound on the long polls parked per connection in
+// force.
+func (s *Service) maxParked() int {
+	if f := s.opts.MaxParkedLive; f != nil {
+		return f()
+	}
+	return s.opts.MaxParkedPerConn
+}
+
 // Readers lists the reader stages.
 func (s *Service) Readers() []*stage.Stage { return s.readers }
 

@@ -43,6 +43,9 @@ type Options struct {
 	Policy Policy
 	// FullRatio: at or above this disk use, sends are refused (Disk.Full).
 	FullRatio float64
+	// Live, when set, returns the policy and full ratio in force instead
+	// (run-time settings, read at every disk sample and every round).
+	Live func() (Policy, float64)
 	// Pins are the providers of offsets still needed.
 	Pins []Pin
 	// Append hands records to the commitlog writer stage; Trim hands a
@@ -257,13 +260,14 @@ func (s *Retention) sampleDisk() {
 		return
 	}
 	s.diskErr = false
-	full := ratio >= s.opts.FullRatio
+	_, fullRatio := s.policy()
+	full := ratio >= fullRatio
 	if s.opts.Disk.set(ratio, full) {
 		if full {
-			s.opts.Logger.Error().Float64("used_ratio", ratio).Float64("full_ratio", s.opts.FullRatio).
+			s.opts.Logger.Error().Float64("used_ratio", ratio).Float64("full_ratio", fullRatio).
 				Msg("disk full: refusing sends until disk use drops below the full ratio")
 		} else {
-			s.opts.Logger.Warn().Float64("used_ratio", ratio).Float64("full_ratio", s.opts.FullRatio).
+			s.opts.Logger.Warn().Float64("used_ratio", ratio).Float64("full_ratio", fullRatio).
 				Msg("disk use below the full ratio: accepting sends again")
 		}
 	}
@@ -294,7 +298,16 @@ func (s *Retention) decide() (Decision, []PinValue) {
 		s.opts.Metrics.pin(p.Name, off)
 	}
 	in := Input{Now: s.opts.Now(), Segments: s.segments(), UsedRatio: s.opts.Disk.Ratio(), Pins: pins}
-	return s.opts.Policy.Decide(in), pins
+	policy, _ := s.policy()
+	return policy.Decide(in), pins
+}
+
+// policy returns the policy and full ratio in force.
+func (s *Retention) policy() (Policy, float64) {
+	if s.opts.Live != nil {
+		return s.opts.Live()
+	}
+	return s.opts.Policy, s.opts.FullRatio
 }
 
 // segments describes the CommitLog's segments with their age: a segment's

@@ -80,10 +80,10 @@ func (s *Stage) checks() {
 		h, err := s.readHalfSized(tx.cl, tx.size)
 		if err != nil {
 			s.opts.Logger.Error().Err(err).Int64("half_offset", tx.q).Msg("half message unreadable; check postponed")
-			tx.nextCheck = nowMs + s.opts.CheckInterval.Milliseconds()
+			tx.nextCheck = nowMs + s.tuning().CheckInterval.Milliseconds()
 			continue
 		}
-		if int(tx.checks) >= s.opts.MaxChecks {
+		if int(tx.checks) >= s.tuning().MaxChecks {
 			s.opts.Logger.Warn().Int64("half_offset", tx.q).Str("group", tx.group).Int32("checks", tx.checks).
 				Msg("transaction given up after its checks; moved to " + meta.TopicTransCheckMaxTime)
 			s.startEnd(tx, h, Discard, nil)
@@ -99,7 +99,7 @@ func (s *Stage) sendCheck(tx *halfTx, h half, nowMs int64) {
 	if err != nil || tx.group == "" {
 		s.opts.Logger.Warn().Err(err).Int64("half_offset", tx.q).Str("group", tx.group).
 			Msg("transaction cannot be checked")
-		tx.nextCheck = nowMs + s.opts.CheckInterval.Milliseconds()
+		tx.nextCheck = nowMs + s.tuning().CheckInterval.Milliseconds()
 		return
 	}
 	tx.checking = true
@@ -118,7 +118,7 @@ func (s *Stage) onCheckSent(m *checkSent) {
 		return
 	}
 	tx.checking = false
-	tx.nextCheck = s.now().UnixMilli() + s.opts.CheckInterval.Milliseconds()
+	tx.nextCheck = s.now().UnixMilli() + s.tuning().CheckInterval.Milliseconds()
 	if m.client == "" {
 		s.opts.Metrics.Checks.WithLabelValues("no_producer").Inc()
 		return

@@ -23,7 +23,7 @@ func (s *Stage) newTx(h half, q int64, checks int32) *halfTx {
 			tx.immunityMs = sec * 1000
 		}
 	}
-	tx.nextCheck = tx.storeMs + max(s.opts.Timeout.Milliseconds(), tx.immunityMs)
+	tx.nextCheck = tx.storeMs + max(s.tuning().Timeout.Milliseconds(), tx.immunityMs)
 	return tx
 }
 
@@ -48,7 +48,7 @@ func (s *Stage) handleEnd(e *End) {
 	}
 	if _, has := h.props[message.PropCheckImmunityTimeSec]; has && !e.FromCheck {
 		tx := s.newTx(h, q, 0)
-		if age := s.now().UnixMilli() - tx.storeMs; age > max(tx.immunityMs, s.opts.Timeout.Milliseconds()) {
+		if age := s.now().UnixMilli() - tx.storeMs; age > max(tx.immunityMs, s.tuning().Timeout.Milliseconds()) {
 			e.Reply(remoting.IllegalOperation, fmt.Sprintf("the transaction is %d ms old, past its check immunity: wait for the check", age))
 			return
 		}
@@ -117,7 +117,7 @@ func (s *Stage) startEnd(tx *halfTx, h half, o Outcome, reply func(int32, string
 		rec, err := discardRecord(h, tx.checks, nowMs)
 		if err != nil {
 			s.opts.Logger.Error().Err(err).Int64("half_offset", tx.q).Msg("transaction cannot be given up")
-			tx.nextCheck = nowMs + s.opts.CheckInterval.Milliseconds()
+			tx.nextCheck = nowMs + s.tuning().CheckInterval.Milliseconds()
 			return
 		}
 		if s.opts.EnsureTopic != nil {
@@ -188,7 +188,7 @@ func (s *Stage) onWritten(w *written) {
 		s.opts.Logger.Warn().Err(w.res.Err).Int64("half_offset", w.q).Str("outcome", en.outcome.String()).
 			Msg("end transaction not stored; the transaction stays open")
 		if en.outcome == Discard {
-			tx.nextCheck = s.now().UnixMilli() + s.opts.CheckInterval.Milliseconds()
+			tx.nextCheck = s.now().UnixMilli() + s.tuning().CheckInterval.Milliseconds()
 		}
 	case w.step == stepFinal:
 		h, err := s.readHalfSized(tx.cl, tx.size)

@@ -166,6 +166,10 @@ type Options struct {
 	// MaxChecks is how many delivered checks a transaction gets before it
 	// is given up (default 15).
 	MaxChecks int
+	// Live, when set, returns Timeout, CheckInterval and MaxChecks in
+	// force instead (run-time settings, read whenever a check is planned
+	// or counted; a check already planned keeps its time).
+	Live func() Tuning
 	// Tick is how often due checks are looked for and the state is
 	// persisted when it changed (default 1 s).
 	Tick time.Duration
@@ -180,6 +184,21 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
+}
+
+// Tuning is the part of Options that can change while the stage runs.
+type Tuning struct {
+	Timeout       time.Duration
+	CheckInterval time.Duration
+	MaxChecks     int
+}
+
+// tuning returns the Tuning in force.
+func (s *Stage) tuning() Tuning {
+	if s.opts.Live != nil {
+		return s.opts.Live()
+	}
+	return Tuning{Timeout: s.opts.Timeout, CheckInterval: s.opts.CheckInterval, MaxChecks: s.opts.MaxChecks}
 }
 
 // shared survives restarts of the stage.

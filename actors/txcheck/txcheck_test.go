@@ -407,3 +407,23 @@ func TestSupervisorRestart(t *testing.T) {
 		t.Errorf("T/0 holds %v, want a once", bodies(got))
 	}
 }
+
+// TestLiveTuning: with Options.Live the stage reads its tuning in force
+// each time: a transaction checked every few milliseconds under a limit of
+// 100 checks is given up as soon as the limit drops to what it has had.
+func TestLiveTuning(t *testing.T) {
+	var maxChecks atomic.Int64
+	maxChecks.Store(100)
+	r := newRig(t, "", func(o *Options) {
+		o.Live = func() Tuning {
+			return Tuning{Timeout: 5 * time.Millisecond, CheckInterval: 5 * time.Millisecond, MaxChecks: int(maxChecks.Load())}
+		}
+	})
+	a := r.sendHalf("PG", "T", 0, nil)
+	r.waitFor("two checks", func() bool { return r.open()[a.halfOffset] >= 2 })
+	maxChecks.Store(2)
+	r.waitFor("the discard", func() bool { return counter(t, r.metrics.Discarded) == 1 })
+	if open := r.open(); len(open) != 0 {
+		t.Fatalf("open after the discard: %v", open)
+	}
+}

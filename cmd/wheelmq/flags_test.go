@@ -344,3 +344,17 @@ func TestParseArgsBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLevelSwitch: the logger passes what zerolog's global level lets
+// through, and setLogLevel (UPDATE_BROKER_CONFIG's log-level) moves it.
+func TestLogLevelSwitch(t *testing.T) {
+	defer zerolog.SetGlobalLevel(zerolog.GlobalLevel())
+	var buf bytes.Buffer
+	log := newLogger(&buf, zerolog.WarnLevel, "json")
+	log.Info().Msg("hidden")
+	setLogLevel(zerolog.DebugLevel)
+	log.Debug().Msg("shown")
+	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
+		t.Fatalf("log output %q", out)
+	}
+}

@@ -57,6 +57,7 @@ func run(args []string, stderr io.Writer, ctx context.Context) int {
 	cfg.node.Logger = log
 	logConfigFile(log, cfg.config)
 	cfg.node.Broker.Logger = log
+	cfg.node.Broker.SetLogLevel = setLogLevel
 	n, err := process.Start(cfg.node)
 	if err != nil {
 		log.Error().Err(err).Msg("start failed")
@@ -89,11 +90,18 @@ func logConfigFile(log zerolog.Logger, f *brokerconf.File) {
 		Msg("configuration file read (flags and WHEELMQ_* override it)")
 }
 
-// newLogger logs human-readable to a terminal, JSON otherwise.
+// newLogger logs human-readable to a terminal, JSON otherwise. The level
+// is zerolog's global one (the logger itself passes every level), so that
+// UPDATE_BROKER_CONFIG can change it while the process runs
+// (setLogLevel); it covers the name server's logs too.
 func newLogger(w io.Writer, level zerolog.Level, format string) zerolog.Logger {
 	out := w
 	if f, ok := w.(*os.File); (ok && term.IsTerminal(int(f.Fd())) && format == "auto") || format == "console" {
 		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339Nano}
 	}
-	return zerolog.New(out).Level(level).With().Timestamp().Logger()
+	setLogLevel(level)
+	return zerolog.New(out).With().Timestamp().Logger()
 }
+
+// setLogLevel is the process's log level switch (pipeline.Config.SetLogLevel).
+func setLogLevel(l zerolog.Level) { zerolog.SetGlobalLevel(l) }

@@ -9,6 +9,8 @@ const (
 	UpdateConsumerOffset          int32 = 15
 	UpdateAndCreateTopic          int32 = 17
 	GetAllTopicConfig             int32 = 21
+	UpdateBrokerConfig            int32 = 25
+	GetBrokerConfig               int32 = 26
 	GetBrokerRuntimeInfo          int32 = 28
 	SearchOffsetByTimestamp       int32 = 29
 	GetMaxOffset                  int32 = 30

@@ -33,6 +33,8 @@ var adminHandlers = map[int32]handler{
 	remoting.QuerySubscriptionByConsumer:      {(*Router).handleSubscriptionByConsumer, []string{clients.StageName}},
 	remoting.GetSubscriptionGroupConfig:       {(*Router).handleGroupConfig, nil},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
+	remoting.GetBrokerConfig:                  {(*Router).handleGetBrokerConfig, nil},
+	remoting.UpdateBrokerConfig:               {(*Router).handleUpdateBrokerConfig, nil},
 }
 
 func init() {

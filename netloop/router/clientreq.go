@@ -29,7 +29,7 @@ func (r *Router) handleHeartbeat(c *netloop.Conn, cmd *remoting.Command) *Refusa
 	}
 	answer := &Refusal{Code: code, Remark: remark}
 	missing := r.missingGroups(hb)
-	if len(missing) > 0 && !r.cfg.AutoCreateGroup {
+	if len(missing) > 0 && !r.p.Settings().AutoCreateGroup {
 		// Like RocketMQ: a consumer of an unknown group is not registered.
 		hb = withoutGroups(hb, missing)
 		r.log.Debug().Strs("groups", missing).Str("client", hb.ClientID).

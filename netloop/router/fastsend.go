@@ -207,16 +207,17 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 		return false
 	}
 	topic := cfg.TopicName
+	live := r.p.Settings()
 	switch {
 	case meta.ValidateTopic(topic) != nil, meta.IsClientWriteForbidden(topic),
 		strings.HasPrefix(topic, meta.RetryGroupTopicPrefix), cfg.Perm&meta.PermWrite == 0,
-		len(v.Body) == 0, len(v.Body) > r.cfg.MaxMessageSize, len(h.properties) > maxPropertiesSize,
+		len(v.Body) == 0, len(v.Body) > live.MaxMessageSize, len(h.properties) > maxPropertiesSize,
 		message.TransactionType(h.sysFlag) == message.SysFlagTransactionPrepared,
 		h.queueID >= max(cfg.WriteQueueNums, cfg.ReadQueueNums):
 		return false
 	}
 	uniqAt, uniqLen, ok := scanProperties(h.properties)
-	if !ok || cs.inflight.Load() >= r.cfg.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
+	if !ok || cs.inflight.Load() >= live.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
 		return false
 	}
 	if h.queueID < 0 {

@@ -78,7 +78,7 @@ func (r *Router) groupConfig(name string) (meta.SubscriptionGroupConfig, error) 
 	if cfg, ok := r.groupView.Get(name); ok {
 		return cfg, nil
 	}
-	if !r.cfg.AutoCreateGroup {
+	if !r.p.Settings().AutoCreateGroup {
 		return meta.SubscriptionGroupConfig{}, errGroupMissing
 	}
 	r.groupsSt.Send(&groups.Ensure{Names: []string{name}})

@@ -15,9 +15,10 @@
 // message), groups.go (subscription groups), adminstats.go (topic and
 // consume stats, earliest store time), adminruntime.go (broker runtime
 // info), adminclients.go (connection lists, consumer running info, offset
-// reset); adminroutes.go holds the admin handlers' table. header.go reads
-// header fields; refusal.go is the one typed answer every handler gives
-// when it refuses.
+// reset), brokerconfig.go (GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG, with
+// the keys in brokerkeys.go); adminroutes.go holds the admin handlers'
+// table. header.go reads header fields; refusal.go is the one typed answer
+// every handler gives when it refuses.
 //
 // Every handler returns a *Refusal: nil when the work went to a stage (the
 // stage answers), else the code and remark the client gets. The router
@@ -255,7 +256,7 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 // hot path (fastsend.go) declines such requests to the general path, which
 // refuses them here.
 func (r *Router) admit(c *netloop.Conn, n int64) *Refusal {
-	if max := r.cfg.MaxInflightPerConn; n > max {
+	if max := r.p.Settings().MaxInflightPerConn; n > max {
 		return refuse(remoting.SystemBusy, "[TOO_MANY_REQUESTS]%d requests of this connection wait for an answer (at most %d): wait for answers before sending more",
 			n-1, max)
 	}

@@ -149,8 +149,8 @@ func (r *Router) checkBody(cmd *remoting.Command, h *sendHeader) *Refusal {
 	if len(cmd.Body) == 0 {
 		return &Refusal{Code: remoting.MessageIllegal, Remark: "message body is empty"}
 	}
-	if !h.batch && len(cmd.Body) > r.cfg.MaxMessageSize {
-		return refuse(remoting.MessageIllegal, "message body size %d exceeds the limit %d", len(cmd.Body), r.cfg.MaxMessageSize)
+	if limit := r.p.Settings().MaxMessageSize; !h.batch && len(cmd.Body) > limit {
+		return refuse(remoting.MessageIllegal, "message body size %d exceeds the limit %d", len(cmd.Body), limit)
 	}
 	if len(h.properties) > maxPropertiesSize {
 		return refuse(remoting.MessageIllegal, "message properties size %d exceeds the limit %d", len(h.properties), maxPropertiesSize)
@@ -166,7 +166,7 @@ func (r *Router) autoCreateConfig(h *sendHeader) (meta.TopicConfig, bool) {
 		cfg.ReadQueueNums, cfg.WriteQueueNums = 1, 1
 		return cfg, true
 	}
-	if !r.cfg.AutoCreateTopic || h.defaultTopic == "" {
+	if !r.p.Settings().AutoCreateTopic || h.defaultTopic == "" {
 		return cfg, false
 	}
 	def, ok := r.topicView.Get(h.defaultTopic)
@@ -344,10 +344,11 @@ func (r *Router) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 	}
 	records := make([][]byte, 0, len(entries))
 	uniqs := make([]string, 0, len(entries))
+	limit := r.p.Settings().MaxMessageSize
 	for i, e := range entries {
-		if len(e.Body) == 0 || len(e.Body) > r.cfg.MaxMessageSize {
+		if len(e.Body) == 0 || len(e.Body) > limit {
 			return nil, nil, remoting.MessageIllegal,
-				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), r.cfg.MaxMessageSize)
+				fmt.Sprintf("batch message %d: body size %d must be in 1..%d", i, len(e.Body), limit)
 		}
 		eprops := message.DecodeProperties(e.Properties)
 		if hasTimerProps(eprops) {

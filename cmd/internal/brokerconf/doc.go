@@ -1,7 +1,7 @@
 // Package brokerconf reads wheelmq's configuration files: RocketMQ's
-// broker.conf (Java properties; see ParseProperties) with its keys mapped to
-// wheelmq's flags (see Mapping), or a native YAML file whose keys are the
-// flag names. Load returns flag assignments with the file and line they
+// broker.conf (Java properties, read by netloop/remoting/javaprops) with
+// its keys mapped to wheelmq's flags (see Mapping), or a native YAML file
+// whose keys are the flag names. Load returns flag assignments with the file and line they
 // came from; cmd/wheelmq applies them under the environment and the
 // command line (file < WHEELMQ_* < flags).
 package brokerconf

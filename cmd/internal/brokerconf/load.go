@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
 
 // MaxFileSize bounds a configuration file (a broker.conf is a few KiB).
@@ -33,8 +35,8 @@ func Load(path string, known func(flag string) bool) (*File, error) {
 	case ".toml":
 		return nil, fmt.Errorf("config file %s: TOML is not read; use a .yaml file with the flag names as keys, or a RocketMQ broker.conf", path)
 	default:
-		entries, err := ParseProperties(data)
-		var le *LineError
+		entries, err := javaprops.Parse(data)
+		var le *javaprops.LineError
 		if errors.As(err, &le) {
 			f.problem(le.Line, "%v", le.Err)
 		}

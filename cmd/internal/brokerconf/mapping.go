@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
 
 // Rule maps one broker.conf key to a wheelmq flag.
@@ -130,7 +132,7 @@ func (f *File) ignore(key string, line int, reason string) {
 }
 
 // mapBrokerConf applies Mapping to the entries of a broker.conf.
-func (f *File) mapBrokerConf(entries []Entry) {
+func (f *File) mapBrokerConf(entries []javaprops.Entry) {
 	for _, e := range entries {
 		r, ok := rule(e.Key)
 		switch {

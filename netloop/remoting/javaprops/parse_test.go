@@ -1,14 +1,13 @@
-package brokerconf
+package javaprops
 
 import (
 	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-func TestParseProperties(t *testing.T) {
+func TestParse(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
@@ -45,7 +44,7 @@ func TestParseProperties(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ParseProperties([]byte(c.in))
+			got, err := Parse([]byte(c.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +55,7 @@ func TestParseProperties(t *testing.T) {
 	}
 }
 
-func TestParsePropertiesErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		in   string
 		line int
@@ -67,7 +66,7 @@ func TestParsePropertiesErrors(t *testing.T) {
 		{"a=\xff", 1},
 	}
 	for _, c := range cases {
-		_, err := ParseProperties([]byte(c.in))
+		_, err := Parse([]byte(c.in))
 		var le *LineError
 		if !errors.As(err, &le) || le.Line != c.line || !errors.Is(err, ErrSyntax) {
 			t.Errorf("%q: error %v, want a syntax error on line %d", c.in, err, c.line)
@@ -75,10 +74,10 @@ func TestParsePropertiesErrors(t *testing.T) {
 	}
 }
 
-// FuzzParseProperties checks that any input parses or fails cleanly, that
+// FuzzParse checks that any input parses or fails cleanly, that
 // keys and values are valid UTF-8, that lines are increasing, and that an
-// entry written back with escapes reads the same.
-func FuzzParseProperties(f *testing.F) {
+// entry written back by Encode reads the same.
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"a=1", "a : 1\r\nb 2", "# c\n!c\na=1\\\n  2", `k\ey=\u0041\t\\`, "a=\\", "\\u", "=\n:\n \\\n",
 		"brokerName = broker-a\nlistenPort=10911\nnamesrvAddr=127.0.0.1:9876;127.0.0.2:9876\n",
@@ -86,7 +85,7 @@ func FuzzParseProperties(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := ParseProperties(data)
+		entries, err := Parse(data)
 		if err != nil {
 			if !errors.Is(err, ErrSyntax) {
 				t.Fatalf("error not ErrSyntax: %v", err)
@@ -102,29 +101,10 @@ func FuzzParseProperties(f *testing.F) {
 				t.Fatalf("lines not increasing: %+v", entries)
 			}
 			last = e.Line
-			back, err := ParseProperties([]byte(escape(e.Key, true) + "=" + escape(e.Value, false)))
+			back, err := Parse(Encode(map[string]string{e.Key: e.Value}))
 			if err != nil || len(back) != 1 || back[0].Key != e.Key || back[0].Value != e.Value {
 				t.Fatalf("round trip of %+v: %+v %v", e, back, err)
 			}
 		}
 	})
-}
-
-// escape writes s as java.util.Properties.store would.
-func escape(s string, key bool) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == ' ' && (key || i == 0):
-			b.WriteString(`\ `)
-		case r == '\t' || r == '\n' || r == '\r' || r == '\f':
-			b.WriteString(map[rune]string{'\t': `\t`, '\n': `\n`, '\r': `\r`, '\f': `\f`}[r])
-		case strings.ContainsRune(`\=:#!`, r):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package brokerconf
+package javaprops
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// ErrSyntax reports a properties file that java.util.Properties would
+// ErrSyntax reports properties text that java.util.Properties would
 // refuse too (a malformed \uXXXX escape) or that is not text.
-var ErrSyntax = errors.New("brokerconf: syntax error")
+var ErrSyntax = errors.New("javaprops: syntax error")
 
 // LineError is a syntax error and the line it is on.
 type LineError struct {
@@ -21,7 +21,7 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// Entry is one key/value pair of a properties file.
+// Entry is one key/value pair of properties text.
 type Entry struct {
 	Key, Value string
 	// Line is the 1-based line where the entry starts (a value continued
@@ -29,7 +29,7 @@ type Entry struct {
 	Line int
 }
 
-// ParseProperties reads Java properties text as java.util.Properties.load
+// Parse reads Java properties text as java.util.Properties.load
 // does: one entry per logical line, the key ending at the first unescaped
 // '=', ':' or white space (white space around the separator is dropped),
 // lines whose first non-blank character is '#' or '!' are comments, a line
@@ -37,9 +37,9 @@ type Entry struct {
 // leading white space is dropped), and the escapes \t \n \r \f \uXXXX and
 // backslash-anything (the character itself) are decoded. Lines end with
 // \n, \r or \r\n. Unlike Java, the bytes are read as UTF-8 rather than
-// ISO-8859-1, and invalid UTF-8 is an error. Entries are returned in file
+// ISO-8859-1, and invalid UTF-8 is an error. Entries are returned in text
 // order; a key given twice appears twice (the last one wins in Java).
-func ParseProperties(data []byte) ([]Entry, error) {
+func Parse(data []byte) ([]Entry, error) {
 	if !utf8.Valid(data) {
 		return nil, &LineError{Line: 1, Err: fmt.Errorf("not UTF-8 text: %w", ErrSyntax)}
 	}
