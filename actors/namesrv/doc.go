@@ -24,8 +24,10 @@
 //	206 GET_ALL_TOPIC_LIST_FROM_NAMESERVER admin  -> name server
 //	216 DELETE_TOPIC_IN_NAMESRV            admin  -> name server
 //	219 GET_KVLIST_BY_NAMESPACE            admin  -> name server
+//	205 WIPE_WRITE_PERM_OF_BROKER          admin  -> name server
 //	224 GET_TOPICS_BY_CLUSTER              admin  -> name server
 //	304 GET_SYSTEM_TOPIC_LIST_FROM_NS      admin  -> name server
+//	327 ADD_WRITE_PERM_OF_BROKER           admin  -> name server
 //
 // Any other code is answered with 3 REQUEST_CODE_NOT_SUPPORTED. Handle never
 // panics on bad input: a missing or malformed header field, undecodable body

@@ -51,6 +51,8 @@ func (r *Registry) HandleConn(req *remoting.Command, now time.Time, conn uint64)
 		return jsonResponse(req, r.SystemTopicList())
 	case remoting.GetTopicsByCluster:
 		return r.handleTopicsByCluster(req)
+	case remoting.WipeWritePermOfBroker, remoting.AddWritePermOfBroker:
+		return r.handleWritePerm(req)
 	}
 	return remoting.NewResponse(req, remoting.RequestCodeNotSupported,
 		fmt.Sprintf(" request type %d not supported", req.Code))

@@ -83,6 +83,11 @@ type Registry struct {
 	saveKV func(*KVConfig) error
 	// orderMessageEnable puts ORDER_TOPIC_CONFIG values into routes.
 	orderMessageEnable bool
+	// wiped are the broker names whose write permission an admin wiped
+	// (WIPE_WRITE_PERM_OF_BROKER), with the topic-config version of the
+	// broker at that time: like RocketMQ, the wipe holds until the broker's
+	// topic configuration changes or ADD_WRITE_PERM_OF_BROKER.
+	wiped map[string]DataVersion
 }
 
 // NewRegistry returns an empty route table with an empty KV configuration
@@ -186,7 +191,7 @@ func (r *Registry) Route(topic string) (*TopicRouteData, bool) {
 		}
 		rd.QueueDatas = append(rd.QueueDatas, QueueData{
 			BrokerName:     g[0].Key.BrokerName,
-			Perm:           tc.Perm,
+			Perm:           r.perm(g[0], tc.Perm),
 			ReadQueueNums:  tc.ReadQueueNums,
 			TopicSysFlag:   tc.TopicSysFlag,
 			WriteQueueNums: tc.WriteQueueNums,

@@ -37,7 +37,9 @@ const (
 	DeleteTopicInBroker           int32 = 215
 	DeleteTopicInNamesrv          int32 = 216
 	GetKVListByNamespace          int32 = 219
+	WipeWritePermOfBroker         int32 = 205
 	GetTopicsByCluster            int32 = 224
+	AddWritePermOfBroker          int32 = 327
 	GetSystemTopicListFromNS      int32 = 304
 	SendMessageV2                 int32 = 310
 	SendBatchMessage              int32 = 320
