@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/actors/retention"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
@@ -54,6 +55,12 @@ type Config struct {
 	SegmentSize int64
 	// RegisterInterval is how often the broker re-registers (default 30 s).
 	RegisterInterval time.Duration
+	// RouteWait bounds how long the answer to a request that made a topic
+	// (the send that auto-created it, UPDATE_AND_CREATE_TOPIC, a heartbeat
+	// that made a %RETRY% topic) waits for the name servers to acknowledge
+	// a registration that carries it (default registrar.DefaultRouteWait,
+	// 1 s): past it the request is answered anyway, its message stored.
+	RouteWait time.Duration
 	// MaxInflightPerConn bounds the requests of every kind (sends, pulls,
 	// parked long polls included, heartbeats, admin requests) one
 	// connection has waiting for an answer: past it a request is refused
@@ -204,6 +211,7 @@ func DefaultConfig() Config {
 		MaxMessageSize:        4 << 20,
 		MaxFrame:              remoting.DefaultMaxFrame,
 		RegisterInterval:      30 * time.Second,
+		RouteWait:             registrar.DefaultRouteWait,
 		MaxInflightPerConn:    DefaultMaxInflightPerConn,
 		MaxWriterBacklog:      65536,
 		MaxParkedPullsPerConn: pull.DefaultMaxParkedPerConn,
@@ -306,6 +314,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RegisterInterval <= 0 {
 		errs = append(errs, fmt.Errorf("register interval %s must be > 0", c.RegisterInterval))
+	}
+	if c.RouteWait <= 0 {
+		errs = append(errs, fmt.Errorf("route wait %s must be > 0", c.RouteWait))
 	}
 	errs = append(errs, c.validateRetention()...)
 	return errors.Join(errs...)

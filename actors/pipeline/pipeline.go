@@ -270,22 +270,25 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 		return nil
 	}
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
-		NameServers: p.cfg.NameServers, Interval: p.cfg.RegisterInterval, Info: info, Topics: &p.topicView,
+		NameServers: p.cfg.NameServers, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
+		Topics: &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
 	}, &p.regKicker))
 	return err
 }
 
-// RegisterNow registers the broker with its name servers at once and calls
-// done when every name server answered or failed (at once without a
-// registrar). done may run on the registrar's goroutine: it must not block.
-func (p *Pipeline) RegisterNow(done func()) {
-	s := p.regKicker.Stage()
-	if s == nil {
-		done()
-		return
-	}
-	s.Send(&registrar.Register{Done: done})
+// AwaitRoutes calls done once the name servers serve the topic table now
+// published, so that the routes of the topics just made are there: once
+// every name server acknowledged a registration of this table or a later
+// one, or its registration failed, or Config.RouteWait passed (see
+// actors/registrar, "Waiting for a route"); at once without a registrar
+// (none configured, not started yet, or stopped).
+// Call it after the topic change was published (in the Done of
+// topics.Ensure or topics.Put); topics name them in the log line of a
+// wait that ends without every acknowledgement. done may run on the
+// registrar's goroutine: it must not block.
+func (p *Pipeline) AwaitRoutes(topics []string, done func()) {
+	p.regKicker.Await(p.topicView.Load().Version.Counter, topics, done)
 }
 
 // EnsureGroupTopic creates a group's %RETRY% or %DLQ% topic (1 queue,

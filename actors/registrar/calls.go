@@ -3,6 +3,7 @@ package registrar
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/rs/zerolog"
 
@@ -16,34 +17,25 @@ type nameServer struct {
 	// conn is the open connection, or nil. While busy only the call
 	// goroutine touches it; otherwise only the actor.
 	conn *remoting.Client
-	// busy: a registration call is in flight.
-	busy bool
+	// busy: a registration call is in flight, carrying the topic table of
+	// version sending.
+	busy    bool
+	sending int64
 	// again: another registration was asked for while busy.
 	again bool
 	// failed: the last registration failed (retried after retryAfter).
 	failed bool
-	// current waits for the call in flight, next for the one after it.
-	current, next []*waiter
-}
-
-// waiter is one Register request: done runs when left reaches 0, one
-// finish per name server.
-type waiter struct {
-	left int
-	done func()
-}
-
-func (w *waiter) finish() {
-	w.left--
-	if w.left == 0 {
-		w.done()
-	}
+	// acked is the topic table version of the last registration the name
+	// server acknowledged; -1 when unknown (none yet, or it failed since,
+	// or the connection closed: the name server may have restarted).
+	acked int64
 }
 
 // callDone reports the end of a registration call to the actor.
 type callDone struct {
 	owner *registrar
 	ns    *nameServer
+	sent  int64 // the version of the table registered
 	err   error
 }
 
@@ -55,41 +47,32 @@ type connLost struct {
 }
 
 // register starts a registration with n, or queues one after the call in
-// flight; w (may be nil) waits for it.
-func (r *registrar) register(n *nameServer, w *waiter) {
+// flight.
+func (r *registrar) register(n *nameServer) {
 	if n.busy {
 		n.again = true
-		if w != nil {
-			n.next = append(n.next, w)
-		}
 		return
 	}
-	var ws []*waiter
-	if w != nil {
-		ws = []*waiter{w}
-	}
-	r.start(n, ws)
+	r.start(n)
 }
 
 // start runs one registration call with n on its own goroutine, with the
-// current topic table; ws wait for it.
-func (r *registrar) start(n *nameServer, ws []*waiter) {
-	req, err := r.request()
+// current topic table.
+func (r *registrar) start(n *nameServer) {
+	req, ver, err := r.request()
 	if err != nil {
-		r.opts.Logger.Error().Err(err).Msg("build register request failed")
-		for _, w := range ws {
-			w.finish()
-		}
+		r.opts.Logger.Error().Err(err).Str("namesrv", n.addr).Msg("build register request failed")
+		r.settle(n, math.MaxInt64, err)
 		return
 	}
-	n.busy, n.current = true, ws
+	n.busy, n.sending = true, ver
 	r.wg.Add(1)
-	go r.call(n, req)
+	go r.call(n, req, ver)
 }
 
 // call is the goroutine of one registration: it ends within Timeout, or
 // at once when the stage stops.
-func (r *registrar) call(n *nameServer, req *remoting.Command) {
+func (r *registrar) call(n *nameServer, req *remoting.Command, ver int64) {
 	defer r.wg.Done()
 	ctx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
 	defer cancel()
@@ -102,7 +85,7 @@ func (r *registrar) call(n *nameServer, req *remoting.Command) {
 		r.wg.Add(1)
 		go r.watch(n, c)
 	}
-	r.self.Send(&callDone{owner: r, ns: n, err: err})
+	r.self.Send(&callDone{owner: r, ns: n, sent: ver, err: err})
 }
 
 // watch tells the actor when the connection c to n closes; it ends then,
@@ -137,16 +120,15 @@ func (r *registrar) callDone(m *callDone) {
 	}
 	n.failed = m.err != nil
 	if n.failed {
+		n.acked = -1
 		r.retry.Arm(retryAfter, retryFailed{})
+	} else {
+		n.acked = m.sent
 	}
-	for _, w := range n.current {
-		w.finish()
-	}
-	n.current = nil
-	if n.again {
-		next := n.next
-		n.again, n.next = false, nil
-		r.start(n, next)
+	r.settle(n, m.sent, m.err)
+	if n.again || r.waitedOn(n) {
+		n.again = false
+		r.start(n)
 	}
 }
 
@@ -158,6 +140,7 @@ func (r *registrar) connLost(m *connLost) {
 	}
 	n := m.ns
 	if n.busy {
+		n.acked = -1
 		n.again = true // the call in flight may have used it before it closed
 		return
 	}
@@ -165,27 +148,27 @@ func (r *registrar) connLost(m *connLost) {
 		return // an older connection
 	}
 	_ = n.conn.Close()
-	n.conn = nil
+	n.conn, n.acked = nil, -1
 	r.opts.Logger.Info().Str("namesrv", n.addr).Dur("register_in", retryAfter).Msg("name server connection closed")
 	n.failed = true
 	r.retry.Arm(retryAfter, retryFailed{})
 }
 
 // request returns the REGISTER_BROKER request for the current topic table,
-// built once per table.
-func (r *registrar) request() (*remoting.Command, error) {
+// built once per table, and the table's version.
+func (r *registrar) request() (*remoting.Command, int64, error) {
 	t := r.opts.Topics.Load()
 	if r.req != nil && r.reqFrom == t {
-		return r.req, nil
+		return r.req, t.Version.Counter, nil
 	}
 	req, err := namesrv.NewRegisterRequest(r.opts.Info, t.Topics, namesrv.DataVersion{
 		Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r.req, r.reqFrom = req, t
-	return req, nil
+	return req, t.Version.Counter, nil
 }
 
 // invoke sends a copy of req to the name server within ctx, over its open

@@ -19,9 +19,30 @@
 // the broker registers again a second later, so a restarted name server
 // learns the broker without waiting for the next period.
 //
+// # Waiting for a route
+//
+// Await lets a request that made a topic (the send that auto-created it,
+// UPDATE_AND_CREATE_TOPIC, the heartbeat that made a group's %RETRY%
+// topic) be answered only once the name servers serve the topic's route,
+// so that a client that asks for it right after the answer finds it
+// (RocketMQ registers such a topic oneway, after answering). The stage
+// records, per name server, the version (DataVersion.Counter) of the topic
+// table its last acknowledged registration carried, and of the one in
+// flight. An Await names the table version that holds its topic; it is
+// done once every name server acknowledged a registration of that version
+// or later, when a name server's registration of such a table fails (the
+// name server is down: waiting would not make it serve the route; it gets
+// the topic with its next successful registration), or RouteWait after it
+// was asked, whichever comes first: a hanging name server delays the
+// answer by RouteWait at most, and never fails it. The last two are
+// logged and counted (Metrics). An Await starts no registration of its
+// own when one that carries its version is in flight: the Awaits of many
+// sends creating the same topic, or topics created together, all wait for
+// the same one.
+//
 // Every goroutine the stage starts ends when its call ends or when the
 // stage stops or restarts (a context cancelled in Stopping/Restarting,
-// which then waits for them).
+// which then waits for them). Stopping or restarting settles every Await.
 package registrar
 
 import (
@@ -46,6 +67,12 @@ const StageName = "registrar"
 // dial included.
 const DefaultTimeout = 3 * time.Second
 
+// DefaultRouteWait bounds how long an Await waits for the name servers:
+// well under the clients' send timeout (3 s), so that a hanging name server
+// delays the answer to the send that created a topic but never makes the
+// client give up on it.
+const DefaultRouteWait = time.Second
+
 // retryAfter is how soon a failed registration is tried again: clients
 // cannot route to the broker until one gets through.
 const retryAfter = time.Second
@@ -59,6 +86,11 @@ type Options struct {
 	// Timeout bounds one registration with one name server (default
 	// DefaultTimeout).
 	Timeout time.Duration
+	// RouteWait bounds the wait of an Await (default DefaultRouteWait).
+	RouteWait time.Duration
+	// Metrics counts the Awaits done without every name server's
+	// acknowledgement (nil: not counted).
+	Metrics *Metrics
 	// Info identifies the broker in the registrations.
 	Info namesrv.BrokerInfo
 	// Topics is the topic table published with each registration.
@@ -66,16 +98,39 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// Register registers now (not coalesced) and calls Done once every name
-// server answered or failed a registration that started after it was
-// asked; used when a client must not ask for a route before the name
-// servers know a topic the broker just made.
-type Register struct {
-	Done func()
+// Await calls Done once every name server acknowledged a registration
+// whose topic table has version Version (DataVersion.Counter) or later, a
+// registration of such a table failed, or RouteWait passed, whichever
+// comes first (see the package doc). Ask for it with Kicker.Await, after
+// the topic change was published, with the version then current
+// (topics.View): an Await the Kicker took is done exactly once, also when
+// the stage stops before it read it. Done runs on the stage's goroutine
+// (or the caller's, when there is no stage to wait for): it must not
+// block.
+type Await struct {
+	Version int64
+	// Topics name what waits, in the log line of a wait done without
+	// every name server's acknowledgement.
+	Topics []string
+	Done   func()
+
+	once sync.Once
+	book *Kicker // the Kicker that took it (nil: sent to the stage directly)
 }
 
-// Fail implements stage.Failable: the waiter goes on without registration.
-func (r *Register) Fail(error) { r.Done() }
+// Fail implements stage.Failable: the waiter goes on without the
+// registration.
+func (a *Await) Fail(error) { a.finish() }
+
+// finish runs Done, once.
+func (a *Await) finish() {
+	a.once.Do(func() {
+		if a.book != nil {
+			a.book.forget(a)
+		}
+		a.Done()
+	})
+}
 
 type registerNow struct{}
 type registerTick struct{}
@@ -85,10 +140,17 @@ type registerTick struct{}
 type retryFailed struct{}
 
 // Kicker asks the stage for a registration soon, coalescing requests: many
-// topic changes between two registrations cost one.
+// topic changes between two registrations cost one. It also hands the
+// stage its Awaits, and keeps them until they are done, so that the ones
+// a stopping stage never read are done too.
 type Kicker struct {
 	stage   atomic.Pointer[stage.Stage]
 	pending atomic.Bool
+	awaits  struct {
+		sync.Mutex
+		closed bool                // the stage stopped for good
+		open   map[*Await]struct{} // taken and not done yet
+	}
 }
 
 // Kick asks for a registration soon; safe from any goroutine, a no-op
@@ -103,6 +165,47 @@ func (k *Kicker) Kick() {
 // Stage returns the registrar stage once spawned (nil before).
 func (k *Kicker) Stage() *stage.Stage { return k.stage.Load() }
 
+// Await has the stage wait for the name servers to acknowledge the topic
+// table of version (see Await); done runs at once when there is no stage
+// (not spawned yet, or stopped). Safe from any goroutine.
+func (k *Kicker) Await(version int64, topics []string, done func()) {
+	a := &Await{Version: version, Topics: topics, Done: done, book: k}
+	s := k.stage.Load()
+	k.awaits.Lock()
+	if s == nil || k.awaits.closed {
+		k.awaits.Unlock()
+		done()
+		return
+	}
+	if k.awaits.open == nil {
+		k.awaits.open = map[*Await]struct{}{}
+	}
+	k.awaits.open[a] = struct{}{}
+	k.awaits.Unlock()
+	s.Send(a)
+}
+
+// forget drops a done Await.
+func (k *Kicker) forget(a *Await) {
+	k.awaits.Lock()
+	delete(k.awaits.open, a)
+	k.awaits.Unlock()
+}
+
+// close is the stage's last step: the Awaits it did not finish (still in
+// its mailbox, which it will not read) are done now, and later ones at
+// once.
+func (k *Kicker) close() {
+	k.awaits.Lock()
+	k.awaits.closed = true
+	open := k.awaits.open
+	k.awaits.open = nil
+	k.awaits.Unlock()
+	for a := range open {
+		a.finish()
+	}
+}
+
 // registrar is the actor. Its fields are touched on the actor's goroutine
 // only, except nameServer.conn (see there).
 type registrar struct {
@@ -111,7 +214,11 @@ type registrar struct {
 	self   *stage.Stage
 	tick   *stage.Timer
 	retry  *stage.Timer
+	expiry *stage.Timer // the deadline of the oldest waiter
 	ns     []*nameServer
+	// waiting are the Awaits not done yet, oldest (earliest deadline)
+	// first.
+	waiting []*waiter
 	// ctx ends the calls and connection watchers under way (cancelled when
 	// the actor stops or restarts); wg counts them.
 	ctx    context.Context
@@ -130,9 +237,13 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.RouteWait <= 0 {
+		opts.RouteWait = DefaultRouteWait
+	}
 	return func(self *stage.Stage) actor.Actor {
 		k.stage.Store(self)
-		return &registrar{opts: opts, kicker: k, self: self, tick: self.NewTimer(), retry: self.NewTimer()}
+		return &registrar{opts: opts, kicker: k, self: self, tick: self.NewTimer(), retry: self.NewTimer(),
+			expiry: self.NewTimer()}
 	}
 }
 
@@ -143,22 +254,24 @@ func (r *registrar) Receive(ctx actor.Context) {
 		r.ctx, r.cancel = context.WithCancel(context.Background())
 		r.ns = make([]*nameServer, len(r.opts.NameServers))
 		for i, addr := range r.opts.NameServers {
-			r.ns[i] = &nameServer{addr: addr}
+			r.ns[i] = &nameServer{addr: addr, acked: -1}
 		}
 		r.tick.Arm(r.opts.Interval, registerTick{})
-		r.registerAll(nil)
+		r.registerAll()
 	case registerNow:
 		r.kicker.pending.Store(false)
-		r.registerAll(nil)
-	case *Register:
-		r.registerAll(&waiter{done: m.Done})
+		r.registerAll()
+	case *Await:
+		r.await(m)
+	case expireWaits:
+		r.expire(time.Now())
 	case registerTick:
-		r.registerAll(nil)
+		r.registerAll()
 		r.tick.Arm(r.opts.Interval, registerTick{})
 	case retryFailed:
 		for _, n := range r.ns {
 			if n.failed {
-				r.register(n, nil)
+				r.register(n)
 			}
 		}
 	case *callDone:
@@ -167,6 +280,7 @@ func (r *registrar) Receive(ctx actor.Context) {
 		r.connLost(m)
 	case *actor.Stopping:
 		r.stop()
+		r.kicker.close() // before unregistering: that may take Timeout
 		r.unregisterAll()
 		r.closeAll()
 	case *actor.Restarting:
@@ -175,38 +289,27 @@ func (r *registrar) Receive(ctx actor.Context) {
 	}
 }
 
-// registerAll registers with every name server; w (may be nil) is told
-// when all of them answered or failed.
-func (r *registrar) registerAll(w *waiter) {
-	if w != nil {
-		w.left = len(r.ns)
-		if w.left == 0 {
-			w.done()
-			return
-		}
-	}
+// registerAll registers with every name server.
+func (r *registrar) registerAll() {
 	for _, n := range r.ns {
-		r.register(n, w)
+		r.register(n)
 	}
 }
 
 // stop ends the calls and watchers under way and waits for them: they end
-// at once, their contexts being cancelled.
+// at once, their contexts being cancelled. The waiters go on.
 func (r *registrar) stop() {
 	r.tick.Stop()
 	r.retry.Stop()
+	r.expiry.Stop()
 	if r.cancel != nil {
 		r.cancel()
 	}
 	r.wg.Wait()
-	// Waiters of calls that ended without reporting go on.
 	for _, n := range r.ns {
-		n.busy = false
-		for _, w := range append(n.current, n.next...) {
-			w.finish()
-		}
-		n.current, n.next = nil, nil
+		n.busy, n.again = false, false
 	}
+	r.settleAll()
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every name server at once and

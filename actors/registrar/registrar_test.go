@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
@@ -178,9 +179,21 @@ func (h *hangingNamesrv) release() {
 
 // rig is a running registrar stage.
 type rig struct {
-	st     *stage.Stage
-	kicker *Kicker
-	view   *topics.View
+	st      *stage.Stage
+	kicker  *Kicker
+	view    *topics.View
+	metrics *Metrics
+}
+
+// unacked is the count of waits done without every acknowledgement for
+// reason.
+func (r *rig) unacked(t *testing.T, reason string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := r.metrics.Unacknowledged.WithLabelValues(reason).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
 
 func topicTable(names ...string) map[string]meta.TopicConfig {
@@ -193,34 +206,47 @@ func topicTable(names ...string) map[string]meta.TopicConfig {
 
 func startRegistrar(t *testing.T, timeout time.Duration, nameServers ...string) *rig {
 	t.Helper()
+	return startRegistrarWith(t, func(o *Options) { o.Timeout = timeout }, nameServers...)
+}
+
+// startRegistrarWith starts a registrar of the topic table {T1} (version
+// 1) with the name servers and the options mutate sets.
+func startRegistrarWith(t *testing.T, mutate func(*Options), nameServers ...string) *rig {
+	t.Helper()
 	view := &topics.View{}
 	view.Init(topicTable("T1"), meta.DataVersion{Counter: 1})
 	sys := stage.NewSystem(zerolog.Nop())
 	reg := stage.NewRegistry(prometheus.NewRegistry())
 	k := &Kicker{}
-	st, err := reg.Spawn(sys, supervisor.New(supervisor.Policy{}), StageName, Producer(Options{
-		NameServers: nameServers, Timeout: timeout, Topics: view,
+	metrics := NewMetrics(nil)
+	opts := Options{
+		NameServers: nameServers, Topics: view, Metrics: metrics,
 		Info: namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911"},
-	}, k))
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	st, err := reg.Spawn(sys, supervisor.New(supervisor.Policy{}), StageName, Producer(opts, k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{st: st, kicker: k, view: view}
+	r := &rig{st: st, kicker: k, view: view, metrics: metrics}
 	t.Cleanup(func() { st.Stop(); sys.Shutdown() })
 	return r
 }
 
 // TestHangingNameServerDelaysNoOther gives the registrar a name server that
-// never answers (and a one-minute timeout) ahead of two live ones: the live
-// ones get the first registration and the one after a topic change while
-// the hanging one still holds the first; a Register waiter is told only
-// once every name server answered or failed; stopping unregisters from the
-// live ones and leaves no goroutine behind.
+// never answers (and a one-minute timeout and route wait) ahead of two live
+// ones: the live ones get the first registration and the one after a topic
+// change while the hanging one still holds the first; an Await of the
+// change is done only once every name server acknowledged or failed it;
+// stopping unregisters from the live ones and leaves no goroutine behind.
 func TestHangingNameServerDelaysNoOther(t *testing.T) {
 	before := runtime.NumGoroutine()
 	hang := startHanging(t)
 	live1, live2 := startRecording(t), startRecording(t)
-	r := startRegistrar(t, time.Minute, hang.ln.Addr().String(), live1.srv.Addr(), live2.srv.Addr())
+	r := startRegistrarWith(t, func(o *Options) { o.Timeout, o.RouteWait = time.Minute, time.Minute },
+		hang.ln.Addr().String(), live1.srv.Addr(), live2.srv.Addr())
 
 	for _, ns := range []*recordingNamesrv{live1, live2} {
 		if regs := ns.waitRegistrations(t, 1); strings.Join(regs[0], ",") != "T1" {
@@ -243,22 +269,24 @@ func TestHangingNameServerDelaysNoOther(t *testing.T) {
 		}
 	}
 
-	// A Register waits for every name server: the live ones answer, the
-	// hanging one does not until it is released (its call then fails).
+	// An Await of the change waits for every name server: the live ones
+	// acknowledged it already, the hanging one does not answer until it
+	// is released (its calls then fail).
 	done := make(chan struct{})
-	r.st.Send(&Register{Done: func() { close(done) }})
-	live1.waitRegistrations(t, 3)
-	live2.waitRegistrations(t, 3)
+	r.st.Send(&Await{Version: 2, Done: func() { close(done) }})
 	select {
 	case <-done:
-		t.Fatal("Register done while a name server had not answered")
-	default:
+		t.Fatal("Await done while a name server had not answered")
+	case <-time.After(100 * time.Millisecond):
 	}
 	hang.release()
 	select {
 	case <-done:
 	case <-time.After(wait):
-		t.Fatal("Register not done after the hanging name server failed")
+		t.Fatal("Await not done after the hanging name server failed")
+	}
+	if got := r.unacked(t, ReasonFailed); got != 1 {
+		t.Errorf("unacknowledged waits (failed) = %v, want 1", got)
 	}
 
 	r.st.Stop()

@@ -56,6 +56,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	listen := fs.String("listen", def.Listen, "broker remoting address (in namesrv mode: the name server's address)")
 	nsListen := fs.String("namesrv-listen", "0.0.0.0:9876", "embedded name server address (empty: none)")
 	nsAddrs := fs.String("namesrv", "", "name servers to register with, ';'-separated (default: the embedded one)")
+	routeWait := fs.Duration("route-wait", def.RouteWait,
+		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
 	metrics := fs.String("metrics-listen", "127.0.0.1:9108", "HTTP address for /metrics and /healthz (empty: none)")
 	advertise := fs.String("advertise", "", "address published in routes (default: the listen address)")
 	name := fs.String("broker-name", def.BrokerName, "broker name")
@@ -181,7 +183,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		bc.TimerDequeueWorkers = *deqWorkers
 	}
 	bc.PullWorkers, bc.MaxInflightPerConn, bc.MaxParkedPullsPerConn = *pullWorkers, *maxReqs, *maxParked
-	bc.MaxConnOutput, bc.SlowConnTimeout = *maxOutput, *slowTimeout
+	bc.MaxConnOutput, bc.SlowConnTimeout, bc.RouteWait = *maxOutput, *slowTimeout, *routeWait
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -230,7 +232,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"data", "listen", "namesrv-listen", "order-message-enable", "metrics-listen", "log-level", "log-format",
 		"config"},
-	"broker": {"data", "listen", "namesrv", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
+	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",

@@ -45,7 +45,9 @@ func (r *Router) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) *Refu
 			r.reply(c, cmd, remoting.SystemError, err.Error())
 			return
 		}
-		r.reply(c, cmd, remoting.Success, "")
+		// Admin tools ask for the route right after: answer once the name
+		// servers serve it (bounded by Config.RouteWait).
+		r.answerOnceRouted(c, cmd, name)
 	}})
 	return nil
 }

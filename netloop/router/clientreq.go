@@ -4,6 +4,7 @@ package router
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 
@@ -67,6 +68,7 @@ func (r *Router) heartbeatRetryTopics(c *netloop.Conn, cmd *remoting.Command, hb
 	}
 	var left atomic.Int32
 	left.Store(int32(len(missing)))
+	names := slices.Sorted(maps.Values(missing))
 	for group, topic := range missing {
 		queues := meta.DefaultRetryQueueNums
 		if g, ok := r.groupView.Get(group); ok {
@@ -77,7 +79,7 @@ func (r *Router) heartbeatRetryTopics(c *netloop.Conn, cmd *remoting.Command, hb
 				r.log.Warn().Err(err).Str("topic", topic).Msg("create retry topic at heartbeat failed")
 			}
 			if left.Add(-1) == 0 {
-				r.p.RegisterNow(apply)
+				r.p.AwaitRoutes(names, apply)
 			}
 		})
 	}

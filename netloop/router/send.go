@@ -59,6 +59,9 @@ type sendHeader struct {
 	maxReconsumeTimes int32
 	hasMaxReconsume   bool
 	batch             bool
+	// gate, when set, holds the SEND_OK until the topic's route is
+	// registered: the send made the topic (routegate.go).
+	gate *routeGate
 }
 
 // v2Names maps the V2 one-letter keys to the V1 names.
@@ -137,6 +140,7 @@ func (r *Router) handleSend(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 			r.refuse(c, cmd, refuse(remoting.SystemError, "create topic %s: %v", h.topic, err))
 			return
 		}
+		h.gate = r.awaitRoute(h.topic)
 		if ref := r.sendToTopic(c, cmd, &h, cfg); ref != nil {
 			r.refuse(c, cmd, ref)
 		}
@@ -240,6 +244,13 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 		Records: records,
 		Reply: func(res writer.Result) {
 			r.backlog.Add(-1)
+			if h.gate != nil && res.Err == nil {
+				later := res
+				later.Out = nil // the writer's batch is written out by the time the route is there
+				if h.gate.hold(func() { answer(later) }) {
+					return
+				}
+			}
 			answer(res)
 		},
 	})
