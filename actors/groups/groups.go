@@ -83,6 +83,16 @@ type Put struct {
 // Fail implements stage.Failable.
 func (p *Put) Fail(err error) { p.Done(err) }
 
+// PutMany creates or replaces several groups in one change of the table
+// (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST): all of them or none.
+type PutMany struct {
+	Configs []meta.SubscriptionGroupConfig
+	Done    func(error)
+}
+
+// Fail implements stage.Failable.
+func (p *PutMany) Fail(err error) { p.Done(err) }
+
 // Delete removes a group (DELETE_SUBSCRIPTIONGROUP); existed reports
 // whether it was there.
 type Delete struct {
@@ -162,6 +172,16 @@ func (m *Manager) Receive(ctx actor.Context) {
 			m.opts.Logger.Info().Strs("groups", missing).Msg("subscription groups created")
 		}
 		msg.done(err)
+	case *PutMany:
+		err := m.table.Change(func(t map[string]meta.SubscriptionGroupConfig) {
+			for _, c := range msg.Configs {
+				t[c.GroupName] = c
+			}
+		})
+		if err == nil {
+			m.opts.Logger.Info().Int("groups", len(msg.Configs)).Msg("subscription groups updated")
+		}
+		msg.Done(err)
 	case *Put:
 		err := m.table.Change(func(t map[string]meta.SubscriptionGroupConfig) { t[msg.Config.GroupName] = msg.Config })
 		if err == nil {

@@ -75,6 +75,16 @@ type Put struct {
 // Fail implements stage.Failable.
 func (p *Put) Fail(err error) { p.Done(err) }
 
+// PutMany creates or replaces several topics in one change of the table
+// (UPDATE_AND_CREATE_TOPIC_LIST): all of them or none.
+type PutMany struct {
+	Configs []meta.TopicConfig
+	Done    func(error)
+}
+
+// Fail implements stage.Failable.
+func (p *PutMany) Fail(err error) { p.Done(err) }
+
 // Delete removes a topic (DELETE_TOPIC_IN_BROKER).
 type Delete struct {
 	Topic string
@@ -145,6 +155,16 @@ func (m *Manager) Receive(ctx actor.Context) {
 				Int32("perm", msg.Config.Perm).Msg("topic created")
 		}
 		msg.Done(msg.Config, err)
+	case *PutMany:
+		err := m.table.Change(func(t map[string]meta.TopicConfig) {
+			for _, c := range msg.Configs {
+				t[c.TopicName] = c
+			}
+		})
+		if err == nil {
+			m.opts.Logger.Info().Int("topics", len(msg.Configs)).Msg("topics updated")
+		}
+		msg.Done(err)
 	case *Put:
 		err := m.table.Change(func(t map[string]meta.TopicConfig) { t[msg.Config.TopicName] = msg.Config })
 		if err == nil {

@@ -85,7 +85,9 @@ const (
 // Admin request codes (RocketMQ RequestCode) of the operator tools.
 const (
 	GetEarliestMsgStoretime          int32 = 32
+	UpdateAndCreateTopicList         int32 = 18
 	UpdateAndCreateSubscriptionGroup int32 = 200
+	UpdateAndCreateGroupList         int32 = 225
 	GetAllSubscriptionGroupConfig    int32 = 201
 	GetTopicStatsInfo                int32 = 202
 	GetConsumerConnectionList        int32 = 203

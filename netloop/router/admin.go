@@ -24,22 +24,10 @@ func (r *Router) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	if err := meta.ValidateTopic(name); err != nil {
+	cfg, err := checkTopicConfig(name, readN, writeN, perm, cmd.Field("topicFilterType"), cmd.Field("order") == "true")
+	if err != nil {
 		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
-	if meta.IsSystemTopic(name) {
-		return refuse(remoting.InvalidParameter, "the topic[%s] is conflict with system topic", name)
-	}
-	if readN <= 0 || writeN <= 0 || readN > 1024 || writeN > 1024 {
-		return refuse(remoting.InvalidParameter, "queue counts must be in 1..1024, got read %d write %d", readN, writeN)
-	}
-	filter := cmd.Field("topicFilterType")
-	if filter == "" {
-		filter = "SINGLE_TAG"
-	}
-	cfg := meta.TopicConfig{TopicName: name, ReadQueueNums: readN, WriteQueueNums: writeN,
-		Perm:            perm & (meta.PermRead | meta.PermWrite | meta.PermInherit | meta.PermPriority),
-		TopicFilterType: filter, Order: cmd.Field("order") == "true"}
 	r.topicsSt.Send(&topics.Put{Config: cfg, Done: func(err error) {
 		if err != nil {
 			r.reply(c, cmd, remoting.SystemError, err.Error())

@@ -7,6 +7,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -15,6 +16,8 @@ import (
 // into handlers at start-up.
 var adminHandlers = map[int32]handler{
 	remoting.UpdateAndCreateSubscriptionGroup: {(*Router).handleUpdateGroup, []string{groups.StageName}},
+	remoting.UpdateAndCreateGroupList:         {(*Router).handleCreateGroupList, []string{groups.StageName}},
+	remoting.UpdateAndCreateTopicList:         {(*Router).handleCreateTopicList, []string{topics.StageName}},
 	remoting.GetAllSubscriptionGroupConfig:    {(*Router).handleAllGroups, nil},
 	remoting.DeleteSubscriptionGroup:          {(*Router).handleDeleteGroup, []string{groups.StageName}},
 	remoting.GetBrokerRuntimeInfo:             {(*Router).handleRuntimeInfo, []string{pull.StageName}},

@@ -265,3 +265,38 @@ func TestSmallAdminRequests(t *testing.T) {
 		t.Errorf("352 of an unknown group: code %d", resp.Code)
 	}
 }
+
+// TestCreateListsOfTopicsAndGroups: 18 and 225 as mqadmin updateTopicList
+// and updateSubGroupList send them; a bad entry refuses the whole list.
+func TestCreateListsOfTopicsAndGroups(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	t1, t2 := processtest.Unique("list"), processtest.Unique("list")
+	body := fmt.Sprintf(`{"topicConfigList":[{"topicName":"%s","readQueueNums":2,"writeQueueNums":2,"perm":6,"topicFilterType":"SINGLE_TAG","topicSysFlag":0,"order":false,"attributes":{}},`+
+		`{"topicName":"%s","readQueueNums":"3","writeQueueNums":"3","perm":"6"}]}`, t1, t2)
+	mustOK(t, "18", call(t, n.BrokerAddr(), remoting.UpdateAndCreateTopicList, nil, []byte(body)))
+	for topic, queues := range map[string]string{t1: "2", t2: "3"} {
+		// Answered once routed: the route is there at once.
+		resp := call(t, n.NamesrvAddr(), remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil)
+		if resp.Code != remoting.Success || !strings.Contains(string(resp.Body), `"writeQueueNums":`+queues) {
+			t.Fatalf("route of %s right after 18: %d %s", topic, resp.Code, resp.Body)
+		}
+	}
+	bad := fmt.Sprintf(`{"topicConfigList":[{"topicName":"%s","readQueueNums":1,"writeQueueNums":1,"perm":6},{"topicName":"bad topic","readQueueNums":1,"writeQueueNums":1,"perm":6}]}`,
+		processtest.Unique("never"))
+	if resp := call(t, n.BrokerAddr(), remoting.UpdateAndCreateTopicList, nil, []byte(bad)); resp.Code != remoting.InvalidParameter || !strings.Contains(resp.Remark, "topic 1") {
+		t.Fatalf("a list with a bad topic: %d %q", resp.Code, resp.Remark)
+	}
+
+	g1, g2 := processtest.Unique("lg"), processtest.Unique("lg")
+	gbody := fmt.Sprintf(`{"groupConfigList":[{"groupName":"%s","retryMaxTimes":3},{"groupName":"%s","consumeEnable":false}]}`, g1, g2)
+	mustOK(t, "225", call(t, n.BrokerAddr(), remoting.UpdateAndCreateGroupList, nil, []byte(gbody)))
+	for g, check := range map[string]string{g1: `"retryMaxTimes":3`, g2: `"consumeEnable":false`} {
+		resp := mustOK(t, "352", call(t, n.BrokerAddr(), remoting.GetSubscriptionGroupConfig, map[string]string{"group": g}, nil))
+		if !strings.Contains(string(resp.Body), check) {
+			t.Fatalf("group %s: %s", g, resp.Body)
+		}
+	}
+	if resp := call(t, n.BrokerAddr(), remoting.UpdateAndCreateGroupList, nil, []byte(`{"groupConfigList":[{"groupName":""}]}`)); resp.Code != remoting.InvalidParameter {
+		t.Fatalf("a list with a blank group: %d %q", resp.Code, resp.Remark)
+	}
+}
