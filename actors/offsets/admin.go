@@ -34,6 +34,16 @@ type GroupTopics struct {
 	stage.FailFunc
 }
 
+// CloneGroup copies Src's committed offsets of Topics (nil: every topic Src
+// has offsets for) to Dest, replacing Dest's (CLONE_GROUP_OFFSET); Done
+// gets the topics copied.
+type CloneGroup struct {
+	Src, Dest string
+	Topics    []string
+	Done      func(copied []string)
+	stage.FailFunc
+}
+
 // Reset assigns new offsets to a group's queues of a topic
 // (INVOKE_BROKER_TO_RESET_OFFSET, RocketMQ 5's server-side reset): they are
 // committed at once, and each queue stays marked until the group's next
@@ -99,6 +109,27 @@ func (s *Store) groupOffsets(q *GroupOffsets) {
 		}
 	}
 	q.Reply(out)
+}
+
+func (s *Store) cloneGroup(c *CloneGroup) {
+	topics := c.Topics
+	if topics == nil {
+		topics = s.table.TopicsOf(c.Src)
+	}
+	var copied []string
+	for _, t := range topics {
+		qs, ok := s.table[meta.OffsetKey(t, c.Src)]
+		if !ok {
+			continue
+		}
+		s.table[meta.OffsetKey(t, c.Dest)] = maps.Clone(qs)
+		copied = append(copied, t)
+	}
+	if len(copied) > 0 {
+		s.dirty = true
+		s.opts.Logger.Info().Str("from", c.Src).Str("to", c.Dest).Strs("topics", copied).Msg("consumer offsets cloned")
+	}
+	c.Done(copied)
 }
 
 func (s *Store) reset(r *Reset) {

@@ -120,6 +120,8 @@ func (s *Store) Receive(ctx actor.Context) {
 		m.Reply(s.table.GroupsOf(m.Topic))
 	case *GroupTopics:
 		m.Reply(s.table.TopicsOf(m.Group))
+	case *CloneGroup:
+		s.cloneGroup(m)
 	case *Reset:
 		s.reset(m)
 	case *TakeReset:

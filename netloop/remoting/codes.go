@@ -104,6 +104,7 @@ const (
 	QueryTopicsByConsumer            int32 = 343
 	QuerySubscriptionByConsumer      int32 = 345
 	GetSubscriptionGroupConfig       int32 = 352
+	CloneGroupOffset                 int32 = 314
 	GetTopicConfig                   int32 = 351
 )
 

@@ -35,6 +35,7 @@ var adminHandlers = map[int32]handler{
 	remoting.QueryTopicsByConsumer:            {(*Router).handleTopicsByConsumer, []string{offsets.StageName}},
 	remoting.QuerySubscriptionByConsumer:      {(*Router).handleSubscriptionByConsumer, []string{clients.StageName}},
 	remoting.GetSubscriptionGroupConfig:       {(*Router).handleGroupConfig, nil},
+	remoting.CloneGroupOffset:                 {(*Router).handleCloneGroupOffset, []string{offsets.StageName}},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
 	remoting.GetBrokerConfig:                  {(*Router).handleGetBrokerConfig, nil},
 	remoting.UpdateBrokerConfig:               {(*Router).handleUpdateBrokerConfig, nil},

@@ -4,7 +4,8 @@ package router
 // GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305), CONSUME_MESSAGE_DIRECTLY (309,
 // relayed to the consumer with the stored message), GET_ALL_PRODUCER_INFO
 // (328), QUERY_TOPICS_BY_CONSUMER (343), QUERY_SUBSCRIPTION_BY_CONSUMER
-// (345), GET_SUBSCRIPTIONGROUP_CONFIG (352); each answered in RocketMQ
+// (345), GET_SUBSCRIPTIONGROUP_CONFIG (352), CLONE_GROUP_OFFSET (314);
+// each answered in RocketMQ
 // 5.3's body layout (AdminBrokerProcessor).
 
 import (
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/offsets"
@@ -164,5 +166,46 @@ func (r *Router) handleGroupConfig(c *netloop.Conn, cmd *remoting.Command) *Refu
 	}
 	body, err := json.Marshal(cfg)
 	r.sendBody(c, cmd, body, err)
+	return nil
+}
+
+// handleCloneGroupOffset serves 314 (mqadmin cloneGroupOffset): srcGroup's
+// offsets of topic (blank: of every topic it has offsets for) are copied
+// to destGroup. Unless offline, a topic the source group's online
+// consumers do not subscribe to is skipped, as RocketMQ does; a topic the
+// broker does not have is skipped too.
+func (r *Router) handleCloneGroupOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {
+	p := fieldParser{cmd: cmd}
+	src, dest := p.str("srcGroup"), p.str("destGroup")
+	if ref := p.refusal(); ref != nil {
+		return ref
+	}
+	online := r.subView.Topics(src)
+	offline := parseBool(cmd.Field("offline"))
+	keep := func(topic string) bool {
+		if _, ok := r.topicView.Get(topic); !ok {
+			return false
+		}
+		return offline || len(online) == 0 || slices.Contains(online, topic)
+	}
+	var topics []string
+	if t := strings.TrimSpace(cmd.Field("topic")); t != "" {
+		topics = []string{}
+		if keep(t) {
+			topics = append(topics, t)
+		}
+	}
+	r.offsetsSt.Send(&offsets.GroupTopics{Group: src, FailFunc: r.failWith(c, cmd), Reply: func(all []string) {
+		if topics == nil {
+			topics = []string{}
+			for _, t := range all {
+				if keep(t) {
+					topics = append(topics, t)
+				}
+			}
+		}
+		r.offsetsSt.Send(&offsets.CloneGroup{Src: src, Dest: dest, Topics: topics, FailFunc: r.failWith(c, cmd),
+			Done: func([]string) { r.reply(c, cmd, remoting.Success, "") }})
+	}})
 	return nil
 }

@@ -300,3 +300,23 @@ func TestCreateListsOfTopicsAndGroups(t *testing.T) {
 		t.Fatalf("a list with a blank group: %d %q", resp.Code, resp.Remark)
 	}
 }
+
+// TestCloneGroupOffset: 314 copies one group's offsets to another.
+func TestCloneGroupOffset(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	topic, src, dest := processtest.Unique("clone"), processtest.Unique("src"), processtest.Unique("dest")
+	processtest.CreateTopic(t, n, topic, 2)
+	for q, off := range map[string]string{"0": "3", "1": "5"} {
+		mustOK(t, "commit", call(t, n.BrokerAddr(), remoting.UpdateConsumerOffset,
+			map[string]string{"consumerGroup": src, "topic": topic, "queueId": q, "commitOffset": off}, nil))
+	}
+	mustOK(t, "314", call(t, n.BrokerAddr(), remoting.CloneGroupOffset,
+		map[string]string{"srcGroup": src, "destGroup": dest, "topic": topic, "offline": "false"}, nil))
+	for q, want := range map[string]string{"0": "3", "1": "5"} {
+		resp := mustOK(t, "query", call(t, n.BrokerAddr(), remoting.QueryConsumerOffset,
+			map[string]string{"consumerGroup": dest, "topic": topic, "queueId": q}, nil))
+		if resp.Field("offset") != want {
+			t.Fatalf("cloned offset of queue %s = %q, want %s", q, resp.Field("offset"), want)
+		}
+	}
+}
