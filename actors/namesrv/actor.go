@@ -8,6 +8,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -34,6 +35,11 @@ type Options struct {
 	// OrderMessageEnable puts a topic's ORDER_TOPIC_CONFIG value into its
 	// routes as orderTopicConf (RocketMQ's orderMessageEnable, default off).
 	OrderMessageEnable bool
+	// Settings returns what GET_NAMESRV_CONFIG (319) shows, by RocketMQ's
+	// NamesrvConfig keys (listenPort, kvConfigPath, ...), never a secret;
+	// nil shows nothing. The settings are the process's flags:
+	// UPDATE_NAMESRV_CONFIG (318) is refused.
+	Settings func() map[string]string
 }
 
 // Request asks the registry actor to serve one name-server command. Send it
@@ -172,6 +178,18 @@ func (a *registryActor) serve(req *Request) {
 	if cmd.Code == remoting.RegisterBroker || cmd.Code == remoting.UnregisterBroker {
 		key, _ = parseBrokerKey(cmd)
 		known = a.reg.Contains(key)
+	}
+	if cmd.Code == remoting.GetNamesrvConfig {
+		resp := remoting.NewResponse(cmd, remoting.Success, "")
+		var settings map[string]string
+		if a.opts.Settings != nil {
+			settings = a.opts.Settings()
+		}
+		resp.Body = javaprops.Encode(settings)
+		if req.Reply != nil && !cmd.IsOneway() {
+			req.Reply(resp)
+		}
+		return
 	}
 	kvBefore := a.reg.KVConfig()
 	resp := a.reg.HandleConn(cmd, a.opts.Now(), req.Conn)

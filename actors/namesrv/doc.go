@@ -27,6 +27,7 @@
 //	205 WIPE_WRITE_PERM_OF_BROKER          admin  -> name server
 //	224 GET_TOPICS_BY_CLUSTER              admin  -> name server
 //	304 GET_SYSTEM_TOPIC_LIST_FROM_NS      admin  -> name server
+//	319 GET_NAMESRV_CONFIG                 admin  -> name server (the actor: Options.Settings)
 //	327 ADD_WRITE_PERM_OF_BROKER           admin  -> name server
 //
 // Any other code is answered with 3 REQUEST_CODE_NOT_SUPPORTED. Handle never

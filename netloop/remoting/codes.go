@@ -41,6 +41,7 @@ const (
 	GetTopicsByCluster            int32 = 224
 	AddWritePermOfBroker          int32 = 327
 	GetSystemTopicListFromNS      int32 = 304
+	GetNamesrvConfig              int32 = 319
 	SendMessageV2                 int32 = 310
 	SendBatchMessage              int32 = 320
 	SendReplyMessage              int32 = 324

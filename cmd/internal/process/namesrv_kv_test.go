@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -251,4 +253,26 @@ func TestNamesrvKVConfigDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	start()
+}
+
+// TestNamesrvConfig: GET_NAMESRV_CONFIG (319) shows the name server's
+// settings as properties text; UPDATE_NAMESRV_CONFIG (318) is refused.
+func TestNamesrvConfig(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	resp := mustOK(t, "319", call(t, n.NamesrvAddr(), remoting.GetNamesrvConfig, nil, nil))
+	entries, err := javaprops.Parse(resp.Body)
+	if err != nil {
+		t.Fatalf("319 body %q: %v", resp.Body, err)
+	}
+	props := map[string]string{}
+	for _, e := range entries {
+		props[e.Key] = e.Value
+	}
+	_, port, _ := net.SplitHostPort(n.NamesrvAddr())
+	if props["listenPort"] != port || props["orderMessageEnable"] != "false" || !strings.HasSuffix(props["kvConfigPath"], "kvConfig.json") {
+		t.Fatalf("319: %v", props)
+	}
+	if resp := call(t, n.NamesrvAddr(), 318, nil, []byte("listenPort=1\n")); resp.Code != remoting.RequestCodeNotSupported {
+		t.Fatalf("318: code %d %q", resp.Code, resp.Remark)
+	}
 }

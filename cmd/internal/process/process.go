@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -121,6 +122,7 @@ func (n *Node) startNamesrv() error {
 		}
 		n.nsLock, opts.KVConfigPath = lock, path
 	}
+	opts.Settings = func() map[string]string { return namesrvSettings(n.NamesrvAddr(), opts) }
 	n.nsSystem = stage.NewSystem(log)
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
 	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(opts))
@@ -320,4 +322,18 @@ func dialable(addr string) string {
 		return net.JoinHostPort("127.0.0.1", port)
 	}
 	return addr
+}
+
+// namesrvSettings are the name server's settings as GET_NAMESRV_CONFIG
+// shows them, by RocketMQ's NamesrvConfig / NettyServerConfig keys.
+func namesrvSettings(listen string, o namesrv.Options) map[string]string {
+	m := map[string]string{
+		"orderMessageEnable":          strconv.FormatBool(o.OrderMessageEnable),
+		"scanNotActiveBrokerInterval": strconv.FormatInt(namesrv.DefaultScanInterval.Milliseconds(), 10),
+		"kvConfigPath":                o.KVConfigPath,
+	}
+	if _, port, err := net.SplitHostPort(listen); err == nil {
+		m["listenPort"] = port
+	}
+	return m
 }
