@@ -110,9 +110,9 @@ func Start(t testing.TB, o Options) *process.Node {
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
-	if cfg.RunBroker && cfg.NamesrvListen != "" {
-		// The broker registers with its name server in the background: a
-		// test starts once it has, as a client that starts later would
+	if cfg.RunBroker && cfg.NamesrvListen != "" && len(cfg.Broker.NameServers) == 0 {
+		// The broker registers with its embedded name server in the
+		// background: a test starts once it has, as a client that starts later would
 		// find it (after a restart its topics are routable again).
 		waitRegistered(t, n)
 	}
