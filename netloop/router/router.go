@@ -26,7 +26,9 @@
 // was stopped for good (SYSTEM_ERROR naming the stage and its cause), and
 // one its connection has no room for (SYSTEM_BUSY, see admit): too many
 // of its requests wait for an answer, or it has not read the answers it
-// was sent.
+// was sent. With an ACL (authz.go), a request that is not signed by an
+// account with what it needs is refused before its handler runs
+// (NO_PERMISSION); so is, on the hot path, a plain send.
 //
 // Every request is counted against its connection from the moment it is
 // read until it is answered: each answer goes through sendVia (or, for a
@@ -53,6 +55,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/txcheck"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -90,6 +93,7 @@ type Router struct {
 	sendNeeds []*stage.Stage // the stages a plain send needs
 	sends     sendPool       // the hot path's requests (fastsend.go)
 	conns     sync.Map       // connection id -> *connState of the open connections
+	guard     *auth.Guard    // the ACL (authz.go); nil: off
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -112,7 +116,7 @@ func New(p *pipeline.Pipeline) *Router {
 		pullSt:    p.Stage(pull.StageName),
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
-		groupsSt: p.Stage(groups.StageName),
+		groupsSt: p.Stage(groups.StageName), guard: p.Config().Guard,
 	}
 	r.m = newRouterMetrics(r)
 	r.routes = make(map[int32]route, len(handlers))
@@ -157,7 +161,8 @@ type connState struct {
 	// The hot path's scratch, used on the connection's event loop only.
 	view   remoting.HeaderView
 	props  []byte
-	kicked bool // a plain send of this read woke the writer
+	kicked bool           // a plain send of this read woke the writer
+	acl    auth.ViewCache // the hot path's ACL scratch
 }
 
 // OnOpen implements netloop.Handler.
@@ -233,6 +238,10 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	r.m.received(cmd.Code)
 	if ref := r.admit(c, n); ref != nil {
+		r.refuse(c, cmd, ref)
+		return
+	}
+	if ref := r.authorize(c, cmd); ref != nil {
 		r.refuse(c, cmd, ref)
 		return
 	}

@@ -29,11 +29,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/aclfile"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -53,6 +55,8 @@ type Config struct {
 	// OrderMessageEnable puts ORDER_TOPIC_CONFIG values into routes as
 	// orderTopicConf (RocketMQ's orderMessageEnable).
 	OrderMessageEnable bool
+	// ACL turns access control on for every port ("" File: off).
+	ACL ACLConfig
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
 	// Logger is the process logger.
@@ -70,10 +74,18 @@ type Node struct {
 	nsServer *netloop.Server
 	nsLock   io.Closer // the name server directory's LOCK (nil: none)
 	broker   *Broker
-	http     *http.Server
-	httpAddr string
-	stopOnce sync.Once
-	stopErr  error
+	// The ACL (acl.go): the file's view and stage, the ports' Guard (nil:
+	// no ACL) and the embedded broker's internal credential.
+	aclView   aclfile.View
+	aclSystem *actor.ActorSystem
+	aclStage  *stage.Stage
+	guard     *auth.Guard
+	internal  auth.Credentials
+	internDir auth.Directory
+	http      *http.Server
+	httpAddr  string
+	stopOnce  sync.Once
+	stopErr   error
 }
 
 // Start starts everything the configuration asks for.
@@ -83,8 +95,22 @@ func Start(cfg Config) (*Node, error) {
 	n.stages = stage.NewRegistry(n.registry)
 	n.net = newNetCollector()
 	n.registry.MustRegister(n.net)
+	if cfg.ACL.File != "" {
+		if err := n.startACL(); err != nil {
+			return nil, err
+		}
+		if cfg.RunBroker && cfg.NamesrvListen != "" && len(cfg.Broker.NameServers) == 0 {
+			c, dir, err := newInternalCredential()
+			if err != nil {
+				n.stopACL()
+				return nil, err
+			}
+			n.internal, n.internDir = c, dir
+		}
+	}
 	if cfg.NamesrvListen != "" {
 		if err := n.startNamesrv(); err != nil {
+			n.stopACL()
 			return nil, err
 		}
 	}
@@ -92,12 +118,17 @@ func Start(cfg Config) (*Node, error) {
 		bc := cfg.Broker
 		if len(bc.NameServers) == 0 && n.nsServer != nil {
 			bc.NameServers = []string{dialable(n.nsServer.Addr())}
+			if n.guard != nil {
+				bc.RegisterCredentials = n.internal
+			}
 		}
+		bc.Guard = n.guard
 		bc.Registerer = n.registry
 		bc.Stages = n.stages
 		b, err := StartBroker(bc)
 		if err != nil {
 			n.stopNamesrv(context.Background())
+			n.stopACL()
 			return nil, err
 		}
 		n.broker = b
@@ -132,8 +163,11 @@ func (n *Node) startNamesrv() error {
 		return fmt.Errorf("start name server: %w", err)
 	}
 	n.nsStage = st
-	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log},
-		&namesrvHandler{st: st, log: log})
+	h := &namesrvHandler{st: st, log: log}
+	if n.guard != nil {
+		h.guard = n.guard.ForPort("namesrv", n.internDir)
+	}
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log}, h)
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
@@ -179,10 +213,12 @@ func (n *Node) releaseNamesrvDir() {
 	n.nsLock = nil
 }
 
-// namesrvHandler forwards name-server requests to the registry stage.
+// namesrvHandler forwards name-server requests to the registry stage,
+// once the ACL (guard, nil: none) let them through.
 type namesrvHandler struct {
-	st  *stage.Stage
-	log zerolog.Logger
+	st    *stage.Stage
+	log   zerolog.Logger
+	guard *auth.Guard
 }
 
 // brokerConn marks (as the Conn's context) a connection a broker
@@ -203,6 +239,16 @@ func (h *namesrvHandler) OnClose(c *netloop.Conn, _ error) {
 func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return
+	}
+	if h.guard != nil {
+		if ref := h.guard.Check(c.RemoteAddrPort(), cmd, namesrv.Permissions.NeedsOf(cmd)); ref != nil {
+			if !cmd.IsOneway() {
+				if err := c.Send(remoting.NewResponse(cmd, remoting.NoPermission, ref.Remark)); err != nil {
+					h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
+				}
+			}
+			return
+		}
 	}
 	if cmd.Code == remoting.RegisterBroker && c.Context() == nil {
 		c.SetContext(brokerConn{})
@@ -294,6 +340,7 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.broker.Stop(ctx))
 	}
 	n.stopNamesrv(ctx)
+	n.stopACL()
 	return errors.Join(errs...)
 }
 
