@@ -272,7 +272,7 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
 		NameServers: p.cfg.NameServers, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
 		Credentials: p.cfg.RegisterCredentials,
-		Topics: &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
+		Topics:      &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
 	}, &p.regKicker))
 	return err
