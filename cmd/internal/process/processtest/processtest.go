@@ -27,6 +27,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -54,6 +55,9 @@ type Options struct {
 	Metrics bool
 	// MutateNode adjusts the process configuration (after Mutate).
 	MutateNode func(*process.Config)
+	// Admin signs Start's own requests (the wait for the broker's
+	// registration), for a node with an ACL (process.Config.ACL).
+	Admin auth.Credentials
 }
 
 // FreeAddr returns a 127.0.0.1 address whose port was free a moment ago
@@ -114,7 +118,7 @@ func Start(t testing.TB, o Options) *process.Node {
 		// The broker registers with its embedded name server in the
 		// background: a test starts once it has, as a client that starts later would
 		// find it (after a restart its topics are routable again).
-		waitRegistered(t, n)
+		waitRegistered(t, n, o.Admin)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -127,6 +131,13 @@ func Start(t testing.TB, o Options) *process.Node {
 // Invoke sends one request to addr and returns the response.
 func Invoke(t testing.TB, addr string, req *remoting.Command) *remoting.Command {
 	t.Helper()
+	return InvokeSigned(t, addr, req, auth.Credentials{})
+}
+
+// InvokeSigned is Invoke with req signed by creds (empty: unsigned).
+func InvokeSigned(t testing.TB, addr string, req *remoting.Command, creds auth.Credentials) *remoting.Command {
+	t.Helper()
+	creds.Sign(req)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
@@ -156,11 +167,11 @@ func CreateTopic(t testing.TB, n *process.Node, topic string, queues int) {
 }
 
 // waitRegistered waits until the node's name server lists its broker.
-func waitRegistered(t testing.TB, n *process.Node) {
+func waitRegistered(t testing.TB, n *process.Node, creds auth.Credentials) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp := Invoke(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+		resp := InvokeSigned(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil), creds)
 		if resp.Code == remoting.Success && strings.Contains(string(resp.Body), n.Broker().Advertise()) {
 			return
 		}
