@@ -270,3 +270,21 @@ func FuzzAllowView(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAllowView is the hot path's check of one signed SEND_MESSAGE_V2
+// as the Go client sends it (256-byte body).
+func BenchmarkAllowView(b *testing.B) {
+	g, _ := newTestGuard(b, false, nil)
+	cmd := signed(310, map[string]string{"a": "bench_group", "b": "orders", "c": "TBW102", "d": "4", "e": "1", "f": "0",
+		"g": "1700000000000", "h": "0", "i": "UNIQ_KEY\x017F0000010000000000000001\x02WAIT\x01true\x02TAGS\x01TagA", "j": "0", "k": "false",
+		"m": "false", "n": "broker-a"}, make([]byte, 256), "alice-app", "alice-secret")
+	v := view(b, cmd)
+	var c ViewCache
+	need := TopicNeed("orders", PermPub)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !g.AllowView(outside, v, need, &c) {
+			b.Fatal("declined")
+		}
+	}
+}

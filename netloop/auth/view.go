@@ -2,7 +2,6 @@ package auth
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/subtle"
 	"encoding/base64"
@@ -17,14 +16,19 @@ import (
 // keyed with its secret, and buffers. Used by one goroutine at a time
 // (the connection's event loop); the zero value is ready.
 type ViewCache struct {
-	gen    uint64
-	ak     []byte
-	acct   Account
-	mac    hash.Hash
-	macKey string
-	order  []int
-	sum    [sha1.Size]byte
-	b64    [signatureLen]byte
+	gen  uint64
+	ak   []byte
+	acct Account
+	// The HMAC-SHA1 of macKey, by hand (crypto/hmac's Reset and Sum cost
+	// more than the hashing for a request's few hundred bytes): the key's
+	// inner and outer pads, and one SHA-1 reused.
+	h          hash.Hash
+	macKey     string
+	keySet     bool
+	ipad, opad [sha1.BlockSize]byte
+	buf        []byte // the ordered values, hashed at once
+	sum        [sha1.Size]byte
+	b64        [signatureLen]byte
 }
 
 // AllowView is Check for a request read in place (the plain-send hot
@@ -38,12 +42,49 @@ func (g *Guard) AllowView(remote netip.AddrPort, v *remoting.HeaderView, need Ne
 	if g.bypass {
 		return false
 	}
-	ak, _ := v.Field(FieldAccessKey)
-	if len(ak) == 0 || len(ak) > MaxAccessKeyLen {
-		return false
+	// One pass: the fields in key order (Signature, and for old versions
+	// _UNIQUE_KEY_QUERY, left out), the access key and the signature. A
+	// key given twice is declined: the decoded map keeps only its last
+	// value.
+	// On the stack: the entries' order by key (indexes into the view),
+	// sorted by insertion.
+	var order [maxViewFields]uint8
+	n := 0
+	var ak, sig []byte
+	token := -1
+	for i := range v.NumFields() {
+		k, val := v.FieldAt(i)
+		switch {
+		case string(k) == FieldSignature:
+			sig = val
+			continue
+		case string(k) == fieldUniqueKey && v.Version <= uniqueKeyVersion:
+			continue
+		case string(k) == FieldAccessKey:
+			ak = val
+		}
+		if n == maxViewFields {
+			return false
+		}
+		j := n
+		for ; j > 0; j-- {
+			pk, _ := v.FieldAt(int(order[j-1]))
+			cmp := bytes.Compare(pk, k)
+			if cmp == 0 {
+				return false
+			}
+			if cmp < 0 {
+				break
+			}
+			order[j] = order[j-1]
+		}
+		order[j] = uint8(i)
+		n++
+		if string(k) == FieldSecurityToken {
+			token = 1 // found; its place is looked up if needed
+		}
 	}
-	sig, _ := v.Field(FieldSignature)
-	if len(sig) != signatureLen {
+	if len(ak) == 0 || len(ak) > MaxAccessKeyLen || len(sig) != signatureLen {
 		return false
 	}
 	dir, gen := g.directory()
@@ -55,64 +96,59 @@ func (g *Guard) AllowView(remote netip.AddrPort, v *remoting.HeaderView, need Ne
 		c.gen, c.ak, c.acct = gen, append(c.ak[:0], ak...), acct
 	}
 	acct := c.acct
-	if !c.verify(v, acct.SecretKey(), sig) {
+	if secret := acct.SecretKey(); !c.keySet || c.macKey != secret {
+		c.setKey(secret)
+	}
+	if !c.sign(v, order[:n], false, sig) && (token < 0 || !c.sign(v, order[:n], true, sig)) { // the Go client leaves the token out
 		return false
 	}
 	return decideAccount(acct, remote.Addr().Unmap(), v.Code, Needs{Resources: []Need{need}}) == nil
 }
 
-// verify checks the view's signature with secret, as Verify does.
-func (c *ViewCache) verify(v *remoting.HeaderView, secret string, sig []byte) bool {
-	if c.mac == nil || c.macKey != secret {
-		c.mac, c.macKey = hmac.New(sha1.New, []byte(secret)), secret
+// maxViewFields bounds the extFields AllowView sorts (a send has about
+// 16); a request with more goes to the general path.
+const maxViewFields = 64
+
+// setKey computes the pads of an HMAC key (RFC 2104: a key longer than a
+// block is hashed first).
+func (c *ViewCache) setKey(secret string) {
+	c.macKey, c.keySet = secret, true
+	if c.h == nil {
+		c.h = sha1.New()
 	}
-	// The fields in key order, Signature (and for old versions
-	// _UNIQUE_KEY_QUERY) left out; a key given twice is declined, as the
-	// decoded map would keep only its last value.
-	c.order = c.order[:0]
-	token := -1
-	for i := range v.NumFields() {
-		k, _ := v.FieldAt(i)
-		if string(k) == FieldSignature || (string(k) == fieldUniqueKey && v.Version <= uniqueKeyVersion) {
-			continue
-		}
-		j := len(c.order)
-		c.order = append(c.order, i)
-		for ; j > 0; j-- {
-			pk, _ := v.FieldAt(c.order[j-1])
-			cmp := bytes.Compare(pk, k)
-			if cmp == 0 {
-				return false
-			}
-			if cmp < 0 {
-				break
-			}
-			c.order[j] = c.order[j-1]
-		}
-		c.order[j] = i
-		if string(k) == FieldSecurityToken {
-			token = i
-		}
+	var k [sha1.BlockSize]byte
+	if len(secret) > sha1.BlockSize {
+		sum := sha1.Sum([]byte(secret))
+		copy(k[:], sum[:])
+	} else {
+		copy(k[:], secret)
 	}
-	if c.sign(v, -1, sig) {
-		return true
+	for i := range k {
+		c.ipad[i], c.opad[i] = k[i]^0x36, k[i]^0x5c
 	}
-	return token >= 0 && c.sign(v, token, sig) // the Go client leaves the token out
 }
 
-// sign computes the signature over the ordered fields but skip (-1: none)
-// and the body, and compares it with sig in constant time.
-func (c *ViewCache) sign(v *remoting.HeaderView, skip int, sig []byte) bool {
-	c.mac.Reset()
-	for _, i := range c.order {
-		if i == skip {
+// sign computes the signature over the ordered fields (without
+// SecurityToken when skipToken) and the body, and compares it with sig in
+// constant time.
+func (c *ViewCache) sign(v *remoting.HeaderView, order []uint8, skipToken bool, sig []byte) bool {
+	c.buf = append(c.buf[:0], c.ipad[:]...)
+	for _, i := range order {
+		k, val := v.FieldAt(int(i))
+		if skipToken && string(k) == FieldSecurityToken {
 			continue
 		}
-		_, val := v.FieldAt(i)
-		c.mac.Write(val)
+		c.buf = append(c.buf, val...)
 	}
-	c.mac.Write(v.Body)
-	sum := c.mac.Sum(c.sum[:0])
+	h := c.h
+	h.Reset()
+	h.Write(c.buf)
+	h.Write(v.Body)
+	inner := h.Sum(c.sum[:0])
+	h.Reset()
+	h.Write(c.opad[:])
+	h.Write(inner)
+	sum := h.Sum(c.sum[:0])
 	base64.StdEncoding.Encode(c.b64[:], sum)
 	return subtle.ConstantTimeCompare(c.b64[:], sig) == 1
 }
