@@ -29,7 +29,7 @@ import (
 // The accounts of the tests' ACL file.
 var (
 	aclAdmin = auth.Credentials{AccessKey: "admin-ops", SecretKey: "admin-ops-secret"}
-	aclAlice = auth.Credentials{AccessKey: "alice-app", SecretKey: "alice-app-secret"} // PUB|SUB on orders, SUB on g_alice
+	aclAlice = auth.Credentials{AccessKey: "alice-app", SecretKey: "alice-app-secret"}   // PUB|SUB on orders, SUB on g_alice
 	aclBob   = auth.Credentials{AccessKey: "bob-reader", SecretKey: "bob-reader-secret"} // SUB on orders and g_bob
 	aclCarol = auth.Credentials{AccessKey: "carol-app", SecretKey: "carol-app-secret"}   // SUB on g_carol only
 )

@@ -3,6 +3,9 @@
 // /debug/pprof (bound to loopback by default). cmd/wheelmq runs it; tests
 // and wheelctl's benchmarks start it in-process (see processtest).
 //
+// With an ACL file (Config.ACL, acl.go) the file is loaded first (a bad
+// one fails the start) and every port checks every request.
+//
 // Start order: the name server first (so that an embedded broker registers
 // with its real bound address, even when the port was 0), then the broker,
 // then the HTTP endpoint. Stop runs in reverse: the broker unregisters,
