@@ -29,9 +29,10 @@ import (
 // The accounts of the tests' ACL file.
 var (
 	aclAdmin = auth.Credentials{AccessKey: "admin-ops", SecretKey: "admin-ops-secret"}
-	aclAlice = auth.Credentials{AccessKey: "alice-app", SecretKey: "alice-app-secret"}   // PUB|SUB on orders, SUB on g_alice
-	aclBob   = auth.Credentials{AccessKey: "bob-reader", SecretKey: "bob-reader-secret"} // SUB on orders and g_bob
-	aclCarol = auth.Credentials{AccessKey: "carol-app", SecretKey: "carol-app-secret"}   // SUB on g_carol only
+	aclAlice = auth.Credentials{AccessKey: "alice-app", SecretKey: "alice-app-secret"}     // PUB|SUB on orders, SUB on g_alice
+	aclBob   = auth.Credentials{AccessKey: "bob-reader", SecretKey: "bob-reader-secret"}   // SUB on orders and g_bob
+	aclCarol = auth.Credentials{AccessKey: "carol-app", SecretKey: "carol-app-secret"}     // SUB on g_carol only
+	aclDave  = auth.Credentials{AccessKey: "dave-remote", SecretKey: "dave-remote-secret"} // everything, from 10.9.*.* only
 )
 
 // aclFile is the tests' plain_acl.yml; bobTopics is bob's topicPerms.
@@ -51,6 +52,10 @@ func aclFile(bobTopics string) string {
   - accessKey: carol-app
     secretKey: carol-app-secret
     groupPerms: [g_carol=SUB]
+  - accessKey: dave-remote
+    secretKey: dave-remote-secret
+    whiteRemoteAddress: 10.9.*.*
+    defaultTopicPerm: PUB|SUB
 `
 }
 
@@ -205,6 +210,8 @@ func TestACLRefusals(t *testing.T) {
 		{"no key", b, send("x"), auth.Credentials{}, remoting.NoPermission, "[ACL] anonymous request refused: sign it with an AccessKey"},
 		{"unknown key", b, send("x"), auth.Credentials{AccessKey: "mallory-x", SecretKey: "whatever"}, remoting.NoPermission, "mallory-x: unknown"},
 		{"huge key", b, send("x"), long, remoting.NoPermission, "accessKey of 300 bytes refused"},
+		{"address", b, send("x"), aclDave, remoting.NoPermission,
+			"[ACL] accessKey dave-remote may not be used from 127.0.0.1 (rule whiteRemoteAddress 10.9.*.*)"},
 		{"no PUB", b, send("x"), aclBob, remoting.NoPermission, "[ACL] accessKey bob-reader: no PUB on topic orders (rule topicPerms orders=SUB)"},
 		{"modified body", b, tampered, auth.Credentials{}, remoting.NoPermission, "does not match"},
 		{"batch without PUB", b, remoting.NewRequest(remoting.SendBatchMessage, map[string]string{"a": "pg", "b": "orders", "c": "TBW102",
