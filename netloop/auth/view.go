@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"crypto/subtle"
+	"encoding"
 	"encoding/base64"
 	"hash"
 	"net/netip"
@@ -20,15 +21,15 @@ type ViewCache struct {
 	ak   []byte
 	acct Account
 	// The HMAC-SHA1 of macKey, by hand (crypto/hmac's Reset and Sum cost
-	// more than the hashing for a request's few hundred bytes): the key's
-	// inner and outer pads, and one SHA-1 reused.
-	h          hash.Hash
-	macKey     string
-	keySet     bool
-	ipad, opad [sha1.BlockSize]byte
-	buf        []byte // the ordered values, hashed at once
-	sum        [sha1.Size]byte
-	b64        [signatureLen]byte
+	// more than the hashing for a request's few hundred bytes): one SHA-1
+	// reused, and its states after the key's inner and outer pads.
+	h                      hash.Hash
+	macKey                 string
+	keySet                 bool
+	innerState, outerState []byte
+	buf                    []byte // the ordered values, hashed at once
+	sum                    [sha1.Size]byte
+	b64                    [signatureLen]byte
 }
 
 // AllowView is Check for a request read in place (the plain-send hot
@@ -116,7 +117,7 @@ func (c *ViewCache) setKey(secret string) {
 	if c.h == nil {
 		c.h = sha1.New()
 	}
-	var k [sha1.BlockSize]byte
+	var k, ipad, opad [sha1.BlockSize]byte
 	if len(secret) > sha1.BlockSize {
 		sum := sha1.Sum([]byte(secret))
 		copy(k[:], sum[:])
@@ -124,15 +125,22 @@ func (c *ViewCache) setKey(secret string) {
 		copy(k[:], secret)
 	}
 	for i := range k {
-		c.ipad[i], c.opad[i] = k[i]^0x36, k[i]^0x5c
+		ipad[i], opad[i] = k[i]^0x36, k[i]^0x5c
 	}
+	h := c.h
+	h.Reset()
+	h.Write(ipad[:])
+	c.innerState, _ = h.(encoding.BinaryMarshaler).MarshalBinary()
+	h.Reset()
+	h.Write(opad[:])
+	c.outerState, _ = h.(encoding.BinaryMarshaler).MarshalBinary()
 }
 
 // sign computes the signature over the ordered fields (without
 // SecurityToken when skipToken) and the body, and compares it with sig in
 // constant time.
 func (c *ViewCache) sign(v *remoting.HeaderView, order []uint8, skipToken bool, sig []byte) bool {
-	c.buf = append(c.buf[:0], c.ipad[:]...)
+	c.buf = c.buf[:0]
 	for _, i := range order {
 		k, val := v.FieldAt(int(i))
 		if skipToken && string(k) == FieldSecurityToken {
@@ -141,12 +149,16 @@ func (c *ViewCache) sign(v *remoting.HeaderView, order []uint8, skipToken bool, 
 		c.buf = append(c.buf, val...)
 	}
 	h := c.h
-	h.Reset()
+	u := h.(encoding.BinaryUnmarshaler)
+	if u.UnmarshalBinary(c.innerState) != nil {
+		return false
+	}
 	h.Write(c.buf)
 	h.Write(v.Body)
 	inner := h.Sum(c.sum[:0])
-	h.Reset()
-	h.Write(c.opad[:])
+	if u.UnmarshalBinary(c.outerState) != nil {
+		return false
+	}
 	h.Write(inner)
 	sum := h.Sum(c.sum[:0])
 	base64.StdEncoding.Encode(c.b64[:], sum)
