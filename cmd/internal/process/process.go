@@ -1,6 +1,6 @@
 // Package process assembles one wheelmq process: an embedded name server,
 // a broker, or both, plus the HTTP endpoint for /metrics, /healthz and
-// /debug/pprof (bound to loopback by default). cmd/wheelmq runs it; tests
+// /debug/pprof with Config.Pprof (bound to loopback by default). cmd/wheelmq runs it; tests
 // and wheelctl's benchmarks start it in-process (see processtest).
 //
 // Start order: the name server first (so that an embedded broker registers
@@ -55,6 +55,9 @@ type Config struct {
 	OrderMessageEnable bool
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
+	// Pprof also serves /debug/pprof there (off by default: profiles and
+	// the command line expose the process's internals).
+	Pprof bool
 	// Logger is the process logger.
 	Logger zerolog.Logger
 }
@@ -221,11 +224,13 @@ func (n *Node) startHTTP() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if n.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/healthz", n.healthz)
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpAddr = ln.Addr().String()
