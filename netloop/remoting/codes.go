@@ -106,6 +106,7 @@ const (
 	QuerySubscriptionByConsumer      int32 = 345
 	GetSubscriptionGroupConfig       int32 = 352
 	CloneGroupOffset                 int32 = 314
+	GetBrokerConsumeStats            int32 = 317
 	GetTopicConfig                   int32 = 351
 )
 

@@ -36,6 +36,7 @@ var adminHandlers = map[int32]handler{
 	remoting.QuerySubscriptionByConsumer:      {(*Router).handleSubscriptionByConsumer, []string{clients.StageName}},
 	remoting.GetSubscriptionGroupConfig:       {(*Router).handleGroupConfig, nil},
 	remoting.CloneGroupOffset:                 {(*Router).handleCloneGroupOffset, []string{offsets.StageName}},
+	remoting.GetBrokerConsumeStats:            {(*Router).handleBrokerConsumeStats, []string{offsets.StageName, pull.StageName}},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
 	remoting.GetBrokerConfig:                  {(*Router).handleGetBrokerConfig, nil},
 	remoting.UpdateBrokerConfig:               {(*Router).handleUpdateBrokerConfig, nil},
