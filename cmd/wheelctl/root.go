@@ -77,7 +77,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 			root.AddCommand(c)
 		}
 	}
-	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g), newStoreCmd(g))
+	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g), newStoreCmd(g), newUserCmd(g), newACLCmd(g))
 	add("msg", newSendCmd(g), newConsumeCmd(g), newCancelCmd(g), newMessageCmd(g))
 	add("watch", newTopCmd(g), newStatsCmd(g))
 	add("bench", newBenchCmd(g))
