@@ -2,7 +2,10 @@
 // messages, a live view of a broker and benchmarks.
 //
 //	wheelctl topic create|list|describe|delete   topics on the brokers
-//	wheelctl group list|describe                 consumer groups and their lag
+//	wheelctl group list|describe|reset           consumer groups, their lag, offset resets
+//	wheelctl message show|query                  messages by id or key, who consumed them
+//	wheelctl user create|update|delete|get|list  ACL 2.0 users of the brokers
+//	wheelctl acl create|update|delete|get|list   ACL 2.0 policies of the brokers
 //	wheelctl cluster list                        brokers known to the name server
 //	wheelctl stats                               a broker's figures from /metrics
 //	wheelctl top                                 live view of stages, timers, store
