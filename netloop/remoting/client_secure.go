@@ -46,7 +46,7 @@ func dialConn(ctx context.Context, addr string, opts ClientOptions) (net.Conn, e
 	tc := tls.Client(raw, cfg)
 	if err := tc.HandshakeContext(hctx); err != nil {
 		_ = raw.Close()
-		return nil, fmt.Errorf("remoting dial %s: TLS handshake: %w", addr, err)
+		return nil, fmt.Errorf("remoting dial %s: %w", addr, fmt.Errorf("TLS handshake: %w", err))
 	}
 	return tc, nil
 }
