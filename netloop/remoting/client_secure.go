@@ -81,6 +81,7 @@ func (f Fields) WriteExt(e *ExtEncoder) {
 type signScratch struct {
 	cmd    Command
 	fields Fields
+	enc    ExtEncoder // collects an Ext's fields into fields
 }
 
 // maxKeptSignFields is the largest field slice a signScratch keeps.
@@ -96,15 +97,17 @@ func (c *Client) wire(req *Command) (*Command, *signScratch) {
 		return req, nil
 	}
 	s := signScratches.Get().(*signScratch)
-	f := s.fields[:0]
+	s.fields = s.fields[:0]
 	if req.Ext != nil {
-		e := ExtEncoder{collect: &f}
-		req.Ext.WriteExt(&e)
+		s.enc = ExtEncoder{collect: &s.fields} // in the pooled scratch: no allocation
+		req.Ext.WriteExt(&s.enc)
+		s.enc = ExtEncoder{}
 	} else {
 		for k, v := range req.ExtFields {
-			f = append(f, Field{k, v})
+			s.fields = append(s.fields, Field{k, v})
 		}
 	}
+	f := s.fields
 	if !slices.IsSortedFunc(f, compareKeys) { // an Ext written in key order needs no sort
 		slices.SortFunc(f, compareKeys)
 	}
