@@ -162,49 +162,6 @@ const minSweepGap = int64(time.Millisecond)
 // writes; larger ones (big bodies) are dropped after use.
 const maxKeptWriteBuf = 256 << 10
 
-// Dial connects to addr ("host:port") and starts reading responses. ctx
-// bounds the connection attempt only.
-// With ClientOptions.TLS it also completes the TLS handshake.
-func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error) {
-	conn, err := dialConn(ctx, addr, opts)
-	if err != nil {
-		return nil, err
-	}
-	return newClient(conn, addr, opts), nil
-}
-
-// newClient wraps an established connection (a *tls.Conn once its
-// handshake is done, or a plain one) and starts its reader.
-func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
-	if opts.MaxFrame <= 0 {
-		opts.MaxFrame = DefaultMaxFrame
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.MaxQueuedBytes <= 0 {
-		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
-	}
-	raw := conn
-	if tc, ok := conn.(*tls.Conn); ok {
-		raw = tc.NetConn()
-	}
-	c := &Client{
-		conn: conn,
-		raw:  raw,
-		addr: addr,
-		opts: opts,
-		log:  opts.Logger.With().Str("remote", addr).Logger(),
-		done: make(chan struct{}),
-		kick: make(chan struct{}, 1),
-	}
-	c.calls.m = make(map[int32]call)
-	c.wg.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
-	return c
-}
-
 // Addr returns the address the client dialed.
 func (c *Client) Addr() string { return c.addr }
 

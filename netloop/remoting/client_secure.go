@@ -5,51 +5,10 @@ package remoting
 
 import (
 	"cmp"
-	"context"
 	"crypto/tls"
-	"fmt"
-	"net"
 	"slices"
 	"sync"
 )
-
-// dialConn connects to addr within ctx and, with opts.TLS, completes the
-// TLS handshake (see ClientOptions.TLS for its bounds).
-func dialConn(ctx context.Context, addr string, opts ClientOptions) (net.Conn, error) {
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("remoting dial %s: %w", addr, err)
-	}
-	if opts.TLS == nil {
-		return raw, nil
-	}
-	cfg := opts.TLS.Clone()
-	if cfg.ServerName == "" {
-		if host, _, err := net.SplitHostPort(addr); err == nil {
-			cfg.ServerName = host
-		}
-	}
-	if cfg.MinVersion == 0 {
-		cfg.MinVersion = tls.VersionTLS12
-	}
-	hctx := ctx
-	if _, ok := ctx.Deadline(); !ok {
-		limit := opts.WriteTimeout
-		if limit <= 0 {
-			limit = DefaultWriteTimeout
-		}
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	tc := tls.Client(raw, cfg)
-	if err := tc.HandshakeContext(hctx); err != nil {
-		_ = raw.Close()
-		return nil, fmt.Errorf("remoting dial %s: %w", addr, fmt.Errorf("TLS handshake: %w", err))
-	}
-	return tc, nil
-}
 
 // TLS reports whether the client speaks TLS, and the state of its
 // connection when it does.
