@@ -13,6 +13,10 @@
 //	wheelctl bench produce|consume|timer         throughput and latency
 //	wheelctl completion bash|zsh|fish|powershell shell completion
 //
+// Every connection of every command is signed with --access-key and
+// --secret-key (or WHEELMQ_ACCESS_KEY and WHEELMQ_SECRET_KEY) and speaks
+// TLS with --tls (--tls-ca FILE, --tls-insecure); see security.go.
+//
 // Run "wheelctl <command> --help" for each command's flags. Exit codes: 0
 // success, 1 failure, 2 bad usage (unknown command or flag, bad value).
 package main
