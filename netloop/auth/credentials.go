@@ -79,8 +79,7 @@ func (s *signer) sign(req *remoting.Command, fields []remoting.Field) []remoting
 	st := s.states.Get().(*signState)
 	st.buf = st.buf[:0]
 	for _, f := range out {
-		// As Content with skip "": a field named "" is left out too.
-		if f.Key == "" || f.Key == fieldUniqueKey && req.Version <= uniqueKeyVersion {
+		if f.Key == fieldUniqueKey && req.Version <= uniqueKeyVersion {
 			continue
 		}
 		st.buf = append(st.buf, f.Value...)
