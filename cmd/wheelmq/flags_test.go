@@ -370,7 +370,7 @@ func TestParseArgsACL(t *testing.T) {
 		o.node.Broker.RegisterCredentials.AccessKey != "broker-a-key" || o.node.Broker.RegisterCredentials.SecretKey != "s3cret-value" {
 		t.Fatalf("%+v %+v", o.node.ACL, o.node.Broker.RegisterCredentials)
 	}
-	if o, err := parseArgs(nil, env(nil), io.Discard); err != nil || o.node.ACL.File != "" || !o.node.Broker.RegisterCredentials.Empty() {
+	if o, err := parseArgs(nil, env(nil), io.Discard); err != nil || o.node.ACL.File != "" || !o.node.Broker.RegisterCredentials.IsZero() {
 		t.Fatalf("default: ACL %+v, %v", o.node.ACL, err)
 	}
 	conf := writeConf(t, "broker.conf", "aclEnable=true\n")

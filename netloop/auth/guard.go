@@ -26,6 +26,27 @@ type Fixed struct{ Dir Directory }
 // Current implements Source.
 func (f Fixed) Current() (Directory, uint64) { return f.Dir, 1 }
 
+// Join is a Source of several: their directories asked in order (a
+// Union), its number the sum of theirs (each only grows, so the sum
+// changes whenever one of them does). A nil source is skipped.
+func Join(sources ...Source) Source { return joined(sources) }
+
+type joined []Source
+
+// Current implements Source.
+func (j joined) Current() (Directory, uint64) {
+	u := make(Union, 0, len(j))
+	var gen uint64
+	for _, s := range j {
+		if s == nil {
+			continue
+		}
+		d, g := s.Current()
+		u, gen = append(u, d), gen+g
+	}
+	return u, gen
+}
+
 // Reason is why a request was refused: the label of
 // wheelmq_auth_refused_total.
 type Reason uint8
@@ -86,8 +107,8 @@ type GuardOptions struct {
 // lookups) and never blocks.
 type Guard struct {
 	*guardShared
-	port  string    // names the port in the log
-	extra Directory // asked before the source (ForPort), or nil
+	port  string // names the port in the log
+	extra Source // asked before the shared source (ForPort), or nil
 }
 
 // guardShared is what the Guards of one process share.
@@ -130,24 +151,38 @@ func NewGuard(o GuardOptions) *Guard {
 	return &Guard{guardShared: s, port: "broker"}
 }
 
-// ForPort returns a Guard sharing g's counters and log limits for another
-// port: port names it in the log, and extra (nil: none) is a directory
-// asked before g's source (the embedded name server's internal broker
-// credential).
-func (g *Guard) ForPort(port string, extra Directory) *Guard {
+// ForPort returns a Guard sharing g's counters and log limits for a port:
+// port names it in the log, and extra (nil: none) is asked before g's
+// source (the broker's ACL 2.0 users, the embedded name server's internal
+// broker credential).
+func (g *Guard) ForPort(port string, extra Source) *Guard {
 	return &Guard{guardShared: g.guardShared, port: port, extra: extra}
 }
 
 // IPBypass reports whether the IP-bypass compatibility option is on.
 func (g *Guard) IPBypass() bool { return g.bypass }
 
+// generation is the number of the directory in force, without making it
+// (no allocation): read it before a lookup whose result is cached by it.
+func (g *Guard) generation() uint64 {
+	_, gen := g.src.Current()
+	if g.extra != nil {
+		_, eg := g.extra.Current()
+		gen += eg
+	}
+	return gen
+}
+
 // directory returns the directory in force and its number.
 func (g *Guard) directory() (Directory, uint64) {
-	d, gen := g.src.Current()
 	if g.extra != nil {
-		return Union{g.extra, d}, gen
+		// The extra number first: see Source (a reader that sees a new
+		// number sees the directory it numbers).
+		e, eg := g.extra.Current()
+		d, gen := g.src.Current()
+		return Union{e, d}, eg + gen
 	}
-	return d, gen
+	return g.src.Current()
 }
 
 // Check decides a request that needs needs, read from remote: nil lets it

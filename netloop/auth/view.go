@@ -88,8 +88,9 @@ func (g *Guard) AllowView(remote netip.AddrPort, v *remoting.HeaderView, need Ne
 	if len(ak) == 0 || len(ak) > MaxAccessKeyLen || len(sig) != signatureLen {
 		return false
 	}
-	dir, gen := g.directory()
+	gen := g.generation()
 	if c.acct == nil || c.gen != gen || !bytes.Equal(c.ak, ak) {
+		dir, _ := g.directory()
 		acct, ok := dir.Lookup(string(ak))
 		if !ok {
 			return false

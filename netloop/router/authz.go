@@ -95,6 +95,19 @@ var Permissions = auth.Table{
 	remoting.GetBrokerRuntimeInfo:             auth.Admin,
 	remoting.GetBrokerConfig:                  auth.Admin,
 	remoting.UpdateBrokerConfig:               auth.Admin,
+	remoting.GetBrokerConsumeStats:            auth.Admin,
+
+	// ACL 2.0 users and policies (authadmin.go).
+	remoting.AuthCreateUser: auth.Admin,
+	remoting.AuthUpdateUser: auth.Admin,
+	remoting.AuthDeleteUser: auth.Admin,
+	remoting.AuthGetUser:    auth.Admin,
+	remoting.AuthListUser:   auth.Admin,
+	remoting.AuthCreateACL:  auth.Admin,
+	remoting.AuthUpdateACL:  auth.Admin,
+	remoting.AuthDeleteACL:  auth.Admin,
+	remoting.AuthGetACL:     auth.Admin,
+	remoting.AuthListACL:    auth.Admin,
 }
 
 // sendRule: PUB on the header's topic (a %RETRY% topic: SUB on its

@@ -16,8 +16,8 @@
 // consume stats, earliest store time), adminruntime.go (broker runtime
 // info), adminclients.go (connection lists, consumer running info, offset
 // reset), brokerconfig.go (GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG, with
-// the keys in brokerkeys.go); adminroutes.go holds the admin handlers'
-// table. header.go reads header fields; refusal.go is the one typed answer
+// the keys in brokerkeys.go), authadmin.go (ACL 2.0 users and policies,
+// 3001-3010); adminroutes.go holds the admin handlers' table. header.go reads header fields; refusal.go is the one typed answer
 // every handler gives when it refuses.
 //
 // Every handler returns a *Refusal: nil when the work went to a stage (the
@@ -116,7 +116,11 @@ func New(p *pipeline.Pipeline) *Router {
 		pullSt:    p.Stage(pull.StageName),
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
-		groupsSt: p.Stage(groups.StageName), guard: p.Config().Guard,
+		groupsSt: p.Stage(groups.StageName),
+	}
+	if g := p.Config().Guard; g != nil {
+		// The ACL 2.0 users (actors/acl) are accounts too, asked first.
+		r.guard = g.ForPort("broker", p.ACL())
 	}
 	r.m = newRouterMetrics(r)
 	r.routes = make(map[int32]route, len(handlers))

@@ -6,15 +6,19 @@ package process
 // registers with its embedded name server with an internal credential:
 // made from crypto/rand at every start, kept in memory only, known to the
 // embedded name server's port only (the broker's port does not accept
-// it), and admin there, as registration needs.
+// it), and admin there, as registration needs. The broker's ACL 2.0
+// users (actors/acl, managed with 3001-3010) are accounts on both ports,
+// asked before the file's.
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/acl"
 	"github.com/wheelmq/wheelmq/actors/aclfile"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
@@ -71,6 +75,21 @@ func (n *Node) stopACL() {
 	if n.aclSystem != nil {
 		n.aclSystem.Shutdown()
 	}
+}
+
+// lateUsers is a Source of the broker's ACL 2.0 users (actors/acl), set
+// once the broker runs (before: none).
+type lateUsers struct{ v atomic.Pointer[acl.View] }
+
+func (l *lateUsers) set(v *acl.View) { l.v.Store(v) }
+
+// Current implements auth.Source.
+func (l *lateUsers) Current() (auth.Directory, uint64) {
+	v := l.v.Load()
+	if v == nil {
+		return auth.Union(nil), 0
+	}
+	return v.Current()
 }
 
 // newInternalCredential makes the embedded broker's credential towards

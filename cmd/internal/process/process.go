@@ -1,6 +1,6 @@
 // Package process assembles one wheelmq process: an embedded name server,
 // a broker, or both, plus the HTTP endpoint for /metrics, /healthz and
-// /debug/pprof (bound to loopback by default). cmd/wheelmq runs it; tests
+// /debug/pprof with Config.Pprof (bound to loopback by default). cmd/wheelmq runs it; tests
 // and wheelctl's benchmarks start it in-process (see processtest).
 //
 // With an ACL file (Config.ACL, acl.go) the file is loaded first (a bad
@@ -62,6 +62,9 @@ type Config struct {
 	ACL ACLConfig
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
+	// Pprof also serves /debug/pprof there (off by default: profiles and
+	// the command line expose the process's internals).
+	Pprof bool
 	// Logger is the process logger.
 	Logger zerolog.Logger
 }
@@ -85,10 +88,13 @@ type Node struct {
 	guard     *auth.Guard
 	internal  auth.Credentials
 	internDir auth.Directory
-	http      *http.Server
-	httpAddr  string
-	stopOnce  sync.Once
-	stopErr   error
+	// brokerUsers are the broker's ACL 2.0 users, known to the embedded
+	// name server's port too once the broker runs.
+	brokerUsers lateUsers
+	http        *http.Server
+	httpAddr    string
+	stopOnce    sync.Once
+	stopErr     error
 }
 
 // Start starts everything the configuration asks for.
@@ -135,6 +141,7 @@ func Start(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.broker = b
+		n.brokerUsers.set(b.pipe.ACL())
 		n.net.add(b.server)
 	}
 	if cfg.MetricsListen != "" {
@@ -168,7 +175,11 @@ func (n *Node) startNamesrv() error {
 	n.nsStage = st
 	h := &namesrvHandler{st: st, log: log}
 	if n.guard != nil {
-		h.guard = n.guard.ForPort("namesrv", n.internDir)
+		extra := []auth.Source{&n.brokerUsers}
+		if n.internDir != nil {
+			extra = append(extra, auth.Fixed{Dir: n.internDir})
+		}
+		h.guard = n.guard.ForPort("namesrv", auth.Join(extra...))
 	}
 	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log}, h)
 	if err := n.nsServer.Start(); err != nil {
@@ -270,11 +281,13 @@ func (n *Node) startHTTP() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if n.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/healthz", n.healthz)
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpAddr = ln.Addr().String()
