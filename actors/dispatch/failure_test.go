@@ -15,7 +15,10 @@ import (
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
+	// A retirement comes after the supervisor's restarts and their
+	// backoff: on a loaded machine (CI's two cores running the race
+	// detector) that takes longer than one stage round trip.
+	deadline := time.Now().Add(4 * wait)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
