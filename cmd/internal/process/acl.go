@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -65,7 +66,28 @@ func (n *Node) startACL() error {
 	n.guard = auth.NewGuard(auth.GuardOptions{Source: &n.aclView, IPBypass: c.IPBypass, Logger: log, Registerer: n.registry})
 	log.Info().Str("path", c.File).Int("accounts", snap.ACL.Len()).Bool("ip_bypass", c.IPBypass).
 		Msg("access control on: every request must be signed by an account with what it needs")
+	if !loopbackOnly(n.cfg.MetricsListen) {
+		log.Warn().Str("metrics_listen", n.cfg.MetricsListen).Bool("pprof", n.cfg.Pprof).
+			Msg("the HTTP endpoint is not on a loopback address while access control is on: /metrics and /healthz (and /debug/pprof with --pprof) answer anyone who reaches it, unsigned")
+	}
 	return nil
+}
+
+// loopbackOnly reports whether an HTTP listen address is empty (off) or
+// binds a loopback address only.
+func loopbackOnly(listen string) bool {
+	if listen == "" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 func (n *Node) stopACL() {

@@ -133,3 +133,12 @@ func TestPprofOnlyWhenAskedFor(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{"": true, "127.0.0.1:9108": true, "[::1]:9108": true, "localhost:9108": true,
+		"0.0.0.0:9108": false, ":9108": false, "10.0.0.1:9108": false, "bad": false} {
+		if got := process.LoopbackOnly(addr); got != want {
+			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
