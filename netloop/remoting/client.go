@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -42,6 +43,10 @@ type ClientOptions struct {
 	// instead of unbounded memory when the peer reads slowly. One frame
 	// larger than the bound still goes when the queue is below it.
 	MaxQueuedBytes int
+	// TLS, when not nil, makes Dial speak TLS with this configuration, the
+	// handshake within Dial's ctx (InsecureTLS is what RocketMQ's clients
+	// use); nil dials plaintext.
+	TLS *tls.Config
 }
 
 // DefaultMaxQueuedBytes is the default of ClientOptions.MaxQueuedBytes.
@@ -148,6 +153,11 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error)
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("remoting dial %s: %w", addr, err)
+	}
+	if opts.TLS != nil {
+		if conn, err = handshakeTLS(ctx, conn, addr, opts.TLS); err != nil {
+			return nil, err
+		}
 	}
 	return newClient(conn, addr, opts), nil
 }
