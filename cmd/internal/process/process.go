@@ -33,6 +33,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
@@ -55,6 +56,9 @@ type Config struct {
 	OrderMessageEnable bool
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
+	// TLS configures TLS on every remoting port and on the broker's
+	// connections to name servers (the zero value: plaintext only).
+	TLS TLSConfig
 	// Logger is the process logger.
 	Logger zerolog.Logger
 }
@@ -68,7 +72,8 @@ type Node struct {
 	net      *netCollector   // the remoting servers' counters
 	nsStage  *stage.Stage
 	nsServer *netloop.Server
-	nsLock   io.Closer // the name server directory's LOCK (nil: none)
+	nsLock   io.Closer         // the name server directory's LOCK (nil: none)
+	tls      *tlsconf.Reloader // the ports' TLS material (nil: TLS disabled)
 	broker   *Broker
 	http     *http.Server
 	httpAddr string
@@ -83,8 +88,12 @@ func Start(cfg Config) (*Node, error) {
 	n.stages = stage.NewRegistry(n.registry)
 	n.net = newNetCollector()
 	n.registry.MustRegister(n.net)
+	if err := n.startTLS(); err != nil {
+		return nil, err
+	}
 	if cfg.NamesrvListen != "" {
 		if err := n.startNamesrv(); err != nil {
+			n.stopTLS()
 			return nil, err
 		}
 	}
@@ -95,9 +104,11 @@ func Start(cfg Config) (*Node, error) {
 		}
 		bc.Registerer = n.registry
 		bc.Stages = n.stages
-		b, err := StartBroker(bc)
+		bc.NamesrvTLS = n.namesrvClientTLS()
+		b, err := startBroker(bc, n.portTLS())
 		if err != nil {
 			n.stopNamesrv(context.Background())
+			n.stopTLS()
 			return nil, err
 		}
 		n.broker = b
@@ -132,7 +143,7 @@ func (n *Node) startNamesrv() error {
 		return fmt.Errorf("start name server: %w", err)
 	}
 	n.nsStage = st
-	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log},
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS()},
 		&namesrvHandler{st: st, log: log})
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
@@ -294,6 +305,7 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.broker.Stop(ctx))
 	}
 	n.stopNamesrv(ctx)
+	n.stopTLS()
 	return errors.Join(errs...)
 }
 
