@@ -393,7 +393,7 @@ func (o *Outbox) SendFrame(c *Conn, f FrameAppender) error {
 		if x != transportTLS {
 			return c.notReady()
 		}
-		start, err := c.tls.queue(f)
+		start, err := c.tls.queue(f, false)
 		if start {
 			o.conns = append(o.conns, c) // the write is ours: Flush starts it
 		}

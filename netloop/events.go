@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -93,7 +94,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 	}
 	before := gc.InboundBuffered()
-	err := s.serveFrames(c, gc)
+	err := s.serveFrames(c, gc, true)
 	s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
 	if err != nil {
 		return e.reject(c, err)
@@ -102,11 +103,12 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 }
 
 // serveFrames delivers the complete frames buffered in in: to the handler
-// (FrameHandler first), or, once the server refuses requests or hangs up,
-// as Refuse and Hangup say. It runs on the event loop for a plaintext
-// connection and on its goroutine for a TLS one, and returns an error
-// wrapping ErrBadFrame for an invalid frame.
-func (s *Server) serveFrames(c *Conn, in inbound) error {
+// (FrameHandler first, then its OnTrafficDone when done is set: the end
+// of a read), or, once the server refuses requests or hangs up, as Refuse
+// and Hangup say. It runs on the event loop for a plaintext connection and
+// on its goroutine for a TLS one, and returns an error wrapping
+// ErrBadFrame for an invalid frame.
+func (s *Server) serveFrames(c *Conn, in inbound, done bool) error {
 	if s.hangup.Load() { // stopping, connections half-closed: drop what comes
 		_, _ = in.Discard(in.InboundBuffered())
 		return nil
@@ -132,7 +134,7 @@ func (s *Server) serveFrames(c *Conn, in inbound) error {
 		s.stats.framesIn.Add(1)
 		s.h.OnCommand(c, cmd)
 	})
-	if hot {
+	if hot && done {
 		fh.OnTrafficDone(c)
 	}
 	return err
@@ -176,9 +178,16 @@ func (e *events) trafficNotPlain(c *Conn, gc gnet.Conn) (act gnet.Action, done b
 	if err != nil {
 		return gnet.None, true
 	}
-	took := c.tls.wire.push(b, s.tlsCap)
+	took, woke := c.tls.wire.push(b, s.tlsCap)
 	_, _ = gc.Discard(n)
 	s.stats.bytesIn.Add(int64(n))
+	if woke {
+		// The connection's goroutine is runnable on this processor, which
+		// the loop would otherwise keep while it waits in epoll (the
+		// runtime takes it back only after some 20 µs): let it run now,
+		// as the router yields to the stages it handed work to.
+		runtime.Gosched()
+	}
 	if !took {
 		s.stats.tlsOverruns.Add(1)
 		c.badFrame = fmt.Errorf("%w: more than %d bytes", errTLSInputOverrun, s.tlsCap)

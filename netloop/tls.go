@@ -142,9 +142,10 @@ const (
 )
 
 // tlsInputCap bounds the encrypted bytes of a TLS connection read from its
-// socket and not yet decrypted: four of the largest frames, at least 16
-// MiB. Its goroutine normally keeps up with the event loop; a connection
-// that gets this far ahead is closed (logged and counted).
+// socket and not yet taken by its goroutine (which holds at most as many
+// more, taken and not yet decrypted): four of the largest frames, at least
+// 16 MiB. The goroutine normally keeps up with the event loop; a
+// connection that gets this far ahead is closed (logged and counted).
 func tlsInputCap(maxFrame int) int { return max(4*maxFrame, 16<<20) }
 
 // validateTLS checks a server's TLS configuration.

@@ -39,6 +39,11 @@ type tlsSession struct {
 		frames     int64
 		writing    bool // a goroutine encrypts and rechecks buf before it stops
 		closing    bool // nothing more is queued
+		// holding is set while the goroutine delivers a read's frames:
+		// frames sent meanwhile with Conn.Send (the handler's answers on
+		// the spot) are written after the delivery, together. An
+		// Outbox's (a stage answering a batch) are not held.
+		holding bool
 	}
 
 	// loopClosed is closed by OnClose on the event loop; loopErr, written
@@ -144,11 +149,29 @@ func (t *tlsSession) serve() error {
 // tlsReadSpace is the room offered to each tls.Conn.Read: a whole record.
 const tlsReadSpace = 16 << 10
 
-// deliver hands the complete frames decrypted so far to the handler.
+// deliver hands the complete frames decrypted so far to the handler, then
+// writes what was sent meanwhile in one batch (one tls.Conn.Write, one
+// write to the socket).
 func (t *tlsSession) deliver() error {
 	t.delivering.Add(1)
-	defer t.delivering.Add(1)
-	return t.srv.serveFrames(t.c, &t.in)
+	t.out.Lock()
+	t.out.holding = true
+	t.out.Unlock()
+	// One TLS record at a time: the handler hears the end of a read once
+	// no more input is waiting.
+	err := t.srv.serveFrames(t.c, &t.in, t.wire.drained())
+	t.out.Lock()
+	t.out.holding = false
+	start := !t.out.writing && len(t.out.buf) > 0
+	if start {
+		t.out.writing = true
+	}
+	t.out.Unlock()
+	t.delivering.Add(1)
+	if start {
+		t.writeOut()
+	}
+	return err
 }
 
 // logHandshake logs a completed handshake.
@@ -174,7 +197,7 @@ func (t *tlsSession) loopClose(err error) {
 // send queues f's frame and encrypts and writes what is queued unless a
 // write is under way (Conn.SendFrame of a TLS connection).
 func (t *tlsSession) send(f FrameAppender) error {
-	start, err := t.queue(f)
+	start, err := t.queue(f, true)
 	if err == nil && start {
 		t.writeOut()
 	}
@@ -182,10 +205,10 @@ func (t *tlsSession) send(f FrameAppender) error {
 }
 
 // queue appends f's frame to the plaintext outbox; start reports that the
-// caller must start the write (no write was under way, and it is now the
-// caller's). A frame that would take the connection's buffered output
+// caller must start the write (no write was under way, nor a delivery
+// that writes after it when hold is set; the write is now the caller's). A frame that would take the connection's buffered output
 // past the hard cap is dropped and the connection closed.
-func (t *tlsSession) queue(f FrameAppender) (start bool, err error) {
+func (t *tlsSession) queue(f FrameAppender, hold bool) (start bool, err error) {
 	c := t.c
 	if !t.ready.Load() {
 		return false, fmt.Errorf("netloop send to %s: %w", c.remote, ErrConnNotReady)
@@ -212,8 +235,10 @@ func (t *tlsSession) queue(f FrameAppender) (start bool, err error) {
 	t.out.buf = buf
 	t.out.frames++
 	c.addPending(n)
-	start = !t.out.writing
-	t.out.writing = true
+	start = !t.out.writing && !(hold && t.out.holding)
+	if start {
+		t.out.writing = true
+	}
 	t.out.Unlock()
 	return start, nil
 }

@@ -20,15 +20,20 @@ import (
 type wireConn struct {
 	c *Conn
 
-	// in holds the encrypted bytes read from the socket and not yet read
-	// by crypto/tls (buf[off:]). eof is set once the event loop closed the
-	// connection: Read returns io.EOF after what is left.
+	// in holds the encrypted bytes read from the socket that the reader
+	// has not taken yet (fill). The reader takes fill whole and leaves its
+	// previous buffer for the next bytes: the two buffers are swapped, not
+	// copied or grown, in steady state. eof is set once the event loop
+	// closed the connection: Read returns io.EOF after what is left.
 	in struct {
 		sync.Mutex
-		buf []byte
-		off int
-		eof bool
+		fill []byte
+		eof  bool
 	}
+	// rbuf[roff:] is what the reader took and crypto/tls has not read yet
+	// (the connection's goroutine only).
+	rbuf []byte
+	roff int
 	// ready wakes a Read waiting for input (capacity 1).
 	ready chan struct{}
 	// readDeadline is the read deadline (unix ns; 0: none).
@@ -42,36 +47,31 @@ type wireConn struct {
 
 var _ net.Conn = (*wireConn)(nil)
 
-// maxKeptInput is the largest input buffer a wireConn keeps once it is
-// empty; a larger one (a burst of big frames) is dropped.
-const maxKeptInput = 256 << 10
+// maxKeptInput is the largest input buffer a wireConn keeps for reuse; a
+// larger one (a burst of big frames) is dropped once read.
+const maxKeptInput = 4 << 20
 
 func newWireConn(c *Conn, local, remote net.Addr) *wireConn {
 	return &wireConn{c: c, ready: make(chan struct{}, 1), local: local, remote: remote}
 }
 
 // push appends bytes read from the socket; on the connection's event loop.
-// It reports false when the undecrypted input would pass limit (the bytes
-// are not taken); after closeInput it drops them.
-func (w *wireConn) push(b []byte, limit int) bool {
+// took is false when the bytes not yet taken by the reader would pass
+// limit (the bytes are not taken); after closeInput it drops them. woke
+// reports that it left a wake-up for the reader.
+func (w *wireConn) push(b []byte, limit int) (took, woke bool) {
 	w.in.Lock()
 	if w.in.eof {
 		w.in.Unlock()
-		return true
+		return true, false
 	}
-	unread := len(w.in.buf) - w.in.off
-	if unread+len(b) > limit {
+	if len(w.in.fill)+len(b) > limit {
 		w.in.Unlock()
-		return false
+		return false, false
 	}
-	if w.in.off > 0 && len(w.in.buf)+len(b) > cap(w.in.buf) {
-		w.in.buf = w.in.buf[:copy(w.in.buf, w.in.buf[w.in.off:])]
-		w.in.off = 0
-	}
-	w.in.buf = append(w.in.buf, b...)
+	w.in.fill = append(w.in.fill, b...)
 	w.in.Unlock()
-	w.wake()
-	return true
+	return true, w.wake()
 }
 
 // closeInput ends the input: Read returns io.EOF once what is buffered
@@ -83,29 +83,36 @@ func (w *wireConn) closeInput() {
 	w.wake()
 }
 
-func (w *wireConn) wake() {
+// wake wakes a waiting Read; it reports whether it left a wake-up (false:
+// one was already pending).
+func (w *wireConn) wake() bool {
 	select {
 	case w.ready <- struct{}{}:
+		return true
 	default:
+		return false
 	}
 }
 
-// Read implements net.Conn: it returns buffered input, or waits for some.
+// Read implements net.Conn: it returns input taken before, or takes what
+// was pushed since, or waits for some.
 func (w *wireConn) Read(p []byte) (int, error) {
 	for {
-		w.in.Lock()
-		if w.in.off < len(w.in.buf) {
-			n := copy(p, w.in.buf[w.in.off:])
-			w.in.off += n
-			if w.in.off == len(w.in.buf) {
-				w.in.off = 0
-				w.in.buf = w.in.buf[:0]
-				if cap(w.in.buf) > maxKeptInput {
-					w.in.buf = nil
-				}
-			}
-			w.in.Unlock()
+		if w.roff < len(w.rbuf) {
+			n := copy(p, w.rbuf[w.roff:])
+			w.roff += n
 			return n, nil
+		}
+		w.in.Lock()
+		if len(w.in.fill) > 0 {
+			old := w.rbuf[:0]
+			if cap(old) > maxKeptInput {
+				old = nil
+			}
+			w.rbuf, w.roff = w.in.fill, 0
+			w.in.fill = old
+			w.in.Unlock()
+			continue
 		}
 		eof := w.in.eof
 		w.in.Unlock()
@@ -116,6 +123,17 @@ func (w *wireConn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// drained reports whether every byte pushed so far was handed to
+// crypto/tls (on the connection's goroutine).
+func (w *wireConn) drained() bool {
+	if w.roff < len(w.rbuf) {
+		return false
+	}
+	w.in.Lock()
+	defer w.in.Unlock()
+	return len(w.in.fill) == 0
 }
 
 // wait waits for input (or its end) until the read deadline.

@@ -7,6 +7,7 @@ package processtest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -54,6 +55,10 @@ type Options struct {
 	Metrics bool
 	// MutateNode adjusts the process configuration (after Mutate).
 	MutateNode func(*process.Config)
+	// ClientTLS, when set, is the TLS configuration of Start's own
+	// requests (the wait for the registration): for nodes whose ports
+	// enforce TLS.
+	ClientTLS *tls.Config
 }
 
 // FreeAddr returns a 127.0.0.1 address whose port was free a moment ago
@@ -114,7 +119,7 @@ func Start(t testing.TB, o Options) *process.Node {
 		// The broker registers with its embedded name server in the
 		// background: a test starts once it has, as a client that starts later would
 		// find it (after a restart its topics are routable again).
-		waitRegistered(t, n)
+		waitRegistered(t, n, o.ClientTLS)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -127,9 +132,15 @@ func Start(t testing.TB, o Options) *process.Node {
 // Invoke sends one request to addr and returns the response.
 func Invoke(t testing.TB, addr string, req *remoting.Command) *remoting.Command {
 	t.Helper()
+	return InvokeTLS(t, addr, nil, req)
+}
+
+// InvokeTLS is Invoke over TLS with cfg (nil: plaintext).
+func InvokeTLS(t testing.TB, addr string, cfg *tls.Config, req *remoting.Command) *remoting.Command {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{TLS: cfg})
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -156,11 +167,11 @@ func CreateTopic(t testing.TB, n *process.Node, topic string, queues int) {
 }
 
 // waitRegistered waits until the node's name server lists its broker.
-func waitRegistered(t testing.TB, n *process.Node) {
+func waitRegistered(t testing.TB, n *process.Node, cfg *tls.Config) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp := Invoke(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+		resp := InvokeTLS(t, n.NamesrvAddr(), cfg, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
 		if resp.Code == remoting.Success && strings.Contains(string(resp.Body), n.Broker().Advertise()) {
 			return
 		}
