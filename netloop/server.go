@@ -13,8 +13,9 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// Handler receives decoded commands. Methods run on a gnet event loop and
-// must not block: copy or hand off the work (to actors) and answer later
+// Handler receives decoded commands. Methods run on a gnet event loop (for
+// a TLS connection: OnCommand and OnClose on the connection's goroutine)
+// and must not block: copy or hand off the work (to actors) and answer later
 // with Conn.Send. Calls for one connection are serialized; calls for
 // different connections may run concurrently.
 type Handler interface {
@@ -38,7 +39,8 @@ type Handler interface {
 // until OnFrame returns. OnFrame returns true when it served the frame
 // (nothing more happens with it), false to have it decoded and passed to
 // OnCommand as usual; it must not have acted on a frame it returns false
-// for. It runs on the event loop, like OnCommand.
+// for. It runs on the event loop, like OnCommand (for a TLS connection, on
+// its goroutine).
 type FrameHandler interface {
 	OnFrame(c *Conn, frame []byte) bool
 	// OnTrafficDone is called after the frames of one read were handled
@@ -94,9 +96,11 @@ type ServerStats struct {
 	FramesOut int64
 	// BytesIn counts bytes consumed from the sockets: every complete
 	// frame, one whose header does not decode included (the bytes after an
-	// impossible length field are never read as a frame and not counted).
+	// impossible length field are never read as a frame and not counted);
+	// for a TLS connection, every encrypted byte read.
 	BytesIn int64
-	// BytesOut counts bytes of frames written (or buffered for writing).
+	// BytesOut counts bytes of frames written (or buffered for writing);
+	// for a TLS connection, the encrypted records.
 	BytesOut int64
 	// BadFrames counts connections closed because of an invalid frame.
 	BadFrames int64
