@@ -94,6 +94,14 @@ type Conn struct {
 	}
 	flushTask gnet.RunnableFunc
 	checkTask gnet.RunnableFunc // checkSlow, queued by the sweep
+
+	// xport is what the connection speaks (a transport): unknown until its
+	// first bytes told, on a port that takes TLS. tls is its TLS session,
+	// set before xport says TLS. wire is xport as the event loop knows it
+	// (loop only: OnTraffic's one check on the plaintext path).
+	xport atomic.Uint32
+	tls   *tlsSession
+	wire  transport
 }
 
 // ctxBox wraps a context value so that any value, including nil, can be
@@ -144,6 +152,12 @@ func (c *Conn) Send(cmd *remoting.Command) error { return c.SendFrame(commandFra
 // no hop through the event loop. After the connection is closed it
 // returns an error wrapping ErrConnClosed.
 func (c *Conn) SendFrame(f FrameAppender) error {
+	if x := transport(c.xport.Load()); x != transportPlain {
+		if x == transportTLS {
+			return c.tls.send(f)
+		}
+		return c.notReady()
+	}
 	c.state.RLock()
 	defer c.state.RUnlock()
 	if c.state.closed {
@@ -333,8 +347,27 @@ func (c *Conn) markClosed() {
 	c.out.closing, c.out.gone = true, true
 	c.out.Unlock()
 	c.addPending(-dropped)
+	if c.tls != nil {
+		c.tls.dropOut()
+	}
 	c.srv.forgetSlow(c)
 }
+
+// notReady is the error of a send to a connection whose transport is not
+// known yet, or a closed one.
+func (c *Conn) notReady() error {
+	c.state.RLock()
+	closed := c.state.closed
+	c.state.RUnlock()
+	if closed {
+		return fmt.Errorf("netloop send to %s: %w", c.remote, ErrConnClosed)
+	}
+	return fmt.Errorf("netloop send to %s: %w", c.remote, ErrConnNotReady)
+}
+
+// IsTLS reports whether the connection speaks TLS (false until its first
+// bytes arrived).
+func (c *Conn) IsTLS() bool { return transport(c.xport.Load()) == transportTLS }
 
 // Outbox defers writes so that a stage answering a batch of requests
 // writes each connection once: SendFrame queues a frame on its connection
@@ -355,6 +388,16 @@ func (o *Outbox) Send(c *Conn, cmd *remoting.Command) error { return o.SendFrame
 func (o *Outbox) SendFrame(c *Conn, f FrameAppender) error {
 	if o == nil {
 		return c.SendFrame(f)
+	}
+	if x := transport(c.xport.Load()); x != transportPlain {
+		if x != transportTLS {
+			return c.notReady()
+		}
+		start, err := c.tls.queue(f, false)
+		if start {
+			o.conns = append(o.conns, c) // the write is ours: Flush starts it
+		}
+		return err
 	}
 	c.state.RLock()
 	defer c.state.RUnlock()
@@ -383,8 +426,18 @@ func (o *Outbox) Flush() {
 	o.conns = o.conns[:0]
 }
 
-// kick starts writing the outbox if nothing writes it.
+// kick starts writing what is queued if nothing writes it.
 func (c *Conn) kick() {
+	if transport(c.xport.Load()) == transportTLS {
+		c.tls.writeOut() // the queue handed the write to this Outbox
+		return
+	}
+	c.kickWire()
+}
+
+// kickWire starts writing the outbox (the bytes on the wire) if nothing
+// writes it.
+func (c *Conn) kickWire() {
 	c.state.RLock()
 	defer c.state.RUnlock()
 	if c.state.closed {

@@ -45,10 +45,21 @@
 // gnet's ticker. Both closes are logged with the remote address and the
 // bytes buffered and counted in ServerStats.SlowClosed; see slow.go.
 //
+// # TLS
+//
+// Config.TLS makes a port take TLS beside plaintext (TLSPermissive) or
+// instead of it (TLSEnforcing), told apart by a connection's first byte.
+// A TLS connection's handshake and records run on a goroutine of its own,
+// never on an event loop: the loop moves the bytes it reads to that
+// goroutine, which decrypts them and calls the Handler as the loop does
+// for plaintext; Conn.Send encrypts on the sending goroutine and writes
+// through the same outbox, under the same output caps. See tls.go.
+//
 // # Concurrency
 //
 // With several event loops, callbacks for different connections run
-// concurrently; callbacks for one connection are serialized on its loop.
+// concurrently; callbacks for one connection are serialized, on its loop
+// (a TLS connection's OnCommand, OnFrame and OnClose: on its goroutine).
 // Per-connection state lives in Conn (Context/SetContext are atomic), never
 // in shared decoder buffers.
 //

@@ -21,4 +21,8 @@ var (
 	// ErrBadFrame is the cause passed to Handler.OnClose when the server
 	// closed a connection because of an invalid frame.
 	ErrBadFrame = errors.New("netloop: bad frame")
+	// ErrTransportRefused is the cause passed to Handler.OnClose when the
+	// server closed a connection that spoke the transport its port does
+	// not take: plaintext under TLSEnforcing, TLS under TLSDisabled.
+	ErrTransportRefused = errors.New("netloop: transport refused")
 )

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -64,6 +65,9 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c.fd = connFD(gc)
 	c.flushTask = c.flush
 	c.checkTask = c.checkSlow
+	if s.cfg.TLS.Mode == TLSDisabled {
+		c.xport.Store(uint32(transportPlain)) // sends go out before the first byte arrives
+	}
 	gc.SetContext(c)
 	s.addConn(c)
 	s.stats.conns.Add(1)
@@ -74,7 +78,9 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 }
 
 // OnTraffic hands every complete frame in the inbound buffer to the
-// handler and closes the connection on an invalid one.
+// handler and closes the connection on an invalid one. The first bytes of
+// a connection decide whether it speaks TLS; a TLS connection's bytes go to
+// its goroutine (see tls.go).
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	s := e.s
 	c, ok := gc.Context().(*Conn)
@@ -82,22 +88,36 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	c.refreshOutput(gc.OutboundBuffered()) // handlers see how much the peer left unread
+	if c.wire != transportPlain {
+		if act, done := e.trafficNotPlain(c, gc); done {
+			return act
+		}
+	}
 	before := gc.InboundBuffered()
+	err := s.serveFrames(c, gc, true)
+	s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
+	if err != nil {
+		return e.reject(c, err)
+	}
+	return gnet.None
+}
+
+// serveFrames delivers the complete frames buffered in in: to the handler
+// (FrameHandler first, then its OnTrafficDone when done is set: the end
+// of a read), or, once the server refuses requests or hangs up, as Refuse
+// and Hangup say. It runs on the event loop for a plaintext connection and
+// on its goroutine for a TLS one, and returns an error wrapping
+// ErrBadFrame for an invalid frame.
+func (s *Server) serveFrames(c *Conn, in inbound, done bool) error {
 	if s.hangup.Load() { // stopping, connections half-closed: drop what comes
-		n, _ := gc.Discard(before)
-		s.stats.bytesIn.Add(int64(n))
-		return gnet.None
+		_, _ = in.Discard(in.InboundBuffered())
+		return nil
 	}
 	if r := s.refusal.Load(); r != nil { // stopping: answer, hand nothing on
-		err := drainFrames(gc, s.cfg.MaxFrame, nil, func(cmd *remoting.Command) {
+		return drainFrames(in, s.cfg.MaxFrame, nil, func(cmd *remoting.Command) {
 			s.stats.framesIn.Add(1)
 			s.refuse(c, cmd, r)
 		})
-		s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
-		if err != nil {
-			return e.reject(c, err)
-		}
-		return gnet.None
 	}
 	var raw func([]byte) bool
 	fh, hot := s.h.(FrameHandler)
@@ -110,18 +130,87 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 			return false
 		}
 	}
-	err := drainFrames(gc, s.cfg.MaxFrame, raw, func(cmd *remoting.Command) {
+	err := drainFrames(in, s.cfg.MaxFrame, raw, func(cmd *remoting.Command) {
 		s.stats.framesIn.Add(1)
 		s.h.OnCommand(c, cmd)
 	})
-	s.stats.bytesIn.Add(int64(before - gc.InboundBuffered()))
-	if hot {
+	if hot && done {
 		fh.OnTrafficDone(c)
 	}
-	if err != nil {
-		return e.reject(c, err)
+	return err
+}
+
+// trafficNotPlain serves a read of a connection not known to be
+// plaintext: it sniffs the first byte of a new connection, refuses the
+// transport the port does not take, and moves a TLS connection's bytes to
+// its goroutine. done false means the connection is plaintext and its
+// frames are to be served.
+func (e *events) trafficNotPlain(c *Conn, gc gnet.Conn) (act gnet.Action, done bool) {
+	s := e.s
+	if c.wire == transportUnknown {
+		if s.hangup.Load() {
+			n, _ := gc.Discard(gc.InboundBuffered())
+			s.stats.bytesIn.Add(int64(n))
+			return gnet.None, true
+		}
+		first, err := gc.Peek(1)
+		if err != nil || len(first) == 0 {
+			return gnet.None, true
+		}
+		mode := s.cfg.TLS.Mode
+		if first[0] != tlsRecordHandshake {
+			if mode == TLSEnforcing {
+				return e.refuseTransport(c, RefusedPlaintext), true
+			}
+			c.wire = transportPlain
+			c.xport.Store(uint32(transportPlain))
+			s.stats.plainConns.Add(1)
+			return gnet.None, false
+		}
+		if mode == TLSDisabled {
+			return e.refuseTransport(c, RefusedTLS), true
+		}
+		c.wire = transportTLS
+		s.startTLS(c, gc.LocalAddr(), gc.RemoteAddr())
 	}
-	return gnet.None
+	n := gc.InboundBuffered()
+	b, err := gc.Peek(n)
+	if err != nil {
+		return gnet.None, true
+	}
+	took, woke := c.tls.wire.push(b, s.tlsCap)
+	_, _ = gc.Discard(n)
+	s.stats.bytesIn.Add(int64(n))
+	if woke {
+		// The connection's goroutine is runnable on this processor, which
+		// the loop would otherwise keep while it waits in epoll (the
+		// runtime takes it back only after some 20 µs): let it run now,
+		// as the router yields to the stages it handed work to.
+		runtime.Gosched()
+	}
+	if !took {
+		s.stats.tlsOverruns.Add(1)
+		c.badFrame = fmt.Errorf("%w: more than %d bytes", errTLSInputOverrun, s.tlsCap)
+		s.log.Warn().Uint64("conn", c.id).Str("remote", c.remote).Int("cap", s.tlsCap).
+			Msg("remoting tls input piled up faster than it was decrypted, closing connection")
+		return gnet.Close, true
+	}
+	return gnet.None, true
+}
+
+// refuseTransport closes a connection that speaks the transport its port
+// does not take (logged, sampled, and counted).
+func (e *events) refuseTransport(c *Conn, r TransportRefusal) gnet.Action {
+	s := e.s
+	s.stats.refused[r].Add(1)
+	why := "plaintext on a port that enforces TLS"
+	if r == RefusedTLS {
+		why = "TLS client hello on a port with TLS disabled"
+	}
+	c.badFrame = fmt.Errorf("%w: %s", ErrTransportRefused, why)
+	s.sampled.Warn().Uint64("conn", c.id).Str("remote", c.remote).Str("tls_mode", s.cfg.TLS.Mode.String()).
+		Str("reason", r.String()).Msg("remoting connection refused: " + why)
+	return gnet.Close
 }
 
 // inbound is the part of gnet.Conn that drainFrames reads.
@@ -175,10 +264,15 @@ func drainFrames(in inbound, maxFrame int, raw func([]byte) bool, deliver func(*
 
 // reject logs why a connection's input is invalid and closes it.
 func (e *events) reject(c *Conn, reason error) gnet.Action {
-	e.s.stats.badFrames[badFrameReason(reason)].Add(1)
+	e.s.noteBadFrame(c, reason)
 	c.badFrame = reason
-	e.s.log.Warn().Uint64("conn", c.id).Str("remote", c.remote).Err(reason).Msg("remoting bad frame, closing connection")
 	return gnet.Close
+}
+
+// noteBadFrame counts and logs an invalid frame.
+func (s *Server) noteBadFrame(c *Conn, reason error) {
+	s.stats.badFrames[badFrameReason(reason)].Add(1)
+	s.log.Warn().Uint64("conn", c.id).Str("remote", c.remote).Err(reason).Msg("remoting bad frame, closing connection")
 }
 
 // OnClose marks the Conn closed and tells the handler why.
@@ -196,6 +290,10 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	if err == nil {
 		err = c.badFrame
+	}
+	if c.wire == transportTLS {
+		c.tls.loopClose(err) // its goroutine calls the handler's OnClose
+		return gnet.None
 	}
 	s.log.Debug().Uint64("conn", c.id).Str("remote", c.remote).AnErr("cause", err).Msg("remoting connection closed")
 	s.h.OnClose(c, err)

@@ -13,8 +13,9 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// Handler receives decoded commands. Methods run on a gnet event loop and
-// must not block: copy or hand off the work (to actors) and answer later
+// Handler receives decoded commands. Methods run on a gnet event loop (for
+// a TLS connection: OnCommand and OnClose on the connection's goroutine)
+// and must not block: copy or hand off the work (to actors) and answer later
 // with Conn.Send. Calls for one connection are serialized; calls for
 // different connections may run concurrently.
 type Handler interface {
@@ -38,7 +39,8 @@ type Handler interface {
 // until OnFrame returns. OnFrame returns true when it served the frame
 // (nothing more happens with it), false to have it decoded and passed to
 // OnCommand as usual; it must not have acted on a frame it returns false
-// for. It runs on the event loop, like OnCommand.
+// for. It runs on the event loop, like OnCommand (for a TLS connection, on
+// its goroutine).
 type FrameHandler interface {
 	OnFrame(c *Conn, frame []byte) bool
 	// OnTrafficDone is called after the frames of one read were handled
@@ -77,6 +79,9 @@ type Config struct {
 	StallTimeout time.Duration
 	// Logger receives server and gnet logs. The zero value logs nothing.
 	Logger zerolog.Logger
+	// TLS configures TLS on the port (see tls.go); the zero value serves
+	// plaintext only.
+	TLS TLS
 }
 
 // ServerStats are the server's counters since Start.
@@ -91,9 +96,11 @@ type ServerStats struct {
 	FramesOut int64
 	// BytesIn counts bytes consumed from the sockets: every complete
 	// frame, one whose header does not decode included (the bytes after an
-	// impossible length field are never read as a frame and not counted).
+	// impossible length field are never read as a frame and not counted);
+	// for a TLS connection, every encrypted byte read.
 	BytesIn int64
-	// BytesOut counts bytes of frames written (or buffered for writing).
+	// BytesOut counts bytes of frames written (or buffered for writing);
+	// for a TLS connection, the encrypted records.
 	BytesOut int64
 	// BadFrames counts connections closed because of an invalid frame.
 	BadFrames int64
@@ -106,6 +113,21 @@ type ServerStats struct {
 	// answers: buffered output past the hard cap, or above the soft cap for
 	// longer than Config.StallTimeout.
 	SlowClosed int64
+
+	// Plaintext and TLS count connections by the transport their first
+	// bytes chose (a connection closed before it sent a byte is in
+	// neither; on a port without TLS only the ones that sent a byte).
+	Plaintext, TLS int64
+	// TLSOpen is the number of open TLS connections (their goroutines).
+	TLSOpen int64
+	// HandshakeFailures counts TLS handshakes that failed or timed out.
+	HandshakeFailures int64
+	// TLSInputOverruns counts TLS connections closed because their input
+	// piled up undecrypted (see tlsInputCap).
+	TLSInputOverruns int64
+	// RefusedBy counts connections closed because they spoke the
+	// transport their port does not take, by refusal.
+	RefusedBy [NumTransportRefusals]int64
 }
 
 // serverState is a Server's life-cycle stage.
@@ -156,9 +178,24 @@ type Server struct {
 		conns, accepted, framesIn, framesOut, bytesIn, bytesOut atomic.Int64
 		outBuffered, slowClosed                                 atomic.Int64
 		badFrames                                               [NumBadFrameReasons]atomic.Int64
+
+		plainConns, tlsConns, tlsOpen, handshakeFailures, tlsOverruns atomic.Int64
+		refused                                                       [NumTransportRefusals]atomic.Int64
 	}
 	caps outputCaps
 	slow slowSet
+
+	// sessions are the TLS connections whose goroutine runs (Refuse,
+	// Hangup and Stop wait for them).
+	sessions struct {
+		sync.Mutex
+		m map[*tlsSession]struct{}
+	}
+	// tlsCap bounds a TLS connection's undecrypted input (tlsInputCap).
+	tlsCap int
+	// sampled logs what a client can make happen at will (refused
+	// transports, failed handshakes) at most a burst a second.
+	sampled zerolog.Logger
 }
 
 // NewServer returns a server for cfg that hands commands to h. It does not
@@ -177,7 +214,18 @@ func NewServer(cfg Config, h Handler) *Server {
 	}
 	s.ev = &events{s: s}
 	s.conns.m = map[uint64]*Conn{}
+	s.sessions.m = map[*tlsSession]struct{}{}
+	s.tlsCap = tlsInputCap(cfg.MaxFrame)
+	s.sampled = s.log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second})
 	return s
+}
+
+// handshakeTimeout is the configured TLS handshake timeout.
+func (s *Server) handshakeTimeout() time.Duration {
+	if d := s.cfg.TLS.HandshakeTimeout; d > 0 {
+		return d
+	}
+	return DefaultHandshakeTimeout
 }
 
 // Start binds the listener and starts the event loops. It returns once the
@@ -187,6 +235,10 @@ func (s *Server) Start() error {
 	if s.mu.state != stateNew {
 		s.mu.Unlock()
 		return fmt.Errorf("netloop %s start: %w", s.cfg.Name, ErrServerState)
+	}
+	if err := validateTLS(s.cfg.TLS); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("netloop %s start: %w", s.cfg.Name, err)
 	}
 	s.mu.state = stateStarting
 	s.mu.Unlock()
@@ -224,7 +276,8 @@ func (s *Server) Start() error {
 	addr := s.mu.addr
 	s.mu.Unlock()
 	s.log.Info().Str("addr", addr).Int("maxFrame", s.cfg.MaxFrame).Int64("max_output", s.caps.soft).
-		Int64("max_output_hard", s.caps.hard).Dur("stall_timeout", s.caps.stall).Msg("remoting server listening")
+		Int64("max_output_hard", s.caps.hard).Dur("stall_timeout", s.caps.stall).Str("tls_mode", s.cfg.TLS.Mode.String()).
+		Msg("remoting server listening")
 	return nil
 }
 
@@ -282,11 +335,34 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	select {
 	case <-s.done:
-		s.setState(stateStopped)
-		s.log.Info().Msg("remoting server stopped")
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("netloop %s stop: %w", s.cfg.Name, ctx.Err())
+	}
+	if err := s.waitSessions(ctx); err != nil {
+		return fmt.Errorf("netloop %s stop: %w", s.cfg.Name, err)
+	}
+	s.setState(stateStopped)
+	s.log.Info().Msg("remoting server stopped")
+	return nil
+}
+
+// waitSessions waits until the goroutine of every TLS connection ended
+// (the engine closed their connections), or ctx ends.
+func (s *Server) waitSessions(ctx context.Context) error {
+	tick := time.NewTicker(flushPoll)
+	defer tick.Stop()
+	for {
+		s.sessions.Lock()
+		n := len(s.sessions.m)
+		s.sessions.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d tls connection goroutines still running: %w", n, ctx.Err())
+		case <-tick.C:
+		}
 	}
 }
 
@@ -305,10 +381,19 @@ func (s *Server) Stats() ServerStats {
 
 		OutputBuffered: s.stats.outBuffered.Load(),
 		SlowClosed:     s.stats.slowClosed.Load(),
+
+		Plaintext:         s.stats.plainConns.Load(),
+		TLS:               s.stats.tlsConns.Load(),
+		TLSOpen:           s.stats.tlsOpen.Load(),
+		HandshakeFailures: s.stats.handshakeFailures.Load(),
+		TLSInputOverruns:  s.stats.tlsOverruns.Load(),
 	}
 	for i := range st.BadFramesBy {
 		st.BadFramesBy[i] = s.stats.badFrames[i].Load()
 		st.BadFrames += st.BadFramesBy[i]
+	}
+	for i := range st.RefusedBy {
+		st.RefusedBy[i] = s.stats.refused[i].Load()
 	}
 	return st
 }

@@ -154,6 +154,19 @@ func (c *Conn) closeSlowLocked(reason string, buffered int64) {
 	}
 }
 
+// closeSlow is closeSlowLocked for a caller that holds no lock (a TLS
+// connection's plaintext outbox).
+func (c *Conn) closeSlow(reason string, buffered int64) {
+	c.state.RLock()
+	defer c.state.RUnlock()
+	if c.state.closed {
+		return
+	}
+	c.out.Lock()
+	c.closeSlowLocked(reason, buffered)
+	c.out.Unlock()
+}
+
 // checkSlow refreshes what gnet holds for the socket and closes the
 // connection when its output has stayed above the soft cap for the stall
 // timeout; it runs on the connection's event loop (queued by the sweep).

@@ -84,11 +84,13 @@ func (s *Server) Hangup(ctx context.Context) error {
 }
 
 // halfClose sends FIN once nothing of c is left to write; on c's event
-// loop.
+// loop. A TLS connection gets no close_notify alert first: its peer reads
+// end of file at a record boundary, which crypto/tls takes as the end
+// (RocketMQ's clients close a connection that ends either way).
 func (c *Conn) halfClose() {
 	c.state.RLock()
 	defer c.state.RUnlock()
-	if c.state.closed || c.gc.OutboundBuffered() > 0 {
+	if c.state.closed || c.gc.OutboundBuffered() > 0 || (c.tls != nil && !c.tls.idle()) {
 		return // Stop closes it
 	}
 	c.out.Lock()
@@ -127,7 +129,46 @@ func (s *Server) eachLoop(ctx context.Context) error {
 			return fmt.Errorf("%d event loops did not finish their reads: %w", waiting, ctx.Err())
 		}
 	}
-	return nil
+	return s.eachSession(ctx)
+}
+
+// eachSession waits until every TLS connection's goroutine that was
+// handing frames to the handler when it began has finished that delivery
+// (eachLoop's counterpart for TLS connections).
+func (s *Server) eachSession(ctx context.Context) error {
+	type busy struct {
+		t   *tlsSession
+		seq uint64
+	}
+	var wait []busy
+	s.sessions.Lock()
+	for t := range s.sessions.m {
+		if seq := t.delivering.Load(); seq%2 == 1 {
+			wait = append(wait, busy{t, seq})
+		}
+	}
+	s.sessions.Unlock()
+	if len(wait) == 0 {
+		return nil
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		left := wait[:0]
+		for _, b := range wait {
+			if b.t.delivering.Load() == b.seq {
+				left = append(left, b)
+			}
+		}
+		if wait = left; len(wait) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d tls connections did not finish their deliveries: %w", len(wait), ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // refuse answers one request read after Refuse.
@@ -181,6 +222,9 @@ func (c *Conn) flushed() bool {
 	defer c.state.RUnlock()
 	if c.state.closed {
 		return true
+	}
+	if transport(c.xport.Load()) == transportTLS && !c.tls.idle() {
+		return false // frames not yet encrypted
 	}
 	c.out.Lock()
 	if len(c.out.buf) > 0 || c.out.writing || c.out.scheduled {

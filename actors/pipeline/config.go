@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +36,9 @@ type Config struct {
 	Advertise string
 	// NameServers are the name servers to register with.
 	NameServers []string
+	// NamesrvTLS, when not nil, makes the registrations with the name
+	// servers speak TLS with this configuration (nil: plaintext).
+	NamesrvTLS *tls.Config
 	// BrokerName and Cluster identify the broker in routes.
 	BrokerName string
 	Cluster    string

@@ -282,7 +282,7 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 		return nil
 	}
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
-		NameServers: p.cfg.NameServers, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
+		NameServers: p.cfg.NameServers, TLS: p.cfg.NamesrvTLS, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
 		Credentials: p.cfg.RegisterCredentials,
 		Topics:      &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),

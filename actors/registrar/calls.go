@@ -2,6 +2,7 @@ package registrar
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"math"
 
@@ -14,6 +15,7 @@ import (
 // nameServer is the registrar's state for one name server.
 type nameServer struct {
 	addr string
+	tls  *tls.Config // the connection's TLS configuration (nil: plaintext)
 	// conn is the open connection, or nil. While busy only the call
 	// goroutine touches it; otherwise only the actor.
 	conn *remoting.Client
@@ -184,7 +186,7 @@ func (n *nameServer) invoke(ctx context.Context, req *remoting.Command, log zero
 		dialed := false
 		if c == nil {
 			var err error
-			if c, err = remoting.Dial(ctx, n.addr, remoting.ClientOptions{Logger: log}); err != nil {
+			if c, err = remoting.Dial(ctx, n.addr, remoting.ClientOptions{Logger: log, TLS: n.tls}); err != nil {
 				return fmt.Errorf("dial name server %s: %w", n.addr, err)
 			}
 			n.conn, dialed = c, true

@@ -47,6 +47,7 @@ package registrar
 
 import (
 	"context"
+	"crypto/tls"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,9 @@ const retryAfter = time.Second
 type Options struct {
 	// NameServers are the addresses registered with.
 	NameServers []string
+	// TLS, when not nil, is the TLS configuration of the connections to
+	// the name servers (nil: plaintext).
+	TLS *tls.Config
 	// Interval is the period of registrations (default 30 s).
 	Interval time.Duration
 	// Timeout bounds one registration with one name server (default
@@ -258,7 +262,7 @@ func (r *registrar) Receive(ctx actor.Context) {
 		r.ctx, r.cancel = context.WithCancel(context.Background())
 		r.ns = make([]*nameServer, len(r.opts.NameServers))
 		for i, addr := range r.opts.NameServers {
-			r.ns[i] = &nameServer{addr: addr, acked: -1}
+			r.ns[i] = &nameServer{addr: addr, tls: r.opts.TLS, acked: -1}
 		}
 		r.tick.Arm(r.opts.Interval, registerTick{})
 		r.registerAll()

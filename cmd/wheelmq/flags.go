@@ -108,6 +108,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	secretKey := fs.String("secret-key", "", "SecretKey of --access-key (prefer WHEELMQ_SECRET_KEY: other users can read a command line)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
+	tlsOpts := defineTLSFlags(fs) // TLS on every port: flags_tls.go
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, errHelp
@@ -228,6 +229,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		o.node.NamesrvDir = filepath.Join(*data, "namesrv")
 		o.node.OrderMessageEnable = *orderMsg
 	}
+	problems = append(problems, tlsOpts.apply(&o.node, *data)...) // TLS: flags_tls.go
 	if mode == "broker" && len(bc.NameServers) == 0 {
 		problems = append(problems, "broker mode needs --namesrv")
 	}
@@ -265,6 +267,7 @@ func inapplicable(mode string, set map[string]bool) []string {
 	if !ok {
 		return nil
 	}
+	allowed = append(slices.Clone(allowed), tlsFlagNames...) // every mode's ports take TLS
 	var out []string
 	for name := range set {
 		if !slices.Contains(allowed, name) {

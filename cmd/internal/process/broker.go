@@ -33,7 +33,10 @@ type Broker struct {
 
 // StartBroker opens the pipeline, listens, and once the advertised address
 // is known serves requests and starts registering with the name servers.
-func StartBroker(cfg pipeline.Config) (*Broker, error) {
+func StartBroker(cfg pipeline.Config) (*Broker, error) { return startBroker(cfg, netloop.TLS{}) }
+
+// startBroker is StartBroker with the port's TLS.
+func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 	pipe, err := pipeline.Open(cfg)
 	if err != nil {
 		return nil, err
@@ -41,7 +44,7 @@ func StartBroker(cfg pipeline.Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe)}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
-		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout,
+		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, TLS: tls,
 	}, b.router)
 	if err := b.server.Start(); err != nil {
 		_ = pipe.Close()

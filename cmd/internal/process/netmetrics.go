@@ -23,11 +23,21 @@ import (
 //	wheelmq_net_bad_frames_total{server,reason}      connections closed for an invalid frame
 //	wheelmq_net_output_buffered_bytes{server}        answers written and not yet taken by the sockets
 //	wheelmq_net_slow_closed_total{server}            connections closed because they did not read their answers
+//	wheelmq_net_transport_connections_total{server,transport}  connections by what their first bytes spoke: plain or tls
+//	wheelmq_net_transport_refused_total{server,transport}      connections closed for speaking what the port does not take
+//	wheelmq_net_tls_connections{server}              open TLS connections
+//	wheelmq_net_tls_handshake_failures_total{server} TLS handshakes failed or timed out
+//	wheelmq_net_tls_input_overruns_total{server}     TLS connections closed for input not decrypted fast enough
+//
+// For TLS connections the byte counters count what crosses the socket:
+// encrypted bytes.
 type netCollector struct {
 	mu      sync.Mutex
 	servers []*netloop.Server // guarded by mu
 
 	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad, buffered, slowClosed *prometheus.Desc
+
+	transport, refused, tlsOpen, handshakeFailures, overruns *prometheus.Desc
 }
 
 func newNetCollector() *netCollector {
@@ -48,6 +58,16 @@ func newNetCollector() *netCollector {
 		slowClosed: prometheus.NewDesc("wheelmq_net_slow_closed_total",
 			"Remoting connections closed because they did not read their answers (buffered output past the hard cap, or above the soft cap past the stall timeout).",
 			server, nil),
+		transport: prometheus.NewDesc("wheelmq_net_transport_connections_total",
+			"Remoting connections by the transport their first bytes chose (plain or tls).", []string{"server", "transport"}, nil),
+		refused: prometheus.NewDesc("wheelmq_net_transport_refused_total",
+			"Remoting connections closed because they spoke a transport their port does not take: plaintext under --tls-mode enforcing, tls under disabled.",
+			[]string{"server", "transport"}, nil),
+		tlsOpen: prometheus.NewDesc("wheelmq_net_tls_connections", "Open TLS remoting connections.", server, nil),
+		handshakeFailures: prometheus.NewDesc("wheelmq_net_tls_handshake_failures_total",
+			"TLS handshakes that failed or did not complete within the handshake timeout.", server, nil),
+		overruns: prometheus.NewDesc("wheelmq_net_tls_input_overruns_total",
+			"TLS connections closed because their input piled up faster than it was decrypted.", server, nil),
 	}
 }
 
@@ -61,7 +81,7 @@ func (c *netCollector) add(s *netloop.Server) {
 // Describe implements prometheus.Collector.
 func (c *netCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.conns, c.accepted, c.framesIn, c.framesOut, c.bytesIn, c.bytesOut, c.bad,
-		c.buffered, c.slowClosed} {
+		c.buffered, c.slowClosed, c.transport, c.refused, c.tlsOpen, c.handshakeFailures, c.overruns} {
 		ch <- d
 	}
 }
@@ -75,11 +95,18 @@ func (c *netCollector) Collect(ch chan<- prometheus.Metric) {
 		st, name := s.Stats(), s.Name()
 		ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Conns), name)
 		ch <- prometheus.MustNewConstMetric(c.buffered, prometheus.GaugeValue, float64(st.OutputBuffered), name)
+		ch <- prometheus.MustNewConstMetric(c.tlsOpen, prometheus.GaugeValue, float64(st.TLSOpen), name)
+		ch <- prometheus.MustNewConstMetric(c.transport, prometheus.CounterValue, float64(st.Plaintext), name, "plain")
+		ch <- prometheus.MustNewConstMetric(c.transport, prometheus.CounterValue, float64(st.TLS), name, "tls")
+		for r := range netloop.NumTransportRefusals {
+			ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(st.RefusedBy[r]), name, r.String())
+		}
 		for _, m := range []struct {
 			d *prometheus.Desc
 			v int64
 		}{{c.accepted, st.Accepted}, {c.framesIn, st.FramesIn}, {c.framesOut, st.FramesOut},
-			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.slowClosed, st.SlowClosed}} {
+			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.slowClosed, st.SlowClosed},
+			{c.handshakeFailures, st.HandshakeFailures}, {c.overruns, st.TLSInputOverruns}} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}
 		for r := range netloop.NumBadFrameReasons {

@@ -37,6 +37,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -65,6 +66,9 @@ type Config struct {
 	// Pprof also serves /debug/pprof there (off by default: profiles and
 	// the command line expose the process's internals).
 	Pprof bool
+	// TLS configures TLS on every remoting port and on the broker's
+	// connections to name servers (the zero value: plaintext only).
+	TLS TLSConfig
 	// Logger is the process logger.
 	Logger zerolog.Logger
 }
@@ -78,7 +82,8 @@ type Node struct {
 	net      *netCollector   // the remoting servers' counters
 	nsStage  *stage.Stage
 	nsServer *netloop.Server
-	nsLock   io.Closer // the name server directory's LOCK (nil: none)
+	nsLock   io.Closer         // the name server directory's LOCK (nil: none)
+	tls      *tlsconf.Reloader // the ports' TLS material (nil: TLS disabled)
 	broker   *Broker
 	// The ACL (acl.go): the file's view and stage, the ports' Guard (nil:
 	// no ACL) and the embedded broker's internal credential.
@@ -104,14 +109,19 @@ func Start(cfg Config) (*Node, error) {
 	n.stages = stage.NewRegistry(n.registry)
 	n.net = newNetCollector()
 	n.registry.MustRegister(n.net)
+	if err := n.startTLS(); err != nil {
+		return nil, err
+	}
 	if cfg.ACL.File != "" {
 		if err := n.startACL(); err != nil {
+			n.stopTLS()
 			return nil, err
 		}
 		if cfg.RunBroker && cfg.NamesrvListen != "" && len(cfg.Broker.NameServers) == 0 {
 			c, dir, err := newInternalCredential()
 			if err != nil {
 				n.stopACL()
+				n.stopTLS()
 				return nil, err
 			}
 			n.internal, n.internDir = c, dir
@@ -120,6 +130,7 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.NamesrvListen != "" {
 		if err := n.startNamesrv(); err != nil {
 			n.stopACL()
+			n.stopTLS()
 			return nil, err
 		}
 	}
@@ -134,10 +145,12 @@ func Start(cfg Config) (*Node, error) {
 		bc.Guard = n.guard
 		bc.Registerer = n.registry
 		bc.Stages = n.stages
-		b, err := StartBroker(bc)
+		bc.NamesrvTLS = n.namesrvClientTLS()
+		b, err := startBroker(bc, n.portTLS())
 		if err != nil {
 			n.stopNamesrv(context.Background())
 			n.stopACL()
+			n.stopTLS()
 			return nil, err
 		}
 		n.broker = b
@@ -181,7 +194,7 @@ func (n *Node) startNamesrv() error {
 		}
 		h.guard = n.guard.ForPort("namesrv", auth.Join(extra...))
 	}
-	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log}, h)
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS()}, h)
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
@@ -356,7 +369,8 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.broker.Stop(ctx))
 	}
 	n.stopNamesrv(ctx)
-	n.stopACL()
+			n.stopACL()
+			n.stopTLS()
 	return errors.Join(errs...)
 }
 

@@ -7,6 +7,7 @@ package processtest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -58,6 +59,10 @@ type Options struct {
 	// Admin signs Start's own requests (the wait for the broker's
 	// registration), for a node with an ACL (process.Config.ACL).
 	Admin auth.Credentials
+	// ClientTLS, when set, is the TLS configuration of Start's own
+	// requests (the wait for the registration): for nodes whose ports
+	// enforce TLS.
+	ClientTLS *tls.Config
 }
 
 // FreeAddr returns a 127.0.0.1 address whose port was free a moment ago
@@ -118,7 +123,7 @@ func Start(t testing.TB, o Options) *process.Node {
 		// The broker registers with its embedded name server in the
 		// background: a test starts once it has, as a client that starts later would
 		// find it (after a restart its topics are routable again).
-		waitRegistered(t, n, o.Admin)
+		waitRegistered(t, n, o.Admin, o.ClientTLS)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -134,13 +139,26 @@ func Invoke(t testing.TB, addr string, req *remoting.Command) *remoting.Command 
 	return InvokeSigned(t, addr, req, auth.Credentials{})
 }
 
+// InvokeTLS is Invoke over TLS with cfg (nil: plaintext).
+func InvokeTLS(t testing.TB, addr string, cfg *tls.Config, req *remoting.Command) *remoting.Command {
+	t.Helper()
+	return invoke(t, addr, req, auth.Credentials{}, cfg)
+}
+
 // InvokeSigned is Invoke with req signed by creds (empty: unsigned).
 func InvokeSigned(t testing.TB, addr string, req *remoting.Command, creds auth.Credentials) *remoting.Command {
+	t.Helper()
+	return invoke(t, addr, req, creds, nil)
+}
+
+// invoke sends req, signed by creds (empty: unsigned), over TLS with cfg
+// (nil: plaintext).
+func invoke(t testing.TB, addr string, req *remoting.Command, creds auth.Credentials, cfg *tls.Config) *remoting.Command {
 	t.Helper()
 	creds.Sign(req)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{TLS: cfg})
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -167,11 +185,11 @@ func CreateTopic(t testing.TB, n *process.Node, topic string, queues int) {
 }
 
 // waitRegistered waits until the node's name server lists its broker.
-func waitRegistered(t testing.TB, n *process.Node, creds auth.Credentials) {
+func waitRegistered(t testing.TB, n *process.Node, creds auth.Credentials, cfg *tls.Config) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp := InvokeSigned(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil), creds)
+		resp := invoke(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil), creds, cfg)
 		if resp.Code == remoting.Success && strings.Contains(string(resp.Body), n.Broker().Advertise()) {
 			return
 		}
