@@ -369,8 +369,8 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.broker.Stop(ctx))
 	}
 	n.stopNamesrv(ctx)
-			n.stopACL()
-			n.stopTLS()
+	n.stopACL()
+	n.stopTLS()
 	return errors.Join(errs...)
 }
 
