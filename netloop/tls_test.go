@@ -310,3 +310,47 @@ func TestTLSRefuseFlushHangup(t *testing.T) {
 		t.Fatalf("handler saw %d requests, want only the one before Refuse", h.seen.Load())
 	}
 }
+
+// TestTLSStopWithOpenConnections stops a server while a TLS client is
+// connected and another is half-way through its handshake: Stop returns
+// once every connection goroutine ended, the handler heard every close,
+// and no goroutine is left.
+func TestTLSStopWithOpenConnections(t *testing.T) {
+	base := runtime.NumGoroutine()
+	h := newEchoHandler()
+	s := NewServer(Config{Name: "test", Addr: "127.0.0.1:0", NumEventLoop: 2, TLS: serverTLS(t, TLSPermissive)}, h)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := remoting.Dial(ctx, s.Addr(), remoting.ClientOptions{TLS: clientTLS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoOver(t, c, nil)
+	half, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer half.Close()
+	if _, err := half.Write([]byte{0x16, 0x03, 0x01}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "two TLS connections", func() bool { return s.Stats().TLSOpen == 2 })
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if st := s.Stats(); st.TLSOpen != 0 || st.Conns != 0 {
+		t.Fatalf("after Stop: %+v", st)
+	}
+	for range 2 {
+		select {
+		case <-h.closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a TLS connection's OnClose is missing")
+		}
+	}
+	c.Close()
+	eventually(t, "goroutines gone", func() bool { return runtime.NumGoroutine() <= base })
+}
