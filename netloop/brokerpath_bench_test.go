@@ -30,6 +30,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/router"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -49,8 +50,14 @@ type benchBroker struct {
 }
 
 func newBenchBroker(tb testing.TB, flush writer.FlushMode) *benchBroker {
+	return newBenchBrokerACL(tb, flush, nil)
+}
+
+// newBenchBrokerACL is newBenchBroker with an ACL (guard nil: none).
+func newBenchBrokerACL(tb testing.TB, flush writer.FlushMode, guard *auth.Guard) *benchBroker {
 	tb.Helper()
 	cfg := pipeline.DefaultConfig()
+	cfg.Guard = guard
 	cfg.DataDir = tb.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Flush = flush
@@ -204,6 +211,11 @@ func createBenchTopic(c *benchClient) {
 // sendFrame encodes the SEND_MESSAGE_V2 request the official Go client
 // (JSON) or wheelmq's native producer (binary) sends for one message.
 func sendFrame(tb testing.TB, st remoting.SerializeType, queueID int) []byte {
+	return sendFrameAs(tb, st, queueID, auth.Credentials{})
+}
+
+// sendFrameAs is sendFrame signed with creds (empty: unsigned).
+func sendFrameAs(tb testing.TB, st remoting.SerializeType, queueID int, creds auth.Credentials) []byte {
 	props := message.AppendProperty(nil, message.PropUniqKey, fmt.Sprintf("7F000001%024X", queueID))
 	props = message.AppendProperty(props, message.PropWait, "true")
 	props = message.AppendProperty(props, message.PropTags, "TagA")
@@ -213,6 +225,7 @@ func sendFrame(tb testing.TB, st remoting.SerializeType, queueID int) []byte {
 		"m": "false", "n": "broker-a",
 	}, make([]byte, benchBody))
 	cmd.Opaque, cmd.Serialize = int32(queueID+1), st
+	creds.Sign(cmd)
 	f, err := remoting.EncodeFrame(cmd)
 	if err != nil {
 		tb.Fatal(err)
@@ -265,6 +278,72 @@ func benchSend(b *testing.B, flush writer.FlushMode, st remoting.SerializeType, 
 		}
 		c.roundTrip(ring[at*frameLen:(at+n)*frameLen], n)
 		at += n
+	}
+	b.StopTimer()
+}
+
+// BenchmarkSendPathSigned compares unsigned sends to a broker without an
+// ACL with signed ones to a broker with one (the signature checked on the
+// hot path, fastsend.go), async flush, both header types; the goal is
+// signed >= 0.95x unsigned:
+//
+//	go test ./netloop -run '^$' -bench SendPathSigned -benchmem -count 5
+func BenchmarkSendPathSigned(b *testing.B) {
+	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
+		for _, window := range []int{1, 64} {
+			for _, acl := range []bool{false, true} {
+				name := fmt.Sprintf("header=%s/window=%d/acl=%v", st, window, acl)
+				b.Run(name, func(b *testing.B) { benchSendSigned(b, st, window, acl) })
+			}
+		}
+	}
+}
+
+var benchAdmin, benchProducer = auth.Credentials{AccessKey: "bench-admin", SecretKey: "bench-admin-secret"},
+	auth.Credentials{AccessKey: "bench-producer", SecretKey: "bench-producer-secret"}
+
+func benchSendSigned(b *testing.B, st remoting.SerializeType, window int, acl bool) {
+	var guard *auth.Guard
+	creds := auth.Credentials{}
+	if acl {
+		dir, err := auth.ParsePlainACL([]byte(`accounts:
+  - {accessKey: bench-admin, secretKey: bench-admin-secret, admin: true}
+  - {accessKey: bench-producer, secretKey: bench-producer-secret, topicPerms: [`+benchTopic+`=PUB]}
+`), "bench.yml")
+		if err != nil {
+			b.Fatal(err)
+		}
+		guard, creds = auth.NewGuard(auth.GuardOptions{Source: auth.Fixed{Dir: dir}, Logger: zerolog.Nop()}), benchProducer
+	}
+	bb := newBenchBrokerACL(b, writer.FlushAsync, guard)
+	c := bb.client(b)
+	n := strconv.Itoa(benchQueues)
+	create := remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
+		"topic": benchTopic, "readQueueNums": n, "writeQueueNums": n, "perm": "6", "topicFilterType": "SINGLE_TAG",
+	}, nil)
+	if acl {
+		benchAdmin.Sign(create)
+	}
+	c.invoke(create)
+	var ring []byte
+	for i := range benchQueues * window {
+		ring = append(ring, sendFrameAs(b, st, i%benchQueues, creds)...)
+	}
+	frameLen := len(ring) / (benchQueues * window)
+	for range 200 {
+		c.roundTrip(ring[:window*frameLen], window)
+	}
+	b.SetBytes(benchBody)
+	b.ReportAllocs()
+	b.ResetTimer()
+	at := 0
+	for i := 0; i < b.N; i += window {
+		k := min(window, b.N-i)
+		if at+k > benchQueues*window {
+			at = 0
+		}
+		c.roundTrip(ring[at*frameLen:(at+k)*frameLen], k)
+		at += k
 	}
 	b.StopTimer()
 }

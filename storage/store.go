@@ -166,6 +166,9 @@ func (s *Store) TransactionsPath() string { return filepath.Join(s.Dir, "config"
 // TimerDir is the timer store's directory.
 func (s *Store) TimerDir() string { return filepath.Join(s.Dir, "timer") }
 
+// ACLDir is the directory of the ACL 2.0 users and policies (actors/acl).
+func (s *Store) ACLDir() string { return filepath.Join(s.Dir, "acl") }
+
 // LoadCheckpoint reads the checkpoint; a missing file is an empty checkpoint.
 func (s *Store) LoadCheckpoint() (meta.Checkpoint, error) {
 	cp, err := meta.LoadCheckpoint(s.FS, s.CheckpointPath())

@@ -15,7 +15,10 @@ import (
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
+	// A retirement comes after the supervisor's restarts and their
+	// backoff: on a loaded machine (CI's two cores running the race
+	// detector) that takes longer than one stage round trip.
+	deadline := time.Now().Add(4 * wait)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -113,9 +116,11 @@ func TestQueueReopenFailureRetiresDispatch(t *testing.T) {
 	putAll(t, r, 2)
 	r.start(t, time.Hour)
 	r.caughtUp(t)
-	putAll(t, r, 1)
+	// Armed before the record is put: dispatch may take it up at once (a
+	// kick or its poll), and the write that fails must be its unit's.
 	fs.FailWrite(1)
 	fs.FailTruncate(true) // the rollback fails, and so will the reopen's cut
+	putAll(t, r, 1)
 	r.kicker.Kick()
 	waitFor(t, "dispatch to be retired", func() bool { return len(r.metrics.Down()) == 1 })
 	d := r.metrics.Down()[0]

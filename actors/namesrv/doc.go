@@ -30,7 +30,10 @@
 //	319 GET_NAMESRV_CONFIG                 admin  -> name server (the actor: Options.Settings)
 //	327 ADD_WRITE_PERM_OF_BROKER           admin  -> name server
 //
-// Any other code is answered with 3 REQUEST_CODE_NOT_SUPPORTED. Handle never
+// (ServedCodes lists them; Permissions says what each needs under an
+// ACL, checked by the process's name-server port before the request
+// reaches the actor.) Any other code is answered with 3
+// REQUEST_CODE_NOT_SUPPORTED. Handle never
 // panics on bad input: a missing or malformed header field, undecodable body
 // or checksum mismatch is answered with 1 SYSTEM_ERROR (as the Java name
 // server does); a well-formed but unacceptable value (negative broker id,

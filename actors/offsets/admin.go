@@ -44,6 +44,13 @@ type CloneGroup struct {
 	stage.FailFunc
 }
 
+// AllGroupOffsets answers every group's committed offsets, group -> topic
+// -> queue -> offset, copies (GET_BROKER_CONSUME_STATS).
+type AllGroupOffsets struct {
+	Reply func(map[string]map[string]map[int32]int64)
+	stage.FailFunc
+}
+
 // Reset assigns new offsets to a group's queues of a topic
 // (INVOKE_BROKER_TO_RESET_OFFSET, RocketMQ 5's server-side reset): they are
 // committed at once, and each queue stays marked until the group's next
@@ -130,6 +137,21 @@ func (s *Store) cloneGroup(c *CloneGroup) {
 		s.opts.Logger.Info().Str("from", c.Src).Str("to", c.Dest).Strs("topics", copied).Msg("consumer offsets cloned")
 	}
 	c.Done(copied)
+}
+
+func (s *Store) allGroupOffsets(q *AllGroupOffsets) {
+	out := map[string]map[string]map[int32]int64{}
+	for key, qs := range s.table {
+		topic, group, ok := meta.SplitOffsetKey(key)
+		if !ok {
+			continue
+		}
+		if out[group] == nil {
+			out[group] = map[string]map[int32]int64{}
+		}
+		out[group][topic] = maps.Clone(qs)
+	}
+	q.Reply(out)
 }
 
 func (s *Store) reset(r *Reset) {

@@ -122,6 +122,8 @@ func (s *Store) Receive(ctx actor.Context) {
 		m.Reply(s.table.TopicsOf(m.Group))
 	case *CloneGroup:
 		s.cloneGroup(m)
+	case *AllGroupOffsets:
+		s.allGroupOffsets(m)
 	case *Reset:
 		s.reset(m)
 	case *TakeReset:

@@ -18,6 +18,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/vfs"
@@ -185,6 +186,12 @@ type Config struct {
 	// also runs a name server shares one, so that the per-stage metrics and
 	// the health state cover both); nil: a new one on Registerer.
 	Stages *stage.Registry
+	// Guard checks every request's signature and permissions (the ACL,
+	// netloop/router's Permissions); nil: no ACL, every request is served.
+	Guard *auth.Guard
+	// RegisterCredentials sign REGISTER_BROKER and UNREGISTER_BROKER for
+	// name servers that check them (empty: unsigned).
+	RegisterCredentials auth.Credentials
 	// Logger is the broker's logger.
 	Logger zerolog.Logger
 	// SetLogLevel, when set, changes the level of the broker's logs while

@@ -1,8 +1,9 @@
 // Package pipeline is a broker's composition root on the actor side: it
 // opens the store and the timer store, spawns every supervised stage
 // (commitlog writer, dispatch, the index, pull, offsets, clients, topics,
-// groups, stats, transaction, the five timer stages, retention and, once
-// the broker's address is known, the registrar) under one supervision
+// groups, acl (the ACL 2.0 users and policies), stats, transaction, the
+// five timer stages, retention and, once the broker's address is known,
+// the registrar) under one supervision
 // strategy, and stops them in dependency order (stop.go: Drain, then
 // Shutdown), closing a store only once every stage using it has stopped.
 //
@@ -35,6 +36,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/acl"
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/groups"
@@ -51,6 +53,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/txcheck"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
@@ -72,6 +75,7 @@ type Pipeline struct {
 	subView   clients.View
 	resetView offsets.ResetView
 	statsView stats.View
+	aclView   acl.View
 	counters  stats.Counters
 	booted    time.Time
 	kicker    dispatch.Kicker
@@ -176,6 +180,11 @@ func (p *Pipeline) spawn() error {
 		return fmt.Errorf("broker start: %w", err)
 	}
 	p.groupView.Init(groupTable, groupVer)
+	aclSnap, err := acl.Load(p.store.FS, p.store.ACLDir(), log)
+	if err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
+	p.aclView.Init(aclSnap)
 	spawns := []struct {
 		name     string
 		producer stage.Producer
@@ -207,6 +216,9 @@ func (p *Pipeline) spawn() error {
 				return !ok || g.NotifyConsumerIDsChangedEnable
 			},
 			Logger: logFor(clients.StageName),
+		})},
+		{acl.StageName, acl.Producer(acl.Options{
+			FS: p.store.FS, Dir: p.store.ACLDir(), View: &p.aclView, Logger: logFor(acl.StageName),
 		})},
 		{stats.StageName, stats.Producer(stats.Options{Counters: &p.counters, View: &p.statsView,
 			Timer: func() (uint64, uint64) { s := p.wheel.Stats(); return s.Added, s.Issued }})},
@@ -271,7 +283,8 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 	}
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
 		NameServers: p.cfg.NameServers, TLS: p.cfg.NamesrvTLS, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
-		Topics: &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
+		Credentials: p.cfg.RegisterCredentials,
+		Topics:      &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
 	}, &p.regKicker))
 	return err
@@ -356,6 +369,15 @@ func (p *Pipeline) Groups() *groups.View { return &p.groupView }
 // Resets lists the consumer-offset resets that wait for the group's next
 // pull.
 func (p *Pipeline) Resets() *offsets.ResetView { return &p.resetView }
+
+// ACL is the ACL 2.0 users and policies (actors/acl) that the admin
+// requests 3001-3010 manage.
+func (p *Pipeline) ACL() *acl.View { return &p.aclView }
+
+// ACLUsers is the ACL 2.0 users with their policies as an auth.Directory
+// (always the latest snapshot), for the request checks to join with the
+// plain_acl.yml accounts (auth.Union).
+func (p *Pipeline) ACLUsers() auth.Directory { return &p.aclView }
 
 // Stats is the latest published statistics snapshot.
 func (p *Pipeline) Stats() *stats.View { return &p.statsView }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/acl"
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/groups"
@@ -96,7 +97,7 @@ func workStages() []string {
 // that feed the writer first, the writer before dispatch and the index
 // (which read what it wrote), the tables last.
 var requestStages = append(append([]string{stats.StageName, txcheck.StageName, clients.StageName}, pullStages()...),
-	writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName, topics.StageName)
+	writer.StageName, dispatch.StageName, index.StageName, offsets.StageName, groups.StageName, topics.StageName, acl.StageName)
 
 // pullStages are the pull stage and its readers (up to pull.MaxReaders), in
 // the order they stop: the pull stage answers its parked pulls and hands

@@ -169,6 +169,7 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	r.opts.Credentials.Sign(req) // once per table: the copies sent share its fields
 	r.req, r.reqFrom = req, t
 	return req, t.Version.Counter, nil
 }

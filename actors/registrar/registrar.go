@@ -58,6 +58,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -97,6 +98,9 @@ type Options struct {
 	Metrics *Metrics
 	// Info identifies the broker in the registrations.
 	Info namesrv.BrokerInfo
+	// Credentials sign REGISTER_BROKER and UNREGISTER_BROKER, for name
+	// servers with an ACL (empty: unsigned).
+	Credentials auth.Credentials
 	// Topics is the topic table published with each registration.
 	Topics *topics.View
 	Logger zerolog.Logger
@@ -320,6 +324,7 @@ func (r *registrar) stop() {
 // waits for the answers, each within Timeout.
 func (r *registrar) unregisterAll() {
 	req := namesrv.NewUnregisterRequest(r.opts.Info)
+	r.opts.Credentials.Sign(req)
 	var wg sync.WaitGroup
 	for _, n := range r.ns {
 		wg.Add(1)

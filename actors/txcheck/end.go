@@ -42,6 +42,12 @@ func (s *Stage) handleEnd(e *End) {
 		e.Reply(remoting.SystemError, "The transaction state table offset wrong")
 		return
 	}
+	if e.Authorize != nil {
+		if code, remark := e.Authorize(h.props[message.PropRealTopic]); code != remoting.Success {
+			e.Reply(code, remark)
+			return
+		}
+	}
 	q, outcome := h.rec.QueueOffset, Rollback
 	if e.Commit {
 		outcome = Commit

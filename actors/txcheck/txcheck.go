@@ -108,6 +108,10 @@ type End struct {
 	Commit bool
 	// FromCheck: the producer answers a CHECK_TRANSACTION_STATE.
 	FromCheck bool
+	// Authorize, when set, decides with the half message's topic
+	// (REAL_TOPIC) whether the requester may end it (the ACL: PUB on that
+	// topic); a code other than 0 is answered as it is, nothing changed.
+	Authorize func(topic string) (code int32, remark string)
 	Reply     func(code int32, remark string)
 }
 

@@ -40,6 +40,7 @@ type allOpts struct {
 	send, timer, mini bool
 	benchtime         string
 	spreadN, burstN   int
+	env               []string // the children's environment (nil: this process's)
 }
 
 func newBenchAllCmd(g *globals) *cobra.Command {
@@ -110,6 +111,11 @@ type timerWorkload struct {
 }
 
 func runBenchAll(ctx context.Context, g *globals, o allOpts) error {
+	if g.sec.overTLS() {
+		return usagef("bench all with --tls: its sends are compared with the ack-only peer, which speaks plaintext only; " +
+			"compare 'bench produce --tls' with a plaintext 'bench produce' instead")
+	}
+	o.env = g.sec.childEnv()
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("bench all: find this binary: %w", err)
@@ -141,7 +147,7 @@ func runBenchAll(ctx context.Context, g *globals, o allOpts) error {
 		if o.timer {
 			for _, w := range timerRuns {
 				fmt.Fprintf(g.stderr, "bench all: run %d/%d: timer %s\n", run, o.runs, w.name)
-				sc, err := runTimerOnce(ctx, self, w)
+				sc, err := runTimerOnce(ctx, self, w, o)
 				if err != nil {
 					errs = append(errs, fmt.Sprintf("run %d timer %s: %v", run, w.name, err))
 					continue
@@ -182,7 +188,7 @@ func runSendOnce(ctx context.Context, self string, w sendWorkload, o allOpts) (s
 	args := append([]string{"bench", "produce", "--peer", "--json", "--client", o.client, "--flush", w.flush,
 		"--duration", o.duration.String()}, w.args...)
 	var rep benchReport
-	if err := runChildJSON(ctx, self, args, &rep); err != nil {
+	if err := runChildJSON(ctx, self, args, o.env, &rep); err != nil {
 		return s, err
 	}
 	if len(rep.Results) != 2 {
@@ -202,9 +208,9 @@ func runSendOnce(ctx context.Context, self string, w sendWorkload, o allOpts) (s
 }
 
 // runTimerOnce runs one timer scenario in a child process.
-func runTimerOnce(ctx context.Context, self string, w timerWorkload) (timerScenario, error) {
+func runTimerOnce(ctx context.Context, self string, w timerWorkload, o allOpts) (timerScenario, error) {
 	var rep timerReport
-	if err := runChildJSON(ctx, self, append([]string{"bench", "timer", "--json"}, w.args...), &rep); err != nil {
+	if err := runChildJSON(ctx, self, append([]string{"bench", "timer", "--json"}, w.args...), o.env, &rep); err != nil {
 		return timerScenario{}, err
 	}
 	if len(rep.Scenarios) != 1 {
@@ -213,10 +219,12 @@ func runTimerOnce(ctx context.Context, self string, w timerWorkload) (timerScena
 	return rep.Scenarios[0], nil
 }
 
-// runChildJSON runs this binary with args and decodes its stdout into v.
-func runChildJSON(ctx context.Context, self string, args []string, v any) error {
+// runChildJSON runs this binary with args and env (nil: this process's)
+// and decodes its stdout into v.
+func runChildJSON(ctx context.Context, self string, args []string, env []string, v any) error {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {

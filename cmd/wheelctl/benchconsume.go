@@ -100,7 +100,7 @@ func (r *receiver) onMessages(_ context.Context, msgs ...*primitive.MessageExt) 
 // runConsumeBench runs producers and a consumer against target.
 func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker, o produceOpts, drain time.Duration) (*benchReport, error) {
 	rep := &benchReport{Kind: "consume", Broker: target.desc, Client: o.client, Mode: o.mode, Size: o.size,
-		Producers: o.producers, Clients: 1, DurationS: o.duration.Seconds(), Count: o.count}
+		Producers: o.producers, Clients: 1, DurationS: o.duration.Seconds(), Count: o.count, Security: g.sec.describe()}
 	if o.count > 0 {
 		rep.DurationS = 0
 	}
@@ -112,7 +112,7 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 		topic = fmt.Sprintf("bench_consume_%d", time.Now().UnixNano())
 	}
 	o.topic = topic
-	p, err := newProducer(o.client, producerOptions{Namesrv: target.namesrv, Group: "wheelctl_bench", Retries: 1})
+	p, err := newProducer(o.client, producerOptions{Namesrv: target.namesrv, Group: "wheelctl_bench", Retries: 1, Security: &g.sec})
 	if err != nil {
 		return nil, err
 	}
@@ -123,12 +123,16 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 		return nil, err
 	}
 	rcv := &receiver{warm: make(chan struct{})}
-	c, err := consumer.NewPushConsumer(
+	secOpts, err := officialConsumerOptions(&g.sec)
+	if err != nil {
+		return nil, err
+	}
+	c, err := consumer.NewPushConsumer(append([]consumer.Option{
 		consumer.WithNsResolver(primitive.NewPassthroughResolver(admin.NameServers(target.namesrv))),
 		consumer.WithGroupName(fmt.Sprintf("wheelctl_bench_%d", time.Now().UnixNano())),
 		consumer.WithInstance(fmt.Sprintf("wheelctl-bench-%d", time.Now().UnixNano())),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
+	}, secOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("new consumer: %w", err)
 	}

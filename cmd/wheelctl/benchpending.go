@@ -96,7 +96,7 @@ func runPending(ctx context.Context, t benchTarget, topic string, n int, o timer
 		}
 		return p, st, err
 	}
-	if err := firstSend(ctx, t.broker(), topic, 10*time.Minute); err != nil {
+	if err := firstSend(ctx, t.broker(), topic, 10*time.Minute, o.send.sec.clientOptions()); err != nil {
 		return p, st, err
 	}
 	p.serveAfter = time.Since(p.restart.startedAt)

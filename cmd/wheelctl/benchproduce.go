@@ -68,11 +68,17 @@ round trip of each send; async: from the call to its callback; oneway: none).
 
 --peer runs the same workload first against an ack-only peer (a name server and broker in one
 port that acknowledge every send and store nothing): the ceiling the client and the loopback allow
-on this machine; the table then shows wheelmq's rate as a ratio of it.`,
+on this machine; the table then shows wheelmq's rate as a ratio of it.
+
+The global --access-key/--secret-key and --tls flags apply to every connection, so a signed or
+TLS run can be put side by side with a plain one (the report's header says which it was; see
+docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext only.`,
 		Example: `  wheelctl bench produce
   wheelctl bench produce --producers 16 --clients 1 --duration 10s --peer
   wheelctl bench produce --mode async --window 512 --count 1000000 --json
-  wheelctl bench produce --namesrv 127.0.0.1:9876 --size 4096`,
+  wheelctl bench produce --namesrv 127.0.0.1:9876 --size 4096
+  WHEELMQ_SECRET_KEY=... wheelctl bench produce --namesrv 127.0.0.1:9876 --access-key bench   # signed
+  wheelctl bench produce --namesrv 127.0.0.1:9876 --tls --tls-ca ca.pem --mode async         # over TLS`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(1); err != nil {
@@ -113,8 +119,11 @@ func (c *benchCommon) checkFlush() error {
 // broker.
 func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common benchCommon) (*benchReport, error) {
 	ctx := cmd.Context()
+	if o.peer && g.sec.overTLS() {
+		return nil, usagef("--peer with --tls: the ack-only peer speaks plaintext only; compare a TLS run with a plaintext run of the same broker instead")
+	}
 	rep := &benchReport{Kind: "produce", Client: o.client, Mode: o.mode, Size: o.size, Producers: o.producers,
-		Clients: o.clients, DurationS: o.duration.Seconds(), Count: o.count}
+		Clients: o.clients, DurationS: o.duration.Seconds(), Count: o.count, Security: g.sec.describe()}
 	if rep.Clients == 0 {
 		rep.Clients = o.producers
 	}
@@ -135,14 +144,14 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 		if err != nil {
 			return nil, err
 		}
-		res, err := produceOnce(ctx, peer.addr(), "ack-only peer", o, g.stderr)
+		res, err := produceOnce(ctx, peer.addr(), "ack-only peer", o, &g.sec, g.stderr)
 		peer.stop()
 		if err != nil {
 			return nil, fmt.Errorf("against the ack-only peer: %w", err)
 		}
 		rep.Results = append(rep.Results, res)
 	}
-	res, err := produceOnce(ctx, target.namesrv, "wheelmq", o, g.stderr)
+	res, err := produceOnce(ctx, target.namesrv, "wheelmq", o, &g.sec, g.stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +168,7 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 
 // produceOnce runs the workload against one name server with fresh
 // producers.
-func produceOnce(ctx context.Context, namesrv, label string, o produceOpts, progressTo io.Writer) (benchResult, error) {
+func produceOnce(ctx context.Context, namesrv, label string, o produceOpts, sec *security, progressTo io.Writer) (benchResult, error) {
 	topic := o.topic
 	if topic == "" {
 		topic = fmt.Sprintf("bench_produce_%d", time.Now().UnixNano())
@@ -182,7 +191,7 @@ func produceOnce(ctx context.Context, namesrv, label string, o produceOpts, prog
 		}
 	}()
 	for i := range producers {
-		p, err := newProducer(o.client, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench", Retries: 1})
+		p, err := newProducer(o.client, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench", Retries: 1, Security: sec})
 		if err != nil {
 			return benchResult{}, err
 		}

@@ -63,17 +63,20 @@ func (r *benchResult) setRate(elapsed time.Duration, size int) {
 
 // benchReport is what bench produce and bench consume print.
 type benchReport struct {
-	Kind      string        `json:"kind"` // produce or consume
-	Broker    string        `json:"broker"`
-	Client    string        `json:"client"`
-	Mode      string        `json:"mode"`
-	Size      int           `json:"size"`
-	Producers int           `json:"producers"`
-	Clients   int           `json:"clients"`
-	Window    int           `json:"window,omitempty"`
-	DurationS float64       `json:"duration_s,omitempty"`
-	Count     int64         `json:"count,omitempty"`
-	Results   []benchResult `json:"results"`
+	Kind      string  `json:"kind"` // produce or consume
+	Broker    string  `json:"broker"`
+	Client    string  `json:"client"`
+	Mode      string  `json:"mode"`
+	Size      int     `json:"size"`
+	Producers int     `json:"producers"`
+	Clients   int     `json:"clients"`
+	Window    int     `json:"window,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	Count     int64   `json:"count,omitempty"`
+	// Security is how the connections went: plaintext or TLS, signed or
+	// not (security.describe; never a secret).
+	Security string        `json:"security"`
+	Results  []benchResult `json:"results"`
 	// RatioToPeer is wheelmq's msg/s over the ack-only peer's (--peer).
 	RatioToPeer *float64 `json:"ratio_to_peer,omitempty"`
 }
@@ -89,8 +92,8 @@ func (r *benchReport) print(w io.Writer, asJSON bool) error {
 	if r.Count > 0 {
 		run = fmt.Sprintf("%d messages", r.Count)
 	}
-	fmt.Fprintf(w, "bench %s: %d-byte bodies, %d producer(s) on %d client(s), %s, %s, client %s, broker %s\n",
-		r.Kind, r.Size, r.Producers, r.Clients, r.Mode, run, r.Client, r.Broker)
+	fmt.Fprintf(w, "bench %s: %d-byte bodies, %d producer(s) on %d client(s), %s, %s, client %s, broker %s, %s\n",
+		r.Kind, r.Size, r.Producers, r.Clients, r.Mode, run, r.Client, r.Broker, r.Security)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	width := len("TARGET")
 	for _, res := range r.Results {

@@ -29,6 +29,7 @@ type sendOpts struct {
 	conns, window, queues, size int
 	serialize                   remoting.SerializeType
 	progress                    io.Writer // nil: none; a terminal: a bar; else a line every 10 s
+	sec                         *security // credentials and TLS (nil: plaintext, unsigned)
 }
 
 // sendStats is the outcome of a send phase.
@@ -68,7 +69,7 @@ func sendTimers(ctx context.Context, addr, topic string, n int, dueOf func(int) 
 	var errOnce sync.Once
 	conns := make([]*leanConn, o.conns)
 	for i := range conns {
-		c, err := dialLean(ctx, addr, o.window)
+		c, err := dialLean(ctx, addr, o.window, o.sec.clientOptions())
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.Close()
@@ -340,11 +341,11 @@ func percentiles(us []int64) latency {
 
 // consume starts one long-polling puller per queue; stop ends them and
 // returns the number of failed pulls.
-func consume(ctx context.Context, addr, topic string, queues, batch int, rec *recorder) (stop func() int, err error) {
+func consume(ctx context.Context, addr, topic string, queues, batch int, rec *recorder, opts remoting.ClientOptions) (stop func() int, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	clients := make([]*remoting.Client, queues)
 	for q := range clients {
-		c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+		c, err := remoting.Dial(ctx, addr, opts)
 		if err != nil {
 			cancel()
 			for _, c := range clients[:q] {
@@ -383,7 +384,7 @@ func sendTimersVia(ctx context.Context, kind, namesrv, topic string, n int, dueO
 	if namesrv == "" {
 		return st, usagef("--client %s needs a name server: give --namesrv", kind)
 	}
-	p, err := newProducer(kind, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench_timer", Retries: 2})
+	p, err := newProducer(kind, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench_timer", Retries: 2, Security: o.sec})
 	if err != nil {
 		return st, err
 	}

@@ -75,6 +75,7 @@ type targetOpts struct {
 	segmentSize         int64
 	keep                bool
 	log                 zerolog.Logger
+	sec                 *security // credentials and TLS of the command's connections
 }
 
 // openTarget builds the target the flags ask for.
@@ -86,7 +87,7 @@ func openTarget(ctx context.Context, o targetOpts) (benchTarget, error) {
 		addr := o.brokerAddr
 		if addr == "" {
 			var err error
-			if addr, err = resolveBroker(ctx, o.namesrv); err != nil {
+			if addr, err = resolveBroker(ctx, o.namesrv, o.sec.clientOptions()); err != nil {
 				return nil, err
 			}
 		}
@@ -407,12 +408,12 @@ func diskUsage(dir string) (allocated, apparent int64, err error) {
 
 // firstSend sends plain messages to topic until one is acknowledged,
 // redialling while the broker is not up.
-func firstSend(ctx context.Context, addr, topic string, limit time.Duration) error {
+func firstSend(ctx context.Context, addr, topic string, limit time.Duration, opts remoting.ClientOptions) error {
 	deadline := time.Now().Add(limit)
 	body := []byte("restart probe")
 	var last error
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		c, err := dialLean(ctx, addr, 4)
+		c, err := dialLean(ctx, addr, 4, opts)
 		if err != nil {
 			last = err
 			time.Sleep(2 * time.Millisecond)

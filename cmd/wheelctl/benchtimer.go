@@ -96,7 +96,7 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 	defer t.close()
 	fmt.Fprintf(log, "bench timer %s: %d timers against %s at %s\n", name, n, t.describe(), t.broker())
 	topic := fmt.Sprintf("bench_timer_%s_%d", name, time.Now().UnixNano())
-	if err := createTopicAt(ctx, t.broker(), topic, o.send.queues); err != nil {
+	if err := createTopicAt(ctx, t.broker(), topic, o.send.queues, o.send.sec.clientOptions()); err != nil {
 		return scenarioResult{}, err
 	}
 	r := scenarioResult{name: name, target: t.describe(), n: n}
@@ -126,7 +126,7 @@ func runScenario(ctx context.Context, name string, n int, o timerOpts, log io.Wr
 		due[i] = base.UnixMilli() + rng.Int64N(max(span.Milliseconds(), 1))
 	}
 	rec := newRecorder(due)
-	stopConsume, err := consume(ctx, t.broker(), topic, o.send.queues, o.pullBatch, rec)
+	stopConsume, err := consume(ctx, t.broker(), topic, o.send.queues, o.pullBatch, rec, o.send.sec.clientOptions())
 	if err != nil {
 		return r, err
 	}
@@ -195,7 +195,7 @@ func baselines(ctx context.Context, addr string, n int, o timerOpts) (null, plai
 		return 0, 0, fmt.Errorf("baseline against the ack-only peer: %w", err)
 	}
 	topic := fmt.Sprintf("bench_timer_plain_%d", time.Now().UnixNano())
-	if err := createTopicAt(ctx, addr, topic, o.send.queues); err != nil {
+	if err := createTopicAt(ctx, addr, topic, o.send.queues, o.send.sec.clientOptions()); err != nil {
 		return 0, 0, err
 	}
 	st2, err := sendTimers(ctx, addr, topic, n, plainDue, quiet)
@@ -206,10 +206,10 @@ func baselines(ctx context.Context, addr string, n int, o timerOpts) (null, plai
 }
 
 // createTopicAt creates the benchmark topic on the broker at addr.
-func createTopicAt(ctx context.Context, addr, topic string, queues int) error {
+func createTopicAt(ctx context.Context, addr, topic string, queues int, opts remoting.ClientOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+	c, err := remoting.Dial(ctx, addr, opts)
 	if err != nil {
 		return err
 	}

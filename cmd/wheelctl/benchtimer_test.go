@@ -182,7 +182,7 @@ func TestLeanConnPipelines(t *testing.T) {
 			}
 		}
 	}()
-	c, err := dialLean(context.Background(), l.Addr().String(), 16)
+	c, err := dialLean(context.Background(), l.Addr().String(), 16, remoting.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

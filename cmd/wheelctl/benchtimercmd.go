@@ -67,6 +67,10 @@ wheelmq binary instead (RSS without the client, SIGKILL restart).`,
 			if cmd.Flags().Changed("broker") {
 				o.target.brokerAddr = g.broker
 			}
+			if o.baseline && g.sec.overTLS() {
+				return usagef("--baseline with --tls: the baseline's ack-only peer speaks plaintext only")
+			}
+			o.send.sec, o.target.sec = &g.sec, &g.sec
 			o.target.flush = common.flush
 			o.send.progress = g.stderr
 			o.target.log = benchLogger(g.stderr)

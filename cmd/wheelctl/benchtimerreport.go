@@ -20,6 +20,7 @@ type timerReport struct {
 	Window    int             `json:"window"`
 	Queues    int             `json:"queues"`
 	PullBatch int             `json:"pull_batch"`
+	Security  string          `json:"security"` // security.describe
 	Scenarios []timerScenario `json:"scenarios"`
 }
 
@@ -116,7 +117,7 @@ func pendingNotes(r scenarioResult) string {
 func printTimerReport(w io.Writer, rs []scenarioResult, o timerOpts, asJSON bool) error {
 	if asJSON {
 		rep := timerReport{Kind: "timer", Size: o.send.size, Conns: o.send.conns, Window: o.send.window,
-			Queues: o.send.queues, PullBatch: o.pullBatch}
+			Queues: o.send.queues, PullBatch: o.pullBatch, Security: o.send.sec.describe()}
 		for _, r := range rs {
 			rep.Scenarios = append(rep.Scenarios, r.toJSON())
 		}
@@ -128,8 +129,8 @@ func printTimerReport(w io.Writer, rs []scenarioResult, o timerOpts, asJSON bool
 	if client == "" {
 		client = "lean"
 	}
-	fmt.Fprintf(w, "bench timer: %d-byte bodies, %s client: %d connections x %d in flight, %d queues, pulls of up to %d\n",
-		o.send.size, client, o.send.conns, o.send.window, o.send.queues, o.pullBatch)
+	fmt.Fprintf(w, "bench timer: %d-byte bodies, %s client: %d connections x %d in flight, %d queues, pulls of up to %d, %s\n",
+		o.send.size, client, o.send.conns, o.send.window, o.send.queues, o.pullBatch, o.send.sec.describe())
 	var delivery, pend []scenarioResult
 	for _, r := range rs {
 		if r.pending != nil {

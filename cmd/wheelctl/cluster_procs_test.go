@@ -34,6 +34,9 @@ var wheelmqBin struct {
 var binDir string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childCLIEnv) == "1" { // this test binary as wheelctl (see runChild)
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)

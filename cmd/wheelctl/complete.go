@@ -18,6 +18,9 @@ func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([
 // nothing when it cannot be reached within a second).
 func completeTopics(g *globals) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if g.sec.prepare(cmd) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		s := g.session()

@@ -27,7 +27,8 @@ func newConsumeCmd(g *globals) *cobra.Command {
 		Short: "Consume a topic and print the messages",
 		Long: `Consume with the official RocketMQ Go client (a push consumer in clustering mode) and print
 each message: topic, queue, offset, ids, keys, tags, born and store times, and a body preview.
-Timer messages also show their due time and how late they arrived.
+Timer messages also show their due time and how late they arrived. It signs with --access-key and
+--secret-key; over TLS it needs --tls-insecure, as the official client cannot verify the server.
 
 --from applies to a group that has no committed offset yet. Without --count and --timeout it runs
 until interrupted (Ctrl-C).`,
@@ -71,12 +72,16 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions) error {
 	if o.count < 0 || o.timeout < 0 || o.preview < 0 {
 		return usagef("--count, --timeout and --preview cannot be negative")
 	}
-	c, err := consumer.NewPushConsumer(
+	secOpts, err := officialConsumerOptions(&g.sec)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.NewPushConsumer(append([]consumer.Option{
 		consumer.WithNsResolver(primitive.NewPassthroughResolver(admin.NameServers(g.namesrv))),
 		consumer.WithGroupName(o.group),
 		consumer.WithInstance(fmt.Sprintf("wheelctl-%d", time.Now().UnixNano())),
 		consumer.WithConsumeFromWhere(from),
-	)
+	}, secOpts...)...)
 	if err != nil {
 		return fmt.Errorf("new consumer: %w", err)
 	}
@@ -126,4 +131,19 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions) error {
 		return fmt.Errorf("interrupted after %d of %d messages", seen, o.count)
 	}
 	return nil
+}
+
+// officialConsumerOptions are the official Go client's options for the
+// credentials and TLS (see security.officialTLS).
+func officialConsumerOptions(sec *security) ([]consumer.Option, error) {
+	useTLS, err := sec.officialTLS()
+	if err != nil {
+		return nil, err
+	}
+	// Always given: WithTls writes a process-global, so each client sets it.
+	opts := []consumer.Option{consumer.WithTls(useTLS)}
+	if c := sec.officialCredentials(); !c.IsEmpty() {
+		opts = append(opts, consumer.WithCredentials(c))
+	}
+	return opts, nil
 }

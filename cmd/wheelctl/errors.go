@@ -61,6 +61,9 @@ func explain(err error) error {
 	if errors.As(err, &he) {
 		return err
 	}
+	if h := tlsHint(err); h != "" {
+		return withHint(err, h)
+	}
 	var unreachable *admin.UnreachableError
 	switch {
 	case errors.As(err, &unreachable):

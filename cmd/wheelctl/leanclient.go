@@ -33,9 +33,10 @@ type leanConn struct {
 // leanTimeout bounds each request of a lean connection.
 const leanTimeout = 2 * time.Minute
 
-// dialLean connects to addr with at most window requests in flight.
-func dialLean(ctx context.Context, addr string, window int) (*leanConn, error) {
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+// dialLean connects to addr with at most window requests in flight, with
+// opts' signing and TLS.
+func dialLean(ctx context.Context, addr string, window int, opts remoting.ClientOptions) (*leanConn, error) {
+	c, err := remoting.Dial(ctx, addr, opts)
 	if err != nil {
 		return nil, fmt.Errorf("lean dial: %w", err)
 	}
@@ -151,8 +152,8 @@ func createTopic(ctx context.Context, c *remoting.Client, topic string, queues i
 
 // resolveBroker asks a name server for the master address of the broker
 // serving TBW102.
-func resolveBroker(ctx context.Context, namesrv string) (string, error) {
-	c, err := remoting.Dial(ctx, namesrv, remoting.ClientOptions{})
+func resolveBroker(ctx context.Context, namesrv string, opts remoting.ClientOptions) (string, error) {
+	c, err := remoting.Dial(ctx, namesrv, opts)
 	if err != nil {
 		return "", err
 	}

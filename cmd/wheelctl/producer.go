@@ -54,6 +54,8 @@ type producerOptions struct {
 	Group       string
 	Retries     int
 	SendTimeout time.Duration
+	// Security signs the requests and sets TLS (nil: plaintext, unsigned).
+	Security *security
 }
 
 // producerKinds are the producers --client can name.
@@ -104,6 +106,15 @@ func newGoProducer(o producerOptions) (messageProducer, error) {
 	}
 	if o.SendTimeout > 0 {
 		opts = append(opts, producer.WithSendMsgTimeout(o.SendTimeout))
+	}
+	useTLS, err := o.Security.officialTLS()
+	if err != nil {
+		return nil, err
+	}
+	// Always given: WithTls writes a process-global, so each client sets it.
+	opts = append(opts, producer.WithTls(useTLS))
+	if c := o.Security.officialCredentials(); !c.IsEmpty() {
+		opts = append(opts, producer.WithCredentials(c))
 	}
 	p, err := producer.NewDefaultProducer(opts...)
 	if err != nil {

@@ -26,6 +26,12 @@ func newNativeProducer(o producerOptions) (messageProducer, error) {
 	if o.SendTimeout > 0 {
 		opts = append(opts, producer.WithSendTimeout(o.SendTimeout))
 	}
+	if o.Security.signed() {
+		opts = append(opts, producer.WithCredentials(o.Security.creds))
+	}
+	if o.Security.overTLS() {
+		opts = append(opts, producer.WithTLS(o.Security.tlsCfg))
+	}
 	p, err := producer.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("new native producer: %w", err)

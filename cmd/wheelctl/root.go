@@ -24,13 +24,17 @@ type globals struct {
 	namesrv string
 	broker  string
 	timeout time.Duration
+	sec     security // credentials and TLS of every connection
 	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer
 }
 
-// session opens an admin session with the request timeout.
-func (g *globals) session() *admin.Session { return &admin.Session{Timeout: g.timeout} }
+// session opens an admin session with the request timeout, the
+// credentials and TLS.
+func (g *globals) session() *admin.Session {
+	return &admin.Session{Timeout: g.timeout, Options: g.sec.clientOptions()}
+}
 
 // envOr returns the environment variable key, or def when it is unset.
 func envOr(key, def string) string {
@@ -50,10 +54,20 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `wheelctl talks to a wheelmq broker (or any RocketMQ 4/5 broker for the admin requests it serves)
 through its name server, its broker port and its /metrics endpoint.
 
+Against a broker and name server with ACL on, give an account with --access-key and --secret-key
+(or WHEELMQ_ACCESS_KEY and WHEELMQ_SECRET_KEY): every request of every command is then signed. With
+--tls every connection speaks TLS and verifies the server's certificate (the system's CAs, or
+--tls-ca FILE for a private CA or a server's self-signed certificate); --tls-insecure skips the
+verification. The official Go client (--client official, consume) cannot verify: it needs
+--tls-insecure.
+
 Exit codes: 0 success, 1 failure, 2 bad usage.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.sec.prepare(cmd)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
@@ -67,6 +81,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 	pf.StringVar(&g.broker, "broker", envOr("WHEELCTL_BROKER", ""),
 		"broker address, host:port (default: the brokers the name server knows; env WHEELCTL_BROKER)")
 	pf.DurationVar(&g.timeout, "timeout", admin.DefaultTimeout, "deadline of each request to the broker or name server")
+	g.sec.addFlags(pf)
 
 	root.AddGroup(&cobra.Group{ID: "admin", Title: "Administration:"},
 		&cobra.Group{ID: "msg", Title: "Messages:"}, &cobra.Group{ID: "watch", Title: "Watching:"},
@@ -77,7 +92,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 			root.AddCommand(c)
 		}
 	}
-	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g), newStoreCmd(g))
+	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g), newStoreCmd(g), newUserCmd(g), newACLCmd(g))
 	add("msg", newSendCmd(g), newConsumeCmd(g), newCancelCmd(g), newMessageCmd(g))
 	add("watch", newTopCmd(g), newStatsCmd(g))
 	add("bench", newBenchCmd(g))

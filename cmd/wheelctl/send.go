@@ -21,7 +21,9 @@ func newSendCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "send --topic TOPIC [--body TEXT | --size N] [--delay 90s | --at TIME]",
 		Short: "Send messages, timer messages included",
-		Long: `Send messages with the official RocketMQ Go client through the name server.
+		Long: `Send messages through the name server with wheelmq's native producer (--client native, the
+default) or the official RocketMQ Go client (--client official); signed and over TLS as the global
+--access-key, --secret-key and --tls flags say.
 
 A timer message is delivered at its due time, never before: give --delay (from now) or --at
 (an RFC 3339 time). Its offsetMsgId is what 'wheelctl cancel' takes.`,
@@ -88,7 +90,8 @@ func runSend(cmd *cobra.Command, g *globals, o sendOptions) error {
 		body = make([]byte, o.size)
 		_, _ = rand.Read(body)
 	}
-	p, err := newProducer(o.client, producerOptions{Namesrv: g.namesrv, Group: "wheelctl_send", Retries: 2, SendTimeout: g.timeout})
+	p, err := newProducer(o.client, producerOptions{Namesrv: g.namesrv, Group: "wheelctl_send", Retries: 2, SendTimeout: g.timeout,
+		Security: &g.sec})
 	if err != nil {
 		return err
 	}
@@ -99,6 +102,9 @@ func runSend(cmd *cobra.Command, g *globals, o sendOptions) error {
 		r, err := p.SendSync(cmd.Context(), m)
 		if err != nil {
 			err = fmt.Errorf("message %d of %d to %s: %w", i+1, o.count, o.topic, err)
+			if h := tlsHint(err); h != "" {
+				return withHint(err, h)
+			}
 			if strings.Contains(err.Error(), "route") || strings.Contains(err.Error(), "connect") {
 				return withHint(err, "check that --namesrv "+g.namesrv+" is wheelmq's name server and the topic exists or can be auto-created")
 			}

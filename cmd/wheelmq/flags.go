@@ -19,6 +19,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 )
@@ -59,6 +60,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	routeWait := fs.Duration("route-wait", def.RouteWait,
 		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
 	metrics := fs.String("metrics-listen", "127.0.0.1:9108", "HTTP address for /metrics and /healthz (empty: none)")
+	pprofOn := fs.Bool("pprof", false, "also serve /debug/pprof on the metrics address (profiles expose internals: keep it off where others can reach the port)")
 	advertise := fs.String("advertise", "", "address published in routes (default: the listen address)")
 	name := fs.String("broker-name", def.BrokerName, "broker name")
 	cluster := fs.String("cluster", def.Cluster, "cluster name")
@@ -98,6 +100,12 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	segSize := fs.Int64("commitlog-segment-size", commitlog.DefaultSegmentSize, "CommitLog segment file size in bytes (must match an existing data directory)")
 	orderMsg := fs.Bool("order-message-enable", false,
 		"name server: put a topic's ORDER_TOPIC_CONFIG value into its routes as orderTopicConf (RocketMQ's orderMessageEnable)")
+	aclFile := fs.String("acl-file", "",
+		"RocketMQ plain_acl.yml (ACL 1.0 format): every request on every port must be signed by an account with what it needs; reloaded when it changes (empty: no ACL)")
+	aclBypass := fs.Bool("acl-ip-bypass", false,
+		"compatibility only: the ACL file's whitelisted addresses need no signature, as in RocketMQ ACL 1.0 (off: address rules only restrict a valid signature)")
+	accessKey := fs.String("access-key", "", "AccessKey the broker signs REGISTER_BROKER with, for name servers with an ACL")
+	secretKey := fs.String("secret-key", "", "SecretKey of --access-key (prefer WHEELMQ_SECRET_KEY: other users can read a command line)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
 	tlsOpts := defineTLSFlags(fs) // TLS on every port: flags_tls.go
@@ -206,7 +214,16 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 			bc.NameServers = append(bc.NameServers, a)
 		}
 	}
-	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics}
+	if (*accessKey == "") != (*secretKey == "") {
+		problems = append(problems, "--access-key and --secret-key go together (or WHEELMQ_ACCESS_KEY and WHEELMQ_SECRET_KEY)")
+	}
+	bc.RegisterCredentials = auth.Credentials{AccessKey: *accessKey, SecretKey: *secretKey}
+	if *aclBypass && *aclFile == "" {
+		problems = append(problems, "--acl-ip-bypass needs --acl-file")
+	}
+	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
+		Pprof: *pprofOn,
+		ACL:   process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
 		o.node.NamesrvDir = filepath.Join(*data, "namesrv")
@@ -232,14 +249,14 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"data", "listen", "namesrv-listen", "order-message-enable", "metrics-listen", "log-level", "log-format",
-		"config"},
-	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "advertise", "broker-name", "cluster", "flush",
+	"namesrv": {"data", "listen", "namesrv-listen", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
+		"config", "acl-file", "acl-ip-bypass"},
+	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
-		"config"},
+		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

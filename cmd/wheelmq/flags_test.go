@@ -358,3 +358,37 @@ func TestLogLevelSwitch(t *testing.T) {
 		t.Fatalf("log output %q", out)
 	}
 }
+
+// The ACL flags, their environment variables and broker.conf's aclEnable.
+func TestParseArgsACL(t *testing.T) {
+	o, err := parseArgs([]string{"--acl-file", "/etc/wheelmq/acl.yml"},
+		env(map[string]string{"WHEELMQ_ACCESS_KEY": "broker-a-key", "WHEELMQ_SECRET_KEY": "s3cret-value"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.node.ACL.File != "/etc/wheelmq/acl.yml" || o.node.ACL.IPBypass ||
+		o.node.Broker.RegisterCredentials.AccessKey != "broker-a-key" || o.node.Broker.RegisterCredentials.SecretKey != "s3cret-value" {
+		t.Fatalf("%+v %+v", o.node.ACL, o.node.Broker.RegisterCredentials)
+	}
+	if o, err := parseArgs(nil, env(nil), io.Discard); err != nil || o.node.ACL.File != "" || !o.node.Broker.RegisterCredentials.IsZero() {
+		t.Fatalf("default: ACL %+v, %v", o.node.ACL, err)
+	}
+	conf := writeConf(t, "broker.conf", "aclEnable=true\n")
+	if o, err := parseArgs([]string{"broker", "--config", conf, "--namesrv", "127.0.0.1:9876"}, env(nil), io.Discard); err != nil ||
+		o.node.ACL.File != filepath.Join(filepath.Dir(conf), "plain_acl.yml") {
+		t.Fatalf("aclEnable: %+v %v", o.node.ACL, err)
+	}
+	_, err = parseArgs([]string{"--access-key", "only-key", "--acl-ip-bypass"}, env(nil), io.Discard)
+	for _, want := range []string{"--access-key and --secret-key go together", "--acl-ip-bypass needs --acl-file"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+	if _, err := parseArgs([]string{"namesrv", "--access-key", "k", "--secret-key", "s"}, env(nil), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "--access-key means nothing in namesrv mode") {
+		t.Errorf("namesrv mode with --access-key: %v", err)
+	}
+	if _, err := parseArgs([]string{"namesrv", "--acl-file", "x.yml"}, env(nil), io.Discard); err != nil {
+		t.Errorf("namesrv mode with --acl-file: %v", err)
+	}
+}

@@ -260,13 +260,13 @@ type wheelmqProc struct {
 	namesrv, broker, metrics string
 }
 
-// startWheelmq runs bin on free loopback ports and a temp data dir, waits
-// for /healthz, and kills it when the test ends.
-func startWheelmq(t *testing.T, bin string) *wheelmqProc {
+// startWheelmq runs bin on free loopback ports and a temp data dir (and
+// the extra flags), waits for /healthz, and kills it when the test ends.
+func startWheelmq(t *testing.T, bin string, extra ...string) *wheelmqProc {
 	t.Helper()
 	p := &wheelmqProc{namesrv: processtest.FreeAddr(t), broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t)}
-	cmd := exec.Command(bin, "--data", t.TempDir(), "--listen", p.broker, "--namesrv-listen", p.namesrv,
-		"--metrics-listen", p.metrics, "--log-level", "warn")
+	cmd := exec.Command(bin, append([]string{"--data", t.TempDir(), "--listen", p.broker, "--namesrv-listen", p.namesrv,
+		"--metrics-listen", p.metrics, "--log-level", "warn"}, extra...)...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -30,7 +30,7 @@ func Content(fields map[string]string, body []byte, version int32, skip string) 
 	keys := make([]string, 0, len(fields))
 	n := len(body)
 	for k, v := range fields {
-		if k == FieldSignature || k == skip || (k == fieldUniqueKey && version <= uniqueKeyVersion) {
+		if k == FieldSignature || (skip != "" && k == skip) || (k == fieldUniqueKey && version <= uniqueKeyVersion) {
 			continue
 		}
 		keys = append(keys, k)

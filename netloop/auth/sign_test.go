@@ -97,3 +97,10 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// A field with an empty name is signed as Java signs it.
+func TestEmptyFieldNameIsSigned(t *testing.T) {
+	if got := string(Content(map[string]string{"": "x", "a": "y"}, nil, 479, "")); got != "xy" {
+		t.Fatalf("content %q, want xy", got)
+	}
+}

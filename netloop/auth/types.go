@@ -61,6 +61,12 @@ type Need struct {
 type Needs struct {
 	Admin     bool
 	Resources []Need
+	// Deferred, when not 0, is the permission the request needs on the
+	// topic of the message it names by id or offset (the timer cancel,
+	// END_TRANSACTION, VIEW_MESSAGE_BY_ID): only the handler knows that
+	// topic, once it read the message, and checks it then
+	// (Guard.CheckDeferred).
+	Deferred Perm
 }
 
 // Account is one identity of a Directory.
@@ -102,3 +108,23 @@ func (u Union) Lookup(accessKey string) (Account, bool) {
 	}
 	return nil, false
 }
+
+// GlobalBypass reports whether one of the directories lets ip in without
+// a signature (plain_acl.yml's globalWhiteRemoteAddresses, honoured only
+// with the IP-bypass compatibility option).
+func (u Union) GlobalBypass(ip netip.Addr) bool {
+	for _, d := range u {
+		if b, ok := d.(globalBypasser); ok && b.GlobalBypass(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// globalBypasser is a Directory with addresses that need no signature.
+type globalBypasser interface{ GlobalBypass(ip netip.Addr) bool }
+
+// bypasser is an Account that may be used without a signature from some
+// addresses (plain_acl.yml's whiteRemoteAddress, honoured only with the
+// IP-bypass compatibility option).
+type bypasser interface{ BypassFrom(ip netip.Addr) bool }

@@ -1,6 +1,7 @@
 package mqclient
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -72,6 +74,14 @@ type Config struct {
 	// MaxQueuedBytes bounds the bytes queued for writing on one connection
 	// (see remoting.ClientOptions.MaxQueuedBytes).
 	MaxQueuedBytes int
+	// Credentials, when set, sign every request of the instance: route
+	// lookups at the name servers, heartbeats, sends and unregistering at
+	// the brokers (RocketMQ's signature, netloop/auth).
+	Credentials auth.Credentials
+	// TLS, when set, makes every connection of the instance speak TLS
+	// with this client configuration (see remoting.ClientOptions.TLS):
+	// nil is plaintext.
+	TLS *tls.Config
 	// Logger receives the instance's events. The zero value logs nothing.
 	Logger zerolog.Logger
 }
@@ -129,12 +139,20 @@ func (c Config) ClientID() string {
 }
 
 // sameNetwork reports whether two configurations can share an instance:
-// the same name servers (in any order) and header encoding.
+// the same name servers (in any order), header encoding, credentials and
+// TLS configuration (the same *tls.Config, or none): an instance never
+// signs for another identity or dials with other TLS settings than asked.
 func sameNetwork(a, b Config) bool {
 	x, y := slices.Clone(a.NameServers), slices.Clone(b.NameServers)
 	slices.Sort(x)
 	slices.Sort(y)
-	return slices.Equal(x, y) && a.JSONHeaders == b.JSONHeaders
+	return slices.Equal(x, y) && a.JSONHeaders == b.JSONHeaders && a.Credentials == b.Credentials && a.TLS == b.TLS
+}
+
+// describeNetwork describes what sameNetwork compares, for errors: never
+// a secret.
+func describeNetwork(c Config) string {
+	return fmt.Sprintf("name servers %v, JSON headers %v, %v, TLS %v", c.NameServers, c.JSONHeaders, c.Credentials, c.TLS != nil)
 }
 
 // Serialize returns the header encoding of c's requests.

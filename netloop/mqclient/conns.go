@@ -90,6 +90,8 @@ func (i *Instance) dial(ctx context.Context, addr string) (*remoting.Client, err
 	c, err := remoting.Dial(dctx, addr, remoting.ClientOptions{
 		Logger:         i.log,
 		MaxQueuedBytes: i.cfg.MaxQueuedBytes,
+		Sign:           i.cfg.Credentials.Signer(),
+		TLS:            i.cfg.TLS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("client %s: %w", i.id, err)

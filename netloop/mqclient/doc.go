@@ -25,6 +25,13 @@
 // dials and name-server requests are bounded by Config's timeouts and by the
 // caller's context.
 //
+// # Credentials and TLS
+//
+// Config.Credentials sign every request of the instance (remoting's Sign
+// hook with netloop/auth.Sign) and Config.TLS makes every connection TLS;
+// both are part of what an instance is shared by, so one client id never
+// signs for two identities.
+//
 // # Publish routes
 //
 // PublishRoute turns a TopicRouteData into the queues a producer may write:

@@ -56,8 +56,8 @@ type Instance struct {
 // Acquire returns the running Instance of cfg's client id, or starts one.
 // Each successful Acquire must be paired with one Release. It fails when cfg
 // has no name server, or when an instance with the same client id runs
-// with other name servers or another header encoding (give the producer its
-// own InstanceName then).
+// with other name servers, another header encoding, other credentials or
+// another TLS configuration (give the producer its own InstanceName then).
 func Acquire(cfg Config) (*Instance, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -68,8 +68,8 @@ func Acquire(cfg Config) (*Instance, error) {
 	defer registry.Unlock()
 	if inst := registry.m[id]; inst != nil {
 		if !sameNetwork(inst.cfg, cfg) {
-			return nil, fmt.Errorf("client id %s runs with name servers %v (JSON headers %v), asked for %v (JSON headers %v): %w",
-				id, inst.cfg.NameServers, inst.cfg.JSONHeaders, cfg.NameServers, cfg.JSONHeaders, ErrConfigConflict)
+			return nil, fmt.Errorf("client id %s runs with %s, asked for %s: %w",
+				id, describeNetwork(inst.cfg), describeNetwork(cfg), ErrConfigConflict)
 		}
 		inst.refs++
 		return inst, nil

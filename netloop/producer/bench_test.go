@@ -38,6 +38,13 @@ type instantBroker struct {
 // startInstant starts an instant broker serving topic with 8 queues.
 func startInstant(tb testing.TB, topic string) *instantBroker {
 	tb.Helper()
+	return startInstantWith(tb, topic, nil)
+}
+
+// startInstantWith is startInstant with each connection wrapped by wrap
+// first (nil: none), e.g. in a TLS server.
+func startInstantWith(tb testing.TB, topic string, wrap func(net.Conn) net.Conn) *instantBroker {
+	tb.Helper()
 	s := &instantBroker{tcpServer: listenTCP(tb), topic: topic}
 	resp := &remoting.Command{Code: remoting.Success, Language: "JAVA", Version: remoting.BrokerVersion,
 		Flag: remoting.FlagResponse, Opaque: -1, Serialize: remoting.SerializeRocketMQ,
@@ -53,7 +60,11 @@ func startInstant(tb testing.TB, topic string) *instantBroker {
 	if int32(binary.BigEndian.Uint32(s.sendResp[s.opaqueAt:])) != -1 {
 		tb.Fatal("opaque not where expected in the binary header")
 	}
-	s.start(tb, s.serve)
+	serve := s.serve
+	if wrap != nil {
+		serve = func(c net.Conn) { s.serve(wrap(c)) }
+	}
+	s.start(tb, serve)
 	return s
 }
 
@@ -126,8 +137,13 @@ func (s *instantBroker) control(frame []byte) *remoting.Command {
 // (route cached, connection up).
 func benchProducer(b *testing.B, opts ...producer.Option) (*producer.Producer, string) {
 	b.Helper()
-	topic := "BenchTopic"
-	s := startInstant(b, topic)
+	return benchProducerOn(b, startInstant(b, "BenchTopic"), opts...)
+}
+
+// benchProducerOn is benchProducer on the instant broker s.
+func benchProducerOn(b *testing.B, s *instantBroker, opts ...producer.Option) (*producer.Producer, string) {
+	b.Helper()
+	topic := s.topic
 	p, err := producer.New(append([]producer.Option{producer.WithNameServers(s.addr()), producer.WithGroup("bench"),
 		producer.WithInstanceName("bench-" + strconv.Itoa(b.N) + "-" + b.Name())}, opts...)...)
 	if err != nil {

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"compress/zlib"
+	"crypto/tls"
 	"fmt"
 	"runtime"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/mqclient"
 )
 
@@ -113,6 +115,24 @@ func WithHooks(h ...Hook) Option { return func(c *config) { c.hooks = append(c.h
 // ROCKETMQ binary encoding.
 func WithJSONHeaders() Option { return func(c *config) { c.client.JSONHeaders = true } }
 
+// WithCredentials signs every request the producer's client instance
+// sends (route lookups at the name servers, heartbeats, sends) with
+// RocketMQ's signature: what a broker or name server with ACL on needs.
+// Producers sharing a client id must use the same credentials (give each
+// identity its own WithInstanceName).
+func WithCredentials(c auth.Credentials) Option {
+	return func(cfg *config) { cfg.client.Credentials = c }
+}
+
+// WithTLS makes every connection of the producer's client instance (name
+// servers and brokers) speak TLS with cfg: set RootCAs to trust a private
+// CA, or InsecureSkipVerify to skip verifying the server (no protection
+// against a man in the middle). A nil cfg is plaintext, the default.
+// Producers sharing a client id must use the same *tls.Config.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *config) { c.client.TLS = cfg }
+}
+
 // WithCallbackWorkers sets how many goroutines run async callbacks and
 // retries (default GOMAXPROCS).
 func WithCallbackWorkers(n int) Option { return func(c *config) { c.callbackWorkers = n } }
@@ -124,13 +144,15 @@ func WithLogger(l zerolog.Logger) Option {
 
 // WithClientConfig adjusts the client instance's configuration (name
 // server timeout, heartbeat and route refresh intervals, ...); name servers,
-// instance name, JSON headers and logger set by the other options win.
+// instance name, JSON headers, logger, credentials and TLS set by the
+// other options win.
 func WithClientConfig(f func(*mqclient.Config)) Option {
 	return func(c *config) {
 		keep := c.client
 		f(&c.client)
 		c.client.NameServers, c.client.InstanceName = keep.NameServers, keep.InstanceName
 		c.client.JSONHeaders, c.client.Logger = keep.JSONHeaders, keep.Logger
+		c.client.Credentials, c.client.TLS = keep.Credentials, keep.TLS
 	}
 }
 

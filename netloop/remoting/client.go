@@ -43,9 +43,24 @@ type ClientOptions struct {
 	// instead of unbounded memory when the peer reads slowly. One frame
 	// larger than the bound still goes when the queue is below it.
 	MaxQueuedBytes int
-	// TLS, when not nil, makes Dial speak TLS with this configuration, the
-	// handshake within Dial's ctx (InsecureTLS is what RocketMQ's clients
-	// use); nil dials plaintext.
+	// Sign, when set, signs every request the client sends (Invoke,
+	// InvokeWithin, Go, GoTransient, InvokeOneway) just before it is
+	// encoded, once its opaque and flags are set: it is handed the request
+	// and its header fields as they go on the wire, sorted by key (an
+	// Ext's fields written out, or ExtFields), and returns the fields to
+	// send instead, e.g. with AccessKey and Signature added
+	// (netloop/auth.Credentials.Signer), in any order and with no key
+	// twice. The caller's command is left as it was. It runs on the sending
+	// goroutine, possibly on many at once, and must not keep fields or
+	// change req. Answers to server requests and WriteRaw are not signed.
+	Sign func(req *Command, fields []Field) []Field
+	// TLS, when set, makes Dial speak TLS over the connection with this
+	// client configuration (crypto/tls). An empty ServerName is taken from
+	// the host of the address dialed (certificates are verified against
+	// it unless InsecureSkipVerify), and MinVersion defaults to TLS 1.2.
+	// The handshake is bounded by Dial's ctx, and by WriteTimeout when ctx
+	// has no deadline. Deadlines and bounds are the same as in plaintext;
+	// Close closes the socket without waiting to send TLS's close_notify.
 	TLS *tls.Config
 }
 
@@ -78,7 +93,8 @@ const DefaultMaxQueuedBytes = 32 << 20
 // Goroutines: one reader, one writer, and one per server-initiated request
 // being served; Close stops and waits for all of them.
 type Client struct {
-	conn net.Conn
+	conn net.Conn // what frames are read from and written to
+	raw  net.Conn // the socket under conn (conn itself in plaintext)
 	addr string
 	opts ClientOptions
 	log  zerolog.Logger
@@ -145,48 +161,6 @@ const minSweepGap = int64(time.Millisecond)
 // maxKeptWriteBuf is the largest output buffer a Client keeps between
 // writes; larger ones (big bodies) are dropped after use.
 const maxKeptWriteBuf = 256 << 10
-
-// Dial connects to addr ("host:port") and starts reading responses. ctx
-// bounds the connection attempt only.
-func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("remoting dial %s: %w", addr, err)
-	}
-	if opts.TLS != nil {
-		if conn, err = handshakeTLS(ctx, conn, addr, opts.TLS); err != nil {
-			return nil, err
-		}
-	}
-	return newClient(conn, addr, opts), nil
-}
-
-// newClient wraps an established connection and starts its reader.
-func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
-	if opts.MaxFrame <= 0 {
-		opts.MaxFrame = DefaultMaxFrame
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.MaxQueuedBytes <= 0 {
-		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
-	}
-	c := &Client{
-		conn: conn,
-		addr: addr,
-		opts: opts,
-		log:  opts.Logger.With().Str("remote", addr).Logger(),
-		done: make(chan struct{}),
-		kick: make(chan struct{}, 1),
-	}
-	c.calls.m = make(map[int32]call)
-	c.wg.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
-	return c
-}
 
 // Addr returns the address the client dialed.
 func (c *Client) Addr() string { return c.addr }
@@ -330,7 +304,10 @@ func (c *Client) start(ctx context.Context, req *Command, timeout time.Duration,
 		c.armLocked(cl.deadline, cl.deadline-monoNow())
 	}
 	c.calls.Unlock()
-	if err := c.enqueue(ctx, timeout, req, flags&startAsync != 0); err != nil {
+	wire, scratch := c.wire(req)
+	err := c.enqueue(ctx, timeout, wire, flags&startAsync != 0)
+	scratch.release()
+	if err != nil {
 		if _, ok := c.take(op); ok { // still ours: the caller gets the error, done is not called
 			return op, err
 		}
@@ -402,7 +379,10 @@ func (c *Client) InvokeOneway(req *Command) error {
 		return c.failure(req.Code, req.Opaque)
 	default:
 	}
-	return c.enqueue(nil, c.opts.WriteTimeout, req, false)
+	wire, scratch := c.wire(req)
+	err := c.enqueue(nil, c.opts.WriteTimeout, wire, false)
+	scratch.release()
+	return err
 }
 
 // WriteRaw queues b for writing unchanged; tests use it to send malformed
@@ -492,7 +472,7 @@ func (c *Client) serve(req *Command) {
 // pending request.
 func (c *Client) shutdown(cause error) {
 	c.closeOnce.Do(func() {
-		_ = c.conn.Close()
+		_ = c.raw.Close() // a *tls.Conn's Close could wait to send close_notify
 		c.closeErr = cause
 		c.calls.Lock()
 		pending := c.calls.m

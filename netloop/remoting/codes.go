@@ -106,6 +106,7 @@ const (
 	QuerySubscriptionByConsumer      int32 = 345
 	GetSubscriptionGroupConfig       int32 = 352
 	CloneGroupOffset                 int32 = 314
+	GetBrokerConsumeStats            int32 = 317
 	GetTopicConfig                   int32 = 351
 )
 
@@ -114,4 +115,19 @@ const (
 	SubscriptionGroupNotExist int32 = 26
 	ConsumerNotOnline         int32 = 206
 	ConsumeMsgTimeout         int32 = 207
+)
+
+// ACL 2.0 admin request codes (RocketMQ 5.3 RequestCode AUTH_*): users and
+// their policies, served by the broker (netloop/router/authadmin.go).
+const (
+	AuthCreateUser int32 = 3001
+	AuthUpdateUser int32 = 3002
+	AuthDeleteUser int32 = 3003
+	AuthGetUser    int32 = 3004
+	AuthListUser   int32 = 3005
+	AuthCreateACL  int32 = 3006
+	AuthUpdateACL  int32 = 3007
+	AuthDeleteACL  int32 = 3008
+	AuthGetACL     int32 = 3009
+	AuthListACL    int32 = 3010
 )

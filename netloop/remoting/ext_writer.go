@@ -27,10 +27,18 @@ type ExtEncoder struct {
 	json bool
 	n    int   // entries written
 	err  error // the first field that does not fit its wire width
+	// collect, when set, gathers the fields as strings instead of
+	// encoding them: what a request signer needs of a command with an Ext
+	// (see Client.wire).
+	collect *Fields
 }
 
 // String writes the field key with value.
 func (e *ExtEncoder) String(key, value string) {
+	if e.collect != nil {
+		*e.collect = append(*e.collect, Field{key, value})
+		return
+	}
 	if e.sep(key) {
 		if e.json {
 			e.dst = appendJSONString(e.dst, value)
@@ -43,6 +51,10 @@ func (e *ExtEncoder) String(key, value string) {
 
 // Bytes writes the field key with value as its text.
 func (e *ExtEncoder) Bytes(key string, value []byte) {
+	if e.collect != nil {
+		*e.collect = append(*e.collect, Field{key, string(value)})
+		return
+	}
 	if e.sep(key) {
 		if e.json {
 			e.dst = appendJSONText(e.dst, value)
@@ -55,6 +67,10 @@ func (e *ExtEncoder) Bytes(key string, value []byte) {
 
 // Int writes the field key with the decimal text of v.
 func (e *ExtEncoder) Int(key string, v int64) {
+	if e.collect != nil {
+		*e.collect = append(*e.collect, Field{key, strconv.FormatInt(v, 10)})
+		return
+	}
 	if e.sep(key) {
 		if e.json {
 			e.dst = append(e.dst, '"')

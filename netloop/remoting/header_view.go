@@ -115,6 +115,16 @@ func (v *HeaderView) Fields(fn func(key, value []byte)) {
 	}
 }
 
+// NumFields is the number of extFields entries (a repeated key counts
+// each time).
+func (v *HeaderView) NumFields() int { return len(v.fields) }
+
+// FieldAt returns entry i (0 <= i < NumFields) in arrival order.
+func (v *HeaderView) FieldAt(i int) (key, value []byte) {
+	f := &v.fields[i]
+	return v.bytes(f.k), v.bytes(f.v)
+}
+
 func (v *HeaderView) bytes(s viewSpan) []byte {
 	if s.inStore {
 		return v.store[s.off : s.off+s.n : s.off+s.n]

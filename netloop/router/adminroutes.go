@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 
+	"github.com/wheelmq/wheelmq/actors/acl"
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/offsets"
@@ -36,9 +37,21 @@ var adminHandlers = map[int32]handler{
 	remoting.QuerySubscriptionByConsumer:      {(*Router).handleSubscriptionByConsumer, []string{clients.StageName}},
 	remoting.GetSubscriptionGroupConfig:       {(*Router).handleGroupConfig, nil},
 	remoting.CloneGroupOffset:                 {(*Router).handleCloneGroupOffset, []string{offsets.StageName}},
+	remoting.GetBrokerConsumeStats:            {(*Router).handleBrokerConsumeStats, []string{offsets.StageName, pull.StageName}},
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
 	remoting.GetBrokerConfig:                  {(*Router).handleGetBrokerConfig, nil},
 	remoting.UpdateBrokerConfig:               {(*Router).handleUpdateBrokerConfig, nil},
+	// ACL 2.0 users and policies (authadmin.go); admin accounts only.
+	remoting.AuthCreateUser: {(*Router).handleCreateUser, []string{acl.StageName}},
+	remoting.AuthUpdateUser: {(*Router).handleUpdateUser, []string{acl.StageName}},
+	remoting.AuthDeleteUser: {(*Router).handleDeleteUser, []string{acl.StageName}},
+	remoting.AuthGetUser:    {(*Router).handleGetUser, nil},
+	remoting.AuthListUser:   {(*Router).handleListUsers, nil},
+	remoting.AuthCreateACL:  {(*Router).handlePutACL, []string{acl.StageName}},
+	remoting.AuthUpdateACL:  {(*Router).handlePutACL, []string{acl.StageName}},
+	remoting.AuthDeleteACL:  {(*Router).handleDeleteACL, []string{acl.StageName}},
+	remoting.AuthGetACL:     {(*Router).handleGetACL, nil},
+	remoting.AuthListACL:    {(*Router).handleListACLs, nil},
 }
 
 func init() {

@@ -17,7 +17,11 @@ package router
 //     writer's inbox (no protoactor message per send);
 //   - the writer answers from its goroutine, encoding the response straight
 //     into the connection's outbox (no Command, no map) and writing it with
-//     the other answers of its batch.
+//     the other answers of its batch;
+//   - under an ACL the signature is checked from the frame too
+//     (auth.Guard.AllowView: the fields sorted in place, an HMAC kept per
+//     connection for the key it signs with, the account it names cached
+//     until the ACL changes), so signed sends stay on this path.
 //
 // Anything else (a missing or malformed field, an unknown topic, a refusal
 // of any kind, properties the general path would rewrite) is left to the
@@ -34,6 +38,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -219,6 +224,9 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 	uniqAt, uniqLen, ok := scanProperties(h.properties)
 	if !ok || cs.inflight.Load() >= live.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
 		return false
+	}
+	if r.guard != nil && !r.guard.AllowView(c.RemoteAddrPort(), v, auth.Need{Kind: auth.KindTopic, Name: topic, Perm: auth.PermPub}, &cs.acl) {
+		return false // the general path decides again, and refuses
 	}
 	if h.queueID < 0 {
 		h.queueID = rand.Int32N(max(cfg.WriteQueueNums, 1))

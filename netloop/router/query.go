@@ -10,6 +10,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // indexOff is the remark of a lookup on a broker running without its index.
@@ -61,6 +62,17 @@ func (r *Router) handleViewMessage(c *netloop.Conn, cmd *remoting.Command) *Refu
 		if err != nil {
 			r.reply(c, cmd, remoting.SystemError, "can not find message by the offset, "+strconv.FormatInt(off, 10))
 			return
+		}
+		if r.guard != nil {
+			m, _, err := message.Decode(rec)
+			if err != nil {
+				r.reply(c, cmd, remoting.SystemError, "can not find message by the offset, "+strconv.FormatInt(off, 10))
+				return
+			}
+			if ref := r.deferredCheck(c, cmd, m.Topic); ref != nil {
+				r.refuse(c, cmd, ref)
+				return
+			}
 		}
 		resp := remoting.NewResponse(cmd, remoting.Success, "")
 		resp.Body = rec

@@ -16,8 +16,8 @@
 // consume stats, earliest store time), adminruntime.go (broker runtime
 // info), adminclients.go (connection lists, consumer running info, offset
 // reset), brokerconfig.go (GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG, with
-// the keys in brokerkeys.go); adminroutes.go holds the admin handlers'
-// table. header.go reads header fields; refusal.go is the one typed answer
+// the keys in brokerkeys.go), authadmin.go (ACL 2.0 users and policies,
+// 3001-3010); adminroutes.go holds the admin handlers' table. header.go reads header fields; refusal.go is the one typed answer
 // every handler gives when it refuses.
 //
 // Every handler returns a *Refusal: nil when the work went to a stage (the
@@ -26,7 +26,9 @@
 // was stopped for good (SYSTEM_ERROR naming the stage and its cause), and
 // one its connection has no room for (SYSTEM_BUSY, see admit): too many
 // of its requests wait for an answer, or it has not read the answers it
-// was sent.
+// was sent. With an ACL (authz.go), a request that is not signed by an
+// account with what it needs is refused before its handler runs
+// (NO_PERMISSION); so is, on the hot path, a plain send.
 //
 // Every request is counted against its connection from the moment it is
 // read until it is answered: each answer goes through sendVia (or, for a
@@ -53,6 +55,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/txcheck"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -90,6 +93,7 @@ type Router struct {
 	sendNeeds []*stage.Stage // the stages a plain send needs
 	sends     sendPool       // the hot path's requests (fastsend.go)
 	conns     sync.Map       // connection id -> *connState of the open connections
+	guard     *auth.Guard    // the ACL (authz.go); nil: off
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -113,6 +117,10 @@ func New(p *pipeline.Pipeline) *Router {
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
 		groupsSt: p.Stage(groups.StageName),
+	}
+	if g := p.Config().Guard; g != nil {
+		// The ACL 2.0 users (actors/acl) are accounts too, asked first.
+		r.guard = g.ForPort("broker", p.ACL())
 	}
 	r.m = newRouterMetrics(r)
 	r.routes = make(map[int32]route, len(handlers))
@@ -157,7 +165,8 @@ type connState struct {
 	// The hot path's scratch, used on the connection's event loop only.
 	view   remoting.HeaderView
 	props  []byte
-	kicked bool // a plain send of this read woke the writer
+	kicked bool           // a plain send of this read woke the writer
+	acl    auth.ViewCache // the hot path's ACL scratch
 }
 
 // OnOpen implements netloop.Handler.
@@ -233,6 +242,10 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	r.m.received(cmd.Code)
 	if ref := r.admit(c, n); ref != nil {
+		r.refuse(c, cmd, ref)
+		return
+	}
+	if ref := r.authorize(c, cmd); ref != nil {
 		r.refuse(c, cmd, ref)
 		return
 	}

@@ -66,6 +66,9 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 	if err != nil {
 		return refuse(remoting.SystemError, "decode message at offset %d: %v", off, err)
 	}
+	if ref := r.deferredCheck(c, cmd, orig.Topic); ref != nil {
+		return ref // else SUB on a group would read any message through it
+	}
 	props := message.DecodeProperties(orig.Properties)
 	if _, ok := props[message.PropRetryTopic]; !ok {
 		props[message.PropRetryTopic] = orig.Topic

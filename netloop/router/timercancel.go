@@ -59,6 +59,9 @@ func (r *Router) cancelTimer(c *netloop.Conn, cmd *remoting.Command, id string, 
 		return refuse(remoting.MessageIllegal, "timer message %s was due at %d and is already delivered", id, due)
 	}
 	realTopic, uniq := props[message.PropRealTopic], props[message.PropUniqKey]
+	if ref := r.deferredCheck(c, cmd, realTopic); ref != nil {
+		return ref
+	}
 	cancel := map[string]string{
 		message.PropTimerDelUniqKey: realTopic + "+" + uniq,
 		message.PropUniqKey:         uniq,

@@ -70,8 +70,23 @@ func (r *Router) handleEndTransaction(c *netloop.Conn, cmd *remoting.Command) *R
 	}
 	r.txSt.Send(&txcheck.End{ProducerGroup: group, HalfOffset: halfOffset, CommitLogOffset: clOffset,
 		Commit: kind == endCommit, FromCheck: fromCheck,
-		Reply: func(code int32, remark string) { r.reply(c, cmd, code, remark) }})
+		Authorize: r.endAuthorizer(c, cmd),
+		Reply:     func(code int32, remark string) { r.reply(c, cmd, code, remark) }})
 	return nil
+}
+
+// endAuthorizer is the deferred check of END_TRANSACTION, run by the
+// transaction stage with the half message's topic (nil: no ACL).
+func (r *Router) endAuthorizer(c *netloop.Conn, cmd *remoting.Command) func(topic string) (int32, string) {
+	if r.guard == nil {
+		return nil
+	}
+	return func(topic string) (int32, string) {
+		if ref := r.deferredCheck(c, cmd, topic); ref != nil {
+			return ref.Code, ref.Remark
+		}
+		return remoting.Success, ""
+	}
 }
 
 // isHalfMessage reports whether a single message is a transaction's half

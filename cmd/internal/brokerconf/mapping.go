@@ -3,6 +3,7 @@ package brokerconf
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,11 @@ type Rule struct {
 	// as the value asks (brokerId=0); it errs for values wheelmq cannot
 	// honour.
 	Accept func(string) error
+	// Beside, when set, is a file name: the value is true or false, and
+	// true sets Flag to that file in the configuration file's directory
+	// (aclEnable=true reads plain_acl.yml next to broker.conf, as RocketMQ
+	// reads conf/plain_acl.yml); false sets nothing.
+	Beside string
 	// Pending, when set, says why the key is ignored for now although
 	// wheelmq will have a meaning for it.
 	Pending string
@@ -55,6 +61,8 @@ var Mapping = []Rule{
 	{Key: "diskMaxUsedSpaceRatio", Flag: "disk-clean-ratio", Convert: percent, Doc: "percent (clamped to 10..95 as RocketMQ does) → a fraction"},
 	{Key: "diskSpaceWarningLevelRatio", Flag: "disk-full-ratio", Convert: percent, Doc: "percent (clamped to 10..95) → a fraction"},
 	{Key: "mappedFileSizeCommitLog", Flag: "commitlog-segment-size", Convert: positive64, Doc: "bytes (must match an existing data directory)"},
+	{Key: "aclEnable", Flag: "acl-file", Beside: "plain_acl.yml",
+		Doc: "`true` → `--acl-file <directory of the broker.conf>/plain_acl.yml`; `false`: no ACL"},
 }
 
 // rule returns the rule of a broker.conf key.
@@ -121,6 +129,16 @@ func (f *File) add(s Setting) {
 	f.Settings = append(f.Settings, s)
 }
 
+// drop forgets the setting of a flag.
+func (f *File) drop(flag string) {
+	for i := range f.Settings {
+		if f.Settings[i].Flag == flag {
+			f.Settings = append(f.Settings[:i], f.Settings[i+1:]...)
+			return
+		}
+	}
+}
+
 // ignore records an ignored key once.
 func (f *File) ignore(key string, line int, reason string) {
 	for _, ig := range f.Ignored {
@@ -149,6 +167,18 @@ func (f *File) mapBrokerConf(entries []javaprops.Entry) {
 				f.problem(e.Line, "%s=%q: %v", e.Key, e.Value, err)
 			}
 			continue
+		}
+		if r.Beside != "" {
+			on, err := boolean(v)
+			if err != nil {
+				f.problem(e.Line, "%s=%q: %v", e.Key, e.Value, err)
+				continue
+			}
+			if on == "false" {
+				f.drop(r.Flag) // the last value wins, as in java.util.Properties
+				continue
+			}
+			v = filepath.Join(filepath.Dir(f.Path), r.Beside)
 		}
 		if r.Convert != nil {
 			conv, err := r.Convert(v)

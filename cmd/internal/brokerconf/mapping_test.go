@@ -22,7 +22,7 @@ var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": 
 	"default-topic-queues": true, "index": true, "log-level": true, "transaction-timeout": true,
 	"transaction-check-interval": true, "transaction-check-max": true, "auto-create-group": true,
 	"retention": true, "retention-at": true, "disk-clean-ratio": true, "disk-full-ratio": true,
-	"commitlog-segment-size": true}
+	"commitlog-segment-size": true, "acl-file": true}
 
 func known(name string) bool { return flagNames[name] }
 
@@ -83,6 +83,10 @@ func TestLoadBrokerConf(t *testing.T) {
 			problems: []string{":2: flushDiskType=\"FAST\": want ASYNC_FLUSH or SYNC_FLUSH", ":3: listenPort",
 				":4: autoCreateTopicEnable", ":5: maxMessageSize", ":6: brokerIP1", ":7: brokerId=\"1\": wheelmq runs masters only",
 				":8: brokerRole", ":9: brokerClusterName=\"\": empty"}},
+		{name: "aclEnable reads plain_acl.yml beside the file",
+			conf: "aclEnable=true\n", want: set{"acl-file": "<dir>/plain_acl.yml"}},
+		{name: "aclEnable false and bad",
+			conf: "aclEnable=true\naclEnable=false\naclEnable=maybe\n", want: set{}, problems: []string{":3: aclEnable=\"maybe\": want true or false"}},
 		{name: "syntax error keeps what came before",
 			conf: "brokerName=a\nbrokerClusterName=\\u00Z1\n", want: set{"broker-name": "a"},
 			problems: []string{":2: value of brokerClusterName: malformed \\uXXXX escape"}},
@@ -90,6 +94,9 @@ func TestLoadBrokerConf(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := write(t, "broker.conf", c.conf)
+			for k, v := range c.want {
+				c.want[k] = strings.ReplaceAll(v, "<dir>", filepath.Dir(path))
+			}
 			f, err := Load(path, known)
 			if err != nil {
 				t.Fatal(err)

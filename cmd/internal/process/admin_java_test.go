@@ -320,3 +320,36 @@ func TestCloneGroupOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokerConsumeStats: 317 (mqadmin brokerConsumeStats) lists every
+// group's progress with the total lag.
+func TestBrokerConsumeStats(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{})
+	topic, group := processtest.Unique("bcs"), processtest.Unique("bcsgroup")
+	processtest.CreateTopic(t, n, topic, 2)
+	sendRaw(t, n.BrokerAddr(), topic, 0, "a", "b", "c")
+	sendRaw(t, n.BrokerAddr(), topic, 1, "d")
+	mustOK(t, "create group", call(t, n.BrokerAddr(), remoting.UpdateAndCreateSubscriptionGroup, nil,
+		[]byte(`{"groupName":"`+group+`"}`)))
+	mustOK(t, "commit", call(t, n.BrokerAddr(), remoting.UpdateConsumerOffset,
+		map[string]string{"consumerGroup": group, "topic": topic, "queueId": "0", "commitOffset": "1"}, nil))
+	resp := mustOK(t, "317", call(t, n.BrokerAddr(), remoting.GetBrokerConsumeStats, map[string]string{"isOrder": "false", "timeoutMillis": "5000"}, nil))
+	l, err := adminbody.DecodeConsumeStatsList(resp.Body)
+	if err != nil {
+		t.Fatalf("317 body %s: %v", resp.Body, err)
+	}
+	var mine *adminbody.GroupConsumeStats
+	for i := range l.ConsumeStatsList {
+		if l.ConsumeStatsList[i].Group == group {
+			mine = &l.ConsumeStatsList[i]
+		}
+	}
+	if mine == nil || len(mine.Stats) != 1 || mine.Stats[0].Lag() != 3 || l.TotalDiff < 3 || l.BrokerAddr != n.Broker().Advertise() {
+		t.Fatalf("317: %+v", l)
+	}
+	for mq, w := range mine.Stats[0].OffsetTable {
+		if mq.QueueID == 0 && (w.ConsumerOffset != 1 || w.BrokerOffset != 3 || w.LastTimestamp == 0) {
+			t.Fatalf("queue 0: %+v", w)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
@@ -109,5 +110,35 @@ func TestStageStoppedForGoodTurnsBrokerUnhealthy(t *testing.T) {
 			t.Fatalf("GET_MAX_OFFSET on an unhealthy broker: offset %q, want 1", resp.Field("offset"))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPprofOnlyWhenAskedFor: /debug/pprof is served with Config.Pprof
+// (--pprof) only.
+func TestPprofOnlyWhenAskedFor(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Pprof = on }})
+		resp, err := http.Get("http://" + n.MetricsAddr() + "/debug/pprof/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if got, want := resp.StatusCode == http.StatusOK, on; got != want {
+			t.Errorf("pprof %v: /debug/pprof/ answered %d", on, resp.StatusCode)
+		}
+		if r, err := http.Get("http://" + n.MetricsAddr() + "/metrics"); err != nil || r.StatusCode != http.StatusOK {
+			t.Errorf("pprof %v: /metrics: %v %v", on, r, err)
+		} else {
+			_ = r.Body.Close()
+		}
+	}
+}
+
+func TestLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{"": true, "127.0.0.1:9108": true, "[::1]:9108": true, "localhost:9108": true,
+		"0.0.0.0:9108": false, ":9108": false, "10.0.0.1:9108": false, "bad": false} {
+		if got := process.LoopbackOnly(addr); got != want {
+			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
 	}
 }

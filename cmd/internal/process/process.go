@@ -1,7 +1,10 @@
 // Package process assembles one wheelmq process: an embedded name server,
 // a broker, or both, plus the HTTP endpoint for /metrics, /healthz and
-// /debug/pprof (bound to loopback by default). cmd/wheelmq runs it; tests
+// /debug/pprof with Config.Pprof (bound to loopback by default). cmd/wheelmq runs it; tests
 // and wheelctl's benchmarks start it in-process (see processtest).
+//
+// With an ACL file (Config.ACL, acl.go) the file is loaded first (a bad
+// one fails the start) and every port checks every request.
 //
 // Start order: the name server first (so that an embedded broker registers
 // with its real bound address, even when the port was 0), then the broker,
@@ -29,12 +32,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/aclfile"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -54,8 +59,13 @@ type Config struct {
 	// OrderMessageEnable puts ORDER_TOPIC_CONFIG values into routes as
 	// orderTopicConf (RocketMQ's orderMessageEnable).
 	OrderMessageEnable bool
+	// ACL turns access control on for every port ("" File: off).
+	ACL ACLConfig
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
+	// Pprof also serves /debug/pprof there (off by default: profiles and
+	// the command line expose the process's internals).
+	Pprof bool
 	// TLS configures TLS on every remoting port and on the broker's
 	// connections to name servers (the zero value: plaintext only).
 	TLS TLSConfig
@@ -75,10 +85,21 @@ type Node struct {
 	nsLock   io.Closer         // the name server directory's LOCK (nil: none)
 	tls      *tlsconf.Reloader // the ports' TLS material (nil: TLS disabled)
 	broker   *Broker
-	http     *http.Server
-	httpAddr string
-	stopOnce sync.Once
-	stopErr  error
+	// The ACL (acl.go): the file's view and stage, the ports' Guard (nil:
+	// no ACL) and the embedded broker's internal credential.
+	aclView   aclfile.View
+	aclSystem *actor.ActorSystem
+	aclStage  *stage.Stage
+	guard     *auth.Guard
+	internal  auth.Credentials
+	internDir auth.Directory
+	// brokerUsers are the broker's ACL 2.0 users, known to the embedded
+	// name server's port too once the broker runs.
+	brokerUsers lateUsers
+	http        *http.Server
+	httpAddr    string
+	stopOnce    sync.Once
+	stopErr     error
 }
 
 // Start starts everything the configuration asks for.
@@ -91,8 +112,24 @@ func Start(cfg Config) (*Node, error) {
 	if err := n.startTLS(); err != nil {
 		return nil, err
 	}
+	if cfg.ACL.File != "" {
+		if err := n.startACL(); err != nil {
+			n.stopTLS()
+			return nil, err
+		}
+		if cfg.RunBroker && cfg.NamesrvListen != "" && len(cfg.Broker.NameServers) == 0 {
+			c, dir, err := newInternalCredential()
+			if err != nil {
+				n.stopACL()
+				n.stopTLS()
+				return nil, err
+			}
+			n.internal, n.internDir = c, dir
+		}
+	}
 	if cfg.NamesrvListen != "" {
 		if err := n.startNamesrv(); err != nil {
+			n.stopACL()
 			n.stopTLS()
 			return nil, err
 		}
@@ -101,17 +138,23 @@ func Start(cfg Config) (*Node, error) {
 		bc := cfg.Broker
 		if len(bc.NameServers) == 0 && n.nsServer != nil {
 			bc.NameServers = []string{dialable(n.nsServer.Addr())}
+			if n.guard != nil {
+				bc.RegisterCredentials = n.internal
+			}
 		}
+		bc.Guard = n.guard
 		bc.Registerer = n.registry
 		bc.Stages = n.stages
 		bc.NamesrvTLS = n.namesrvClientTLS()
 		b, err := startBroker(bc, n.portTLS())
 		if err != nil {
 			n.stopNamesrv(context.Background())
+			n.stopACL()
 			n.stopTLS()
 			return nil, err
 		}
 		n.broker = b
+		n.brokerUsers.set(b.pipe.ACL())
 		n.net.add(b.server)
 	}
 	if cfg.MetricsListen != "" {
@@ -143,8 +186,15 @@ func (n *Node) startNamesrv() error {
 		return fmt.Errorf("start name server: %w", err)
 	}
 	n.nsStage = st
-	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS()},
-		&namesrvHandler{st: st, log: log})
+	h := &namesrvHandler{st: st, log: log}
+	if n.guard != nil {
+		extra := []auth.Source{&n.brokerUsers}
+		if n.internDir != nil {
+			extra = append(extra, auth.Fixed{Dir: n.internDir})
+		}
+		h.guard = n.guard.ForPort("namesrv", auth.Join(extra...))
+	}
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS()}, h)
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
@@ -190,10 +240,12 @@ func (n *Node) releaseNamesrvDir() {
 	n.nsLock = nil
 }
 
-// namesrvHandler forwards name-server requests to the registry stage.
+// namesrvHandler forwards name-server requests to the registry stage,
+// once the ACL (guard, nil: none) let them through.
 type namesrvHandler struct {
-	st  *stage.Stage
-	log zerolog.Logger
+	st    *stage.Stage
+	log   zerolog.Logger
+	guard *auth.Guard
 }
 
 // brokerConn marks (as the Conn's context) a connection a broker
@@ -215,6 +267,16 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return
 	}
+	if h.guard != nil {
+		if ref := h.guard.Check(c.RemoteAddrPort(), cmd, namesrv.Permissions.NeedsOf(cmd)); ref != nil {
+			if !cmd.IsOneway() {
+				if err := c.Send(remoting.NewResponse(cmd, remoting.NoPermission, ref.Remark)); err != nil {
+					h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
+				}
+			}
+			return
+		}
+	}
 	if cmd.Code == remoting.RegisterBroker && c.Context() == nil {
 		c.SetContext(brokerConn{})
 	}
@@ -232,11 +294,13 @@ func (n *Node) startHTTP() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if n.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/healthz", n.healthz)
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpAddr = ln.Addr().String()
@@ -305,6 +369,7 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.broker.Stop(ctx))
 	}
 	n.stopNamesrv(ctx)
+	n.stopACL()
 	n.stopTLS()
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package adminbody
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // OffsetWrapper is one queue of a ConsumeStats (GET_CONSUME_STATS).
@@ -169,4 +170,141 @@ func DecodeKVTable(body []byte) (KVTable, error) {
 		return t, fmt.Errorf("kv table: %w", err)
 	}
 	return t, nil
+}
+
+// GroupConsumeStats is one group's entry of a ConsumeStatsList: its
+// ConsumeStats, one per topic.
+type GroupConsumeStats struct {
+	Group string
+	Stats []ConsumeStats
+}
+
+// ConsumeStatsList is the GET_BROKER_CONSUME_STATS (317) body
+// (mqadmin brokerConsumeStats): every group's ConsumeStats of the broker
+// and the total lag.
+type ConsumeStatsList struct {
+	BrokerAddr        string
+	ConsumeStatsList  []GroupConsumeStats
+	TotalDiff         int64
+	TotalInflightDiff int64
+}
+
+// Encode renders l as fastjson does: fields in name order, each list item
+// a one-key object {group: [ConsumeStats...]}.
+func (l ConsumeStatsList) Encode() ([]byte, error) {
+	b, err := appendJSON([]byte(`{"brokerAddr":`), l.BrokerAddr)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"consumeStatsList":[`...)
+	for i, g := range l.ConsumeStatsList {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendJSON(append(b, '{'), g.Group); err != nil {
+			return nil, err
+		}
+		b = append(b, ":["...)
+		for j, cs := range g.Stats {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			enc, err := cs.Encode()
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, enc...)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"totalDiff":`...)
+	b = strconv.AppendInt(b, l.TotalDiff, 10)
+	b = append(b, `,"totalInflightDiff":`...)
+	b = strconv.AppendInt(b, l.TotalInflightDiff, 10)
+	return append(b, '}'), nil
+}
+
+// DecodeConsumeStatsList reads a ConsumeStatsList body as Java's admin
+// tools do.
+func DecodeConsumeStatsList(body []byte) (ConsumeStatsList, error) {
+	var l ConsumeStatsList
+	m, err := topMembers(body)
+	if err != nil {
+		return l, err
+	}
+	for name, dst := range map[string]any{"brokerAddr": &l.BrokerAddr, "totalDiff": &l.TotalDiff, "totalInflightDiff": &l.TotalInflightDiff} {
+		if raw, ok := m[name]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return l, fmt.Errorf("adminbody: %s: %w", name, err)
+			}
+		}
+	}
+	items, err := elements(m["consumeStatsList"])
+	if err != nil {
+		return l, fmt.Errorf("adminbody: consumeStatsList: %w", err)
+	}
+	for _, it := range items {
+		s := scanner{b: it}
+		ms, err := s.members(1)
+		if err != nil {
+			return l, fmt.Errorf("adminbody: consumeStatsList item: %w", err)
+		}
+		for _, gm := range ms {
+			var g GroupConsumeStats
+			if err := json.Unmarshal(gm.key, &g.Group); err != nil {
+				return l, fmt.Errorf("adminbody: consumeStatsList group: %w", err)
+			}
+			stats, err := elements(gm.val)
+			if err != nil {
+				return l, fmt.Errorf("adminbody: consumeStatsList of %s: %w", g.Group, err)
+			}
+			for _, raw := range stats {
+				cs, err := DecodeConsumeStats(raw)
+				if err != nil {
+					return l, err
+				}
+				g.Stats = append(g.Stats, cs)
+			}
+			l.ConsumeStatsList = append(l.ConsumeStatsList, g)
+		}
+	}
+	return l, nil
+}
+
+// elements splits a JSON-like array into its values' texts (nil or null:
+// none).
+func elements(raw []byte) ([][]byte, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	s := scanner{b: raw}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, fmt.Errorf("%w: want an array", errSyntax)
+	}
+	s.i++
+	var out [][]byte
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		return out, nil
+	}
+	for {
+		v, err := s.value(1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		s.ws()
+		if s.i >= len(s.b) {
+			return nil, fmt.Errorf("%w: unterminated array", errSyntax)
+		}
+		s.i++
+		switch s.b[s.i-1] {
+		case ']':
+			return out, nil
+		case ',':
+		default:
+			return nil, fmt.Errorf("%w: want , or ] at %d", errSyntax, s.i-1)
+		}
+	}
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -55,6 +56,9 @@ type Options struct {
 	Metrics bool
 	// MutateNode adjusts the process configuration (after Mutate).
 	MutateNode func(*process.Config)
+	// Admin signs Start's own requests (the wait for the broker's
+	// registration), for a node with an ACL (process.Config.ACL).
+	Admin auth.Credentials
 	// ClientTLS, when set, is the TLS configuration of Start's own
 	// requests (the wait for the registration): for nodes whose ports
 	// enforce TLS.
@@ -119,7 +123,7 @@ func Start(t testing.TB, o Options) *process.Node {
 		// The broker registers with its embedded name server in the
 		// background: a test starts once it has, as a client that starts later would
 		// find it (after a restart its topics are routable again).
-		waitRegistered(t, n, o.ClientTLS)
+		waitRegistered(t, n, o.Admin, o.ClientTLS)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -132,12 +136,26 @@ func Start(t testing.TB, o Options) *process.Node {
 // Invoke sends one request to addr and returns the response.
 func Invoke(t testing.TB, addr string, req *remoting.Command) *remoting.Command {
 	t.Helper()
-	return InvokeTLS(t, addr, nil, req)
+	return InvokeSigned(t, addr, req, auth.Credentials{})
 }
 
 // InvokeTLS is Invoke over TLS with cfg (nil: plaintext).
 func InvokeTLS(t testing.TB, addr string, cfg *tls.Config, req *remoting.Command) *remoting.Command {
 	t.Helper()
+	return invoke(t, addr, req, auth.Credentials{}, cfg)
+}
+
+// InvokeSigned is Invoke with req signed by creds (empty: unsigned).
+func InvokeSigned(t testing.TB, addr string, req *remoting.Command, creds auth.Credentials) *remoting.Command {
+	t.Helper()
+	return invoke(t, addr, req, creds, nil)
+}
+
+// invoke sends req, signed by creds (empty: unsigned), over TLS with cfg
+// (nil: plaintext).
+func invoke(t testing.TB, addr string, req *remoting.Command, creds auth.Credentials, cfg *tls.Config) *remoting.Command {
+	t.Helper()
+	creds.Sign(req)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{TLS: cfg})
@@ -167,11 +185,11 @@ func CreateTopic(t testing.TB, n *process.Node, topic string, queues int) {
 }
 
 // waitRegistered waits until the node's name server lists its broker.
-func waitRegistered(t testing.TB, n *process.Node, cfg *tls.Config) {
+func waitRegistered(t testing.TB, n *process.Node, creds auth.Credentials, cfg *tls.Config) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp := InvokeTLS(t, n.NamesrvAddr(), cfg, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+		resp := invoke(t, n.NamesrvAddr(), remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil), creds, cfg)
 		if resp.Code == remoting.Success && strings.Contains(string(resp.Body), n.Broker().Advertise()) {
 			return
 		}

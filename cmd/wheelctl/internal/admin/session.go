@@ -137,6 +137,10 @@ const DefaultTimeout = 5 * time.Second
 type Session struct {
 	// Timeout bounds each request, dial included (0: DefaultTimeout).
 	Timeout time.Duration
+	// Options are those of every connection: the signing hook and TLS
+	// (remoting.ClientOptions.Sign and TLS; the zero value is plaintext and
+	// unsigned).
+	Options remoting.ClientOptions
 
 	mu      sync.Mutex
 	clients map[string]*remoting.Client // guarded by mu
@@ -166,7 +170,7 @@ func (s *Session) client(ctx context.Context, addr string) (*remoting.Client, er
 	if c := s.clients[addr]; c != nil && c.Err() == nil {
 		return c, nil
 	}
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+	c, err := remoting.Dial(ctx, addr, s.Options)
 	if err != nil {
 		return nil, &UnreachableError{Addr: addr, Err: errors.Unwrap(err)}
 	}

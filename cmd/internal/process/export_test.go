@@ -1,0 +1,4 @@
+package process
+
+// LoopbackOnly exposes loopbackOnly to the package's external tests.
+var LoopbackOnly = loopbackOnly
