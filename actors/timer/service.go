@@ -359,6 +359,13 @@ func (f *Faults) Arm(stage string) {
 	f.armed[stage]++
 }
 
+// Pending returns how many faults armed for stage have not fired yet.
+func (f *Faults) Pending(stage string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.armed[stage]
+}
+
 // Hit panics if a fault is armed for stage (a no-op on a nil Faults).
 func (f *Faults) Hit(stage string) {
 	if f == nil {
