@@ -175,21 +175,15 @@ func newACLGetCmd(g *globals) *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			subj := subjectOf(subject)
-			s := g.session()
-			defer s.Close()
-			brokers, err := targetBrokers(cmd.Context(), s, g, cluster)
+			rows, err := fromBrokers(cmd.Context(), g, cluster, func(s *admin.Session, b admin.Broker) ([]aclRow, error) {
+				a, err := s.GetACL(cmd.Context(), b.Addr, subj)
+				if err != nil || a == nil {
+					return nil, wrapIf(err, "ACL of %s on %s", subj, b.Addr)
+				}
+				return []aclRow{{b, *a}}, nil
+			})
 			if err != nil {
 				return err
-			}
-			var rows []aclRow
-			for _, b := range brokers {
-				a, err := s.GetACL(cmd.Context(), b.Addr, subj)
-				if err != nil {
-					return fmt.Errorf("ACL of %s on %s: %w", subj, b.Addr, err)
-				}
-				if a != nil {
-					rows = append(rows, aclRow{b, *a})
-				}
 			}
 			if len(rows) == 0 {
 				fmt.Fprintf(g.stdout, "%s has no ACL: it may do nothing (unless it is a Super user)\n", subj)
@@ -211,21 +205,19 @@ func newACLListCmd(g *globals) *cobra.Command {
 		Short: "List the rules of the brokers (AUTH_LIST_ACL, mqadmin listAcl)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s := g.session()
-			defer s.Close()
-			brokers, err := targetBrokers(cmd.Context(), s, g, cluster)
-			if err != nil {
-				return err
-			}
-			var rows []aclRow
-			for _, b := range brokers {
+			rows, err := fromBrokers(cmd.Context(), g, cluster, func(s *admin.Session, b admin.Broker) ([]aclRow, error) {
 				as, err := s.ListACLs(cmd.Context(), b.Addr, subject, resource)
 				if err != nil {
-					return fmt.Errorf("ACLs of %s: %w", b.Addr, err)
+					return nil, fmt.Errorf("ACLs of %s: %w", b.Addr, err)
 				}
+				rows := make([]aclRow, 0, len(as))
 				for _, a := range as {
 					rows = append(rows, aclRow{b, a})
 				}
+				return rows, nil
+			})
+			if err != nil {
+				return err
 			}
 			if err := printACLs(g, rows); err != nil {
 				return err

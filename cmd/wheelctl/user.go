@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -80,6 +81,27 @@ func onBrokers(g *globals, brokers []admin.Broker, what, done string, do func(b 
 		return fmt.Errorf("%s failed on %d of %d brokers: %s", what, len(failed), len(brokers), strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// fromBrokers gathers what read returns from each target master broker
+// (--broker, or the masters of cluster), in order; the first error stops
+// it.
+func fromBrokers[T any](ctx context.Context, g *globals, cluster string, read func(s *admin.Session, b admin.Broker) ([]T, error)) ([]T, error) {
+	s := g.session()
+	defer s.Close()
+	brokers, err := targetBrokers(ctx, s, g, cluster)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, b := range brokers {
+		got, err := read(s, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
 }
 
 func newUserCreateCmd(g *globals) *cobra.Command {
@@ -218,21 +240,15 @@ func newUserGetCmd(g *globals) *cobra.Command {
 		Short: "Show a user: type and status, never the password (AUTH_GET_USER, mqadmin getUser)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s := g.session()
-			defer s.Close()
-			brokers, err := targetBrokers(cmd.Context(), s, g, cluster)
+			rows, err := fromBrokers(cmd.Context(), g, cluster, func(s *admin.Session, b admin.Broker) ([]userRow, error) {
+				u, err := s.GetUser(cmd.Context(), b.Addr, user)
+				if err != nil || u == nil {
+					return nil, wrapIf(err, "user %s on %s", user, b.Addr)
+				}
+				return []userRow{{b, *u}}, nil
+			})
 			if err != nil {
 				return err
-			}
-			var rows []userRow
-			for _, b := range brokers {
-				u, err := s.GetUser(cmd.Context(), b.Addr, user)
-				if err != nil {
-					return fmt.Errorf("user %s on %s: %w", user, b.Addr, err)
-				}
-				if u != nil {
-					rows = append(rows, userRow{b, *u})
-				}
 			}
 			if len(rows) == 0 {
 				return fmt.Errorf("no broker has a user %s", user)
@@ -253,21 +269,19 @@ func newUserListCmd(g *globals) *cobra.Command {
 		Short: "List the users of the brokers, without passwords (AUTH_LIST_USER, mqadmin listUser)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s := g.session()
-			defer s.Close()
-			brokers, err := targetBrokers(cmd.Context(), s, g, cluster)
-			if err != nil {
-				return err
-			}
-			var rows []userRow
-			for _, b := range brokers {
+			rows, err := fromBrokers(cmd.Context(), g, cluster, func(s *admin.Session, b admin.Broker) ([]userRow, error) {
 				us, err := s.ListUsers(cmd.Context(), b.Addr, filter)
 				if err != nil {
-					return fmt.Errorf("users of %s: %w", b.Addr, err)
+					return nil, fmt.Errorf("users of %s: %w", b.Addr, err)
 				}
+				rows := make([]userRow, 0, len(us))
 				for _, u := range us {
 					rows = append(rows, userRow{b, u})
 				}
+				return rows, nil
+			})
+			if err != nil {
+				return err
 			}
 			if err := printUsers(g, rows); err != nil {
 				return err
@@ -281,4 +295,12 @@ func newUserListCmd(g *globals) *cobra.Command {
 	c.Flags().StringVarP(&filter, "filter", "f", "", "only users whose name contains this")
 	c.Flags().StringVar(&cluster, "cluster", "", "the master brokers of this cluster")
 	return c
+}
+
+// wrapIf is fmt.Errorf(format+": %w", args..., err), or nil when err is.
+func wrapIf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
