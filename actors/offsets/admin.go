@@ -35,11 +35,13 @@ type GroupTopics struct {
 }
 
 // CloneGroup copies Src's committed offsets of Topics (nil: every topic Src
-// has offsets for) to Dest, replacing Dest's (CLONE_GROUP_OFFSET); Done
-// gets the topics copied.
+// has offsets for) to Dest, replacing Dest's (CLONE_GROUP_OFFSET), skipping
+// the topics Keep (nil: none skipped; it runs on the stage and must not
+// block) refuses; Done gets the topics copied.
 type CloneGroup struct {
 	Src, Dest string
 	Topics    []string
+	Keep      func(topic string) bool
 	Done      func(copied []string)
 	stage.FailFunc
 }
@@ -126,7 +128,7 @@ func (s *Store) cloneGroup(c *CloneGroup) {
 	var copied []string
 	for _, t := range topics {
 		qs, ok := s.table[meta.OffsetKey(t, c.Src)]
-		if !ok {
+		if !ok || (c.Keep != nil && !c.Keep(t)) {
 			continue
 		}
 		s.table[meta.OffsetKey(t, c.Dest)] = maps.Clone(qs)

@@ -188,24 +188,11 @@ func (r *Router) handleCloneGroupOffset(c *netloop.Conn, cmd *remoting.Command) 
 		}
 		return offline || len(online) == 0 || slices.Contains(online, topic)
 	}
-	var topics []string
+	var topics []string // nil: every topic src has offsets for
 	if t := strings.TrimSpace(cmd.Field("topic")); t != "" {
-		topics = []string{}
-		if keep(t) {
-			topics = append(topics, t)
-		}
+		topics = []string{t}
 	}
-	r.offsetsSt.Send(&offsets.GroupTopics{Group: src, FailFunc: r.failWith(c, cmd), Reply: func(all []string) {
-		if topics == nil {
-			topics = []string{}
-			for _, t := range all {
-				if keep(t) {
-					topics = append(topics, t)
-				}
-			}
-		}
-		r.offsetsSt.Send(&offsets.CloneGroup{Src: src, Dest: dest, Topics: topics, FailFunc: r.failWith(c, cmd),
-			Done: func([]string) { r.reply(c, cmd, remoting.Success, "") }})
-	}})
+	r.offsetsSt.Send(&offsets.CloneGroup{Src: src, Dest: dest, Topics: topics, Keep: keep, FailFunc: r.failWith(c, cmd),
+		Done: func([]string) { r.reply(c, cmd, remoting.Success, "") }})
 	return nil
 }
