@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -195,7 +196,7 @@ func TestLastSync(t *testing.T) {
 // found with its synced bytes or later ones page by page, atomic replaces
 // leave the old or the new file, never none.
 func TestRandomCrash(t *testing.T) {
-	seed := time.Now().UnixNano()
+	seed := testSeed(t)
 	t.Logf("seed %d", seed)
 	for i := 0; i < 200; i++ {
 		r := rand.New(rand.NewSource(seed + int64(i)))
@@ -240,7 +241,7 @@ func TestRandomCrash(t *testing.T) {
 // TestLikeOS runs the same random operations on the real file system and
 // on crashfs and compares what both read back.
 func TestLikeOS(t *testing.T) {
-	seed := time.Now().UnixNano()
+	seed := testSeed(t)
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewSource(seed))
 	real := t.TempDir()
@@ -305,4 +306,14 @@ func TestLikeOS(t *testing.T) {
 			t.Fatalf("step %d op %d on %s: os %q, crashfs %q", step, op, name, results[0], results[1])
 		}
 	}
+}
+
+// testSeed is CRASHFS_SEED when set (to replay a failure), else the clock.
+func testSeed(t *testing.T) int64 {
+	if v := os.Getenv("CRASHFS_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		must(t, err)
+		return n
+	}
+	return time.Now().UnixNano()
 }
