@@ -4,13 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/wheelmq/wheelmq/actors/timer"
 	"io"
 	"net"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wheelmq/wheelmq/actors/timer"
 
 	"github.com/rs/zerolog"
 
@@ -40,16 +41,7 @@ type options struct {
 // WHEELMQ_CONFIG) and the WHEELMQ_* environment, and reports every problem
 // at once. Precedence: file < environment < command line.
 func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer) (options, error) {
-	mode := "all"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		mode, args = args[0], args[1:]
-	}
 	var problems []string
-	switch mode {
-	case "all", "broker", "namesrv":
-	default:
-		problems = append(problems, fmt.Sprintf("unknown mode %q (want broker or namesrv, or none for both)", mode))
-	}
 	def := pipeline.DefaultConfig()
 	fs := flag.NewFlagSet("wheelmq", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -108,18 +100,14 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	secretKey := fs.String("secret-key", "", "SecretKey of --access-key (prefer WHEELMQ_SECRET_KEY: other users can read a command line)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
-	tlsOpts := defineTLSFlags(fs) // TLS on every port: flags_tls.go
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return options{}, errHelp
-		}
-		problems = append(problems, err.Error())
+	tlsOpts := defineTLSFlags(fs)                        // TLS on every port: flags_tls.go
+	mode, set, err := parseCommandLine(fs, args, stderr) // command.go
+	if isHelp(err) {
+		return options{}, errHelp
 	}
-	if fs.NArg() > 0 {
-		problems = append(problems, fmt.Sprintf("unexpected arguments: %v", fs.Args()))
+	if err != nil {
+		return options{}, fmt.Errorf("invalid configuration:\n  - %w", err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if v, ok := env("WHEELMQ_CONFIG"); ok && !set["config"] {
 		*configPath = v
 	}

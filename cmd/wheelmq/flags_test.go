@@ -311,7 +311,7 @@ func TestConfigMappingFlagsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range brokerconf.Mapping {
-		if r.Flag != "" && !regexp.MustCompile(`(?m)^  -`+r.Flag+`(\s|$)`).MatchString(usage.String()) {
+		if r.Flag != "" && !regexp.MustCompile(`(?m)^\s+--`+r.Flag+`(\s|$)`).MatchString(usage.String()) {
 			t.Errorf("%s maps to --%s, which wheelmq does not have", r.Key, r.Flag)
 		}
 	}
@@ -390,5 +390,34 @@ func TestParseArgsACL(t *testing.T) {
 	}
 	if _, err := parseArgs([]string{"namesrv", "--acl-file", "x.yml"}, env(nil), io.Discard); err != nil {
 		t.Errorf("namesrv mode with --acl-file: %v", err)
+	}
+}
+
+// TestModeHelp: each mode's help lists its own flags and not the others'.
+func TestModeHelp(t *testing.T) {
+	cases := []struct {
+		args      []string
+		has, hasn []string
+	}{
+		{[]string{"--help"}, []string{"Usage:", "broker ", "namesrv ", "--data", "--namesrv-listen", "--flush"}, nil},
+		{[]string{"broker", "--help"}, []string{"--namesrv string", "--flush", "--tls-mode"}, []string{"--namesrv-listen", "--order-message-enable"}},
+		{[]string{"namesrv", "-h"}, []string{"--listen", "--order-message-enable"}, []string{"--flush", "--broker-name"}},
+		{[]string{"help", "namesrv"}, []string{"wheelmq namesrv runs a name server"}, nil},
+	}
+	for _, c := range cases {
+		var out bytes.Buffer
+		if _, err := parseArgs(c.args, env(nil), &out); err != errHelp {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		for _, w := range c.has {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: help lacks %q:\n%s", c.args, w, out.String())
+			}
+		}
+		for _, w := range c.hasn {
+			if regexp.MustCompile(regexp.QuoteMeta(w) + `\b`).MatchString(out.String()) {
+				t.Errorf("%v: help shows %q of another mode", c.args, w)
+			}
+		}
 	}
 }
