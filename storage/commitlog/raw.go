@@ -59,7 +59,7 @@ func (c *CommitLog) ReadRaw(offset int64, maxBytes int) (b []byte, next int64, e
 			if total != end-at {
 				break
 			}
-			return buf[:pos+blankSize : pos+blankSize], end, nil
+			return buf[: pos+blankSize : pos+blankSize], end, nil
 		}
 		n := total + crcSize
 		if !isRecordMagic(magic) || total < MinRecordSize || n > end-at {

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/wheelmq/wheelmq/storage/vfs"
 	"github.com/wheelmq/wheelmq/storage/vfs/crashfs"

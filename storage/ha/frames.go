@@ -316,3 +316,8 @@ func (r *Reader) Next() (Frame, error) {
 	}
 	return decodeBody(b)
 }
+
+// Buffered returns how many bytes of later frames are already read from
+// the stream: a receiver that finds none has drained a burst (the moment to
+// fsync once and acknowledge).
+func (r *Reader) Buffered() int { return r.r.Buffered() }
