@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -44,7 +45,11 @@ func newNode(t testing.TB, st role.State, tweak func(*Options)) *node {
 	t.Helper()
 	n := &node{t: t, dir: t.TempDir(), role: role.NewHolder(st), proposals: make(chan []int64, 64)}
 	var err error
-	n.store, err = storage.Open(n.dir, storage.Options{SegmentSize: testSegment})
+	seg := int64(testSegment)
+	if _, ok := t.(*testing.B); ok {
+		seg = 256 << 20 // benchmarks measure appends, not segment creation
+	}
+	n.store, err = storage.Open(n.dir, storage.Options{SegmentSize: seg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +83,7 @@ func newNode(t testing.TB, st role.State, tweak func(*Options)) *node {
 // start (re)starts the node's service.
 func (n *node) start() {
 	n.t.Helper()
-	svc, err := Start(actor.NewActorSystem(), n.opts)
+	svc, err := Start(quietSystem(), n.opts)
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -109,6 +114,13 @@ func (n *node) appendRecords(rng *rand.Rand, count int) int64 {
 	end := n.store.CommitLog.MaxOffset()
 	n.svc.Appended(end)
 	return end
+}
+
+// quietSystem is an actor system that logs nothing.
+func quietSystem() *actor.ActorSystem {
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.DiscardHandler)
+	}))
 }
 
 // makeRecord builds a commit-log record (TOTALSIZE, MAGIC V1, filler).
