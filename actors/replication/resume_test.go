@@ -88,3 +88,24 @@ func nextProposal(t *testing.T, m *node) []int64 {
 		return nil
 	}
 }
+
+// TestRestartedReplicaConfirmsNothingAlone: a replica restarted without
+// its master does not count its own log as confirmed; it is confirmed
+// again once the (restarted) master reports.
+func TestRestartedReplicaConfirmsNothingAlone(t *testing.T) {
+	rng := rand.New(rand.NewSource(10))
+	m, rs := group(t, 1, []int64{1, 2}, nil)
+	r := rs[0]
+	end := m.appendRecords(rng, 20)
+	waitFor(t, "replica confirmed", 5*time.Second, func() bool { return r.svc.Confirmed() == end })
+	m.stop()
+	r.stop()
+	r.start()
+	time.Sleep(100 * time.Millisecond)
+	if c := r.svc.Confirmed(); c != 0 {
+		t.Fatalf("restarted replica confirmed %d on its own", c)
+	}
+	m.start() // a new HA port
+	r.follow(m, 2, 1)
+	waitFor(t, "confirmed again", 5*time.Second, func() bool { return r.svc.Confirmed() == end })
+}

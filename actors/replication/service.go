@@ -98,6 +98,12 @@ type Options struct {
 	BatchBytes int
 	// Logger receives connection and protocol events.
 	Logger zerolog.Logger
+	// StartConfirmed is the confirmed offset known at start (for example
+	// the persisted dispatch position, which never passes it); 0 when
+	// unknown. A master or replica starts from min(it, log end) until its
+	// peers report, never from its own log end: bytes a restarted node
+	// holds may never have been confirmed. Ignored when standalone.
+	StartConfirmed int64
 	// OnAppended (replica) is called after new bytes are in the log, with
 	// the new end (kick the dispatcher).
 	OnAppended func(end int64)
@@ -180,7 +186,11 @@ func Start(system *actor.ActorSystem, o Options) (*Service, error) {
 	if s.cur.Kind == role.Master {
 		s.resetMembersLocked(s.cur)
 	}
-	s.confirmed.Store(s.localDurable())
+	if s.cur.Kind == role.Standalone {
+		s.confirmed.Store(s.localDurable())
+	} else {
+		s.confirmed.Store(max(0, min(o.StartConfirmed, s.localDurable())))
+	}
 	if o.Listen != "" {
 		ln, err := net.Listen("tcp", o.Listen)
 		if err != nil {
