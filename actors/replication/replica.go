@@ -21,6 +21,11 @@ var (
 	ErrRefused = errors.New("replication: handshake refused")
 )
 
+// maxBurst bounds the bytes a replica appends before it fsyncs and acks
+// even though more frames are already buffered (a long catch-up still
+// reports progress).
+const maxBurst = 8 << 20
+
 // Reconnect backoff of the follower.
 const (
 	minBackoff = 50 * time.Millisecond
@@ -164,7 +169,7 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 	_ = c.SetDeadline(time.Time{})
 	s.log.Info().Str("master", f.addr).Int64("epoch", reply.MasterEpoch).Int64("from", cl.MaxOffset()).
 		Msg("replication: following")
-	pending := false
+	pending, burst, lastAck := false, 0, time.Now()
 	for {
 		_ = c.SetReadDeadline(time.Now().Add(s.idle()))
 		fr, err := r.Next()
@@ -180,8 +185,9 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 		}
 		if len(t.Body) > 0 {
 			pending, progressed = true, true
+			burst += len(t.Body)
 		}
-		if r.Buffered() > 0 {
+		if r.Buffered() > 0 && burst < maxBurst && time.Since(lastAck) < s.o.HeartbeatInterval/2 {
 			continue // more of the burst is here: fsync and ack once after it
 		}
 		if pending && s.o.FlushSync {
@@ -196,7 +202,7 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 		if pending && s.o.OnAppended != nil {
 			s.o.OnAppended(cl.MaxOffset())
 		}
-		pending = false
+		pending, burst, lastAck = false, 0, time.Now()
 	}
 }
 
