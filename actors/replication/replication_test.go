@@ -165,6 +165,12 @@ func TestDivergentTailTruncated(t *testing.T) {
 	waitFor(t, "b caught up at epoch 3", 5*time.Second, func() bool { return caughtUp(a, b) })
 	waitFor(t, "confirmed", 5*time.Second, func() bool { return a.svc.Confirmed() == end })
 	sameLog(t, a, b)
+	// A fresh replica gets both epochs from the start: no frame spans
+	// the boundary, and its epoch file ends equal to the master's.
+	c := newNode(t, role.State{}, nil)
+	c.follow(a, 3, 3)
+	waitFor(t, "fresh replica caught up", 5*time.Second, func() bool { return caughtUp(a, c) })
+	sameLog(t, a, c)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !slices.Equal(b.truncated, []int64{common}) {
