@@ -79,10 +79,11 @@
 //
 // # Concurrency
 //
-// One writer, many readers. Append and Reopen must not be called
-// concurrently with each other or themselves (the caller, the CommitLog
-// writer actor, serializes them). Sync may run concurrently with Append (for
-// example from a separate flusher). ReadAt, Read, ReadBlock, MaxOffset,
+// One writer, many readers. Append, AppendRaw, Truncate and Reopen must
+// not be called concurrently with each other or themselves (the caller,
+// the CommitLog writer actor on a master or the replication receiver on a
+// replica, serializes them). Sync may run concurrently with Append (for
+// example from a separate flusher). ReadAt, Read, ReadBlock, ReadRaw, MaxOffset,
 // FlushedOffset, MinOffset and Failed are safe from any goroutine at any
 // time, concurrently with Append, Sync and Reopen: writes use pwrite and
 // reads use pread, and readers see a record as soon as Append has returned
@@ -100,6 +101,16 @@
 // handles (close the old handle when its last reader lets go): it needs no
 // per-read atomics and keeps one obvious rule, "pread under the read lock".
 // Lock order: syncMu, then segs; the sticky error's mutex is a leaf.
+//
+// # Replication
+//
+// A replica's log is byte-identical to its master's. ReadRaw returns stored
+// bytes (whole entries inside one segment, ended by the segment's blank
+// marker where there is one); AppendRaw writes such a span at the log end
+// after verifying every entry, rolling segments at the same places as the
+// master; Truncate cuts the log back to an entry boundary (a replica's
+// consistent point, a promoted master's last whole record), removing later
+// segments first so that a crash part-way leaves a valid prefix.
 //
 // # Failures
 //

@@ -1,0 +1,369 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/storage/ha"
+)
+
+// handshakeTimeout bounds the handshake exchange on a new connection.
+const handshakeTimeout = 5 * time.Second
+
+// peer is what the master knows of one replica (kept across reconnects
+// while it stays master).
+type peer struct {
+	id         int64
+	addr       string
+	known      bool  // acked at least once under this master
+	acked      int64 // the replica's durable end
+	connected  bool
+	caughtUpAt time.Time // last moment the replica held all the master had
+	markOff    int64     // the master's end at markAt
+	markAt     time.Time
+	conn       net.Conn
+}
+
+// idle is how long a connection may stay silent.
+func (s *Service) idle() time.Duration { return 6 * s.o.HeartbeatInterval }
+
+// acceptLoop accepts replica connections until Stop.
+func (s *Service) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn().Err(err).Msg("replication: accept")
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		s.mu.Lock()
+		select {
+		case <-s.stop:
+			s.mu.Unlock()
+			_ = c.Close()
+			return
+		default:
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serve(c)
+	}
+}
+
+// dropConns closes every replica connection (the master's epoch changed).
+func (s *Service) dropConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.members = map[int64]*peer{}
+}
+
+// resetMembers starts the master's view of its members at st.
+func (s *Service) resetMembersLocked(st role.State) {
+	now := time.Now()
+	s.members = map[int64]*peer{}
+	for _, id := range st.SyncStateSet {
+		if id != st.ReplicaID {
+			s.members[id] = &peer{id: id, caughtUpAt: now, markAt: now}
+		}
+	}
+}
+
+// serve runs one replica connection: handshake, then the sender here and
+// the ack reader on its own goroutine.
+func (s *Service) serve(c net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		_ = c.Close()
+	}()
+	log := s.log.With().Str("replica_addr", c.RemoteAddr().String()).Logger()
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	r := ha.NewReader(c)
+	f, err := r.Next()
+	if err != nil {
+		log.Warn().Err(err).Msg("replication: handshake")
+		return
+	}
+	st := s.role()
+	cl := s.o.Store.CommitLog
+	reply := ha.HandshakeReply{OK: true, MasterEpoch: st.Epoch, MaxOffset: cl.MaxOffset(), Epochs: s.o.Epochs.Entries()}
+	h, ok := f.(ha.Handshake)
+	switch {
+	case !ok:
+		reply.Reason = fmt.Sprintf("expected a handshake, got frame type %d", f.Type())
+	case h.Version != ha.Version:
+		reply.Reason = fmt.Sprintf("stream version %d, master speaks %d", h.Version, ha.Version)
+	case h.Token != s.o.Token:
+		reply.Reason = "cluster token mismatch"
+	case st.Kind != role.Master:
+		reply.Reason = "not master (" + st.Kind.String() + ")"
+	case h.Epoch > st.Epoch:
+		reply.Reason = fmt.Sprintf("replica knows epoch %d, master is at %d", h.Epoch, st.Epoch)
+	case h.ReplicaID <= 0 || h.ReplicaID == st.ReplicaID:
+		reply.Reason = fmt.Sprintf("bad replica id %d", h.ReplicaID)
+	}
+	if reply.Reason != "" {
+		reply.OK = false
+		log.Warn().Str("reason", reply.Reason).Int64("replica_id", h.ReplicaID).Msg("replication: handshake refused")
+	}
+	if _, err := c.Write(ha.AppendFrame(nil, reply)); err != nil || !reply.OK {
+		return
+	}
+	log = log.With().Int64("replica_id", h.ReplicaID).Int64("epoch", st.Epoch).Logger()
+	// The replica truncates to its consistent point, then acknowledges
+	// its end: the sender starts there.
+	_ = c.SetDeadline(time.Now().Add(s.idle() + handshakeTimeout))
+	start, err := s.readAck(r, h.ReplicaID, st.Epoch)
+	if err != nil {
+		log.Warn().Err(err).Msg("replication: first ack")
+		return
+	}
+	if start > cl.MaxOffset() || start < cl.MinOffset() {
+		log.Error().Int64("replica_end", start).Int64("min", cl.MinOffset()).Int64("max", cl.MaxOffset()).
+			Msg("replication: replica end outside the master's log")
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	p := s.attach(h.ReplicaID, c, start)
+	defer s.detach(p, c)
+	log.Info().Int64("from", start).Msg("replication: replica connected")
+
+	acks := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			_ = c.SetReadDeadline(time.Now().Add(s.idle()))
+			off, err := s.readAck(r, h.ReplicaID, st.Epoch)
+			if err != nil {
+				acks <- err
+				_ = c.Close()
+				return
+			}
+			s.onAck(p, off)
+		}
+	}()
+	err = s.send(c, start, st.Epoch, acks)
+	_ = c.Close()
+	if err != nil {
+		select {
+		case <-s.stop:
+		default:
+			log.Warn().Err(err).Msg("replication: replica connection ended")
+		}
+	}
+}
+
+// readAck reads one ack and checks it belongs to this connection.
+func (s *Service) readAck(r *ha.Reader, id, epoch int64) (int64, error) {
+	f, err := r.Next()
+	if err != nil {
+		return 0, fmt.Errorf("read ack: %w", err)
+	}
+	a, ok := f.(ha.Ack)
+	if !ok {
+		return 0, fmt.Errorf("frame type %d instead of an ack: %w", f.Type(), ha.ErrFrame)
+	}
+	if a.ReplicaID != id || a.Epoch != epoch {
+		return 0, fmt.Errorf("ack of replica %d epoch %d on the connection of %d at epoch %d: %w",
+			a.ReplicaID, a.Epoch, id, epoch, ha.ErrFrame)
+	}
+	return a.MaxOffset, nil
+}
+
+// attach records a connected replica.
+func (s *Service) attach(id int64, c net.Conn, acked int64) *peer {
+	s.mu.Lock()
+	p := s.members[id]
+	if p == nil {
+		now := time.Now()
+		p = &peer{id: id, caughtUpAt: now, markAt: now}
+		s.members[id] = p
+	}
+	if p.conn != nil && p.conn != c {
+		_ = p.conn.Close() // a stale connection of the same replica
+	}
+	p.addr, p.conn, p.connected = c.RemoteAddr().String(), c, true
+	p.known, p.acked = true, acked
+	p.markOff, p.markAt = s.o.Store.CommitLog.MaxOffset(), time.Now()
+	s.mu.Unlock()
+	s.advance()
+	return p
+}
+
+// detach records a disconnected replica.
+func (s *Service) detach(p *peer, c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.conn == c {
+		p.conn, p.connected = nil, false
+	}
+}
+
+// onAck records an acknowledged end.
+func (s *Service) onAck(p *peer, off int64) {
+	now := time.Now()
+	s.mu.Lock()
+	p.acked = max(p.acked, off)
+	if off >= p.markOff {
+		p.caughtUpAt = p.markAt
+		p.markOff, p.markAt = s.o.Store.CommitLog.MaxOffset(), now
+	}
+	s.mu.Unlock()
+	s.advance()
+}
+
+// send streams the log from off until the connection or the service ends.
+func (s *Service) send(c net.Conn, off, epoch int64, acks <-chan error) error {
+	cl := s.o.Store.CommitLog
+	var buf []byte
+	hb := time.NewTimer(s.o.HeartbeatInterval)
+	defer hb.Stop()
+	write := func(t ha.Transfer) error {
+		buf = ha.AppendFrame(buf[:0], t)
+		_ = c.SetWriteDeadline(time.Now().Add(s.idle()))
+		if _, err := c.Write(buf); err != nil {
+			return fmt.Errorf("send at %d: %w", t.Offset, err)
+		}
+		hb.Reset(s.o.HeartbeatInterval)
+		return nil
+	}
+	for {
+		wake := s.woken()
+		b, next, err := cl.ReadRaw(off, s.o.BatchBytes)
+		if errors.Is(err, io.EOF) {
+			select {
+			case <-wake:
+				continue
+			case <-hb.C:
+				ep, _ := epochAt(s.o.Epochs.Entries(), off)
+				if err := write(ha.Transfer{Offset: off, Epoch: max(ep.Epoch, epoch), EpochStart: ep.Start,
+					Confirmed: s.Confirmed()}); err != nil {
+					return err
+				}
+				continue
+			case err := <-acks:
+				return err
+			case <-s.stop:
+				return nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("read log at %d: %w", off, err)
+		}
+		if len(b) > 0 {
+			ep, bound := epochAt(s.o.Epochs.Entries(), off)
+			if bound > off && bound < off+int64(len(b)) {
+				b, next = b[:bound-off], bound // a frame never spans two epochs
+			}
+			if err := write(ha.Transfer{Offset: off, Epoch: ep.Epoch, EpochStart: ep.Start,
+				Confirmed: s.Confirmed(), Body: b}); err != nil {
+				return err
+			}
+		}
+		off = next
+		select {
+		case err := <-acks:
+			return err
+		case <-s.stop:
+			return nil
+		default:
+		}
+	}
+}
+
+// epochAt returns the epoch that wrote offset off (the last entry starting
+// at or before it; epoch 0 from 0 when none does) and where the next epoch
+// starts (-1: none).
+func epochAt(entries []ha.Epoch, off int64) (ha.Epoch, int64) {
+	cur, bound := ha.Epoch{}, int64(-1)
+	for _, e := range entries {
+		if e.Start <= off {
+			cur = e
+		} else {
+			bound = e.Start
+			break
+		}
+	}
+	return cur, bound
+}
+
+// housekeep (master) proposes to drop lagging members from the sync-state
+// set and to add replicas that caught up.
+func (s *Service) housekeep() {
+	s.mu.Lock()
+	st := s.cur
+	if st.Kind != role.Master || s.o.OnSyncStateSetChange == nil {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	end := s.o.Store.CommitLog.MaxOffset()
+	confirmed := s.confirmed.Load()
+	epochStart := int64(0)
+	if last, ok := s.o.Epochs.Last(); ok {
+		epochStart = last.Start
+	}
+	var set []int64
+	for _, id := range st.SyncStateSet {
+		p := s.members[id]
+		if id != st.ReplicaID && p != nil && now.Sub(p.caughtUpAt) > s.o.LagTimeout && (!p.connected || p.acked < end) {
+			continue // lagging: shrink
+		}
+		set = append(set, id)
+	}
+	for id, p := range s.members {
+		if !st.InSyncStateSet(id) && p.connected && p.acked >= confirmed && p.acked >= epochStart {
+			set = append(set, id) // caught up in this epoch: expand
+		}
+	}
+	slices.Sort(set)
+	if slices.Equal(set, st.SyncStateSet) ||
+		(slices.Equal(set, s.proposed) && now.Sub(s.proposedAt) < s.o.LagTimeout) {
+		s.mu.Unlock()
+		return
+	}
+	s.proposed, s.proposedAt = set, now
+	s.mu.Unlock()
+	s.log.Info().Ints64("sync_state_set", st.SyncStateSet).Ints64("proposed", set).
+		Msg("replication: proposing a sync-state set change")
+	s.o.OnSyncStateSetChange(slices.Clone(set))
+}
+
+// Replicas lists the replicas the master knows, by id (empty when not
+// master).
+func (s *Service) Replicas() []ReplicaStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur.Kind != role.Master {
+		return nil
+	}
+	end := s.o.Store.CommitLog.MaxOffset()
+	out := make([]ReplicaStatus, 0, len(s.members))
+	for id, p := range s.members {
+		out = append(out, ReplicaStatus{ReplicaID: id, Addr: p.addr, Acked: p.acked, LagBytes: max(end-p.acked, 0),
+			InSync: s.cur.InSyncStateSet(id), Connected: p.connected})
+	}
+	slices.SortFunc(out, func(a, b ReplicaStatus) int { return int(a.ReplicaID - b.ReplicaID) })
+	return out
+}

@@ -1,0 +1,282 @@
+package replication
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/wheelmq/wheelmq/storage/ha"
+)
+
+// Errors of the replica side; test with errors.Is.
+var (
+	// ErrStaleEpoch means a master sent bytes of an epoch older than the
+	// newest one the replica's log already holds: the frame is refused and
+	// the connection dropped.
+	ErrStaleEpoch = errors.New("replication: frame of an older epoch refused")
+	// ErrRefused means the master refused the handshake.
+	ErrRefused = errors.New("replication: handshake refused")
+)
+
+// maxBurst bounds the bytes a replica appends before it fsyncs and acks
+// even though more frames are already buffered (a long catch-up still
+// reports progress).
+const maxBurst = 8 << 20
+
+// Reconnect backoff of the follower.
+const (
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
+// follower is the replica side's supervised receiver for one master
+// (address and epoch): it reconnects until closed.
+type follower struct {
+	addr  string
+	epoch int64
+	quit  chan struct{}
+	done  chan struct{}
+
+	mu   sync.Mutex
+	conn net.Conn
+}
+
+// close stops the follower and waits for it.
+func (f *follower) close() {
+	close(f.quit)
+	f.mu.Lock()
+	if f.conn != nil {
+		_ = f.conn.Close()
+	}
+	f.mu.Unlock()
+	<-f.done
+}
+
+// setConn records the live connection; false when the follower is closing.
+func (f *follower) setConn(c net.Conn) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.quit:
+		return false
+	default:
+	}
+	f.conn = c
+	return true
+}
+
+// startFollower runs a follower of addr at epoch until it is closed.
+func (s *Service) startFollower(addr string, epoch int64) *follower {
+	f := &follower{addr: addr, epoch: epoch, quit: make(chan struct{}), done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(f.done)
+		backoff := minBackoff
+		for {
+			progressed, err := s.followOnce(f)
+			select {
+			case <-f.quit:
+				return
+			case <-s.stop:
+				return
+			default:
+			}
+			if progressed {
+				backoff = minBackoff
+			}
+			s.log.Warn().Err(err).Str("master", addr).Int64("epoch", epoch).Dur("retry_in", backoff).
+				Int64("max_offset", s.o.Store.CommitLog.MaxOffset()).Msg("replication: following the master failed; reconnecting")
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-f.quit:
+				t.Stop()
+				return
+			case <-s.stop:
+				t.Stop()
+				return
+			}
+			backoff = min(2*backoff, maxBackoff)
+		}
+	}()
+	return f
+}
+
+// followOnce runs one connection to the master: handshake, truncation to
+// the consistent point, then frames until an error. progressed reports
+// whether any bytes were appended.
+func (s *Service) followOnce(f *follower) (progressed bool, err error) {
+	st := s.role()
+	d := net.Dialer{Timeout: handshakeTimeout}
+	var c net.Conn
+	if s.o.TLS != nil {
+		c, err = tls.DialWithDialer(&d, "tcp", f.addr, s.o.TLS)
+	} else {
+		c, err = d.Dial("tcp", f.addr)
+	}
+	if err != nil {
+		return false, fmt.Errorf("dial %s: %w", f.addr, err)
+	}
+	defer c.Close()
+	if !f.setConn(c) {
+		return false, nil
+	}
+	cl := s.o.Store.CommitLog
+	local := s.o.Epochs.Entries()
+	known := f.epoch
+	if n := len(local); n > 0 && local[n-1].Epoch > known {
+		known = local[n-1].Epoch
+	}
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	hs := ha.Handshake{Version: ha.Version, Token: s.o.Token, ReplicaID: st.ReplicaID, Epoch: known,
+		MaxOffset: cl.MaxOffset(), Epochs: local}
+	if _, err := c.Write(ha.AppendFrame(nil, hs)); err != nil {
+		return false, fmt.Errorf("handshake: %w", err)
+	}
+	r := ha.NewReader(c)
+	fr, err := r.Next()
+	if err != nil {
+		return false, fmt.Errorf("handshake reply: %w", err)
+	}
+	reply, ok := fr.(ha.HandshakeReply)
+	if !ok {
+		return false, fmt.Errorf("frame type %d instead of a handshake reply: %w", fr.Type(), ha.ErrFrame)
+	}
+	if !reply.OK {
+		return false, fmt.Errorf("%s: %w", reply.Reason, ErrRefused)
+	}
+	if reply.MasterEpoch < f.epoch {
+		return false, fmt.Errorf("master at epoch %d, expected %d: %w", reply.MasterEpoch, f.epoch, ErrStaleEpoch)
+	}
+	if err := s.alignTo(local, reply); err != nil {
+		return false, err
+	}
+	ack := func() error {
+		a := ha.Ack{ReplicaID: st.ReplicaID, Epoch: reply.MasterEpoch, MaxOffset: s.localDurable()}
+		_ = c.SetWriteDeadline(time.Now().Add(s.idle()))
+		if _, err := c.Write(ha.AppendFrame(nil, a)); err != nil {
+			return fmt.Errorf("ack: %w", err)
+		}
+		return nil
+	}
+	if err := ack(); err != nil {
+		return false, err
+	}
+	_ = c.SetDeadline(time.Time{})
+	s.log.Info().Str("master", f.addr).Int64("epoch", reply.MasterEpoch).Int64("from", cl.MaxOffset()).
+		Msg("replication: following")
+	pending, burst, lastAck := false, 0, time.Now()
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(s.idle()))
+		fr, err := r.Next()
+		if err != nil {
+			return progressed, fmt.Errorf("read frame: %w", err)
+		}
+		t, ok := fr.(ha.Transfer)
+		if !ok {
+			return progressed, fmt.Errorf("frame type %d instead of a transfer: %w", fr.Type(), ha.ErrFrame)
+		}
+		if err := s.receive(t, reply.MasterEpoch); err != nil {
+			return progressed, err
+		}
+		if len(t.Body) > 0 {
+			pending, progressed = true, true
+			burst += len(t.Body)
+		}
+		if r.Buffered() > 0 && burst < maxBurst && time.Since(lastAck) < s.o.HeartbeatInterval/2 {
+			continue // more of the burst is here: fsync and ack once after it
+		}
+		if pending && s.o.FlushSync {
+			if err := cl.Sync(); err != nil {
+				return progressed, fmt.Errorf("sync: %w", err)
+			}
+		}
+		if err := ack(); err != nil {
+			return progressed, err
+		}
+		s.advance()
+		if pending && s.o.OnAppended != nil {
+			s.o.OnAppended(cl.MaxOffset())
+		}
+		pending, burst, lastAck = false, 0, time.Now()
+	}
+}
+
+// alignTo truncates the log to the consistent point with the master and
+// adopts the master's epochs below it. The log is fsynced after, so the
+// first ack (the sender's start) is durable.
+func (s *Service) alignTo(local []ha.Epoch, reply ha.HandshakeReply) error {
+	cl := s.o.Store.CommitLog
+	end := cl.MaxOffset()
+	cp := ha.ConsistentPoint(local, reply.Epochs, end)
+	cp = min(cp, reply.MaxOffset)
+	if cp < 0 {
+		cp = cl.MinOffset()
+	}
+	if cp < end {
+		if c := s.Confirmed(); cp < c {
+			s.log.Error().Int64("consistent_point", cp).Int64("confirmed", c).
+				Msg("replication: truncating below the confirmed offset")
+		}
+		if err := cl.Truncate(cp); err != nil {
+			return fmt.Errorf("truncate to the consistent point %d: %w", cp, err)
+		}
+		s.mu.Lock()
+		if s.confirmed.Load() > cp {
+			s.confirmed.Store(cp)
+		}
+		s.masterConfirmed = min(s.masterConfirmed, cp)
+		s.mu.Unlock()
+		s.log.Warn().Int64("from", end).Int64("to", cp).Msg("replication: cut the log to the consistent point")
+		if s.o.OnTruncate != nil {
+			s.o.OnTruncate(cp)
+		}
+	}
+	var keep []ha.Epoch
+	for _, e := range reply.Epochs {
+		if e.Start <= cp {
+			keep = append(keep, e)
+		}
+	}
+	if err := s.o.Epochs.Reset(keep); err != nil {
+		return fmt.Errorf("adopt the master's epochs: %w", err)
+	}
+	if err := cl.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+// receive checks and appends one transfer frame.
+func (s *Service) receive(t ha.Transfer, masterEpoch int64) error {
+	last, ok := s.o.Epochs.Last()
+	if ok && t.Epoch < last.Epoch {
+		return fmt.Errorf("bytes at %d of epoch %d, the log holds epoch %d from %d: %w",
+			t.Offset, t.Epoch, last.Epoch, last.Start, ErrStaleEpoch)
+	}
+	if t.Epoch > masterEpoch {
+		return fmt.Errorf("frame of epoch %d from the master of epoch %d: %w", t.Epoch, masterEpoch, ha.ErrFrame)
+	}
+	s.mu.Lock()
+	s.masterConfirmed = t.Confirmed
+	s.mu.Unlock()
+	if len(t.Body) == 0 {
+		return nil
+	}
+	if !ok || t.Epoch > last.Epoch {
+		if t.EpochStart > t.Offset || (ok && t.EpochStart < last.Start) {
+			return fmt.Errorf("epoch %d starting at %d for bytes at %d: %w", t.Epoch, t.EpochStart, t.Offset, ha.ErrFrame)
+		}
+		if err := s.o.Epochs.Append(t.Epoch, t.EpochStart); err != nil {
+			return fmt.Errorf("record epoch %d: %w", t.Epoch, err)
+		}
+	}
+	if err := s.o.Store.CommitLog.AppendRaw(t.Offset, t.Body); err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,455 @@
+// Package replication streams the CommitLog byte for byte from a master to
+// its replicas (issue 17, "controller mode, strict", data path) and computes
+// the confirmed offset: the end of what every sync-state-set member holds.
+//
+// # Roles
+//
+// The Service follows a role.Holder. As Master it serves its HA listener:
+// each replica connection gets a sender that reads the CommitLog from the
+// replica's end (commitlog.ReadRaw) and streams ha.Transfer frames, woken by
+// Appended, and an ack reader. As Replica it follows State.MasterHAAddr:
+// handshake, truncate to the consistent point (commitlog.Truncate, then
+// Options.OnTruncate), append frames with commitlog.AppendRaw, fsync once
+// per burst under FlushSync and acknowledge. Standalone it idles and its
+// Confirmed is the local durable end.
+//
+// # Confirmed offset
+//
+// On the master Confirmed is the minimum over the sync-state set of what
+// each member acknowledged, the master itself counted with its own durable
+// end: the flushed offset under FlushSync, the CommitLog end otherwise.
+// With --flush async "holds every acknowledged byte" therefore means "has
+// it in its page cache": a process crash of any member loses nothing
+// acknowledged, a power cut of one member loses nothing the others hold,
+// but a power cut of every member at once can. A replica's Confirmed is
+// min(the master's confirmed offset, its own durable end). Both never
+// decrease while the service runs.
+//
+// # Goroutines
+//
+// The HA port is a plain net.Listener (a byte stream between brokers, not
+// the client event loop). Every goroutine (accept loop, a handler per
+// replica connection with its ack reader, the follower, the housekeeping
+// tick, the role watcher) is owned by the Service and ends in Stop. The
+// follower is its own supervisor: on any failure it closes the connection,
+// backs off and reconnects, resuming from the CommitLog end, so no byte is
+// written twice or skipped (AppendRaw accepts bytes only at the end).
+package replication
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/ha"
+)
+
+// Defaults for Options.
+const (
+	DefaultLagTimeout        = 3 * time.Second
+	DefaultHeartbeatInterval = 500 * time.Millisecond
+	DefaultBatchBytes        = 1 << 20
+)
+
+// Options configures Start.
+type Options struct {
+	// Store is the broker's data directory (its CommitLog is streamed).
+	Store *storage.Store
+	// Listen is the HA listen address (--ha-listen); empty: no listener
+	// (a broker that is never master).
+	Listen string
+	// Advertise is the HA address replicas dial (--ha-advertise); empty:
+	// the listener's address.
+	Advertise string
+	// TLS, when set, wraps both ends: the listener serves with it and the
+	// follower dials with it.
+	TLS *tls.Config
+	// Token is the cluster token both ends must share (handshake).
+	Token string
+	// Role is the broker's role; nil is standalone.
+	Role *role.Holder
+	// Epochs is the data directory's epoch file (<data>/ha/epochs).
+	Epochs *ha.Epochs
+	// FlushSync: a replica fsyncs before acknowledging and the master
+	// counts its flushed offset (--flush sync).
+	FlushSync bool
+	// MinInSync is the smallest sync-state set (master included) that may
+	// acknowledge sends; WaitConfirmed fails below it. 0 or 1: no minimum.
+	MinInSync int
+	// LagTimeout is how long a member may stay behind before the master
+	// proposes to drop it from the sync-state set (default 3 s).
+	LagTimeout time.Duration
+	// HeartbeatInterval is the idle interval between heartbeat frames and
+	// acks (default 500 ms); a peer silent for 6 intervals is dropped.
+	HeartbeatInterval time.Duration
+	// BatchBytes bounds a transfer frame's body (default 1 MiB).
+	BatchBytes int
+	// Logger receives connection and protocol events.
+	Logger zerolog.Logger
+	// StartConfirmed is the confirmed offset known at start (for example
+	// the persisted dispatch position, which never passes it); 0 when
+	// unknown. A master or replica starts from min(it, log end) until its
+	// peers report, never from its own log end: bytes a restarted node
+	// holds may never have been confirmed. Ignored when standalone.
+	StartConfirmed int64
+	// OnAppended (replica) is called after new bytes are in the log, with
+	// the new end (kick the dispatcher).
+	OnAppended func(end int64)
+	// OnTruncate (replica) is called after the CommitLog was cut back to
+	// offset (consistent point): cut the consume queues past it.
+	OnTruncate func(offset int64)
+	// OnSyncStateSetChange (master) receives a proposed sync-state set
+	// when a member lags (shrink) or a replica caught up (expand); the
+	// caller hands it to the controller (member.ProposeSyncStateSet). It
+	// must not block.
+	OnSyncStateSetChange func(proposed []int64)
+}
+
+// ReplicaStatus is one replica as the master sees it (metrics, admin).
+type ReplicaStatus struct {
+	ReplicaID int64
+	Addr      string
+	Acked     int64
+	LagBytes  int64
+	InSync    bool
+	Connected bool
+}
+
+// Service is the running replication stream of one broker.
+type Service struct {
+	o      Options
+	system *actor.ActorSystem
+	log    zerolog.Logger
+	ln     net.Listener
+
+	stop    chan struct{}
+	stopped sync.Once
+	wg      sync.WaitGroup
+	kick    chan struct{} // role changed
+
+	confirmed atomic.Int64
+
+	mu      sync.Mutex
+	cur     role.State
+	waiters waitHeap
+	members map[int64]*peer // master side: replica id -> state, kept across reconnects
+	conns   map[net.Conn]struct{}
+	// masterConfirmed is, on a replica, the master's confirmed offset.
+	masterConfirmed int64
+	proposed        []int64
+	proposedAt      time.Time
+
+	wake struct {
+		sync.Mutex
+		ch chan struct{}
+	}
+}
+
+// ErrStopped is returned by operations after Stop.
+var ErrStopped = errors.New("replication: stopped")
+
+// Start starts the service: the HA listener (when Options.Listen is set)
+// and the role watcher. system is the broker's actor system (kept for the
+// stages it may host; the stream itself runs on owned goroutines).
+func Start(system *actor.ActorSystem, o Options) (*Service, error) {
+	if o.Store == nil || o.Epochs == nil {
+		return nil, fmt.Errorf("replication start: Store and Epochs are required")
+	}
+	if o.LagTimeout <= 0 {
+		o.LagTimeout = DefaultLagTimeout
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
+	s := &Service{
+		o: o, system: system, log: o.Logger.With().Str("component", "replication").Logger(),
+		stop: make(chan struct{}), kick: make(chan struct{}, 1),
+		members: map[int64]*peer{}, conns: map[net.Conn]struct{}{},
+	}
+	s.wake.ch = make(chan struct{})
+	s.cur = o.Role.Get()
+	if s.cur.Kind == role.Master {
+		s.resetMembersLocked(s.cur)
+	}
+	if s.cur.Kind == role.Standalone {
+		s.confirmed.Store(s.localDurable())
+	} else {
+		s.confirmed.Store(max(0, min(o.StartConfirmed, s.localDurable())))
+	}
+	if o.Listen != "" {
+		ln, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("replication listen %s: %w", o.Listen, err)
+		}
+		if o.TLS != nil {
+			ln = tls.NewListener(ln, o.TLS)
+		}
+		s.ln = ln
+		s.wg.Add(1)
+		go s.acceptLoop()
+	}
+	if o.Role != nil {
+		o.Role.Subscribe(func(_, _ role.State) {
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		})
+	}
+	s.wg.Add(1)
+	go s.run()
+	return s, nil
+}
+
+// Addr returns the address replicas dial: Advertise, or the listener's.
+func (s *Service) Addr() string {
+	if s.o.Advertise != "" {
+		return s.o.Advertise
+	}
+	if s.ln != nil {
+		return s.ln.Addr().String()
+	}
+	return ""
+}
+
+// Stop stops every goroutine and closes every connection; pending
+// WaitConfirmed calls get done(false).
+func (s *Service) Stop(ctx context.Context) error {
+	s.stopped.Do(func() {
+		close(s.stop)
+		if s.ln != nil {
+			_ = s.ln.Close()
+		}
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.Close()
+		}
+		s.mu.Unlock()
+	})
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("replication stop: %w", ctx.Err())
+	}
+	s.failWaiters()
+	return nil
+}
+
+// run follows the role: it starts and stops the follower and fails the
+// waiters when the broker stops being an unfenced master; it also runs the
+// master's housekeeping tick (confirmed offset, lag, sync-state set).
+func (s *Service) run() {
+	defer s.wg.Done()
+	tick := time.NewTicker(min(s.o.LagTimeout/4, 50*time.Millisecond))
+	defer tick.Stop()
+	var follow *follower
+	apply := func() {
+		st := s.o.Role.Get()
+		s.mu.Lock()
+		old := s.cur
+		s.cur = st
+		s.mu.Unlock()
+		changedMaster := old.Kind != st.Kind || old.Epoch != st.Epoch
+		if changedMaster && old.Kind == role.Master {
+			s.dropConns() // replicas reconnect and handshake at the new epoch
+		}
+		if changedMaster && st.Kind == role.Master {
+			s.mu.Lock()
+			s.resetMembersLocked(st)
+			s.mu.Unlock()
+		}
+		if !st.IsMaster() || changedMaster || (st.Kind == role.Master && syncStateSize(st) < s.o.MinInSync) {
+			s.failWaiters()
+		}
+		want := st.Kind == role.Replica && st.MasterHAAddr != ""
+		if follow != nil && (!want || follow.addr != st.MasterHAAddr || follow.epoch != st.Epoch) {
+			follow.close()
+			follow = nil
+		}
+		if want && follow == nil {
+			follow = s.startFollower(st.MasterHAAddr, st.Epoch)
+		}
+		s.advance()
+	}
+	apply()
+	for {
+		select {
+		case <-s.stop:
+			if follow != nil {
+				follow.close()
+			}
+			return
+		case <-s.kick:
+			apply()
+		case <-tick.C:
+			s.advance()
+			s.housekeep()
+		}
+	}
+}
+
+// role returns the role the service last applied.
+func (s *Service) role() role.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// localDurable is this broker's own durable CommitLog end.
+func (s *Service) localDurable() int64 {
+	if s.o.FlushSync {
+		return s.o.Store.CommitLog.FlushedOffset()
+	}
+	return s.o.Store.CommitLog.MaxOffset()
+}
+
+// Confirmed returns the confirmed offset (see the package documentation).
+// Safe from any goroutine.
+func (s *Service) Confirmed() int64 { return s.confirmed.Load() }
+
+// DurableEnd implements storage.DurableEnd with Confirmed.
+func (s *Service) DurableEnd() int64 { return s.Confirmed() }
+
+var _ storage.DurableEnd = (*Service)(nil)
+
+// Appended tells the master's senders that the CommitLog grew to end (the
+// writer calls it after each append, and after its fsync under sync
+// flush). Cheap and non-blocking.
+func (s *Service) Appended(end int64) {
+	_ = end
+	s.wake.Lock()
+	close(s.wake.ch)
+	s.wake.ch = make(chan struct{})
+	s.wake.Unlock()
+	s.advance()
+}
+
+// woken returns a channel closed by the next Appended.
+func (s *Service) woken() <-chan struct{} {
+	s.wake.Lock()
+	defer s.wake.Unlock()
+	return s.wake.ch
+}
+
+// advance recomputes Confirmed and releases the waiters it covers.
+func (s *Service) advance() {
+	s.mu.Lock()
+	c := s.computeLocked()
+	if c > s.confirmed.Load() {
+		s.confirmed.Store(c)
+	}
+	c = s.confirmed.Load()
+	var done []func(bool)
+	for len(s.waiters) > 0 && s.waiters[0].end <= c {
+		done = append(done, s.waiters.pop().done)
+	}
+	s.mu.Unlock()
+	for _, d := range done {
+		d(true)
+	}
+}
+
+// computeLocked is the confirmed offset from the current state. s.mu held.
+func (s *Service) computeLocked() int64 {
+	own := s.localDurable()
+	switch s.cur.Kind {
+	case role.Master:
+		c := own
+		for _, id := range s.cur.SyncStateSet {
+			if id == s.cur.ReplicaID {
+				continue
+			}
+			p := s.members[id]
+			if p == nil || !p.known {
+				return s.confirmed.Load() // a member not heard from: keep the old value
+			}
+			c = min(c, p.acked)
+		}
+		return c
+	case role.Replica:
+		return min(s.masterConfirmed, own)
+	default:
+		return own
+	}
+}
+
+// syncStateSize is the sync-state set's size counting the master.
+func syncStateSize(st role.State) int {
+	n := len(st.SyncStateSet)
+	if !slices.Contains(st.SyncStateSet, st.ReplicaID) {
+		n++
+	}
+	return n
+}
+
+// WaitConfirmed calls done(true) once Confirmed() >= end, or done(false)
+// when the broker is not (or stops being) an unfenced master, when the
+// sync-state set is smaller than MinInSync, or on Stop. done runs on an
+// arbitrary goroutine and must not block.
+func (s *Service) WaitConfirmed(end int64, done func(ok bool)) {
+	s.mu.Lock()
+	st := s.cur
+	select {
+	case <-s.stop:
+		s.mu.Unlock()
+		done(false)
+		return
+	default:
+	}
+	if !st.IsMaster() || (st.Kind == role.Master && syncStateSize(st) < s.o.MinInSync) {
+		s.mu.Unlock()
+		done(false)
+		return
+	}
+	s.waiters.push(waiter{end: end, done: done})
+	s.mu.Unlock()
+	s.advance()
+}
+
+// failWaiters answers every pending WaitConfirmed with false.
+func (s *Service) failWaiters() {
+	s.mu.Lock()
+	ws := s.waiters
+	s.waiters = nil
+	s.mu.Unlock()
+	for _, w := range ws {
+		w.done(false)
+	}
+}
+
+// waiter is one WaitConfirmed call.
+type waiter struct {
+	end  int64
+	done func(bool)
+}
+
+// waitHeap keeps waiters sorted by end (released in offset order).
+type waitHeap []waiter
+
+func (h *waitHeap) push(w waiter) {
+	i := sort.Search(len(*h), func(i int) bool { return (*h)[i].end > w.end })
+	*h = slices.Insert(*h, i, w)
+}
+
+func (h *waitHeap) pop() waiter {
+	w := (*h)[0]
+	*h = (*h)[1:]
+	return w
+}

@@ -1,0 +1,72 @@
+package replication
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	mrand "math/rand"
+	"net"
+	"testing"
+	"time"
+)
+
+// testTLS returns one config for both ends: a self-signed certificate for
+// 127.0.0.1, trusted as the root.
+func testTLS(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wheelmq-ha-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		RootCAs:      pool, MinVersion: tls.VersionTLS13,
+	}
+}
+
+func TestTLSStream(t *testing.T) {
+	cfg := testTLS(t)
+	m, rs := group(t, 1, []int64{1, 2}, func(o *Options) { o.TLS = cfg })
+	end := m.appendRecords(mrand.New(mrand.NewSource(8)), 50)
+	waitFor(t, "confirmed over TLS", 5*time.Second, func() bool { return m.svc.Confirmed() == end })
+	sameLog(t, m, rs[0])
+	// A replica speaking plain TCP to the TLS port gets nowhere.
+	plain := newNode(t, masterState(9), nil)
+	plain.follow(m, 3, 1)
+	time.Sleep(300 * time.Millisecond)
+	if plain.store.CommitLog.MaxOffset() != 0 {
+		t.Fatal("a plain-TCP replica received bytes from the TLS port")
+	}
+}
+
+func TestTokenMismatchRefused(t *testing.T) {
+	m, _ := group(t, 0, []int64{1}, nil)
+	m.appendRecords(mrand.New(mrand.NewSource(9)), 5)
+	r := newNode(t, masterState(9), func(o *Options) { o.Token = "other-cluster" })
+	r.follow(m, 2, 1)
+	time.Sleep(300 * time.Millisecond)
+	if r.store.CommitLog.MaxOffset() != 0 || len(m.svc.Replicas()) != 0 {
+		t.Fatal("a replica of another cluster was served")
+	}
+}
