@@ -84,13 +84,10 @@ func (c *CommitLog) write(records [][]byte) error {
 			if err := c.writeChunk(seg, chunkStart, buf); err != nil {
 				return err
 			}
-			next, err := c.createSegment(end)
+			next, err := c.rollOver(seg, end)
 			if err != nil {
 				return err
 			}
-			c.segs.Lock()
-			c.segs.list = append(c.segs.list, next)
-			c.segs.Unlock()
 			seg, pos, chunkStart, buf = next, end, end, buf[:0]
 		}
 		binary.BigEndian.PutUint64(r[physOffsetPos:], uint64(pos))

@@ -146,6 +146,26 @@ func (c *CommitLog) createSegment(base int64) (*segment, error) {
 	return &segment{base: base, path: path, f: f}, nil
 }
 
+// rollOver seals full (fsyncs it, so that only the last segment can lose
+// unsynced bytes to a power cut: recovery scans just that one) and then
+// creates and lists the segment starting at base. A failed fsync turns the
+// log failed, as in Sync.
+func (c *CommitLog) rollOver(full *segment, base int64) (*segment, error) {
+	if err := full.f.Sync(); err != nil {
+		err = fmt.Errorf("commitlog seal %s: %w", full.path, err)
+		c.setFailed(err)
+		return nil, fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	next, err := c.createSegment(base)
+	if err != nil {
+		return nil, err
+	}
+	c.segs.Lock()
+	c.segs.list = append(c.segs.list, next)
+	c.segs.Unlock()
+	return next, nil
+}
+
 // Recovery reports what Open found and cut.
 func (c *CommitLog) Recovery() RecoveryInfo { return c.recovery }
 

@@ -57,6 +57,9 @@
 //
 // Open scans the last segment (the previous one too when the last is empty, or
 // everything from the segment containing Options.RecoverFrom) from its start.
+// A segment is fsynced when the log rolls over to the next one, so only the
+// last segment can hold bytes a power cut may take: scanning it finds every
+// torn tail.
 // Each entry is checked: sane size, magic V1/V2/blank, CRC32C and the
 // PHYSICALOFFSET field. A bad span followed by an entry that verifies is
 // damage inside the log (bit rot, or pages written back out of order): it is

@@ -148,13 +148,10 @@ func (c *CommitLog) AppendRaw(offset int64, b []byte) error {
 func (c *CommitLog) writeRaw(offset int64, b []byte, roll, blank bool) error {
 	seg := c.w.seg
 	if roll {
-		next, err := c.createSegment(offset)
+		next, err := c.rollOver(seg, offset)
 		if err != nil {
 			return err
 		}
-		c.segs.Lock()
-		c.segs.list = append(c.segs.list, next)
-		c.segs.Unlock()
 		seg = next
 	}
 	if err := c.writeChunk(seg, offset, b); err != nil {
@@ -163,13 +160,10 @@ func (c *CommitLog) writeRaw(offset int64, b []byte, roll, blank bool) error {
 	pos := offset + int64(len(b))
 	if blank {
 		end := seg.base + c.segSize
-		next, err := c.createSegment(end)
+		next, err := c.rollOver(seg, end)
 		if err != nil {
 			return err
 		}
-		c.segs.Lock()
-		c.segs.list = append(c.segs.list, next)
-		c.segs.Unlock()
 		seg, pos = next, end
 	}
 	c.w.seg, c.w.pos = seg, pos
