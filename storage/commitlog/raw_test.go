@@ -246,7 +246,7 @@ func TestRawPowerCut(t *testing.T) {
 		fs = fs.CrashRandom(rng)
 		// Recovery starts at the synced end, as storage.Open does with its
 		// checkpoint: bytes above it may be missing in any segment.
-		r = mustOpen(t, "/r", Options{SegmentSize: 512, FS: fs, })
+		r = mustOpen(t, "/r", Options{SegmentSize: 512, FS: fs})
 		if r.MaxOffset() < synced {
 			t.Fatalf("round %d: recovered to %d, below synced %d", round, r.MaxOffset(), synced)
 		}
