@@ -31,7 +31,9 @@ func change(t *testing.T, r *rig, round int) {
 		c.RetryMaxTimes = int32(3 + round)
 		return &groups.Put{Config: c, Done: done}
 	})
-	ask(t, r.gp, func(done func(error)) any { return &groups.Put{Config: meta.NewSubscriptionGroupConfig("gone"), Done: done} })
+	ask(t, r.gp, func(done func(error)) any {
+		return &groups.Put{Config: meta.NewSubscriptionGroupConfig("gone"), Done: done}
+	})
 	ask(t, r.gp, func(done func(error)) any {
 		return &groups.Delete{Name: "gone", Done: func(_ bool, err error) { done(err) }}
 	})
@@ -41,7 +43,9 @@ func change(t *testing.T, r *rig, round int) {
 		}
 	}
 	r.off.Send(&offsets.Commit{Group: "gone", Topic: "orders", QueueID: 0, Offset: 7}) // dropped with its group below
-	ask(t, r.gp, func(done func(error)) any { return &groups.Put{Config: meta.NewSubscriptionGroupConfig("gone"), Done: done} })
+	ask(t, r.gp, func(done func(error)) any {
+		return &groups.Put{Config: meta.NewSubscriptionGroupConfig("gone"), Done: done}
+	})
 	ask(t, r.gp, func(done func(error)) any {
 		return &groups.Delete{Name: "gone", Done: func(_ bool, err error) { done(err) }}
 	})
