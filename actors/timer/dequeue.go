@@ -37,9 +37,10 @@ type deqTick struct{ gen uint64 }
 // deqBatch carries a released batch from dequeue_get to a dequeue_message
 // worker; seq is its place in release order within the epoch.
 type deqBatch struct {
-	epoch uint64
-	seq   uint64
-	batch timerwheel.Batch
+	epoch  uint64
+	seq    uint64
+	shadow bool // released on a replica: acknowledged by copies, not written
+	batch  timerwheel.Batch
 }
 
 // put is one record to write back, with its identity for replay checks
@@ -55,10 +56,11 @@ type put struct {
 // putBatch carries rebuilt messages from a dequeue_message worker to
 // dequeue_put, with the batch's release order.
 type putBatch struct {
-	epoch uint64
-	seq   uint64
-	batch timerwheel.Batch
-	puts  []put
+	epoch  uint64
+	seq    uint64
+	shadow bool
+	batch  timerwheel.Batch
+	puts   []put
 }
 
 // dequeueGet releases due timers from the wheel.
@@ -125,7 +127,8 @@ func (d *dequeueGet) run() {
 			svc.opts.Faults.Hit(StageDequeueGet)
 			svc.deqInFly.Add(1)
 			svc.deqInFlyTimers.Add(int64(b.Len()))
-			svc.send(svc.workers[d.seq%uint64(len(svc.workers))], &deqBatch{epoch: d.epoch, seq: d.seq, batch: b})
+			svc.send(svc.workers[d.seq%uint64(len(svc.workers))],
+				&deqBatch{epoch: d.epoch, seq: d.seq, shadow: svc.shadowing.Load(), batch: b})
 			d.seq++
 		}
 		if err != nil {
@@ -208,9 +211,9 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			}
 			puts = append(puts, p)
 		}
-		if n := len(m.batch.Cancelled); n > 0 {
+		if n := len(m.batch.Cancelled); n > 0 && !m.shadow {
 			svc.opts.Metrics.Cancelled.Add(float64(n))
 		}
-		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, seq: m.seq, batch: m.batch, puts: puts})
+		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, seq: m.seq, shadow: m.shadow, batch: m.batch, puts: puts})
 	}
 }
