@@ -73,6 +73,9 @@ type dequeueGet struct {
 	// are dropped downstream.
 	epoch uint64
 	seq   uint64 // release order of the next batch in this epoch
+	// catch is the enqueue catch-up that must finish before the first
+	// release after a start or rewind (see catchUp).
+	catch catchUp
 }
 
 // Receive implements actor.Actor.
@@ -84,6 +87,7 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 			return // the deqRewind just queued takes the new epoch
 		}
 		d.epoch = d.svc.deqEpoch.Load()
+		d.catch = d.svc.newCatchUp()
 		d.run()
 	case deqKick:
 		d.svc.deqKick.Store(false)
@@ -94,6 +98,7 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 		}
 	case deqRewind:
 		d.rewind()
+		d.catch = d.svc.newCatchUp()
 		d.run()
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
@@ -121,6 +126,10 @@ func (d *dequeueGet) rewind() {
 func (d *dequeueGet) run() {
 	svc := d.svc
 	w := svc.opts.Wheel
+	if !d.catch.done(svc) {
+		d.timer.Arm(5*time.Millisecond, deqTick{gen: d.gen})
+		return
+	}
 	for !svc.dequeueFull() && !svc.paused() {
 		b, err := w.Due(svc.opts.Now().UnixMilli(), svc.opts.BatchSize)
 		if b.Len() > 0 || b.From != b.To {

@@ -30,7 +30,8 @@ type pendingBatch struct {
 	failed    bool
 	wrote     bool // its timers have write-backs: handed to the writer now, or earlier ones the replay scan found
 	startedAt time.Time
-	startOff  int64 // CommitLog end before its first append
+	startOff  int64    // CommitLog end before its first append
+	matched   []string // shadow batch: the idents whose copy was found
 }
 
 // dequeuePut writes due messages back and acknowledges batches in order.
@@ -261,6 +262,7 @@ func (d *dequeuePut) ackReady() {
 		full := p.pb.batch.Len() >= svc.opts.BatchSize
 		switch {
 		case p.pb.shadow:
+			d.shadowAcked(p)
 			svc.ackedOff.Store(d.shadowFrom())
 		case len(d.queue) > 0:
 			svc.ackedOff.Store(d.queue[0].startOff)

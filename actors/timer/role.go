@@ -6,7 +6,9 @@ import (
 	"math"
 
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // roleChanged follows the broker's role (a role.Holder subscriber): when
@@ -79,12 +81,12 @@ func (d *dequeuePut) follow() {
 		return
 	}
 	d.scan(d.scanLimit(), func(id string, off int64) {
+		d.replayed[id] = off
 		if p, ok := d.awaiting[id]; ok {
 			delete(d.awaiting, id)
 			p.waiting--
-			return
+			p.matched = append(p.matched, id)
 		}
-		d.replayed[id] = off
 	})
 	d.ackReady()
 	d.svc.ackedOff.Store(d.shadowFrom())
@@ -99,7 +101,7 @@ func (d *dequeuePut) startShadow(p *pendingBatch) {
 	for i := range p.pb.puts {
 		id := p.pb.puts[i].identity()
 		if _, ok := d.replayed[id]; ok {
-			delete(d.replayed, id)
+			p.matched = append(p.matched, id)
 			continue
 		}
 		d.awaiting[id] = p
@@ -108,9 +110,17 @@ func (d *dequeuePut) startShadow(p *pendingBatch) {
 	d.ackReady()
 }
 
+// shadowAcked forgets the copies of an acknowledged shadow batch: its
+// timers are not released again.
+func (d *dequeuePut) shadowAcked(p *pendingBatch) {
+	for _, id := range p.matched {
+		delete(d.replayed, id)
+	}
+}
+
 // shadowFrom is where a replica's copy scan must restart after a crash:
-// the oldest copy kept for a timer not yet acknowledged, or where the scan
-// got to.
+// the oldest copy kept for a timer not yet acknowledged (copies stay in
+// replayed until their batch is acknowledged), or where the scan got to.
 func (d *dequeuePut) shadowFrom() int64 {
 	from := d.scanned
 	for _, off := range d.replayed {
@@ -120,4 +130,66 @@ func (d *dequeuePut) shadowFrom() int64 {
 		return -1
 	}
 	return from
+}
+
+// InitialDequeueMs is the nowMs to open the timer store with
+// (timerwheel.Open): nowMs, or the store time of the CommitLog's first
+// record when that is older. Open uses it only for a new store; a node
+// whose timer store is built from a log it did not run itself (a replica, a
+// promoted replica, a copied log) then starts its dequeue position where
+// the log starts, so that timers already due when they are enqueued are
+// released in due order and a cancel still precedes its target.
+func InitialDequeueMs(st *storage.Store, nowMs int64) int64 {
+	cl := st.CommitLog
+	rec, _, err := cl.Read(cl.MinOffset())
+	if err != nil || len(rec) < message.MinRecordSize {
+		return nowMs
+	}
+	if ts := message.PeekStoreTimestamp(rec); ts > 0 && ts < nowMs {
+		return ts
+	}
+	return nowMs
+}
+
+// catchUp holds the dequeue side back after a start or a rewind until the
+// enqueue side has taken the timer messages the log held then: first the
+// dispatcher reaches the log's (confirmed) end as it was, then enqueue
+// reaches the timer queue's end as it was at that point. Due on a wheel
+// that has not seen them would move its position to now, and timers
+// enqueued after that (already due) would be released in arrival order, a
+// cancel after its target. This matters on a node whose wheel is built
+// from a log it did not run itself (replica, copied log) and after a
+// promotion with enqueue lag. The targets are fixed when the wait starts,
+// so it ends under a steady flow too.
+type catchUp struct {
+	logEnd   int64 // dispatch must reach this
+	queueEnd int64 // then enqueue this (-1: not read yet)
+	finished bool
+}
+
+func (s *Service) newCatchUp() catchUp {
+	st := s.opts.Store
+	return catchUp{logEnd: min(st.DurableEnd(), st.CommitLog.MaxOffset()), queueEnd: -1}
+}
+
+// done reports whether the catch-up finished.
+func (c *catchUp) done(s *Service) bool {
+	if c.finished {
+		return true
+	}
+	st := s.opts.Store
+	if c.queueEnd < 0 {
+		if st.Dispatched.Load() < c.logEnd {
+			return false
+		}
+		c.queueEnd = 0
+		if q := st.Queues.Lookup(Topic, 0); q != nil {
+			c.queueEnd = q.MaxOffset()
+		}
+	}
+	if s.opts.Wheel.Checkpoint().EnqueueQueueOffset+1 < c.queueEnd {
+		return false
+	}
+	c.finished = true
+	return true
 }
