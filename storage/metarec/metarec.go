@@ -79,8 +79,9 @@ func FromMessage(rec []byte) (Record, error) {
 }
 
 // Topic is the system topic the records are stored in (queue 0). It is
-// never in the topic table: no route, not in topic lists.
-const Topic = "rmq_sys_wheelmq_meta"
+// never in the topic table: no route, not in topic lists; producers may not
+// send to it and admins may not create it (the rmq_sys_ prefix).
+const Topic = meta.TopicWheelMQMeta
 
 // IsSystemTopic reports whether topic is Topic.
 func IsSystemTopic(topic string) bool { return topic == Topic }
@@ -313,4 +314,30 @@ func Decode(body []byte) (Record, error) {
 		return Record{}, d.err
 	}
 	return r, nil
+}
+
+// Describe labels a stored record of Topic for inspect tools ("wheelctl
+// store dump"): "system record (wheelmq metadata): ..." with its kind,
+// origin and entries; "" for a record of another topic.
+func Describe(rec []byte) string {
+	topic, err := message.PeekTopic(rec)
+	if err != nil || topic != Topic {
+		return ""
+	}
+	r, err := FromMessage(rec)
+	if err != nil {
+		return "system record (wheelmq metadata), UNDECODABLE: " + err.Error()
+	}
+	n := 0
+	switch r.Kind {
+	case KindOffsets:
+		n = len(r.Offsets)
+	case KindTopicPut:
+		n = len(r.Topics)
+	case KindGroupPut:
+		n = len(r.Groups)
+	default:
+		n = len(r.Names)
+	}
+	return fmt.Sprintf("system record (wheelmq metadata): %s, %d entries, origin %016x", r.Kind, n, r.Origin)
 }

@@ -84,3 +84,13 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestDescribe(t *testing.T) {
+	rec, err := Message(samples()[0], netip.MustParseAddrPort("10.0.0.1:10911"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Describe(rec), "system record (wheelmq metadata): offsets, 2 entries, origin 0000000000000007"; got != want {
+		t.Fatalf("Describe = %q, want %q", got, want)
+	}
+}
