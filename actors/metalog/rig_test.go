@@ -60,7 +60,13 @@ func equalJSON(a, b any) bool {
 
 func newRig(t *testing.T, dir string, kind role.Kind) *rig {
 	t.Helper()
-	st, err := storage.Open(dir, storage.Options{SegmentSize: 4 << 20})
+	return newRigSized(t, dir, kind, 4<<20)
+}
+
+// newRigSized is newRig with CommitLog segments of segSize bytes.
+func newRigSized(t *testing.T, dir string, kind role.Kind, segSize int64) *rig {
+	t.Helper()
+	st, err := storage.Open(dir, storage.Options{SegmentSize: segSize})
 	if err != nil {
 		t.Fatal(err)
 	}
