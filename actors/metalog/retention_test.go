@@ -26,7 +26,9 @@ func TestFullSnapshotOutlivesRetention(t *testing.T) {
 	ask(t, a.tp, func(done func(error)) any {
 		return &topics.Put{Config: meta.TopicConfig{TopicName: "early", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}, Done: done}
 	})
-	ask(t, a.gp, func(done func(error)) any { return &groups.Put{Config: meta.NewSubscriptionGroupConfig("early-group"), Done: done} })
+	ask(t, a.gp, func(done func(error)) any {
+		return &groups.Put{Config: meta.NewSubscriptionGroupConfig("early-group"), Done: done}
+	})
 	a.off.Send(&offsets.Commit{Group: "early-group", Topic: "early", QueueID: 1, Offset: 99})
 	settle(t, a, 3)
 	// Fill three segments with data so that those records end up in
