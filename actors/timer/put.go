@@ -9,6 +9,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
@@ -48,6 +49,7 @@ type dequeuePut struct {
 	scanFrom int64                    // where the scan that found them started
 	scanned  int64                    // how far the CommitLog was scanned for copies
 	awaiting map[string]*pendingBatch // replica: idents whose copy a shadow batch waits for
+	block    commitlog.BlockReader    // the copy scan's buffers
 	timer    *stage.Timer
 }
 

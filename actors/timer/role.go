@@ -40,20 +40,21 @@ func (d *dequeuePut) scanLimit() int64 {
 	return min(d.svc.opts.Store.DurableEnd(), d.svc.opts.Store.CommitLog.MaxOffset())
 }
 
-// scan reads the CommitLog from d.scanned up to limit and hands each
-// written-back copy found to found (identity and offset).
+// scan reads the CommitLog from d.scanned up to limit, a block at a time,
+// and hands each written-back copy found to found (identity and offset).
+// A record that crosses limit is left for the next scan.
 func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
 	svc := d.svc
 	cl := svc.opts.Store.CommitLog
 	off := max(d.scanned, cl.MinOffset())
 	for off < limit {
-		rec, next, err := cl.Read(off)
+		recs, offs, next, err := cl.ReadBlockWith(&d.block, off, 0)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if errors.Is(err, commitlog.ErrCorrupt) {
 			// Damage (the dispatcher reports it): go on after it.
-			if to, nerr := cl.NextValid(next); nerr == nil {
+			if to, nerr := cl.NextValid(next); nerr == nil && to > off {
 				off = to
 				continue
 			}
@@ -62,15 +63,22 @@ func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
 			svc.opts.Logger.Error().Err(err).Int64("offset", off).Msg("timer copy scan stopped early")
 			break
 		}
-		if next > limit {
-			break // a record across the limit is not confirmed yet
+		for i, rec := range recs {
+			end := offs[i] + int64(len(rec)) + commitlog.EntryOverhead
+			if end > limit {
+				d.scanned = offs[i] // not confirmed yet
+				return
+			}
+			if id, ok := isWrittenBack(rec); ok {
+				found(id, offs[i])
+			}
 		}
-		if id, ok := isWrittenBack(rec); ok {
-			found(id, off)
+		if next <= off {
+			break // no progress (cannot happen with a well-formed log): retry next tick
 		}
 		off = next
 	}
-	d.scanned = off
+	d.scanned = max(d.scanned, min(off, limit))
 }
 
 // follow (replica) matches the copies that reached the confirmed log with
