@@ -278,3 +278,33 @@ func TestTimersHandOverExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestFencedMasterFiresNothing: a master that fences itself (or is
+// demoted) writes nothing back while timers fall due; unfenced, it fires
+// each of them once.
+func TestFencedMasterFiresNothing(t *testing.T) {
+	const t0 = int64(1_800_000_000_000)
+	clock := &atomic.Int64{}
+	clock.Store(t0)
+	n := startNode(t, t.TempDir(), role.Master, clock)
+	for i := 1; i <= 5; i++ {
+		n.putTimer(fmt.Sprintf("F%d", i), t0+int64(i)*100, false)
+	}
+	waitFor(t, "the wheel to hold the timers", func() bool { return n.wheel.Stats().Added == 5 })
+	clock.Store(t0 + 250) // F1, F2 due
+	waitFor(t, "F1 and F2", func() bool { return len(n.copies()) == 2 })
+	n.role.Set(role.State{Kind: role.Master, Epoch: 1, Fenced: true})
+	clock.Store(t0 + 1000) // the rest due
+	time.Sleep(150 * time.Millisecond)
+	if w := n.delivered(); len(w) != 2 {
+		t.Fatalf("a fenced master wrote back %d timers in all, want the 2 from before", len(w))
+	}
+	n.role.Set(role.State{Kind: role.Master, Epoch: 1})
+	waitFor(t, "the rest once unfenced", func() bool { return len(n.copies()) == 5 })
+	time.Sleep(100 * time.Millisecond)
+	for id, c := range n.copies() {
+		if c != 1 {
+			t.Fatalf("%s written back %d times", id, c)
+		}
+	}
+}
