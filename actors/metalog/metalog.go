@@ -35,6 +35,15 @@
 // needs only the records still retained: the periodic full snapshot puts
 // every live entry into the newest segments (retention keeps far more than
 // SnapshotInterval), and a delete is always later than the put it undoes.
+//
+// Limits. Records are upserts and deletes, not a replacement of the whole
+// table, so a change a demoted master made locally whose record was never
+// confirmed (and was truncated away) stays in that node's files until a
+// later record for the same entry overwrites it. After a restart a node
+// re-applies, in order, the records after its cursor (at most about
+// CursorInterval of them): an entry may pass through an older value before
+// it reaches the last one logged. A change made while not master (a
+// replica takes none from clients) is not journaled.
 package metalog
 
 import (
