@@ -111,7 +111,10 @@ type Options struct {
 	// Defaults are merged under the file's groups (the built-in groups).
 	Defaults map[string]meta.SubscriptionGroupConfig
 	View     *View
-	Logger   zerolog.Logger
+	// Changed is called after each persisted change (non-blocking), e.g.
+	// to journal it in the metadata log (package metalog).
+	Changed func()
+	Logger  zerolog.Logger
 }
 
 // Manager is the actor.
@@ -128,7 +131,7 @@ func Producer(opts Options) stage.Producer {
 // tableOptions describes the group table to package table.
 func tableOptions(o Options) table.Options[meta.SubscriptionGroupConfig] {
 	t := table.Options[meta.SubscriptionGroupConfig]{What: "subscription groups", FS: o.FS, Path: o.Path,
-		Load: meta.LoadSubscriptionGroups, Save: meta.SaveSubscriptionGroups, Defaults: o.Defaults, Logger: o.Logger}
+		Load: meta.LoadSubscriptionGroups, Save: meta.SaveSubscriptionGroups, Defaults: o.Defaults, Changed: o.Changed, Logger: o.Logger}
 	if v := o.View; v != nil {
 		t.Publish = func(groups map[string]meta.SubscriptionGroupConfig, ver meta.DataVersion) {
 			v.p.Store(&Table{Groups: groups, Version: ver})

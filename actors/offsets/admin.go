@@ -132,6 +132,9 @@ func (s *Store) cloneGroup(c *CloneGroup) {
 			continue
 		}
 		s.table[meta.OffsetKey(t, c.Dest)] = maps.Clone(qs)
+		for q := range qs {
+			s.noteChange(t, c.Dest, q)
+		}
 		copied = append(copied, t)
 	}
 	if len(copied) > 0 {
@@ -163,6 +166,7 @@ func (s *Store) reset(r *Reset) {
 		}
 		s.table.Set(r.Topic, r.Group, q, off)
 		s.resets[resetKey{r.Topic, r.Group, q}] = off
+		s.noteChange(r.Topic, r.Group, q)
 	}
 	s.dirty = true
 	s.publishResets()

@@ -7,6 +7,12 @@
 // every FlushInterval when it changed, and when the stage stops, so a crash
 // replays at most one interval of commits (consumers see those messages
 // again: at-least-once).
+//
+// Journal: with Options.Journal set, the committed offsets that changed are
+// handed over at most every JournalInterval (and at once when JournalBurst
+// of them piled up), for the metadata log (package metalog) to append to
+// the CommitLog, so that they replicate with it. Apply sets offsets read
+// back from that log without journaling them again.
 package offsets
 
 import (
@@ -17,6 +23,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/metarec"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -50,6 +57,19 @@ func (f *Flush) Fail(err error) { f.Done(err) }
 type DropTopic struct{ Topic string }
 
 type flushTick struct{}
+type journalTick struct{}
+
+// Apply sets offsets read back from the metadata log (a replica rebuilding
+// its state, a node started on a copied CommitLog). They are not journaled
+// again and pending resets are left alone.
+type Apply struct{ Offsets []metarec.Offset }
+
+// Snapshot asks for every committed offset (a full snapshot for the
+// metadata log); Reply is called on the stage's goroutine.
+type Snapshot struct {
+	Reply func([]metarec.Offset)
+	stage.FailFunc
+}
 
 // Options configures the stage.
 type Options struct {
@@ -59,7 +79,16 @@ type Options struct {
 	FlushInterval time.Duration // default 5 s
 	// Resets, when set, receives the queues with a pending reset.
 	Resets *ResetView
-	Logger zerolog.Logger
+	// Journal, when set, receives the offsets that changed (see the
+	// package doc); it is called on the stage's goroutine and must not
+	// block.
+	Journal func([]metarec.Offset)
+	// JournalInterval is the longest a change waits for Journal (default
+	// 1 s); JournalBurst is how many changed offsets make it go at once
+	// (default 1024).
+	JournalInterval time.Duration
+	JournalBurst    int
+	Logger          zerolog.Logger
 }
 
 // Store is the actor.
@@ -69,6 +98,14 @@ type Store struct {
 	resets map[resetKey]int64 // reset offsets not yet taken by a pull
 	dirty  bool
 	timer  *stage.Timer
+	// changed are the offsets set since the last Journal call.
+	changed map[changeKey]struct{}
+	jtimer  *stage.Timer
+}
+
+type changeKey struct {
+	topic, group string
+	queueID      int32
 }
 
 // Producer returns the actor producer.
@@ -76,7 +113,15 @@ func Producer(opts Options) stage.Producer {
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 5 * time.Second
 	}
-	return func(self *stage.Stage) actor.Actor { return &Store{opts: opts, timer: self.NewTimer()} }
+	if opts.JournalInterval <= 0 {
+		opts.JournalInterval = time.Second
+	}
+	if opts.JournalBurst <= 0 {
+		opts.JournalBurst = 1024
+	}
+	return func(self *stage.Stage) actor.Actor {
+		return &Store{opts: opts, timer: self.NewTimer(), jtimer: self.NewTimer(), changed: map[changeKey]struct{}{}}
+	}
 }
 
 // Receive implements actor.Actor.
@@ -105,6 +150,16 @@ func (s *Store) Receive(ctx actor.Context) {
 		}
 		s.table.Set(m.Topic, m.Group, m.QueueID, m.Offset)
 		s.dirty = true
+		s.noteChange(m.Topic, m.Group, m.QueueID)
+	case *Apply:
+		for _, o := range m.Offsets {
+			s.table.Set(o.Topic, o.Group, o.QueueID, o.Offset)
+		}
+		s.dirty = s.dirty || len(m.Offsets) > 0
+	case *Snapshot:
+		m.Reply(s.all())
+	case journalTick:
+		s.journal()
 	case *Query:
 		off, ok := s.table.Get(m.Topic, m.Group, m.QueueID)
 		m.Reply(off, ok)
@@ -135,8 +190,57 @@ func (s *Store) Receive(ctx actor.Context) {
 		s.arm()
 	case *actor.Stopping, *actor.Restarting:
 		s.timer.Stop()
+		s.jtimer.Stop()
+		s.journal()
 		_ = s.flush()
 	}
+}
+
+// noteChange remembers a changed offset for the journal.
+func (s *Store) noteChange(topic, group string, queueID int32) {
+	if s.opts.Journal == nil {
+		return
+	}
+	if len(s.changed) == 0 {
+		s.jtimer.Arm(s.opts.JournalInterval, journalTick{})
+	}
+	s.changed[changeKey{topic, group, queueID}] = struct{}{}
+	if len(s.changed) >= s.opts.JournalBurst {
+		s.jtimer.Stop()
+		s.journal()
+	}
+}
+
+// journal hands the changed offsets (their current values) to Journal.
+func (s *Store) journal() {
+	if s.opts.Journal == nil || len(s.changed) == 0 {
+		return
+	}
+	out := make([]metarec.Offset, 0, len(s.changed))
+	for k := range s.changed {
+		if off, ok := s.table.Get(k.topic, k.group, k.queueID); ok { // a dropped topic or group has none
+			out = append(out, metarec.Offset{Topic: k.topic, Group: k.group, QueueID: k.queueID, Offset: off})
+		}
+	}
+	clear(s.changed)
+	if len(out) > 0 {
+		s.opts.Journal(out)
+	}
+}
+
+// all returns every committed offset.
+func (s *Store) all() []metarec.Offset {
+	var out []metarec.Offset
+	for key, queues := range s.table {
+		topic, group, ok := meta.SplitOffsetKey(key)
+		if !ok {
+			continue
+		}
+		for q, off := range queues {
+			out = append(out, metarec.Offset{Topic: topic, Group: group, QueueID: q, Offset: off})
+		}
+	}
+	return out
 }
 
 func (s *Store) arm() {

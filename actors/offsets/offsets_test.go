@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/metarec"
 )
 
 const wait = 5 * time.Second
@@ -214,5 +216,53 @@ func TestFailedFlushKeepsChanges(t *testing.T) {
 	}
 	if got, want := r.onDisk(t), (meta.OffsetTable{"T@G": {0: 8}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("file after recovery = %v, want %v", got, want)
+	}
+}
+
+// TestJournal: changed offsets go to Journal at most JournalInterval after
+// the change, at once when JournalBurst piled up, each with its latest
+// value; Apply sets offsets without journaling them.
+func TestJournal(t *testing.T) {
+	sys := stage.NewSystem(zerolog.Nop())
+	t.Cleanup(sys.Shutdown)
+	got := make(chan []metarec.Offset, 16)
+	st, err := stage.NewRegistry(prometheus.NewRegistry()).Spawn(sys, supervisor.New(supervisor.Policy{}), StageName,
+		Producer(Options{Path: filepath.Join(t.TempDir(), "consumerOffset.json"), JournalInterval: 50 * time.Millisecond,
+			JournalBurst: 3, Journal: func(o []metarec.Offset) { got <- o }}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Stop)
+	recv := func(what string) []metarec.Offset {
+		t.Helper()
+		select {
+		case o := <-got:
+			slices.SortFunc(o, func(a, b metarec.Offset) int { return int(a.QueueID - b.QueueID) })
+			return o
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no journal for %s", what)
+			return nil
+		}
+	}
+	st.Send(&Commit{Group: "g", Topic: "t", QueueID: 0, Offset: 1})
+	st.Send(&Commit{Group: "g", Topic: "t", QueueID: 0, Offset: 5})
+	start := time.Now()
+	if o := recv("one change"); len(o) != 1 || o[0].Offset != 5 {
+		t.Fatalf("journal %+v, want t/g/0 = 5", o)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Fatalf("journaled after %v, before the interval", d)
+	}
+	st.Send(&Apply{Offsets: []metarec.Offset{{Topic: "t", Group: "g", QueueID: 9, Offset: 9}}})
+	for q := range int32(3) {
+		st.Send(&Commit{Group: "g", Topic: "t", QueueID: q, Offset: int64(10 + q)})
+	}
+	if o := recv("a burst"); len(o) != 3 || o[2].Offset != 12 {
+		t.Fatalf("burst journal %+v", o)
+	}
+	select {
+	case o := <-got:
+		t.Fatalf("applied offsets journaled: %+v", o)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

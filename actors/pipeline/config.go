@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/role"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
@@ -122,6 +124,15 @@ type Config struct {
 	// in tests, see storage/vfs/vfstest and storage/vfs/crashfs; nil in
 	// production: no flag sets it).
 	StoreFS vfs.FS
+	// Role is the broker's place in its replicated group (nil: standalone).
+	// The timer dequeue, the transaction checks and the metadata log
+	// follow it.
+	Role *role.Holder
+	// MetadataLog journals consumer offsets, topics and subscription
+	// groups as CommitLog system records (actors/metalog) and applies
+	// those of the log, so that they replicate with it (turn it on with
+	// replication).
+	MetadataLog bool
 	// OffsetFlushInterval is how often committed consumer offsets are
 	// persisted (0: 5 s, RocketMQ's flushConsumerOffsetInterval).
 	OffsetFlushInterval time.Duration

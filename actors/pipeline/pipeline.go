@@ -32,6 +32,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/metalog"
+	"github.com/wheelmq/wheelmq/storage/metarec"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -129,7 +132,7 @@ func Open(cfg Config) (*Pipeline, error) {
 	if g := cfg.TimerGeometry; g != nil {
 		wopts.SlotMs, wopts.NearSlots, wopts.FarSlotMs, wopts.CancelWindow = g.SlotMs, g.NearSlots, g.FarSlotMs, g.CancelWindow
 	}
-	wheel, err := timerwheel.Open(wopts, time.Now().UnixMilli())
+	wheel, err := timerwheel.Open(wopts, timer.InitialDequeueMs(st, time.Now().UnixMilli()))
 	if err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("broker start: open timer store: %w", err)
@@ -191,15 +194,15 @@ func (p *Pipeline) spawn() error {
 	}{
 		{topics.StageName, topics.Producer(topics.Options{
 			FS: p.store.FS, Path: p.store.TopicsPath(), Defaults: defaults, View: &p.topicView,
-			Changed: p.regKicker.Kick, Logger: logFor(topics.StageName),
+			Changed: func() { p.regKicker.Kick(); p.toMetaLog(metalog.TopicsChanged{}) }, Logger: logFor(topics.StageName),
 		})},
 		{groups.StageName, groups.Producer(groups.Options{
 			FS: p.store.FS, Path: p.store.SubscriptionGroupsPath(), Defaults: groupDefaults, View: &p.groupView,
-			Logger: logFor(groups.StageName),
+			Changed: func() { p.toMetaLog(metalog.GroupsChanged{}) }, Logger: logFor(groups.StageName),
 		})},
 		{offsets.StageName, offsets.Producer(offsets.Options{
 			FS: p.store.FS, Path: p.store.OffsetsPath(), FlushInterval: cfg.OffsetFlushInterval, Resets: &p.resetView,
-			Logger: logFor(offsets.StageName),
+			Journal: p.offsetJournal(), Logger: logFor(offsets.StageName),
 		})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
 			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
@@ -240,8 +243,20 @@ func (p *Pipeline) spawn() error {
 		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
 		Live:        p.transactionLive, Tick: cfg.TransactionTick,
 		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: txcheck.NewMetrics(cfg.Registerer),
-		Logger: logFor(txcheck.StageName),
+		Role: cfg.Role, Logger: logFor(txcheck.StageName),
 	})})
+	if cfg.MetadataLog {
+		spawns = append(spawns, struct {
+			name     string
+			producer stage.Producer
+		}{metalog.StageName, metalog.Producer(metalog.Options{
+			Store: p.store, Append: p.appends.Push, Role: cfg.Role, Topics: &p.topicView, Groups: &p.groupView,
+			SendTopics:  func(m any) { p.Stage(topics.StageName).Send(m) },
+			SendGroups:  func(m any) { p.Stage(groups.StageName).Send(m) },
+			SendOffsets: func(m any) { p.Stage(offsets.StageName).Send(m) },
+			Logger:      logFor(metalog.StageName),
+		})})
+	}
 	// The pull stages first: dispatch wakes them (Arrived).
 	pulls, err := pull.Start(p.system, p.stages, p.strat, pull.Options{
 		Store: p.store, Readers: cfg.PullWorkers, MaxParkedPerConn: cfg.MaxParkedPullsPerConn,
@@ -261,10 +276,10 @@ func (p *Pipeline) spawn() error {
 	p.kicker.Kick()
 	ts, err := timer.Start(p.system, p.stages, p.strat, timer.Options{
 		Store: p.store, Wheel: p.wheel, Faults: cfg.TimerFaults, PutTimeout: cfg.TimerPutTimeout,
-		DequeueWorkers: cfg.TimerDequeueWorkers,
-		Append:         p.appends.Push,
-		Metrics:        timer.NewMetrics(cfg.Registerer),
-		Logger:         log.With().Str("component", "timer").Logger(),
+		DequeueWorkers: cfg.TimerDequeueWorkers, Role: cfg.Role,
+		Append:  p.appends.Push,
+		Metrics: timer.NewMetrics(cfg.Registerer),
+		Logger:  log.With().Str("component", "timer").Logger(),
 	})
 	if err != nil {
 		return err
@@ -340,11 +355,34 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 		if q.Topic == meta.TopicTransHalf {
 			p.txKicker.Kick()
 		}
+		if q.Topic == metarec.Topic {
+			p.toMetaLog(metalog.Kick{})
+		}
 	}
 	if p.parked.Load() > 0 {
 		p.Stage(pull.StageName).Send(&pull.Arrived{Queues: slices.Clone(a)})
 	}
 	p.indexKick.Kick()
+}
+
+// toMetaLog sends m to the metadata log stage (dropped when it is off or
+// not spawned yet: it reads the tables when it starts).
+func (p *Pipeline) toMetaLog(m any) {
+	if !p.cfg.MetadataLog {
+		return
+	}
+	if s := p.Stage(metalog.StageName); s != nil {
+		s.Send(m)
+	}
+}
+
+// offsetJournal is the offsets stage's Journal: nil without the metadata
+// log.
+func (p *Pipeline) offsetJournal() func([]metarec.Offset) {
+	if !p.cfg.MetadataLog {
+		return nil
+	}
+	return func(o []metarec.Offset) { p.toMetaLog(&metalog.OffsetsChanged{Offsets: o}) }
 }
 
 // Appends is the commitlog writer's inbox: Push a *writer.Append to have it

@@ -37,9 +37,10 @@ type deqTick struct{ gen uint64 }
 // deqBatch carries a released batch from dequeue_get to a dequeue_message
 // worker; seq is its place in release order within the epoch.
 type deqBatch struct {
-	epoch uint64
-	seq   uint64
-	batch timerwheel.Batch
+	epoch  uint64
+	seq    uint64
+	shadow bool // released on a replica: acknowledged by copies, not written
+	batch  timerwheel.Batch
 }
 
 // put is one record to write back, with its identity for replay checks
@@ -55,10 +56,11 @@ type put struct {
 // putBatch carries rebuilt messages from a dequeue_message worker to
 // dequeue_put, with the batch's release order.
 type putBatch struct {
-	epoch uint64
-	seq   uint64
-	batch timerwheel.Batch
-	puts  []put
+	epoch  uint64
+	seq    uint64
+	shadow bool
+	batch  timerwheel.Batch
+	puts   []put
 }
 
 // dequeueGet releases due timers from the wheel.
@@ -71,6 +73,9 @@ type dequeueGet struct {
 	// are dropped downstream.
 	epoch uint64
 	seq   uint64 // release order of the next batch in this epoch
+	// catch is the enqueue catch-up that must finish before the first
+	// release after a start or rewind (see catchUp).
+	catch catchUp
 }
 
 // Receive implements actor.Actor.
@@ -82,6 +87,7 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 			return // the deqRewind just queued takes the new epoch
 		}
 		d.epoch = d.svc.deqEpoch.Load()
+		d.catch = d.svc.newCatchUp()
 		d.run()
 	case deqKick:
 		d.svc.deqKick.Store(false)
@@ -92,6 +98,7 @@ func (d *dequeueGet) Receive(ctx actor.Context) {
 		}
 	case deqRewind:
 		d.rewind()
+		d.catch = d.svc.newCatchUp()
 		d.run()
 	case *actor.Stopping, *actor.Restarting:
 		d.timer.Stop()
@@ -119,13 +126,18 @@ func (d *dequeueGet) rewind() {
 func (d *dequeueGet) run() {
 	svc := d.svc
 	w := svc.opts.Wheel
+	if !d.catch.done(svc) {
+		d.timer.Arm(5*time.Millisecond, deqTick{gen: d.gen})
+		return
+	}
 	for !svc.dequeueFull() && !svc.paused() {
 		b, err := w.Due(svc.opts.Now().UnixMilli(), svc.opts.BatchSize)
 		if b.Len() > 0 || b.From != b.To {
 			svc.opts.Faults.Hit(StageDequeueGet)
 			svc.deqInFly.Add(1)
 			svc.deqInFlyTimers.Add(int64(b.Len()))
-			svc.send(svc.workers[d.seq%uint64(len(svc.workers))], &deqBatch{epoch: d.epoch, seq: d.seq, batch: b})
+			svc.send(svc.workers[d.seq%uint64(len(svc.workers))],
+				&deqBatch{epoch: d.epoch, seq: d.seq, shadow: svc.shadowing.Load(), batch: b})
 			d.seq++
 		}
 		if err != nil {
@@ -208,9 +220,9 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			}
 			puts = append(puts, p)
 		}
-		if n := len(m.batch.Cancelled); n > 0 {
+		if n := len(m.batch.Cancelled); n > 0 && !m.shadow {
 			svc.opts.Metrics.Cancelled.Add(float64(n))
 		}
-		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, seq: m.seq, batch: m.batch, puts: puts})
+		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, seq: m.seq, shadow: m.shadow, batch: m.batch, puts: puts})
 	}
 }

@@ -2,7 +2,6 @@ package timer
 
 import (
 	"errors"
-	"io"
 	"math"
 	"time"
 
@@ -32,7 +31,8 @@ type pendingBatch struct {
 	failed    bool
 	wrote     bool // its timers have write-backs: handed to the writer now, or earlier ones the replay scan found
 	startedAt time.Time
-	startOff  int64 // CommitLog end before its first append
+	startOff  int64    // CommitLog end before its first append
+	matched   []string // shadow batch: the idents whose copy was found
 }
 
 // dequeuePut writes due messages back and acknowledges batches in order.
@@ -42,11 +42,14 @@ type dequeuePut struct {
 	svc      *Service
 	queue    []*pendingBatch
 	seq      uint64
-	epoch    uint64               // epoch of the batches being put in order
-	next     uint64               // release order of the next batch to start
-	early    map[uint64]*putBatch // batches that came before their turn
-	replayed map[string]bool      // idents already written back before a rewind
-	scanFrom int64                // where the scan that found them started
+	epoch    uint64                   // epoch of the batches being put in order
+	next     uint64                   // release order of the next batch to start
+	early    map[uint64]*putBatch     // batches that came before their turn
+	replayed map[string]int64         // idents already written back (before a rewind; on a replica, not matched yet) -> CommitLog offset
+	scanFrom int64                    // where the scan that found them started
+	scanned  int64                    // how far the CommitLog was scanned for copies
+	awaiting map[string]*pendingBatch // replica: idents whose copy a shadow batch waits for
+	block    commitlog.BlockReader    // the copy scan's buffers
 	timer    *stage.Timer
 }
 
@@ -75,6 +78,7 @@ func (d *dequeuePut) Receive(ctx actor.Context) {
 	case flushed:
 		d.flushed(m.from)
 	case putCheck:
+		d.follow()
 		d.checkStuck()
 		d.arm()
 	case *actor.Stopping, *actor.Restarting:
@@ -87,50 +91,40 @@ func (d *dequeuePut) arm() {
 }
 
 // resync forgets pending batches and collects the timer messages written
-// back since the last durable acknowledgement, so their replay is skipped.
+// back since the last durable acknowledgement, so their replay is skipped
+// (on a replica: so that the shadow batches waiting for them are
+// acknowledged). The scan starts at the persisted position, or at the
+// in-memory one when that is older (a rewind before a flush), or at the
+// log's start when none was ever persisted (a copied or replicated log
+// holds the master's write-backs).
 func (d *dequeuePut) resync() {
 	svc := d.svc
 	d.queue = nil
 	clear(d.early)
-	d.replayed = map[string]bool{}
+	d.replayed = map[string]int64{}
+	d.awaiting = map[string]*pendingBatch{}
+	cl := svc.opts.Store.CommitLog
 	cp, err := svc.opts.Store.LoadCheckpoint()
-	if err != nil {
+	if err != nil && !svc.shadowing.Load() {
 		svc.opts.Logger.Warn().Err(err).Msg("checkpoint unreadable; timer replays will not be deduplicated")
-		svc.ackedOff.Store(svc.opts.Store.CommitLog.MaxOffset())
+		svc.ackedOff.Store(cl.MaxOffset())
+		d.scanned = cl.MaxOffset()
 		return
 	}
 	from, ok := cp.Values[ReplayCheckpointKey]
-	cl := svc.opts.Store.CommitLog
 	if !ok || from < cl.MinOffset() {
 		from = cl.MinOffset()
-		if !ok {
-			from = cl.MaxOffset() // nothing was ever written back
-		}
 	}
-	for off := from; ; {
-		rec, next, err := cl.Read(off)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, commitlog.ErrCorrupt) {
-			// Damage (the dispatcher reports it): go on after it, so that
-			// what follows is still deduplicated.
-			if to, nerr := cl.NextValid(next); nerr == nil {
-				off = to
-				continue
-			}
-		}
-		if err != nil {
-			svc.opts.Logger.Error().Err(err).Int64("offset", off).Msg("timer replay scan stopped early")
-			break
-		}
-		if id, ok := isWrittenBack(rec); ok {
-			d.replayed[id] = true
-		}
-		off = next
+	if a := svc.ackedOff.Load(); a >= 0 && a < from {
+		from = max(a, cl.MinOffset())
 	}
+	d.scanned = from
+	d.scan(d.scanLimit(), func(id string, off int64) { d.replayed[id] = off })
 	d.scanFrom = from
 	svc.ackedOff.Store(from)
+	if svc.shadowing.Load() {
+		svc.ackedOff.Store(d.shadowFrom())
+	}
 	if len(d.replayed) > 0 {
 		// Those timers come back (their acknowledgement was not durable);
 		// until it is, a crash scans from here again.
@@ -140,7 +134,7 @@ func (d *dequeuePut) resync() {
 	}
 	if len(d.replayed) > 0 {
 		svc.opts.Logger.Info().Int("already_written", len(d.replayed)).Int64("scan_from", from).
-			Msg("timer replay: skipping messages written back before the restart")
+			Bool("master", !svc.shadowing.Load()).Msg("timer replay: skipping messages written back before the restart")
 	}
 }
 
@@ -174,9 +168,16 @@ func (d *dequeuePut) inOrder(pb *putBatch) {
 // start sends a batch's records to the writer, skipping replays.
 func (d *dequeuePut) start(pb *putBatch) {
 	svc := d.svc
+	if pb.shadow != svc.shadowing.Load() {
+		return // released before a role change: the rewind it caused re-releases it
+	}
 	d.seq++
 	p := &pendingBatch{seq: d.seq, pb: pb, startedAt: time.Now(), startOff: svc.opts.Store.CommitLog.MaxOffset()}
 	d.queue = append(d.queue, p)
+	if pb.shadow {
+		d.startShadow(p)
+		return
+	}
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
@@ -184,7 +185,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if len(d.replayed) > 0 && d.replayed[pu.identity()] {
+		if _, ok := d.replayed[pu.identity()]; ok {
 			// Its write-back is an earlier one, found by the scan from
 			// scanFrom: the batch's write-backs start there, for the replay
 			// scan after a crash and for the durability of its ack.
@@ -249,20 +250,25 @@ func (d *dequeuePut) ackReady() {
 			entry.end = svc.opts.Store.CommitLog.MaxOffset() // every write-back of the batch lies below
 		}
 		svc.acks.acked(entry) // before ackedOff moves: timer_flush reads them in the other order
-		now := svc.opts.Now()
-		delivered := len(p.pb.puts)
-		svc.opts.Metrics.Delivered.Add(float64(delivered))
-		for _, pu := range p.pb.puts {
-			svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)
+		if !p.pb.shadow {
+			now := svc.opts.Now()
+			svc.opts.Metrics.Delivered.Add(float64(len(p.pb.puts)))
+			for _, pu := range p.pb.puts {
+				svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)
+			}
 		}
 		d.queue = d.queue[1:]
 		wasFull := svc.dequeueFull()
 		svc.deqInFly.Add(-1)
 		svc.deqInFlyTimers.Add(-int64(p.pb.batch.Len()))
 		full := p.pb.batch.Len() >= svc.opts.BatchSize
-		if len(d.queue) > 0 {
+		switch {
+		case p.pb.shadow:
+			d.shadowAcked(p)
+			svc.ackedOff.Store(d.shadowFrom())
+		case len(d.queue) > 0:
 			svc.ackedOff.Store(d.queue[0].startOff)
-		} else {
+		default:
 			svc.ackedOff.Store(svc.opts.Store.CommitLog.MaxOffset())
 		}
 		svc.dirty.Store(true) // after ackedOff: timer_flush reads them in the other order
@@ -288,7 +294,7 @@ func (d *dequeuePut) flushed(from int64) {
 // checkStuck rewinds when the writer has not answered the oldest batch in
 // time (a lost append after a writer restart).
 func (d *dequeuePut) checkStuck() {
-	if len(d.queue) > 0 && time.Since(d.queue[0].startedAt) > d.svc.opts.PutTimeout {
+	if len(d.queue) > 0 && !d.queue[0].pb.shadow && time.Since(d.queue[0].startedAt) > d.svc.opts.PutTimeout {
 		d.svc.restartDequeue("write-back timed out")
 	}
 }

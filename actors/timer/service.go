@@ -28,6 +28,16 @@
 // older messages are dropped. The reading stages (enqueue_get, dequeue_get)
 // stamp batches with the epoch they last resumed at, not the current one,
 // so a batch read before they processed the restart is dropped too.
+//
+// Roles (see role.go): dequeue delivers only while Options.Role says
+// IsMaster(). On a replica the enqueue side builds the wheel from the
+// confirmed log as usual and the dequeue side shadows the master: it
+// releases due timers but writes nothing; a batch is acknowledged once the
+// written-back copy of each of its timers (identity UNIQ_KEY@TIMER_OUT_MS)
+// is in the confirmed log. A role change rewinds the dequeue side: on
+// promotion it re-releases what is not acknowledged and writes back only
+// the timers whose copy it has not found; on demotion (or fencing) nothing
+// more is written back.
 package timer
 
 import (
@@ -43,6 +53,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
@@ -111,6 +122,9 @@ type Options struct {
 	PutTimeout time.Duration
 	// Faults injects failures in tests; nil in production.
 	Faults *Faults
+	// Role says whether timers are delivered (IsMaster) or shadowed (a
+	// replica); nil: standalone, always delivered.
+	Role *role.Holder
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -149,6 +163,9 @@ type Service struct {
 	// the oldest batch not yet acknowledged (-1 until dequeue_put starts).
 	// dequeue_put writes it, timer_flush persists it.
 	ackedOff atomic.Int64
+	// shadowing is !Role.Get().IsMaster(), as the dequeue side last
+	// learnt it (the zero value: a master).
+	shadowing atomic.Bool
 }
 
 // ReplayPin is the lowest CommitLog offset that must stay for the timer
@@ -187,6 +204,7 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 	s.holdDurableAck()
 	s.replayPin.Store(math.MaxInt64)
 	s.ackedOff.Store(-1)
+	s.shadowing.Store(!opts.Role.Get().IsMaster())
 	producers := []struct {
 		name string
 		p    stage.Producer
@@ -215,6 +233,9 @@ func Start(system *actor.ActorSystem, metrics *stage.Registry, guardian actor.Su
 		s.mu.Lock()
 		s.stages[p.name] = st
 		s.mu.Unlock()
+	}
+	if opts.Role != nil {
+		opts.Role.Subscribe(s.roleChanged)
 	}
 	s.KickEnqueue()
 	s.KickDequeue()

@@ -52,6 +52,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/clients"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
@@ -183,6 +184,11 @@ type Options struct {
 	// Watermark receives the smallest CommitLog offset still needed (may
 	// be nil).
 	Watermark *Watermark
+	// Role, when set, makes the checks and give-ups master-only: on a
+	// replica, or a fenced master, half messages are still read (the state
+	// follows the log) but no check is sent and nothing is given up
+	// (nil: standalone, always checks).
+	Role *role.Holder
 	// Metrics (nil: not exported).
 	Metrics *Metrics
 	// Now is the clock (default time.Now).
@@ -348,7 +354,9 @@ func (s *Stage) Receive(ctx actor.Context) {
 	case inspect:
 		m.reply(s)
 	case tick:
-		s.checks()
+		if s.opts.Role.Get().IsMaster() {
+			s.checks()
+		}
 		s.checkpoint(false)
 		s.timer.Arm(s.opts.Tick, tick{})
 	case *actor.Stopping:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/metarec"
 )
 
 // dumpPreview is how many bytes of a damaged span Dump shows in hex.
@@ -148,6 +149,9 @@ func (d *dumper) fields(rec []byte) {
 		return
 	}
 	d.indent(sb.String())
+	if label := metarec.Describe(rec); label != "" {
+		d.printf("  %s\n", label)
+	}
 	d.printf("\n")
 }
 

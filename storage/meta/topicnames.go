@@ -30,6 +30,10 @@ const (
 	TopicCheckpoint = "CHECKPOINT_TOPIC"
 	// TopicWheelTimer is the timer store's input topic (RIP-43).
 	TopicWheelTimer = "rmq_sys_wheel_timer"
+	// TopicWheelMQMeta holds wheelmq's metadata system records (consumer
+	// offsets, topic and group changes; package metarec), replicated with
+	// the CommitLog. It is never a configured topic.
+	TopicWheelMQMeta = "rmq_sys_wheelmq_meta"
 
 	// SystemTopicPrefix starts every internal rmq_sys_ topic.
 	SystemTopicPrefix = "rmq_sys_"
