@@ -46,6 +46,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/actors/retention"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
@@ -92,6 +93,16 @@ type Pipeline struct {
 	appends     *writer.Inbox
 	parked      atomic.Int64 // parked pulls (pull.Options.Parked)
 	settings    settingsState
+
+	// Replication (replication.go; nil/zero with ReplicationNone).
+	role    *role.Holder
+	confirm *confirmerSlot
+	durable *durableSlot
+	repl    *Replication
+	// The metrics of stages a role change may spawn again, registered once.
+	metricsOnce sync.Once
+	txMetrics   *txcheck.Metrics
+	retMetrics  *retention.Metrics
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -164,6 +175,7 @@ func (p *Pipeline) spawn() error {
 	if err := p.reconcile(); err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
+	p.initReplication()
 	defaults := meta.DefaultTopics(cfg.BrokerName, cfg.Cluster, cfg.AutoCreateTopic)
 	if tbw, ok := defaults["TBW102"]; ok {
 		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums
@@ -202,12 +214,9 @@ func (p *Pipeline) spawn() error {
 			Logger: logFor(offsets.StageName),
 		})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
-			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
+			Store: p.store, Notify: p.arrived, UpToDurableEnd: p.replicated(), Logger: logFor(dispatch.StageName),
 		}, &p.kicker)},
-		{writer.StageName, writer.Producer(writer.Options{
-			Store: p.store, Inbox: p.appends, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
-			Fault: writerFault(cfg), Logger: logFor(writer.StageName),
-		})},
+		{writer.StageName, writer.Producer(p.writerOptions(logFor(writer.StageName)))},
 		{clients.StageName, clients.Producer(clients.Options{
 			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
 			LockExpiry: cfg.OrderlyLockExpiry,
@@ -229,19 +238,12 @@ func (p *Pipeline) spawn() error {
 			producer stage.Producer
 		}{index.StageName, index.Producer(index.Options{Store: p.store, Logger: logFor(index.StageName)}, &p.indexKick)})
 	}
-	spawns = append(spawns, struct {
-		name     string
-		producer stage.Producer
-	}{txcheck.StageName, txcheck.Producer(txcheck.Options{
-		Store: p.store, StatePath: p.store.TransactionsPath(), BrokerName: cfg.BrokerName,
-		Append:      p.appends.Push,
-		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
-		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
-		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
-		Live:        p.transactionLive, Tick: cfg.TransactionTick,
-		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: txcheck.NewMetrics(cfg.Registerer),
-		Logger: logFor(txcheck.StageName),
-	})})
+	if !p.replicated() { // else the role stage starts it on a master
+		spawns = append(spawns, struct {
+			name     string
+			producer stage.Producer
+		}{txcheck.StageName, p.txcheckProducer()})
+	}
 	// The pull stages first: dispatch wakes them (Arrived).
 	pulls, err := pull.Start(p.system, p.stages, p.strat, pull.Options{
 		Store: p.store, Readers: cfg.PullWorkers, MaxParkedPerConn: cfg.MaxParkedPullsPerConn,
@@ -271,7 +273,58 @@ func (p *Pipeline) spawn() error {
 	}
 	p.timers.Store(ts)
 	ts.KickEnqueue()
-	return p.startRetention()
+	if !p.replicated() {
+		return p.startRetention()
+	}
+	if err := p.startReplication(); err != nil {
+		return err
+	}
+	rs, err := p.spawnStage(RoleStageName, p.roleProducer())
+	if err != nil {
+		return err
+	}
+	p.role.Subscribe(func(_, _ role.State) { rs.Send(roleChanged{}) })
+	return nil
+}
+
+// writerOptions are the CommitLog writer's options.
+func (p *Pipeline) writerOptions(log zerolog.Logger) writer.Options {
+	cfg := p.cfg
+	o := writer.Options{
+		Store: p.store, Inbox: p.appends, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
+		Fault: writerFault(cfg), Logger: log,
+	}
+	p.writerReplication(&o)
+	return o
+}
+
+// txcheckProducer is the transaction-check stage's producer.
+func (p *Pipeline) txcheckProducer() stage.Producer {
+	cfg := p.cfg
+	return txcheck.Producer(txcheck.Options{Store: p.store, StatePath: p.store.TransactionsPath(), BrokerName: cfg.BrokerName,
+		Append:      p.appends.Push,
+		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
+		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
+		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
+		Live:        p.transactionLive, Tick: cfg.TransactionTick,
+		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: p.stageMetrics().tx,
+		Logger: cfg.Logger.With().Str("stage", txcheck.StageName).Logger(),
+	})
+}
+
+// respawnMetrics are the metrics of the stages a role change spawns
+// again: registered once, shared by every instance.
+type respawnMetrics struct {
+	tx  *txcheck.Metrics
+	ret *retention.Metrics
+}
+
+func (p *Pipeline) stageMetrics() respawnMetrics {
+	p.metricsOnce.Do(func() {
+		p.txMetrics = txcheck.NewMetrics(p.cfg.Registerer)
+		p.retMetrics = retention.NewMetrics(p.cfg.Registerer, &p.disk)
+	})
+	return respawnMetrics{tx: p.txMetrics, ret: p.retMetrics}
 }
 
 // StartRegistrar starts registering the broker, described by info, with

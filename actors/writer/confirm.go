@@ -179,6 +179,9 @@ func (w *Writer) onConfirmed(m *confirmed) {
 	}
 	w.waits = append(w.waits[:0], w.waits[n:]...)
 	w.rearm()
+	if w.opts.OnConfirmed != nil {
+		w.opts.OnConfirmed()
+	}
 }
 
 // onConfirmTick answers the batches past their deadline with

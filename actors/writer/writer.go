@@ -191,6 +191,10 @@ type Options struct {
 	// ConfirmTimeout, default 3 s).
 	Confirmer      Confirmer
 	ConfirmTimeout time.Duration
+	// OnConfirmed, when set, is called on the writer's goroutine after a
+	// confirmation answered sends (the confirmed offset advanced: wake
+	// the dispatcher).
+	OnConfirmed func()
 	Logger         zerolog.Logger
 }
 
