@@ -336,8 +336,8 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 	}
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
 		NameServers: p.cfg.NameServers, TLS: p.cfg.NamesrvTLS, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
-		Credentials: p.cfg.RegisterCredentials,
-		Topics:      &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
+		Credentials: p.cfg.RegisterCredentials, Role: p.role,
+		Topics: &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
 	}, &p.regKicker))
 	return err
