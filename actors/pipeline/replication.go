@@ -154,6 +154,9 @@ func (p *Pipeline) initReplication() {
 	p.confirm = &confirmerSlot{}
 	p.durable = &durableSlot{floor: p.store.Dispatched.Load()}
 	p.store.SetDurableEnd(p.durable)
+	if p.cfg.Registerer != nil {
+		p.cfg.Registerer.MustRegister(newHACollector(p))
+	}
 }
 
 // startReplication calls Config.StartReplication and plugs what it gives
