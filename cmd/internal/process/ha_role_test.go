@@ -17,6 +17,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // instantConfirmer confirms every batch at once (a group whose replicas
@@ -146,4 +147,65 @@ func TestFencedMasterSendsGoElsewhere(t *testing.T) {
 	if body := haGet(t, "http://"+a.MetricsAddr()+"/healthz"); !strings.Contains(body, "role: replica broker_id=1") {
 		t.Fatalf("healthz %q after demotion", body)
 	}
+}
+
+// haSend sends one message to addr's queue 0 of topic and returns the
+// answer.
+func haSend(t *testing.T, addr, topic, body string) *remoting.Command {
+	t.Helper()
+	return processtest.Invoke(t, addr, remoting.NewRequest(remoting.SendMessageV2, map[string]string{
+		"a": "pg", "b": topic, "c": "TBW102", "d": "1", "e": "0", "f": "0", "g": "0", "h": "0", "i": "", "j": "0", "k": "false",
+	}, []byte(body)))
+}
+
+// TestPromotionRebuildsQueueOffsets: a replica's log holds records another
+// writer (the old master) put there; once promoted, the broker hands out
+// the queue offsets after them, none twice, and consumers see them all.
+func TestPromotionRebuildsQueueOffsets(t *testing.T) {
+	h := role.NewHolder(role.State{Kind: role.Master, BrokerID: 0, ReplicaID: 1, Epoch: 1, SyncStateSet: []int64{1}})
+	n := processtest.Start(t, processtest.Options{Mutate: haBroker("broker-a", h)})
+	topic := processtest.Unique("promo")
+	processtest.CreateTopic(t, n, topic, 1)
+	haWait(t, "promoted at epoch 1", func() bool { return haSend(t, n.BrokerAddr(), topic, "first").Code == remoting.Success })
+
+	// Demote, then write as the old master would have (a second writer
+	// on the same log: the records the receiver appends).
+	h.Set(role.State{Kind: role.Replica, BrokerID: 1, ReplicaID: 1, Epoch: 1})
+	if r := haSend(t, n.BrokerAddr(), topic, "refused"); r.Code != remoting.ServiceNotAvailable {
+		t.Fatalf("replica took a send: %d %s", r.Code, r.Remark)
+	}
+	st := n.Broker().Store()
+	var recs [][]byte
+	for i := 1; i <= 5; i++ {
+		rec := &message.Record{Topic: topic, QueueID: 0, QueueOffset: int64(i), Body: []byte(fmt.Sprintf("old-%d", i)),
+			BornTimestamp: 1, StoreTimestamp: 1, Properties: message.EncodeProperties(map[string]string{})}
+		b, err := rec.Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, b)
+	}
+	if _, err := st.CommitLog.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+
+	began := time.Now()
+	h.Set(role.State{Kind: role.Master, BrokerID: 0, ReplicaID: 1, Epoch: 2, SyncStateSet: []int64{1}})
+	var resp *remoting.Command
+	haWait(t, "promoted at epoch 2", func() bool {
+		resp = haSend(t, n.BrokerAddr(), topic, "new")
+		return resp.Code == remoting.Success
+	})
+	took := time.Since(began)
+	if got := resp.Field("queueOffset"); got != "6" {
+		t.Fatalf("first send after promotion got queue offset %s, want 6 (after the old master's 1..5)", got)
+	}
+	t.Logf("promotion to the first SEND_OK: %s", took)
+	if took > time.Second {
+		t.Errorf("promotion took %s, want well under a second", took)
+	}
+	haWait(t, "all 7 dispatched", func() bool {
+		q := st.Queues.Lookup(topic, 0)
+		return q != nil && q.MaxOffset() == 7
+	})
 }
