@@ -99,6 +99,9 @@ type Pipeline struct {
 	confirm *confirmerSlot
 	durable *durableSlot
 	repl    *Replication
+	// promotedEpoch is epoch+1 of the last promotion done (role.go; 0:
+	// none): kept across restarts of the role stage.
+	promotedEpoch atomic.Int64
 	// The metrics of stages a role change may spawn again, registered once.
 	metricsOnce sync.Once
 	txMetrics   *txcheck.Metrics

@@ -49,7 +49,6 @@ type roleActor struct {
 	p         *Pipeline
 	self      *stage.Stage
 	log       zerolog.Logger
-	promoted  int64 // epoch+1 of the last promotion done; 0: none
 	promoting bool
 	running   bool // the master-only stages run
 	retry     *stage.Timer
@@ -77,7 +76,7 @@ func (a *roleActor) Receive(ctx actor.Context) {
 			a.retry.Arm(100*time.Millisecond, roleChanged{})
 			return
 		}
-		a.promoted = m.epoch + 1
+		a.p.promotedEpoch.Store(m.epoch + 1)
 		a.log.Info().Int64("epoch", m.epoch).Dur("took", time.Since(m.began)).Msg("promoted to master")
 		a.evaluate()
 	case *actor.Stopping, *actor.Restarting:
@@ -90,7 +89,7 @@ func (a *roleActor) evaluate() {
 	st := a.p.role.Get()
 	master := st.Kind == role.Master && !st.Fenced
 	switch {
-	case master && a.promoted != st.Epoch+1:
+	case master && a.p.promotedEpoch.Load() != st.Epoch+1:
 		if !a.promoting {
 			a.promote(st.Epoch)
 		}
@@ -116,9 +115,7 @@ func (a *roleActor) promote(epoch int64) {
 	began := time.Now()
 	end, err := a.p.cutToWholeRecord()
 	if err == nil && a.p.repl != nil && a.p.repl.Epochs != nil {
-		if err = a.p.repl.Epochs.Append(epoch, end); err != nil {
-			err = fmt.Errorf("epoch file append (%d, %d): %w", epoch, end, err)
-		}
+		err = appendEpoch(a.p.repl.Epochs, epoch, end)
 	}
 	if err != nil {
 		a.self.Send(&promoted{epoch: epoch, began: began, err: err})
@@ -131,6 +128,19 @@ func (a *roleActor) promote(epoch int64) {
 	w.Send(&writer.Promote{Epoch: epoch, Done: func(err error) {
 		self.Send(&promoted{epoch: epoch, began: began, err: err})
 	}})
+}
+
+// appendEpoch appends (epoch, end) unless the file already has epoch (a
+// broker restarted as master at the same epoch): an EpochLog that also
+// has LastEpoch() int64 is asked first.
+func appendEpoch(e EpochLog, epoch, end int64) error {
+	if l, ok := e.(interface{ LastEpoch() int64 }); ok && l.LastEpoch() >= epoch {
+		return nil
+	}
+	if err := e.Append(epoch, end); err != nil {
+		return fmt.Errorf("epoch file append (%d, %d): %w", epoch, end, err)
+	}
+	return nil
 }
 
 // truncater is commitlog.CommitLog's Truncate (H-stream).

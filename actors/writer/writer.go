@@ -195,7 +195,7 @@ type Options struct {
 	// confirmation answered sends (the confirmed offset advanced: wake
 	// the dispatcher).
 	OnConfirmed func()
-	Logger         zerolog.Logger
+	Logger      zerolog.Logger
 }
 
 // logFailed is sent by the flusher when a periodic fsync failed: the
