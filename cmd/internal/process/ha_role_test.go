@@ -209,3 +209,46 @@ func TestPromotionRebuildsQueueOffsets(t *testing.T) {
 		return q != nil && q.MaxOffset() == 7
 	})
 }
+
+// refusingConfirmer never confirms (the replicas left the sync-state set).
+type refusingConfirmer struct{}
+
+func (refusingConfirmer) WaitConfirmed(_ int64, done func(bool)) { done(false) }
+
+// TestUnconfirmedSendIsFlushSlaveTimeout: a send its replicas do not
+// confirm is answered 12, which the official Go client reports as
+// SendFlushSlaveTimeout; consumers do not see it (nothing confirmed).
+func TestUnconfirmedSendIsFlushSlaveTimeout(t *testing.T) {
+	h := role.NewHolder(role.State{Kind: role.Master, BrokerID: 0, ReplicaID: 1, Epoch: 1, SyncStateSet: []int64{1}})
+	var st *storage.Store
+	n := processtest.Start(t, processtest.Options{Mutate: func(c *pipeline.Config) {
+		haBroker("broker-a", h)(c)
+		c.StartReplication = func(env pipeline.ReplicationEnv) (*pipeline.Replication, error) {
+			st = env.Store
+			return &pipeline.Replication{Confirmer: refusingConfirmer{}, Durable: fixedEnd(0)}, nil
+		}
+	}})
+	topic := processtest.Unique("unconfirmed")
+	processtest.CreateTopic(t, n, topic, 1)
+	var resp *remoting.Command
+	haWait(t, "promoted", func() bool {
+		resp = haSend(t, n.BrokerAddr(), topic, "x")
+		return resp.Code != remoting.ServiceNotAvailable
+	})
+	if resp.Code != remoting.FlushSlaveTimeout {
+		t.Fatalf("unconfirmed send: %d %q, want 12", resp.Code, resp.Remark)
+	}
+	p := processtest.Producer(t, n.NamesrvAddr())
+	res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("y")))
+	if err != nil || res.Status != primitive.SendFlushSlaveTimeout {
+		t.Fatalf("Go client: %v %+v, want SendFlushSlaveTimeout", err, res)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if q := st.Queues.Lookup(topic, 0); q != nil && q.MaxOffset() != 0 {
+		t.Fatalf("%d unconfirmed messages visible to consumers", q.MaxOffset())
+	}
+}
+
+type fixedEnd int64
+
+func (f fixedEnd) DurableEnd() int64 { return int64(f) }
