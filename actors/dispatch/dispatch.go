@@ -82,7 +82,17 @@ type Options struct {
 	// RetryInterval is how long dispatching pauses after the disk refused
 	// a consume-queue write (default 1 s).
 	RetryInterval time.Duration
-	Logger        zerolog.Logger
+	// UpToDurableEnd (replication on) dispatches only the records that end
+	// at or below Store.DurableEnd() (the offset the replicas confirmed):
+	// no consumer sees, and nothing derived holds, an entry a failover
+	// could take back. The dispatcher is kicked when the confirmed offset
+	// advances (Kicker.Kick from the writer's OnConfirmed, the
+	// replication receiver's OnAppended) and looks again every
+	// ConfirmPoll while records wait above it.
+	UpToDurableEnd bool
+	// ConfirmPoll is that look's period (default 20 ms).
+	ConfirmPoll time.Duration
+	Logger      zerolog.Logger
 }
 
 // Kicker wakes the dispatcher, coalescing wake-ups: many appends between two
@@ -152,6 +162,9 @@ func Producer(opts Options, k *Kicker) stage.Producer {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = time.Second
 	}
+	if opts.ConfirmPoll <= 0 {
+		opts.ConfirmPoll = 20 * time.Millisecond
+	}
 	return func(self *stage.Stage) actor.Actor {
 		k.Bind(self)
 		return &Dispatcher{opts: opts, kicker: k, self: self, timer: self.NewTimer(), retry: self.NewTimer()}
@@ -165,6 +178,8 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 		d.start()
 	case *Trim:
 		d.trim(m)
+	case *Cut:
+		d.cut(m)
 	case kick:
 		d.kicker.pending.Store(false)
 		d.repairQueues()
@@ -183,7 +198,12 @@ func (d *Dispatcher) Receive(ctx actor.Context) {
 			return // from an instance before a restart
 		}
 		d.ckptRun = false
-		if m.err == nil {
+		if m.err == nil && m.offset > d.offset {
+			// A Cut came during this checkpoint: put it back at the cut.
+			if err := persist(d.opts.Store, d.offset, d.opts.Logger); err == nil {
+				d.saved = d.offset
+			}
+		} else if m.err == nil {
 			d.saved = max(d.saved, m.offset)
 		} else if errors.Is(m.err, consumequeue.ErrFailed) {
 			panic(fmt.Errorf("dispatch: restarting to reopen a failed consume queue: %w", m.err))
@@ -301,10 +321,18 @@ func (d *Dispatcher) run() bool {
 	n := 0
 	var refused error // a write the disk refused: pause and retry the batch
 	var stop error    // damage under PolicyStop: keep what came before, then fail
-	for n < batchLimit && refused == nil && stop == nil {
+	limit, held := d.limit(), false
+	for n < batchLimit && refused == nil && stop == nil && !held {
+		if d.offset >= limit {
+			held = d.offset < st.CommitLog.MaxOffset()
+			break
+		}
 		recs, offs, next, eof, serr := d.read(&d.block, d.offset)
 		if eof || serr != nil {
 			stop = serr
+			break
+		}
+		if recs, next, held = unconfirmed(recs, offs, next, limit); held && len(recs) == 0 {
 			break
 		}
 		for i, rec := range recs {
@@ -345,6 +373,9 @@ func (d *Dispatcher) run() bool {
 	d.resume()
 	d.notify()
 	st.Dispatched.Store(d.offset) // after notify: who sees it caught up sees the arrivals too
+	if held {
+		d.retry.Arm(d.opts.ConfirmPoll, kick{}) // records wait above the confirmed offset
+	}
 	if stop != nil {
 		panic(stop) // after keeping what came before the damage
 	}

@@ -124,10 +124,6 @@ type Config struct {
 	// in tests, see storage/vfs/vfstest and storage/vfs/crashfs; nil in
 	// production: no flag sets it).
 	StoreFS vfs.FS
-	// Role is the broker's place in its replicated group (nil: standalone).
-	// The timer dequeue, the transaction checks and the metadata log
-	// follow it.
-	Role *role.Holder
 	// MetadataLog journals consumer offsets, topics and subscription
 	// groups as CommitLog system records (actors/metalog) and applies
 	// those of the log, so that they replicate with it (turn it on with
@@ -203,6 +199,25 @@ type Config struct {
 	// RegisterCredentials sign REGISTER_BROKER and UNREGISTER_BROKER for
 	// name servers that check them (empty: unsigned).
 	RegisterCredentials auth.Credentials
+	// Replication is --replication (ReplicationNone: standalone, nothing
+	// of the rest applies). See replication.go.
+	Replication ReplicationMode
+	// HAListen is the replication port (--ha-listen host:port), where the
+	// master serves its replicas; HAAdvertise is the address published
+	// for it (--ha-advertise; empty: HAListen).
+	HAListen, HAAdvertise string
+	// MinInSyncReplicas refuses sends while the sync-state set (the master
+	// included) has fewer members (--min-in-sync-replicas, default 1).
+	MinInSyncReplicas int
+	// Role is the broker's place in its replicated group, set by the
+	// controller member (nil: standalone; in controller mode the pipeline
+	// makes one, starting as a replica). The writer, dispatch, the timer
+	// dequeue, the transaction checks and the metadata log follow it.
+	Role *role.Holder
+	// StartReplication starts the CommitLog stream on the open store
+	// (actors/replication.Start) once the stages run; nil: no stream
+	// (every send waits for a confirmation that never comes).
+	StartReplication func(ReplicationEnv) (*Replication, error)
 	// Logger is the broker's logger.
 	Logger zerolog.Logger
 	// SetLogLevel, when set, changes the level of the broker's logs while
@@ -226,6 +241,7 @@ func DefaultConfig() Config {
 		Listen:                "0.0.0.0:10911",
 		BrokerName:            "broker-a",
 		Cluster:               "DefaultCluster",
+		MinInSyncReplicas:     1,
 		Flush:                 writer.FlushAsync,
 		AutoCreateTopic:       true,
 		AutoCreateGroup:       true,
@@ -301,6 +317,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Cluster == "" {
 		errs = append(errs, errors.New("cluster name is empty"))
+	}
+	if c.Replication == ReplicationController {
+		if _, _, err := net.SplitHostPort(c.HAListen); err != nil {
+			errs = append(errs, fmt.Errorf("--replication controller needs --ha-listen host:port: %q: %w", c.HAListen, err))
+		}
+		if c.HAAdvertise != "" {
+			if _, _, err := net.SplitHostPort(c.HAAdvertise); err != nil {
+				errs = append(errs, fmt.Errorf("ha advertise address %q: %w", c.HAAdvertise, err))
+			}
+		}
+		if c.MinInSyncReplicas < 1 {
+			errs = append(errs, fmt.Errorf("min in-sync replicas %d must be >= 1", c.MinInSyncReplicas))
+		}
 	}
 	if c.DefaultQueueNums <= 0 || c.DefaultQueueNums > 1024 {
 		errs = append(errs, fmt.Errorf("default queue count %d must be in 1..1024", c.DefaultQueueNums))

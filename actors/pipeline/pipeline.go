@@ -49,6 +49,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/actors/retention"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
@@ -95,6 +96,19 @@ type Pipeline struct {
 	appends     *writer.Inbox
 	parked      atomic.Int64 // parked pulls (pull.Options.Parked)
 	settings    settingsState
+
+	// Replication (replication.go; nil/zero with ReplicationNone).
+	role    *role.Holder
+	confirm *confirmerSlot
+	durable *durableSlot
+	repl    *Replication
+	// promotedEpoch is epoch+1 of the last promotion done (role.go; 0:
+	// none): kept across restarts of the role stage.
+	promotedEpoch atomic.Int64
+	// The metrics of stages a role change may spawn again, registered once.
+	metricsOnce sync.Once
+	txMetrics   *txcheck.Metrics
+	retMetrics  *retention.Metrics
 
 	mu     sync.RWMutex
 	byName map[string]*stage.Stage // guarded by mu
@@ -167,6 +181,7 @@ func (p *Pipeline) spawn() error {
 	if err := p.reconcile(); err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
+	p.initReplication()
 	defaults := meta.DefaultTopics(cfg.BrokerName, cfg.Cluster, cfg.AutoCreateTopic)
 	if tbw, ok := defaults["TBW102"]; ok {
 		tbw.ReadQueueNums, tbw.WriteQueueNums = cfg.DefaultQueueNums, cfg.DefaultQueueNums
@@ -205,12 +220,9 @@ func (p *Pipeline) spawn() error {
 			Journal: p.offsetJournal(), Logger: logFor(offsets.StageName),
 		})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
-			Store: p.store, Notify: p.arrived, Logger: logFor(dispatch.StageName),
+			Store: p.store, Notify: p.arrived, UpToDurableEnd: p.replicated(), Logger: logFor(dispatch.StageName),
 		}, &p.kicker)},
-		{writer.StageName, writer.Producer(writer.Options{
-			Store: p.store, Inbox: p.appends, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored,
-			Fault: writerFault(cfg), Logger: logFor(writer.StageName),
-		})},
+		{writer.StageName, writer.Producer(p.writerOptions(logFor(writer.StageName)))},
 		{clients.StageName, clients.Producer(clients.Options{
 			View: &p.subView, EnsureRetryTopic: func(group string) { p.EnsureGroupTopic(meta.RetryTopic(group), nil) },
 			LockExpiry: cfg.OrderlyLockExpiry,
@@ -232,19 +244,12 @@ func (p *Pipeline) spawn() error {
 			producer stage.Producer
 		}{index.StageName, index.Producer(index.Options{Store: p.store, Logger: logFor(index.StageName)}, &p.indexKick)})
 	}
-	spawns = append(spawns, struct {
-		name     string
-		producer stage.Producer
-	}{txcheck.StageName, txcheck.Producer(txcheck.Options{
-		Store: p.store, StatePath: p.store.TransactionsPath(), BrokerName: cfg.BrokerName,
-		Append:      p.appends.Push,
-		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
-		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
-		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
-		Live:        p.transactionLive, Tick: cfg.TransactionTick,
-		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: txcheck.NewMetrics(cfg.Registerer),
-		Role: cfg.Role, Logger: logFor(txcheck.StageName),
-	})})
+	if !p.replicated() { // else the role stage starts it on a master
+		spawns = append(spawns, struct {
+			name     string
+			producer stage.Producer
+		}{txcheck.StageName, p.txcheckProducer()})
+	}
 	if cfg.MetadataLog {
 		spawns = append(spawns, struct {
 			name     string
@@ -286,7 +291,18 @@ func (p *Pipeline) spawn() error {
 	}
 	p.timers.Store(ts)
 	ts.KickEnqueue()
-	return p.startRetention()
+	if !p.replicated() {
+		return p.startRetention()
+	}
+	if err := p.startReplication(); err != nil {
+		return err
+	}
+	rs, err := p.spawnStage(RoleStageName, p.roleProducer())
+	if err != nil {
+		return err
+	}
+	p.role.Subscribe(func(_, _ role.State) { rs.Send(roleChanged{}) })
+	return nil
 }
 
 // StartRegistrar starts registering the broker, described by info, with
@@ -298,8 +314,8 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 	}
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
 		NameServers: p.cfg.NameServers, TLS: p.cfg.NamesrvTLS, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
-		Credentials: p.cfg.RegisterCredentials,
-		Topics:      &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
+		Credentials: p.cfg.RegisterCredentials, Role: p.role,
+		Topics: &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
 	}, &p.regKicker))
 	return err

@@ -111,7 +111,7 @@ func (p *Pipeline) startRetention() error {
 		Disk:   &p.disk, DiskUsage: usage, Now: cfg.Clock,
 		Interval: cfg.RetentionInterval, SampleInterval: cfg.DiskSampleInterval,
 		DeleteInterval: cfg.RetentionDeleteInterval, Fault: cfg.RetentionFault,
-		Metrics: retention.NewMetrics(cfg.Registerer, &p.disk),
+		Metrics: p.stageMetrics().ret,
 		Logger:  cfg.Logger.With().Str("stage", retention.StageName).Logger(),
 	}))
 	return err

@@ -90,7 +90,7 @@ func (s *stuckStages) all() []string {
 // rounds, registrations): Drain stops them first, so that what is left is
 // the stages that serve requests.
 func workStages() []string {
-	return append(append([]string{retention.StageName}, timer.StageNames()...), registrar.StageName)
+	return append(append([]string{RoleStageName, retention.StageName}, timer.StageNames()...), registrar.StageName)
 }
 
 // requestStages serve requests, in the order Shutdown stops them: those
@@ -182,6 +182,9 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 	}
 	p.stopStages(ctx, p.stopOrder())
 	var errs []error
+	if err := p.stopReplication(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if stuck := p.stuck.among(wheelUsers()); len(stuck) > 0 {
 		p.cfg.Logger.Error().Strs("stages", stuck).Msg("timer store left open: stages using it did not stop")
 	} else if err := p.wheel.Close(); err != nil {

@@ -388,6 +388,12 @@ type syncReader struct{ req *syncReq }
 // syncAck is a reader's answer to syncReader.
 type syncAck struct{ req *syncReq }
 
+// setOffsets fills a pull answer's offsets. suggestWhichBrokerId is
+// always 0 (MASTER_ID), as RocketMQ's PullMessageProcessor answers without
+// slaveReadEnable: under replication a replica serves the pulls that
+// reach it (confirmed data only: the dispatcher builds its consume queues
+// up to the confirmed offset) and the suggestion sends the consumer back
+// to the master once its route has one (docs/replication-roles.md).
 func setOffsets(resp *remoting.Command, next, min, max int64) {
 	resp.SetField("nextBeginOffset", strconv.FormatInt(next, 10))
 	resp.SetField("minOffset", strconv.FormatInt(min, 10))

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/rs/zerolog"
 
@@ -160,15 +161,24 @@ func (r *registrar) connLost(m *connLost) {
 // built once per table, and the table's version.
 func (r *registrar) request() (*remoting.Command, int64, error) {
 	t := r.opts.Topics.Load()
-	if r.req != nil && r.reqFrom == t {
+	info, epoch := r.current()
+	if r.req != nil && r.reqFrom == t && r.reqID == info.BrokerID && r.reqEpoch == epoch {
 		return r.req, t.Version.Counter, nil
 	}
-	req, err := namesrv.NewRegisterRequest(r.opts.Info, t.Topics, namesrv.DataVersion{
+	req, err := namesrv.NewRegisterRequest(info, t.Topics, namesrv.DataVersion{
 		Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
 	})
 	if err != nil {
 		return nil, 0, err
 	}
+	if r.opts.Role != nil {
+		req.SetField(MasterEpochField, strconv.FormatInt(epoch, 10))
+	}
+	if r.reqID != info.BrokerID || r.reqEpoch != epoch {
+		r.opts.Logger.Info().Int64("broker_id", info.BrokerID).Int64("master_epoch", epoch).
+			Msg("registering with the role's broker id")
+	}
+	r.reqID, r.reqEpoch = info.BrokerID, epoch
 	r.opts.Credentials.Sign(req) // once per table: the copies sent share its fields
 	r.req, r.reqFrom = req, t
 	return req, t.Version.Counter, nil

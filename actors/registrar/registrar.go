@@ -56,6 +56,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/netloop/auth"
@@ -103,7 +104,32 @@ type Options struct {
 	Credentials auth.Credentials
 	// Topics is the topic table published with each registration.
 	Topics *topics.View
-	Logger zerolog.Logger
+	// Role, when set (replication on), gives the broker id registered
+	// (role.State.BrokerID: 0 while master, the replica id otherwise) and
+	// the master epoch carried (MasterEpochField); Kick the stage on every
+	// role change to register again at once. Nil: Info.BrokerID, no epoch.
+	Role *role.Holder
+	// MasterEpoch, when Role is nil, is the epoch carried (0: none).
+	MasterEpoch int64
+	Logger      zerolog.Logger
+}
+
+// MasterEpochField is the REGISTER_BROKER header field carrying the
+// broker's master epoch (the name server refuses a brokerId-0
+// registration older than the controller's epoch).
+const MasterEpochField = "masterEpoch"
+
+// current is the registration's broker info and master epoch now.
+func (r *registrar) current() (namesrv.BrokerInfo, int64) {
+	info := r.opts.Info
+	if r.opts.Role == nil {
+		return info, r.opts.MasterEpoch
+	}
+	st := r.opts.Role.Get()
+	if st.Kind != role.Standalone {
+		info.BrokerID = st.BrokerID
+	}
+	return info, st.Epoch
 }
 
 // Await calls Done once every name server acknowledged a registration
@@ -233,8 +259,10 @@ type registrar struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// req is the REGISTER_BROKER request built from the table reqFrom.
-	req     *remoting.Command
-	reqFrom *topics.Table
+	req      *remoting.Command
+	reqFrom  *topics.Table
+	reqID    int64 // the broker id req carries
+	reqEpoch int64 // the master epoch req carries
 }
 
 // Producer returns the actor producer; k is bound to the stage.
@@ -323,7 +351,8 @@ func (r *registrar) stop() {
 // unregisterAll sends UNREGISTER_BROKER to every name server at once and
 // waits for the answers, each within Timeout.
 func (r *registrar) unregisterAll() {
-	req := namesrv.NewUnregisterRequest(r.opts.Info)
+	info, _ := r.current()
+	req := namesrv.NewUnregisterRequest(info)
 	r.opts.Credentials.Sign(req)
 	var wg sync.WaitGroup
 	for _, n := range r.ns {

@@ -66,6 +66,14 @@ func (w *Writer) drainBatch(batch []*Append) {
 	}
 	clear(batch)
 	w.batch, w.slots = batch[:0], slots
+	if err := w.refusal(); err != nil {
+		for i := range slots {
+			w.reply(&slots[i], Result{Err: err})
+		}
+		w.out.Flush()
+		clear(slots)
+		return
+	}
 	defer func() {
 		r := recover()
 		if r != nil {
@@ -76,6 +84,9 @@ func (w *Writer) drainBatch(batch []*Append) {
 		}
 		w.wrote = false
 		clear(slots)
+		if w.opts.Confirmer != nil {
+			w.waitHeld() // one wait for the batch, also after a rescue
+		}
 		if r != nil {
 			panic(r)
 		}
@@ -193,6 +204,9 @@ func (w *Writer) answer(slots []slot, durable bool, syncErr error) {
 			res := s.res
 			if syncErr != nil {
 				res = Result{Err: syncErr}
+			} else if w.opts.Confirmer != nil {
+				w.hold(s) // answered once its replicas confirm it (confirm.go)
+				continue
 			}
 			w.reply(s, res)
 		}

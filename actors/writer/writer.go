@@ -58,6 +58,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -176,8 +177,25 @@ type Options struct {
 	// Fault, when set (tests only), is called after each append and before
 	// its reply: a panic there restarts the writer, which still answers
 	// every append it had stored (Writer.rescue).
-	Fault  func()
-	Logger zerolog.Logger
+	Fault func()
+	// Role, when set, makes the writer role-aware (confirm.go): it takes
+	// sends only on an unfenced master promoted at the current epoch
+	// (Promote), refusing the others with ErrNotMaster or ErrFenced and
+	// appending nothing. Nil: standalone, every send taken.
+	Role *role.Holder
+	// MinInSync refuses sends (ErrInSyncReplicas) while the master's
+	// sync-state set has fewer members (0: no minimum).
+	MinInSync int
+	// Confirmer, when set, holds each stored send's answer until the
+	// replicas confirm its batch (ErrNotConfirmed on failure or after
+	// ConfirmTimeout, default 3 s).
+	Confirmer      Confirmer
+	ConfirmTimeout time.Duration
+	// OnConfirmed, when set, is called on the writer's goroutine after a
+	// confirmation answered sends (the confirmed offset advanced: wake
+	// the dispatcher).
+	OnConfirmed func()
+	Logger      zerolog.Logger
 }
 
 // logFailed is sent by the flusher when a periodic fsync failed: the
@@ -205,6 +223,13 @@ type Writer struct {
 	touched map[QueueKey]int64
 	out     netloop.Outbox
 	wrote   bool // the drain under way appended something (Appended is due)
+
+	// Replication (confirm.go).
+	promotion *promotion // the epoch the writer was promoted at (Promote)
+	held      []held     // stored sends of the batch under way, to wait for
+	waits     []*waiting // batches waiting for their confirmation, oldest first
+	waitID    uint64
+	ctimer    *stage.Timer // the oldest wait's deadline
 }
 
 // Producer returns the actor producer.
@@ -212,11 +237,15 @@ func Producer(opts Options) stage.Producer {
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 500 * time.Millisecond
 	}
+	if opts.ConfirmTimeout <= 0 {
+		opts.ConfirmTimeout = defaultConfirmTimeout
+	}
+	promoted := &promotion{}
 	return func(self *stage.Stage) actor.Actor {
 		if opts.Inbox != nil {
 			opts.Inbox.Bind(self)
 		}
-		return &Writer{opts: opts, self: self, touched: map[QueueKey]int64{}}
+		return &Writer{opts: opts, self: self, touched: map[QueueKey]int64{}, ctimer: self.NewTimer(), promotion: promoted}
 	}
 }
 
@@ -244,6 +273,12 @@ func (w *Writer) Receive(ctx actor.Context) {
 	case drainNow:
 		w.drainQueued = false
 		w.drainAll()
+	case *Promote:
+		w.promote(m)
+	case *confirmed:
+		w.onConfirmed(m)
+	case confirmTick:
+		w.onConfirmTick(m)
 	case logFailed:
 		w.restartIfFailed()
 	case flusherPanicked:
@@ -256,6 +291,7 @@ func (w *Writer) Receive(ctx actor.Context) {
 		if _, stopping := m.(*actor.Stopping); stopping && w.opts.Inbox != nil {
 			w.drainBatch(w.opts.Inbox.Take(w.batch[:0]))
 		}
+		w.failWaits("the writer stopped before its replicas confirmed")
 	}
 }
 

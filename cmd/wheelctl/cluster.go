@@ -19,7 +19,8 @@ func newClusterCmd(g *globals) *cobra.Command {
 			Short: "List brokers with address, version, uptime, TPS and timer backlog",
 			Long: `List the brokers the name server knows (GET_BROKER_CLUSTER_INFO) with each broker's runtime
 figures (GET_BROKER_RUNTIME_INFO): version, uptime, put/get TPS, and the timer backlog
-(timerOffsetBehind: timer messages stored but not yet in the timer wheel).`,
+(timerOffsetBehind: timer messages stored but not yet in the timer wheel), and with replication
+the role (master, replica; fenced), the master epoch and the sync-state set (replica ids).`,
 			Args: noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				s := g.session()
@@ -29,12 +30,12 @@ figures (GET_BROKER_RUNTIME_INFO): version, uptime, put/get TPS, and the timer b
 					return fmt.Errorf("list brokers: %w", err)
 				}
 				tw := newTable(g)
-				fmt.Fprintln(tw, "CLUSTER\tBROKER\tBID\tADDR\tVERSION\tUPTIME\tIN TPS\tOUT TPS\tTIMER BACKLOG")
+				fmt.Fprintln(tw, "CLUSTER\tBROKER\tBID\tADDR\tVERSION\tUPTIME\tIN TPS\tOUT TPS\tTIMER BACKLOG\tROLE\tEPOCH\tSSS")
 				var notes []string
 				for _, b := range brokers {
 					info, err := s.RuntimeInfo(cmd.Context(), b.Addr)
 					var ns *admin.NotServedError
-					cols := []string{"-", "-", "-", "-", "-"}
+					cols := []string{"-", "-", "-", "-", "-", "-", "-", "-"}
 					switch {
 					case err == nil:
 						cols = runtimeColumns(info, time.Now())
@@ -83,5 +84,12 @@ func runtimeColumns(info map[string]string, now time.Time) []string {
 	if boot, err := strconv.ParseInt(info["bootTimestamp"], 10, 64); err == nil && boot > 0 {
 		uptime = now.Sub(time.UnixMilli(boot)).Round(time.Second).String()
 	}
-	return []string{get("brokerVersionDesc"), uptime, first("putTps"), first("getTransferredTps"), get("timerOffsetBehind")}
+	role := get("haRole") // controller mode only; else the broker is its group's only member
+	if role == "-" {
+		role = "standalone"
+	} else if info["haFenced"] == "true" {
+		role += " (fenced)"
+	}
+	return []string{get("brokerVersionDesc"), uptime, first("putTps"), first("getTransferredTps"), get("timerOffsetBehind"),
+		role, get("haEpoch"), get("haSyncStateSet")}
 }

@@ -98,6 +98,12 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"compatibility only: the ACL file's whitelisted addresses need no signature, as in RocketMQ ACL 1.0 (off: address rules only restrict a valid signature)")
 	accessKey := fs.String("access-key", "", "AccessKey the broker signs REGISTER_BROKER with, for name servers with an ACL")
 	secretKey := fs.String("secret-key", "", "SecretKey of --access-key (prefer WHEELMQ_SECRET_KEY: other users can read a command line)")
+	replication := fs.String("replication", def.Replication.String(),
+		"replication: none (a standalone broker) or controller (a raft controller elects the master; sends are confirmed by the sync-state set)")
+	haListen := fs.String("ha-listen", "", "replication port host:port, where a master serves its replicas (--replication controller)")
+	haAdvertise := fs.String("ha-advertise", "", "replication address published to the controller (default: --ha-listen)")
+	minInSync := fs.Int("min-in-sync-replicas", def.MinInSyncReplicas,
+		"sends are refused (SYSTEM_ERROR \"in-sync replicas not enough\") while the sync-state set, master included, has fewer members")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", "auto", "log format: auto (console on a terminal, else JSON), console, json")
 	tlsOpts := defineTLSFlags(fs)                        // TLS on every port: flags_tls.go
@@ -169,7 +175,15 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
+	rm, err := pipeline.ParseReplicationMode(*replication)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	if rm == pipeline.ReplicationNone && (set["ha-listen"] || set["ha-advertise"] || set["min-in-sync-replicas"]) {
+		problems = append(problems, "--ha-listen, --ha-advertise and --min-in-sync-replicas need --replication controller")
+	}
 	bc := def
+	bc.Replication, bc.HAListen, bc.HAAdvertise, bc.MinInSyncReplicas = rm, *haListen, *haAdvertise, *minInSync
 	bc.DataDir, bc.Listen, bc.Advertise = *data, *listen, *advertise
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
 	bc.MaxMessageSize, bc.Index, bc.OnCorruption, bc.AutoCreateGroup = *maxMsg, *indexOn, onCorruption, *autoGroup
@@ -244,7 +258,8 @@ var modeFlags = map[string][]string{
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
-		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key"},
+		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
+		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

@@ -60,6 +60,8 @@ const (
 	SystemBusy              int32 = 2
 	RequestCodeNotSupported int32 = 3
 	FlushDiskTimeout        int32 = 10
+	SlaveNotAvailable       int32 = 11
+	FlushSlaveTimeout       int32 = 12
 	MessageIllegal          int32 = 13
 	ServiceNotAvailable     int32 = 14
 	NoPermission            int32 = 16

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
@@ -87,7 +89,29 @@ func (r *Router) runtimeInfo(now time.Time, earliest int64) map[string]string {
 	}
 	r.stageQueues(kv)
 	r.timerInfo(kv, now, snap)
+	r.haInfo(kv)
 	return kv
+}
+
+// haInfo adds the replication state (controller mode only; wheelmq's own
+// keys: RocketMQ reports its HA state through GET_BROKER_HA_STATUS):
+// haRole (master, replica), haEpoch, haFenced, haConfirmedOffset and
+// haSyncStateSet (replica ids, comma-separated). wheelctl cluster list
+// shows them.
+func (r *Router) haInfo(kv map[string]string) {
+	ha := r.p.HA()
+	if ha.Mode == pipeline.ReplicationNone {
+		return
+	}
+	ids := make([]string, len(ha.Role.SyncStateSet))
+	for i, id := range ha.Role.SyncStateSet {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	kv["haRole"] = ha.Role.Kind.String()
+	kv["haEpoch"] = strconv.FormatInt(ha.Role.Epoch, 10)
+	kv["haFenced"] = strconv.FormatBool(ha.Role.Fenced)
+	kv["haConfirmedOffset"] = strconv.FormatInt(ha.Confirmed, 10)
+	kv["haSyncStateSet"] = strings.Join(ids, ",")
 }
 
 // stageQueues reports the stages' mailbox depths where RocketMQ reports

@@ -304,7 +304,26 @@ func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 // saying so, as RocketMQ does; the client retries it (on another broker
 // when there is one), and nothing was stored. Anything else is
 // SYSTEM_ERROR (1) with the error.
+//
+// Replication (actors/writer, confirm.go), as RocketMQ's controller mode:
+//   - not master (a replica, a promotion under way) or a fenced master:
+//     14 SERVICE_NOT_AVAILABLE, nothing stored (RocketMQ's slave answers
+//     the same code; the clients retry it on another broker);
+//   - sync-state set below --min-in-sync-replicas: 1 SYSTEM_ERROR
+//     "in-sync replicas not enough", nothing stored (RocketMQ's
+//     IN_SYNC_REPLICAS_NOT_ENOUGH; retried by the clients);
+//   - stored but not confirmed by the replicas (in time): 12
+//     FLUSH_SLAVE_TIMEOUT (stored on the master, maybe lost on failover;
+//     the Go client reports it as SendFlushSlaveTimeout, not retried).
 func sendFailure(err error) (int32, string) {
+	switch {
+	case errors.Is(err, writer.ErrNotMaster), errors.Is(err, writer.ErrFenced):
+		return remoting.ServiceNotAvailable, "[NOT_MASTER] service not available now: " + err.Error() + ", the message was not stored"
+	case errors.Is(err, writer.ErrInSyncReplicas):
+		return remoting.SystemError, "in-sync replicas not enough"
+	case errors.Is(err, writer.ErrNotConfirmed):
+		return remoting.FlushSlaveTimeout, "[FLUSH_SLAVE_TIMEOUT] " + err.Error()
+	}
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return remoting.ServiceNotAvailable,
 			"[DISK_FULL] service not available now: the broker's disk is full, the message was not stored (" + err.Error() + ")"

@@ -61,8 +61,24 @@ var Mapping = []Rule{
 	{Key: "diskMaxUsedSpaceRatio", Flag: "disk-clean-ratio", Convert: percent, Doc: "percent (clamped to 10..95 as RocketMQ does) → a fraction"},
 	{Key: "diskSpaceWarningLevelRatio", Flag: "disk-full-ratio", Convert: percent, Doc: "percent (clamped to 10..95) → a fraction"},
 	{Key: "mappedFileSizeCommitLog", Flag: "commitlog-segment-size", Convert: positive64, Doc: "bytes (must match an existing data directory)"},
+	{Key: "enableControllerMode", Flag: "replication", Convert: controllerMode,
+		Doc: "`true` → `controller`, `false` → `none`"},
+	{Key: "haListenPort", Flag: "ha-listen", Convert: listenPort, Doc: "`0.0.0.0:<port>`"},
+	{Key: "minInSyncReplicas", Flag: "min-in-sync-replicas", Convert: positive, Doc: "members of the sync-state set, master included"},
 	{Key: "aclEnable", Flag: "acl-file", Beside: "plain_acl.yml",
 		Doc: "`true` → `--acl-file <directory of the broker.conf>/plain_acl.yml`; `false`: no ACL"},
+}
+
+// controllerMode converts enableControllerMode.
+func controllerMode(v string) (string, error) {
+	b, err := boolean(v)
+	if err != nil {
+		return "", err
+	}
+	if b == "true" {
+		return "controller", nil
+	}
+	return "none", nil
 }
 
 // rule returns the rule of a broker.conf key.

@@ -22,7 +22,7 @@ var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": 
 	"default-topic-queues": true, "index": true, "log-level": true, "transaction-timeout": true,
 	"transaction-check-interval": true, "transaction-check-max": true, "auto-create-group": true,
 	"retention": true, "retention-at": true, "disk-clean-ratio": true, "disk-full-ratio": true,
-	"commitlog-segment-size": true, "acl-file": true}
+	"commitlog-segment-size": true, "acl-file": true, "replication": true, "ha-listen": true, "min-in-sync-replicas": true}
 
 func known(name string) bool { return flagNames[name] }
 

@@ -320,12 +320,29 @@ func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
 	down := n.stages.Down()
 	if len(down) == 0 {
 		_, _ = w.Write([]byte("ok\n"))
+	} else {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		for _, d := range down {
+			_, _ = fmt.Fprintf(w, "down: %v\n", d)
+		}
+	}
+	n.writeRole(w)
+}
+
+// writeRole adds the broker's replication role to /healthz (controller
+// mode only: "role: master epoch=3 fenced=false sync_state_set=[1 2]
+// confirmed_offset=1234").
+func (n *Node) writeRole(w io.Writer) {
+	if n.broker == nil {
 		return
 	}
-	w.WriteHeader(http.StatusServiceUnavailable)
-	for _, d := range down {
-		_, _ = fmt.Fprintf(w, "down: %v\n", d)
+	ha := n.broker.Pipeline().HA()
+	if ha.Mode == pipeline.ReplicationNone {
+		return
 	}
+	st := ha.Role
+	_, _ = fmt.Fprintf(w, "role: %s broker_id=%d replica_id=%d epoch=%d fenced=%t sync_state_set=%v confirmed_offset=%d\n",
+		st.Kind, st.BrokerID, st.ReplicaID, st.Epoch, st.Fenced, st.SyncStateSet, ha.Confirmed)
 }
 
 // NamesrvAddr is the embedded name server's bound address ("" if none).
