@@ -103,12 +103,25 @@ type Replication struct {
 	Replicas func() []ReplicaLag
 	// Stop stops the service; called before the store closes.
 	Stop func(context.Context) error
+	// Appended, when set, is called after every writer drain that
+	// appended (replication.Service.Appended: wake the senders, recompute
+	// the confirmed offset after a sync-flush fsync).
+	Appended func()
 }
 
 // confirmerSlot is the writer's Confirmer before and after the service
 // started: a wait before it is there is refused (not confirmed).
 type confirmerSlot struct {
-	c atomic.Pointer[writer.Confirmer]
+	c        atomic.Pointer[writer.Confirmer]
+	appended atomic.Pointer[func()]
+}
+
+// wrote is the writer's Appended hook in controller mode: the service's
+// Appended once it runs.
+func (s *confirmerSlot) wrote() {
+	if f := s.appended.Load(); f != nil {
+		(*f)()
+	}
 }
 
 func (s *confirmerSlot) WaitConfirmed(end int64, done func(ok bool)) {
@@ -184,6 +197,9 @@ func (p *Pipeline) startReplication() error {
 	if r.Confirmer != nil {
 		p.confirm.c.Store(&r.Confirmer)
 	}
+	if r.Appended != nil {
+		p.confirm.appended.Store(&r.Appended)
+	}
 	p.kicker.Kick()
 	return nil
 }
@@ -205,5 +221,10 @@ func (p *Pipeline) writerReplication(o *writer.Options) {
 		return
 	}
 	o.Role, o.MinInSync, o.Confirmer = p.role, p.cfg.MinInSyncReplicas, p.confirm
+	kick := o.Appended
+	o.Appended = func() {
+		p.confirm.wrote()
+		kick()
+	}
 	o.OnConfirmed = p.kicker.Kick
 }

@@ -27,6 +27,7 @@ type Broker struct {
 	router    *router.Router
 	server    *netloop.Server
 	advertise netip.AddrPort
+	ha        *haWiring // controller mode's member and stream (nil: none)
 	stopOnce  sync.Once
 	stopErr   error
 }
@@ -37,11 +38,12 @@ func StartBroker(cfg pipeline.Config) (*Broker, error) { return startBroker(cfg,
 
 // startBroker is StartBroker with the port's TLS.
 func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
+	haw := prepareReplication(&cfg) // ha.go
 	pipe, err := pipeline.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe)}
+	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe), ha: haw}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
 		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, TLS: tls,
@@ -61,6 +63,10 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 		Cluster: cfg.Cluster, BrokerName: cfg.BrokerName, BrokerAddr: adv.String(),
 		HAServerAddr: adv.String(), BrokerID: 0, HeartbeatTimeout: 120 * time.Second,
 	}); err != nil {
+		_ = b.Stop(context.Background())
+		return nil, err
+	}
+	if err := haw.startMember(b, cfg); err != nil {
 		_ = b.Stop(context.Background())
 		return nil, err
 	}
@@ -136,6 +142,7 @@ func (b *Broker) stop(ctx context.Context) error {
 			log.Warn().Err(err).Msg("broker stop: step incomplete, going on")
 		}
 	}
+	step(refuseTimeout, b.ha.stopMember) // a master's group elects another at once
 	step(refuseTimeout, func(ctx context.Context) error {
 		return b.server.Refuse(ctx, remoting.SystemBusy, ShutdownRemark)
 	})
