@@ -7,9 +7,9 @@ import (
 
 // member is one broker's liveness, as the leader sees its heartbeats.
 type member struct {
-	conn                       uint64
-	lastSeen                   time.Time
-	dead                       bool // its heartbeat connection closed
+	conn                        uint64
+	lastSeen                    time.Time
+	dead                        bool // its heartbeat connection closed
 	epoch, maxOffset, confirmed int64
 }
 

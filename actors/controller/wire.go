@@ -132,7 +132,7 @@ type EpochEntryCache struct {
 type Heartbeat struct {
 	Cluster, BrokerName, BrokerAddr, HAAddr string
 	// ReplicaID is the broker's persisted replica id (brokerId), 0: none.
-	ReplicaID                  int64
+	ReplicaID                   int64
 	Epoch, MaxOffset, Confirmed int64
 }
 
@@ -177,8 +177,8 @@ func ParseHeartbeat(cmd *remoting.Command) (Heartbeat, error) {
 // RoleAnswer is what a heartbeat (and register) answer tells a broker.
 type RoleAnswer struct {
 	ReplicaID, MasterID, MasterEpoch, SyncStateSetEpoch int64
-	MasterAddr, MasterHAAddr                           string
-	SyncStateSet                                       []int64
+	MasterAddr, MasterHAAddr                            string
+	SyncStateSet                                        []int64
 }
 
 // roleResponse builds the answer to req for replica id in g.

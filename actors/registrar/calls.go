@@ -160,17 +160,21 @@ func (r *registrar) connLost(m *connLost) {
 // built once per table, and the table's version.
 func (r *registrar) request() (*remoting.Command, int64, error) {
 	t := r.opts.Topics.Load()
-	if r.req != nil && r.reqFrom == t {
+	var epoch int64
+	if r.opts.Epoch != nil {
+		epoch = r.opts.Epoch()
+	}
+	if r.req != nil && r.reqFrom == t && r.reqEpoch == epoch {
 		return r.req, t.Version.Counter, nil
 	}
 	req, err := namesrv.NewRegisterRequest(r.opts.Info, t.Topics, namesrv.DataVersion{
-		Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
+		StateVersion: epoch, Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	r.opts.Credentials.Sign(req) // once per table: the copies sent share its fields
-	r.req, r.reqFrom = req, t
+	r.req, r.reqFrom, r.reqEpoch = req, t, epoch
 	return req, t.Version.Counter, nil
 }
 

@@ -98,6 +98,12 @@ type Options struct {
 	Metrics *Metrics
 	// Info identifies the broker in the registrations.
 	Info namesrv.BrokerInfo
+	// Epoch (nil: 0) returns the broker's master epoch (role.State.Epoch),
+	// sent as the registration's DataVersion.StateVersion, as RocketMQ's
+	// controller-mode broker does: a name server with a controller
+	// refuses a brokerId-0 registration older than the epoch it applied.
+	// 0 means no replication: no check.
+	Epoch func() int64
 	// Credentials sign REGISTER_BROKER and UNREGISTER_BROKER, for name
 	// servers with an ACL (empty: unsigned).
 	Credentials auth.Credentials
@@ -233,8 +239,9 @@ type registrar struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// req is the REGISTER_BROKER request built from the table reqFrom.
-	req     *remoting.Command
-	reqFrom *topics.Table
+	req      *remoting.Command
+	reqFrom  *topics.Table
+	reqEpoch int64 // the master epoch req carries
 }
 
 // Producer returns the actor producer; k is bound to the stage.

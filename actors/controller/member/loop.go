@@ -148,7 +148,9 @@ func (m *Member) propose(set []int64) {
 		controller.FieldClusterName: m.o.Cluster, controller.FieldBrokerName: m.o.BrokerName,
 		controller.FieldMasterBrokerID: strconv.FormatInt(st.ReplicaID, 10), controller.FieldMasterEpoch: strconv.FormatInt(st.Epoch, 10),
 	}
-	resp, sent, err := m.call(func() *remoting.Command { return remoting.NewRequest(remoting.ControllerAlterSyncStateSet, fields, body) })
+	resp, sent, err := m.call(func() *remoting.Command {
+		return remoting.NewRequest(remoting.ControllerAlterSyncStateSet, fields, body)
+	})
 	if err != nil {
 		m.o.Logger.Warn().Err(err).Ints64("set", set).Msg("controller member: sync-state set proposal failed")
 		return
