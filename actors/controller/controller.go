@@ -76,11 +76,7 @@ func (c *Config) peers() []string {
 // ParsePeers splits a --controller-peers value ("h1:p1;h2:p2", commas
 // accepted too) into addresses.
 func ParsePeers(s string) []string {
-	var out []string
-	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
-		out = append(out, p)
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
 }
 
 // Controller is one running controller node.
