@@ -53,6 +53,9 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	for n.Controller().LeaderRemotingAddr() == "" && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond) // the leader's address is announced through raft
+	}
 	md, err := c.Invoke(ctx, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil))
 	if err != nil || md.Code != 0 || md.Field(controller.FieldIsLeader) != "true" || md.Field(controller.FieldLeaderAddress) != ns {
 		t.Fatalf("metadata: %v %+v", err, md)
