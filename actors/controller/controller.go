@@ -21,8 +21,9 @@ const (
 	DefaultLease = 3 * time.Second
 	// DefaultScanInterval is how often the leader checks leases.
 	DefaultScanInterval = 100 * time.Millisecond
-	// DefaultApplyTimeout bounds one raft apply.
-	DefaultApplyTimeout = 2 * time.Second
+	// DefaultApplyTimeout bounds how long the controller goroutine waits to
+	// hand one command to raft (the commit itself is awaited elsewhere).
+	DefaultApplyTimeout = 500 * time.Millisecond
 	// inboxSize bounds the requests waiting for the controller goroutine;
 	// more are answered SYSTEM_BUSY.
 	inboxSize = 4096
