@@ -241,3 +241,35 @@ func (p *proxy) close() {
 	p.mu.Unlock()
 	p.wg.Wait()
 }
+
+// TestControllerLeaderChangeKeepsMaster kills the controller leader while
+// a master and its replica heartbeat: the new leader gives both a fresh
+// lease, so the master is neither replaced nor fenced.
+func TestControllerLeaderChangeKeepsMaster(t *testing.T) {
+	cl := controllertest.Start(t, 3, 0)
+	l := cl.Leader(10 * time.Second)
+	b1, b2 := twoInSync(t, cl.Addrs(), 0, 0)
+	var changed atomic.Bool
+	b1.role.Subscribe(func(_, cur role.State) {
+		if !isMaster(cur) || cur.Epoch != 1 {
+			changed.Store(true)
+		}
+	})
+	b2.role.Subscribe(func(_, cur role.State) {
+		if cur.Kind != role.Replica || cur.Epoch != 1 {
+			changed.Store(true)
+		}
+	})
+	start := time.Now()
+	cl.StopNode(l)
+	l2 := cl.Leader(10 * time.Second)
+	t.Logf("controller leader %d -> %d in %v", l, l2, time.Since(start))
+	time.Sleep(member.DefaultLease + time.Second) // past the fresh lease
+	if changed.Load() {
+		t.Fatalf("a controller failover changed the group: master %+v, replica %+v", b1.role.Get(), b2.role.Get())
+	}
+	g, _ := cl.Nodes[l2].Ctl.Group("c", "b")
+	if g.MasterID != 1 || g.MasterEpoch != 1 {
+		t.Fatalf("group after the failover: %+v", g)
+	}
+}
