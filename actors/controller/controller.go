@@ -247,11 +247,22 @@ func (c *Controller) loop() {
 		case <-c.stop:
 			return
 		case fn := <-c.inbox:
-			fn()
+			c.safe(fn)
 		case <-t.C:
-			c.scan()
+			c.safe(c.scan)
 		}
 	}
+}
+
+// safe runs fn, logging a panic instead of taking the process down (the
+// request it served goes unanswered; the client's timeout answers it).
+func (c *Controller) safe(fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.cfg.Logger.Error().Interface("panic", p).Stack().Msg("controller: request handler panicked")
+		}
+	}()
+	fn()
 }
 
 // apply proposes cmd to raft; done runs on the loop with the outcome.
