@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -94,5 +95,81 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	var info controller.BrokerReplicasInfo
 	if err != nil || sd.Code != 0 || json.Unmarshal(sd.Body, &info) != nil || info.ReplicasInfoTable["b"].MasterEpoch != 2 {
 		t.Fatalf("sync state data: %v %+v %s", err, sd, sd.Body)
+	}
+}
+
+// TestThreeNameServersWithControllers runs three name servers whose
+// controllers form one raft group: a broker member finds the leader
+// through any of them (CONTROLLER_NOT_LEADER redirects to the leader's
+// name-server port), and stays master when the leader's process stops.
+func TestThreeNameServersWithControllers(t *testing.T) {
+	dir := t.TempDir()
+	var peers []string
+	for i := 0; i < 3; i++ {
+		peers = append(peers, controllertest.FreeAddr(t))
+	}
+	nodes := make([]*Node, 3)
+	var addrs []string
+	for i := range nodes {
+		d := filepath.Join(dir, strconv.Itoa(i))
+		n, err := Start(Config{NamesrvListen: "127.0.0.1:0", NamesrvDir: filepath.Join(d, "namesrv"),
+			Controller: controller.Config{Listen: peers[i], Peers: peers, Dir: filepath.Join(d, "controller")}, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = n
+		addrs = append(addrs, n.NamesrvAddr())
+	}
+	defer func() {
+		for _, n := range nodes {
+			if n != nil {
+				_ = n.Stop(context.Background())
+			}
+		}
+	}()
+	h := role.NewHolder(role.State{})
+	// The member knows the name servers in reverse order: likely a
+	// follower first.
+	m, err := member.Start(member.Options{Controllers: []string{addrs[2], addrs[1], addrs[0]}, Cluster: "c", BrokerName: "b",
+		BrokerAddr: "127.0.0.1:10911", Dir: filepath.Join(dir, "broker"), Role: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = m.Stop(context.Background()) }()
+	waitFor := func(what string, d time.Duration, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v (role %+v)", what, d, h.Get())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("member master", 15*time.Second, func() bool { return h.Get().Kind == role.Master && h.Get().IsMaster() })
+	leader := -1
+	for i, n := range nodes {
+		if n.Controller().IsLeader() {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		t.Fatal("no leader")
+	}
+	if err := nodes[leader].Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	nodes[leader] = nil
+	waitFor("new leader", 10*time.Second, func() bool {
+		for _, n := range nodes {
+			if n != nil && n.Controller().IsLeader() {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(member.DefaultLease + 500*time.Millisecond)
+	if st := h.Get(); st.Kind != role.Master || st.Fenced || st.Epoch != 1 {
+		t.Fatalf("after the controller failover: %+v", st)
 	}
 }
