@@ -127,20 +127,22 @@ func Start(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-// Stop stops the goroutine, waits for pending applies (bounded by ctx)
-// and shuts raft down. Later calls do nothing.
+// Stop shuts raft down and waits (bounded by ctx) for the controller's
+// goroutine and the pending applies, which fail. Later calls do nothing.
 func (c *Controller) Stop(ctx context.Context) error {
 	var err error
 	c.once.Do(func() {
 		close(c.stop)
+		// Raft first: its shutdown fails the futures the apply waiters
+		// wait on, so that they end.
+		err = c.node.close()
 		done := make(chan struct{})
 		go func() { c.wg.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-ctx.Done():
-			err = fmt.Errorf("controller stop: %w", ctx.Err())
+			err = errors.Join(err, fmt.Errorf("controller stop: %w", ctx.Err()))
 		}
-		err = errors.Join(err, c.node.close())
 	})
 	return err
 }

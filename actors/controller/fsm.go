@@ -353,6 +353,14 @@ func (f *FSM) Restore(b []byte) error {
 		if g.Replicas == nil {
 			g.Replicas = map[int64]Replica{}
 		}
+		g.NextID = max(g.NextID, 1)
+		for id := range g.Replicas {
+			if id < 1 {
+				delete(g.Replicas, id) // never written: ids start at 1
+				continue
+			}
+			g.NextID = max(g.NextID, id+1)
+		}
 	}
 	f.mu.Lock()
 	f.st = st
