@@ -51,10 +51,14 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 		resp, err := c.InvokeWithin(context.Background(), req(), m.callTimeout())
 		if err != nil {
 			lastErr = fmt.Errorf("controller %s: %w", c.Addr(), err)
+			if m.keepAfterTimeout(c) {
+				return nil, time.Time{}, lastErr
+			}
 			m.closeClient()
 			m.next()
 			continue
 		}
+		m.failingSince = time.Time{}
 		if resp.Code == controller.CodeNotLeader {
 			lastErr = fmt.Errorf("controller %s: %s", c.Addr(), resp.Remark)
 			m.closeClient()
@@ -68,6 +72,24 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 		return resp, sent, nil
 	}
 	return nil, time.Time{}, lastErr
+}
+
+// keepAfterTimeout reports whether a call that failed on c should keep c:
+// a timeout on a connection still open, for up to FenceAfter/2 of
+// failures in a row. Closing the connection tells the controller this
+// broker died (its master gets replaced), so a leader that is merely slow
+// for a moment is not left; one that stays silent is.
+func (m *Member) keepAfterTimeout(c *remoting.Client) bool {
+	select {
+	case <-c.Done():
+		return false
+	default:
+	}
+	now := time.Now()
+	if m.failingSince.IsZero() {
+		m.failingSince = now
+	}
+	return now.Sub(m.failingSince) < m.o.FenceAfter/2
 }
 
 // conn returns the connection to the current guess, dialing it if needed.
@@ -102,6 +124,7 @@ func (m *Member) next() {
 }
 
 func (m *Member) closeClient() {
+	m.failingSince = time.Time{}
 	if m.client != nil {
 		_ = m.client.Close()
 		m.client = nil

@@ -79,6 +79,9 @@ type Member struct {
 	target int // index into controllers of the current guess
 	addrs  []string
 	leader string // leader address a follower named ("" none)
+	// failingSince is when calls on the open connection began timing out
+	// (zero: the last call was answered).
+	failingSince time.Time
 }
 
 // Start loads the replica id and starts heartbeating.
