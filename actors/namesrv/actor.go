@@ -40,6 +40,11 @@ type Options struct {
 	// nil shows nothing. The settings are the process's flags:
 	// UPDATE_NAMESRV_CONFIG (318) is refused.
 	Settings func() map[string]string
+	// MasterEpoch (nil: no controller) returns the master epoch the
+	// embedded controller applied for a broker group: a brokerId-0
+	// registration carrying an older one (DataVersion.StateVersion) is
+	// refused (Registry.SetMasterEpoch).
+	MasterEpoch func(cluster, brokerName string) (int64, bool)
 }
 
 // Request asks the registry actor to serve one name-server command. Send it
@@ -124,6 +129,7 @@ func (a *registryActor) Receive(ctx actor.Context) {
 // start loads the KV configuration and sets the route options.
 func (a *registryActor) start() {
 	a.reg.SetOrderMessageEnable(a.opts.OrderMessageEnable)
+	a.reg.SetMasterEpoch(a.opts.MasterEpoch)
 	path := a.opts.KVConfigPath
 	if path == "" {
 		return

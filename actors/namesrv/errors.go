@@ -17,3 +17,8 @@ var (
 	// ErrChecksum means the header bodyCrc32 does not match the body.
 	ErrChecksum = errors.New("namesrv: crc32 not match")
 )
+
+// CodeFencedMasterEpoch (RocketMQ's CONTROLLER_FENCED_MASTER_EPOCH) answers
+// a brokerId-0 REGISTER_BROKER whose master epoch is older than the one
+// the embedded controller applied (Registry.SetMasterEpoch).
+const CodeFencedMasterEpoch int32 = 2000

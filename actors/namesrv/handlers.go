@@ -71,6 +71,9 @@ func (r *Registry) handleRegister(req *remoting.Command, now time.Time, conn uin
 	if err != nil {
 		return errorResponse(req, err)
 	}
+	if why := r.staleMaster(h.info, dv.StateVersion); why != "" {
+		return remoting.NewResponse(req, CodeFencedMasterEpoch, why)
+	}
 	res, err := r.register(h.info, topics, dv, now, conn)
 	if err != nil {
 		return errorResponse(req, err)

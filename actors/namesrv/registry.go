@@ -88,6 +88,31 @@ type Registry struct {
 	// broker at that time: like RocketMQ, the wipe holds until the broker's
 	// topic configuration changes or ADD_WRITE_PERM_OF_BROKER.
 	wiped map[string]DataVersion
+	// masterEpoch (nil: no controller) returns the master epoch the
+	// embedded controller applied for a broker group.
+	masterEpoch func(cluster, brokerName string) (int64, bool)
+}
+
+// SetMasterEpoch makes a brokerId-0 REGISTER_BROKER whose master epoch
+// (its DataVersion.StateVersion) is older than fn's answer for its group
+// refused: a deposed master cannot take the routes back. A registration
+// with StateVersion 0 (a broker without replication) is not checked.
+func (r *Registry) SetMasterEpoch(fn func(cluster, brokerName string) (int64, bool)) {
+	r.masterEpoch = fn
+}
+
+// staleMaster reports why a brokerId-0 registration at epoch sv is stale
+// ("" when it is not).
+func (r *Registry) staleMaster(info BrokerInfo, sv int64) string {
+	if r.masterEpoch == nil || info.BrokerID != 0 || sv <= 0 {
+		return ""
+	}
+	applied, ok := r.masterEpoch(info.Cluster, info.BrokerName)
+	if !ok || sv >= applied {
+		return ""
+	}
+	return fmt.Sprintf("namesrv: master registration of %s (%s) at epoch %d refused: the controller's master epoch is %d",
+		info.BrokerName, info.BrokerAddr, sv, applied)
 }
 
 // NewRegistry returns an empty route table with an empty KV configuration

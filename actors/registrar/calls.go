@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/rs/zerolog"
 
@@ -166,13 +165,10 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 		return r.req, t.Version.Counter, nil
 	}
 	req, err := namesrv.NewRegisterRequest(info, t.Topics, namesrv.DataVersion{
-		Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
+		StateVersion: epoch, Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
 	})
 	if err != nil {
 		return nil, 0, err
-	}
-	if r.opts.Role != nil {
-		req.SetField(MasterEpochField, strconv.FormatInt(epoch, 10))
 	}
 	if r.reqID != info.BrokerID || r.reqEpoch != epoch {
 		r.opts.Logger.Info().Int64("broker_id", info.BrokerID).Int64("master_epoch", epoch).

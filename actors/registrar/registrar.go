@@ -99,6 +99,12 @@ type Options struct {
 	Metrics *Metrics
 	// Info identifies the broker in the registrations.
 	Info namesrv.BrokerInfo
+	// Epoch (nil: 0) returns the broker's master epoch (role.State.Epoch),
+	// sent as the registration's DataVersion.StateVersion, as RocketMQ's
+	// controller-mode broker does: a name server with a controller
+	// refuses a brokerId-0 registration older than the epoch it applied.
+	// 0 means no replication: no check.
+	Epoch func() int64
 	// Credentials sign REGISTER_BROKER and UNREGISTER_BROKER, for name
 	// servers with an ACL (empty: unsigned).
 	Credentials auth.Credentials
@@ -106,24 +112,22 @@ type Options struct {
 	Topics *topics.View
 	// Role, when set (replication on), gives the broker id registered
 	// (role.State.BrokerID: 0 while master, the replica id otherwise) and
-	// the master epoch carried (MasterEpochField); Kick the stage on every
-	// role change to register again at once. Nil: Info.BrokerID, no epoch.
-	Role *role.Holder
-	// MasterEpoch, when Role is nil, is the epoch carried (0: none).
-	MasterEpoch int64
-	Logger      zerolog.Logger
+	// the master epoch carried (as Epoch does; Epoch is then unused); Kick
+	// the stage on every role change to register again at once. Nil:
+	// Info.BrokerID and Epoch.
+	Role   *role.Holder
+	Logger zerolog.Logger
 }
-
-// MasterEpochField is the REGISTER_BROKER header field carrying the
-// broker's master epoch (the name server refuses a brokerId-0
-// registration older than the controller's epoch).
-const MasterEpochField = "masterEpoch"
 
 // current is the registration's broker info and master epoch now.
 func (r *registrar) current() (namesrv.BrokerInfo, int64) {
 	info := r.opts.Info
 	if r.opts.Role == nil {
-		return info, r.opts.MasterEpoch
+		var epoch int64
+		if r.opts.Epoch != nil {
+			epoch = r.opts.Epoch()
+		}
+		return info, epoch
 	}
 	st := r.opts.Role.Get()
 	if st.Kind != role.Standalone {

@@ -1,6 +1,7 @@
 package registrar
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func (r *recordingNamesrv) waitBrokerID(t *testing.T, id string) string {
 		for i := len(r.got) - 1; i >= 0; i-- {
 			if c := r.got[i]; c.Code == remoting.RegisterBroker && c.Field("brokerId") == id {
 				r.mu.Unlock()
-				return c.Field(MasterEpochField)
+				return strconv.FormatInt(stateVersionOf(t, c), 10)
 			}
 		}
 		r.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
@@ -48,6 +49,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	data := fs.String("data", def.DataDir, "data directory: the broker's store, and the name server's files in <data>/namesrv")
 	listen := fs.String("listen", def.Listen, "broker remoting address (in namesrv mode: the name server's address)")
 	nsListen := fs.String("namesrv-listen", "0.0.0.0:9876", "embedded name server address (empty: none)")
+	ctlListen := fs.String("controller-listen", "", "raft address of the replication controller embedded in the name server (empty: no controller); data in <data>/controller")
+	ctlPeers := fs.String("controller-peers", "", "raft addresses of every controller, ';'-separated, the same list on each (default: only --controller-listen)")
 	nsAddrs := fs.String("namesrv", "", "name servers to register with, ';'-separated (default: the embedded one)")
 	routeWait := fs.Duration("route-wait", def.RouteWait,
 		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
@@ -230,6 +233,12 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		o.node.NamesrvListen = *nsListen
 		o.node.NamesrvDir = filepath.Join(*data, "namesrv")
 		o.node.OrderMessageEnable = *orderMsg
+		if *ctlListen != "" {
+			o.node.Controller = controller.Config{Listen: *ctlListen, Peers: controller.ParsePeers(*ctlPeers),
+				Dir: filepath.Join(*data, "controller")}
+		} else if *ctlPeers != "" {
+			problems = append(problems, "--controller-peers needs --controller-listen")
+		}
 	}
 	problems = append(problems, tlsOpts.apply(&o.node, *data)...) // TLS: flags_tls.go
 	if mode == "broker" && len(bc.NameServers) == 0 {
@@ -251,7 +260,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"data", "listen", "namesrv-listen", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
+	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass"},
 	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",

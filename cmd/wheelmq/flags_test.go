@@ -421,3 +421,28 @@ func TestModeHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestParseArgsController(t *testing.T) {
+	o, err := parseArgs([]string{"namesrv", "--data", "/d", "--controller-listen", "127.0.0.1:9880",
+		"--controller-peers", "127.0.0.1:9880;127.0.0.1:9881;127.0.0.1:9882"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.node.Controller
+	if c.Listen != "127.0.0.1:9880" || len(c.Peers) != 3 || c.Peers[2] != "127.0.0.1:9882" || c.Dir != filepath.Join("/d", "controller") {
+		t.Fatalf("controller config %+v", c)
+	}
+	o, err = parseArgs([]string{"--controller-listen", "127.0.0.1:9880"}, env(nil), io.Discard)
+	if err != nil || o.node.Controller.Listen != "127.0.0.1:9880" {
+		t.Fatalf("all-in-one: %v %+v", err, o.node.Controller)
+	}
+	if o, err := parseArgs([]string{"namesrv"}, env(nil), io.Discard); err != nil || o.node.Controller.Listen != "" {
+		t.Fatalf("no controller by default: %v %+v", err, o.node.Controller)
+	}
+	if _, err := parseArgs([]string{"namesrv", "--controller-peers", "a:1"}, env(nil), io.Discard); err == nil {
+		t.Fatal("--controller-peers without --controller-listen accepted")
+	}
+	if _, err := parseArgs([]string{"broker", "--namesrv", "h:1", "--controller-listen", "a:1"}, env(nil), io.Discard); err == nil {
+		t.Fatal("--controller-listen accepted in broker mode")
+	}
+}

@@ -133,3 +133,18 @@ const (
 	AuthGetACL     int32 = 3009
 	AuthListACL    int32 = 3010
 )
+
+// Controller request codes (RocketMQ 5 RequestCode CONTROLLER_*, RIP-44),
+// served by the controller embedded in the name server (actors/controller).
+const (
+	BrokerHeartbeat             int32 = 904
+	ControllerAlterSyncStateSet int32 = 1001
+	ControllerElectMaster       int32 = 1002
+	ControllerRegisterBroker    int32 = 1003
+	ControllerGetReplicaInfo    int32 = 1004
+	ControllerGetMetadataInfo   int32 = 1005
+	ControllerGetSyncStateData  int32 = 1006
+	GetBrokerEpochCache         int32 = 1007
+	ControllerGetNextBrokerID   int32 = 1012
+	ControllerApplyBrokerID     int32 = 1013
+)

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -33,6 +34,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/aclfile"
+	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
@@ -56,6 +58,11 @@ type Config struct {
 	// two name servers never share the file). "" keeps the KV
 	// configuration in memory only. cmd/wheelmq uses <data>/namesrv.
 	NamesrvDir string
+	// Controller runs the replication controller embedded in the name
+	// server (zero Listen: none): its raft transport on Controller.Listen,
+	// its requests on the name server's port; its Dir is required
+	// (cmd/wheelmq uses <data>/controller). RemotingAddr is set here.
+	Controller controller.Config
 	// OrderMessageEnable puts ORDER_TOPIC_CONFIG values into routes as
 	// orderTopicConf (RocketMQ's orderMessageEnable).
 	OrderMessageEnable bool
@@ -82,8 +89,10 @@ type Node struct {
 	net      *netCollector   // the remoting servers' counters
 	nsStage  *stage.Stage
 	nsServer *netloop.Server
-	nsLock   io.Closer         // the name server directory's LOCK (nil: none)
-	tls      *tlsconf.Reloader // the ports' TLS material (nil: TLS disabled)
+	ctl      *controller.Controller // the embedded controller (nil: none)
+	nsAddr   atomic.Pointer[string] // the name server's bound address, once listening
+	nsLock   io.Closer              // the name server directory's LOCK (nil: none)
+	tls      *tlsconf.Reloader      // the ports' TLS material (nil: TLS disabled)
 	broker   *Broker
 	// The ACL (acl.go): the file's view and stage, the ports' Guard (nil:
 	// no ACL) and the embedded broker's internal credential.
@@ -177,16 +186,34 @@ func (n *Node) startNamesrv() error {
 		n.nsLock, opts.KVConfigPath = lock, path
 	}
 	opts.Settings = func() map[string]string { return namesrvSettings(n.NamesrvAddr(), opts) }
+	if n.cfg.Controller.Listen != "" {
+		cc := n.cfg.Controller
+		cc.Logger = n.cfg.Logger.With().Str("component", "controller").Logger()
+		cc.RemotingAddr = func() string {
+			if p := n.nsAddr.Load(); p != nil {
+				return *p
+			}
+			return ""
+		}
+		ctl, err := controller.Start(cc)
+		if err != nil {
+			n.releaseNamesrvDir()
+			return fmt.Errorf("start controller: %w", err)
+		}
+		n.ctl = ctl
+		opts.MasterEpoch = ctl.MasterEpoch
+	}
 	n.nsSystem = stage.NewSystem(log)
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
 	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(opts))
 	if err != nil {
 		n.nsSystem.Shutdown()
+		n.stopController(context.Background())
 		n.releaseNamesrvDir()
 		return fmt.Errorf("start name server: %w", err)
 	}
 	n.nsStage = st
-	h := &namesrvHandler{st: st, log: log}
+	h := &namesrvHandler{st: st, log: log, ctl: n.ctl}
 	if n.guard != nil {
 		extra := []auth.Source{&n.brokerUsers}
 		if n.internDir != nil {
@@ -198,9 +225,12 @@ func (n *Node) startNamesrv() error {
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
+		n.stopController(context.Background())
 		n.releaseNamesrvDir()
 		return fmt.Errorf("name server listen %s: %w", n.cfg.NamesrvListen, err)
 	}
+	addr := dialable(n.nsServer.Addr())
+	n.nsAddr.Store(&addr)
 	n.net.add(n.nsServer)
 	log.Info().Str("listen", n.nsServer.Addr()).Msg("name server started")
 	return nil
@@ -246,6 +276,7 @@ type namesrvHandler struct {
 	st    *stage.Stage
 	log   zerolog.Logger
 	guard *auth.Guard
+	ctl   *controller.Controller // the embedded controller (nil: none)
 }
 
 // brokerConn marks (as the Conn's context) a connection a broker
@@ -258,6 +289,9 @@ func (h *namesrvHandler) OnOpen(*netloop.Conn) {}
 // gone (RocketMQ's BrokerHousekeepingService): it comes after every
 // request of that connection in the stage's mailbox.
 func (h *namesrvHandler) OnClose(c *netloop.Conn, _ error) {
+	if h.ctl != nil {
+		h.ctl.ConnClosed(c.ID()) // brokers heartbeating over it die at once
+	}
 	if _, ok := c.Context().(brokerConn); ok {
 		h.st.Send(namesrv.ConnClosed{Conn: c.ID()})
 	}
@@ -267,8 +301,13 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return
 	}
+	isCtl := h.ctl != nil && controller.Handles(cmd.Code)
 	if h.guard != nil {
-		if ref := h.guard.Check(c.RemoteAddrPort(), cmd, namesrv.Permissions.NeedsOf(cmd)); ref != nil {
+		perms := namesrv.Permissions
+		if isCtl {
+			perms = controller.Permissions
+		}
+		if ref := h.guard.Check(c.RemoteAddrPort(), cmd, perms.NeedsOf(cmd)); ref != nil {
 			if !cmd.IsOneway() {
 				if err := c.Send(remoting.NewResponse(cmd, remoting.NoPermission, ref.Remark)); err != nil {
 					h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
@@ -276,6 +315,15 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 			}
 			return
 		}
+	}
+	if isCtl {
+		// Answered from the controller's goroutine, never this event loop.
+		h.ctl.Handle(cmd, c.ID(), func(resp *remoting.Command) {
+			if err := c.Send(resp); err != nil {
+				h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("controller response not delivered")
+			}
+		})
+		return
 	}
 	if cmd.Code == remoting.RegisterBroker && c.Context() == nil {
 		c.SetContext(brokerConn{})
@@ -392,6 +440,9 @@ func (n *Node) stop(ctx context.Context) error {
 }
 
 func (n *Node) stopNamesrv(ctx context.Context) {
+	// The controller first: the connections the server then closes must
+	// not look like dead brokers to it.
+	n.stopController(ctx)
 	if n.nsServer != nil {
 		if err := n.nsServer.Stop(ctx); err != nil {
 			n.cfg.Logger.Warn().Err(err).Msg("stop name server")
@@ -405,6 +456,20 @@ func (n *Node) stopNamesrv(ctx context.Context) {
 	}
 	n.releaseNamesrvDir()
 }
+
+// stopController stops the embedded controller, if any.
+func (n *Node) stopController(ctx context.Context) {
+	if n.ctl == nil {
+		return
+	}
+	if err := n.ctl.Stop(ctx); err != nil {
+		n.cfg.Logger.Warn().Err(err).Msg("stop controller")
+	}
+	n.ctl = nil
+}
+
+// Controller is the embedded controller (nil if none).
+func (n *Node) Controller() *controller.Controller { return n.ctl }
 
 // dialable turns a wildcard listen address into a loopback one.
 func dialable(addr string) string {
