@@ -19,7 +19,7 @@ import (
 	goproducer "github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/netloop/mqclient"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 )
