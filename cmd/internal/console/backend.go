@@ -98,21 +98,21 @@ type Stage struct {
 
 // Topic is one topic's configuration.
 type Topic struct {
-	Name                      string
-	ReadQueues, WriteQueues   int
-	Perm                      int
-	Order                     bool
-	System                    bool
-	Attributes                map[string]string
-	Messages                  int64 // sum of max offsets (0: not asked)
+	Name                    string
+	ReadQueues, WriteQueues int
+	Perm                    int
+	Order                   bool
+	System                  bool
+	Attributes              map[string]string
+	Messages                int64 // sum of max offsets (0: not asked)
 }
 
 // Queue is one queue's offsets.
 type Queue struct {
-	Broker         string
-	ID             int
-	Min, Max       int64
-	LastUpdateMs   int64
+	Broker       string
+	ID           int
+	Min, Max     int64
+	LastUpdateMs int64
 }
 
 // Group is one subscription group.
@@ -181,15 +181,15 @@ type Event struct {
 
 // Timers is the timer wheel's picture.
 type Timers struct {
-	Pending        int64
-	DueNextMinute  int64
-	Counts         []int64 // by the asked edges: len(edges)+1
-	LatenessP50    float64 // seconds, from the lateness histogram
-	LatenessP99    float64
-	LatenessMax    float64 // upper bound of the highest non-empty bucket
-	Delivered      float64
-	Cancelled      float64
-	Furthest       []Delay // the largest delays, furthest first
+	Pending       int64
+	DueNextMinute int64
+	Counts        []int64 // by the asked edges: len(edges)+1
+	LatenessP50   float64 // seconds, from the lateness histogram
+	LatenessP99   float64
+	LatenessMax   float64 // upper bound of the highest non-empty bucket
+	Delivered     float64
+	Cancelled     float64
+	Furthest      []Delay // the largest delays, furthest first
 }
 
 // Delay is a slot of far-off timers: how many are due from At.

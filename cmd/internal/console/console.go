@@ -126,16 +126,16 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // view is what every page template gets.
 type view struct {
-	Title  string
-	Page   string
-	Who    Identity
-	ACL    bool
-	CSRF   string
-	Flash  string
-	Error  string
-	Now    time.Time
-	Data   any
-	Query  url.Values
+	Title string
+	Page  string
+	Who   Identity
+	ACL   bool
+	CSRF  string
+	Flash string
+	Error string
+	Now   time.Time
+	Data  any
+	Query url.Values
 }
 
 // pageFunc fills a page's view.Data; an error shows on the page.

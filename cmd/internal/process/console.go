@@ -315,6 +315,3 @@ func (cb *consoleBackend) Cluster(ctx context.Context, c console.Credentials) (c
 	}
 	return cl, nil
 }
-
-
-
