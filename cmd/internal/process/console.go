@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"math"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -198,11 +199,11 @@ func (cb *consoleBackend) Stages(context.Context) ([]console.Stage, error) {
 }
 
 // quantile estimates q of a Prometheus histogram (the upper bound of the
-// bucket holding it; 0 when empty).
+// bucket holding it; NaN when empty, which the pages show as "-").
 func quantile(h *dto.Histogram, q float64) float64 {
 	total := h.GetSampleCount()
 	if total == 0 {
-		return 0
+		return math.NaN()
 	}
 	rank := uint64(q * float64(total))
 	for _, b := range h.GetBucket() {
@@ -213,10 +214,10 @@ func quantile(h *dto.Histogram, q float64) float64 {
 	return h.GetBucket()[len(h.GetBucket())-1].GetUpperBound()
 }
 
-// maxBound is the upper bound of the highest non-empty bucket.
+// maxBound is the upper bound of the highest non-empty bucket (NaN: none).
 func maxBound(h *dto.Histogram) float64 {
 	var prev uint64
-	var hi float64
+	hi := math.NaN()
 	for _, b := range h.GetBucket() {
 		if b.GetCumulativeCount() > prev {
 			hi = b.GetUpperBound()
