@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,30 +16,51 @@ import (
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/console"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-func (cb *consoleBackend) Topics(ctx context.Context, c console.Credentials) ([]console.Topic, error) {
-	addr, err := cb.addr()
-	if err != nil {
-		return nil, err
+// Topics reads the topics stage's published snapshot (what
+// GET_ALL_TOPIC_CONFIG answers, without encoding 10,000 topics to JSON and
+// back), keeping for a non-admin account the topics it may SUB on: the
+// broker serves GET_ALL_TOPIC_CONFIG to admins only.
+func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]console.Topic, error) {
+	if cb.n.broker == nil {
+		return nil, fmt.Errorf("this process runs no broker")
 	}
-	s := cb.session(c)
-	defer s.Close()
-	tcs, err := s.TopicConfigs(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]console.Topic, 0, len(tcs))
-	for name, tc := range tcs {
-		if name == "" {
-			name = tc.TopicName
+	may := cb.mayRead(c, auth.TopicNeed)
+	tab := cb.n.broker.pipe.Topics().Load().Topics
+	out := make([]console.Topic, 0, len(tab))
+	for name, tc := range tab {
+		if !may(name) {
+			continue
 		}
-		out = append(out, console.Topic{Name: name, ReadQueues: tc.ReadQueueNums, WriteQueues: tc.WriteQueueNums,
-			Perm: tc.Perm, Order: tc.Order, System: isSystemTopic(name, tc.TopicSysFlag)})
+		out = append(out, console.Topic{Name: name, ReadQueues: int(tc.ReadQueueNums), WriteQueues: int(tc.WriteQueueNums),
+			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag))})
 	}
 	return out, nil
+}
+
+// mayRead returns whether c's account may SUB on a named resource (always
+// without ACL, and for an admin).
+func (cb *consoleBackend) mayRead(c console.Credentials, need func(string, auth.Perm) auth.Need) func(string) bool {
+	g := cb.n.guard
+	if g == nil {
+		return func(string) bool { return true }
+	}
+	acct, ok := g.Lookup(c.AccessKey)
+	if !ok {
+		return func(string) bool { return false }
+	}
+	if acct.IsAdmin() {
+		return func(string) bool { return true }
+	}
+	lo := netip.MustParseAddr("127.0.0.1")
+	return func(name string) bool {
+		ok, _ := acct.Allows(need(name, auth.PermSub), lo)
+		return ok
+	}
 }
 
 // isSystemTopic tells the broker's own topics.
@@ -98,30 +120,22 @@ func (cb *consoleBackend) DeleteTopic(ctx context.Context, c console.Credentials
 	return errors.Join(errs...)
 }
 
-func (cb *consoleBackend) Groups(ctx context.Context, c console.Credentials) ([]console.Group, error) {
-	addr, err := cb.addr()
-	if err != nil {
-		return nil, err
+// Groups reads the groups stage's published snapshot, keeping for a
+// non-admin account the groups it may SUB on (as Topics).
+func (cb *consoleBackend) Groups(_ context.Context, c console.Credentials) ([]console.Group, error) {
+	if cb.n.broker == nil {
+		return nil, fmt.Errorf("this process runs no broker")
 	}
-	s := cb.session(c)
-	defer s.Close()
-	gs, err := s.Groups(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]console.Group, 0, len(gs))
-	for name, g := range gs {
-		out = append(out, groupOf(name, g))
+	may := cb.mayRead(c, auth.GroupNeed)
+	tab := cb.n.broker.pipe.Groups().Load()
+	out := make([]console.Group, 0, len(tab.Groups))
+	for name, g := range tab.Groups {
+		if may(name) {
+			out = append(out, console.Group{Name: name, ConsumeEnable: g.ConsumeEnable, Broadcast: g.ConsumeBroadcastEnable,
+				Orderly: g.ConsumeMessageOrderly, RetryMax: int(g.RetryMaxTimes)})
+		}
 	}
 	return out, nil
-}
-
-func groupOf(name string, g admin.GroupConfig) console.Group {
-	if name == "" {
-		name = g.GroupName
-	}
-	return console.Group{Name: name, ConsumeEnable: g.ConsumeEnable, Broadcast: g.ConsumeBroadcastEnable,
-		Orderly: g.ConsumeMessageOrderly, RetryMax: g.RetryMaxTimes}
 }
 
 func (cb *consoleBackend) GroupDetail(ctx context.Context, c console.Credentials, group string) (console.GroupDetail, error) {
@@ -132,12 +146,9 @@ func (cb *consoleBackend) GroupDetail(ctx context.Context, c console.Credentials
 	}
 	s := cb.session(c)
 	defer s.Close()
-	gs, err := s.Groups(ctx, addr)
-	if err != nil {
-		return d, err
-	}
-	if g, ok := gs[group]; ok {
-		d.Group = groupOf(group, g)
+	if g, ok := cb.n.broker.pipe.Groups().Get(group); ok && cb.mayRead(c, auth.GroupNeed)(group) {
+		d.Group = console.Group{Name: group, ConsumeEnable: g.ConsumeEnable, Broadcast: g.ConsumeBroadcastEnable,
+			Orderly: g.ConsumeMessageOrderly, RetryMax: int(g.RetryMaxTimes)}
 	}
 	conns, err := s.Connections(ctx, addr, group)
 	if err != nil {
