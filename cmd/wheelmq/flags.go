@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/wheelmq/wheelmq/actors/timer"
 	"io"
 	"net"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
@@ -224,7 +224,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
 		Pprof: *pprofOn, Console: *consoleOn,
-		ACL:   process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
+		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
 		o.node.NamesrvDir = filepath.Join(*data, "namesrv")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"math"
@@ -15,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-func errorf(format string, args ...any) error { return errors.New(fmt.Sprintf(format, args...)) }
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
 

@@ -10,6 +10,7 @@ package process
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -286,33 +287,41 @@ func (cb *consoleBackend) Cluster(ctx context.Context, c console.Credentials) (c
 	}
 	s := cb.session(c)
 	defer s.Close()
-	for _, ns := range cl.NameServers {
+	var errs []error
+	for _, ns := range cl.NameServers { // the first that answers speaks for all
 		bs, err := s.Brokers(ctx, ns)
 		if err != nil {
-			return cl, fmt.Errorf("brokers of %s: %w", ns, err)
+			errs = append(errs, fmt.Errorf("brokers of %s: %w", ns, err))
+			continue
 		}
 		for _, b := range bs {
-			row := console.Broker{Cluster: b.Cluster, Name: b.Name, Addr: b.Addr, ID: b.ID, Role: "master"}
-			if b.ID != 0 {
-				row.Role = "replica"
-			}
-			if info, err := s.RuntimeInfo(ctx, b.Addr); err != nil {
-				row.Error = err.Error()
-			} else {
-				row.Version = info["brokerVersionDesc"]
-			}
-			if cb.n.broker != nil && b.Addr == cb.n.broker.Advertise() {
-				if h := cb.role.Load(); h != nil {
-					st := h.Get()
-					row.Role, row.Epoch = st.Kind.String(), st.Epoch
-					for _, id := range st.SyncStateSet {
-						row.SyncSet = append(row.SyncSet, strconv.FormatInt(id, 10))
-					}
-				}
-			}
-			cl.Brokers = append(cl.Brokers, row)
+			cl.Brokers = append(cl.Brokers, cb.brokerRow(ctx, s, b))
 		}
-		break // one name server answers for all
+		return cl, nil
 	}
-	return cl, nil
+	return cl, errors.Join(errs...)
+}
+
+// brokerRow is one broker of the cluster page: its version from its
+// runtime info, and for this broker its role, epoch and sync-state set.
+func (cb *consoleBackend) brokerRow(ctx context.Context, s *admin.Session, b admin.Broker) console.Broker {
+	row := console.Broker{Cluster: b.Cluster, Name: b.Name, Addr: b.Addr, ID: b.ID, Role: "master"}
+	if b.ID != 0 {
+		row.Role = "replica"
+	}
+	if info, err := s.RuntimeInfo(ctx, b.Addr); err != nil {
+		row.Error = err.Error()
+	} else {
+		row.Version = info["brokerVersionDesc"]
+	}
+	if cb.n.broker != nil && b.Addr == cb.n.broker.Advertise() {
+		if h := cb.role.Load(); h != nil {
+			st := h.Get()
+			row.Role, row.Epoch = st.Kind.String(), st.Epoch
+			for _, id := range st.SyncStateSet {
+				row.SyncSet = append(row.SyncSet, strconv.FormatInt(id, 10))
+			}
+		}
+	}
+	return row
 }
