@@ -194,7 +194,7 @@ type node struct {
 var pipeNodes = []node{
 	{"", "netloop router", 10, 250},
 	{"commitlog", "commitlog writer", 230, 10}, {"dispatch", "dispatch", 450, 10}, {"index", "index", 670, 10},
-	{"pull", "pull", 450, 90}, {"offsets", "offsets", 230, 170}, {"transaction", "transaction", 230, 250},
+	{"pull", "pull", 450, 90}, {"pull_read", "pull readers", 670, 90}, {"offsets", "offsets", 230, 170}, {"transaction", "transaction", 230, 250},
 	{"clients", "clients", 230, 330}, {"groups", "groups", 230, 410}, {"acl", "acl", 230, 490},
 	{"topics", "topics", 230, 570}, {"registrar", "registrar", 450, 570},
 	{"enqueue_get", "timer enqueue_get", 450, 250}, {"enqueue_put", "timer enqueue_put", 670, 250},
@@ -208,9 +208,10 @@ var pipeEdges = [][2]string{
 	{"netloop router", "commitlog writer"}, {"netloop router", "pull"}, {"netloop router", "offsets"},
 	{"netloop router", "transaction"}, {"netloop router", "clients"}, {"netloop router", "groups"},
 	{"netloop router", "acl"}, {"netloop router", "topics"},
-	{"commitlog writer", "dispatch"}, {"dispatch", "index"}, {"dispatch", "pull"}, {"topics", "registrar"},
-	{"dispatch", "timer enqueue_get"}, {"timer enqueue_get", "timer enqueue_put"}, {"timer enqueue_put", "timer dequeue_get"},
-	{"timer dequeue_get", "timer dequeue_message"}, {"timer dequeue_message", "timer dequeue_put"},
+	{"commitlog writer", "dispatch"}, {"dispatch", "index"}, {"dispatch", "pull"}, {"pull", "pull readers"},
+	{"topics", "registrar"}, {"dispatch", "timer enqueue_get"}, {"timer enqueue_get", "timer enqueue_put"},
+	{"timer enqueue_put", "timer dequeue_get"}, {"timer dequeue_get", "timer dequeue_message"},
+	{"timer dequeue_message", "timer dequeue_put"}, {"timer dequeue_message", "commitlog writer"},
 	{"transaction", "commitlog writer"},
 }
 
@@ -227,16 +228,7 @@ func pipelineSVG(d stagesData) template.HTML {
 	b.WriteString(`<svg class="pipeline" viewBox="0 0 880 650" role="img" aria-label="pipeline">`)
 	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z"/></marker></defs>`)
 	for _, e := range pipeEdges {
-		a, z := pos[e[0]], pos[e[1]]
-		x1, y1, x2, y2 := a.x+boxW, a.y+boxH/2, z.x, z.y+boxH/2
-		if z.x <= a.x { // backwards or same column: go by the side
-			x1, x2 = a.x+boxW/2, z.x+boxW/2
-			y1, y2 = a.y+boxH, z.y
-			if z.y < a.y {
-				y1, y2 = a.y, z.y+boxH
-			}
-		}
-		fmt.Fprintf(&b, `<line class="edge" x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" marker-end="url(#arrow)"/>`, x1, y1, x2, y2)
+		b.WriteString(edgePath(pos[e[0]], pos[e[1]]))
 	}
 	for _, n := range pipeNodes {
 		cls, line1, line2 := "box", "", ""
@@ -266,6 +258,29 @@ func pipelineSVG(d stagesData) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // escaped
+}
+
+// edgePath is one arrow: straight between columns left to right, down a
+// column when one box is under the other, else a curve from the left side
+// of the source round to the right side of the target.
+func edgePath(a, z node) string {
+	var d string
+	switch {
+	case z.x > a.x && z.y == a.y, z.x > a.x+boxW && a.name == "":
+		d = fmt.Sprintf("M %.0f %.0f L %.0f %.0f", a.x+boxW, a.y+boxH/2, z.x, z.y+boxH/2)
+	case z.x > a.x:
+		d = fmt.Sprintf("M %.0f %.0f C %.0f %.0f, %.0f %.0f, %.0f %.0f", a.x+boxW, a.y+boxH/2, a.x+boxW+15, a.y+boxH/2, z.x-15, z.y+boxH/2, z.x, z.y+boxH/2)
+	case z.x == a.x && z.y > a.y:
+		d = fmt.Sprintf("M %.0f %.0f L %.0f %.0f", a.x+boxW/2, a.y+boxH, z.x+boxW/2, z.y)
+	case z.x == a.x && z.y < a.y && z.y+boxH+20 > a.y:
+		d = fmt.Sprintf("M %.0f %.0f L %.0f %.0f", a.x+boxW/2, a.y, z.x+boxW/2, z.y+boxH)
+	default: // back or up a column: out on the left, in on the right
+		d = fmt.Sprintf("M %.0f %.0f C %.0f %.0f, %.0f %.0f, %.0f %.0f", a.x, a.y+boxH/2, a.x-40, a.y+boxH/2, z.x+boxW+40, z.y+boxH/2, z.x+boxW, z.y+boxH/2)
+		if z.x == a.x {
+			d = fmt.Sprintf("M %.0f %.0f C %.0f %.0f, %.0f %.0f, %.0f %.0f", a.x+boxW, a.y+boxH/2, a.x+boxW+30, a.y+boxH/2, z.x+boxW+30, z.y+boxH/2, z.x+boxW, z.y+boxH/2)
+		}
+	}
+	return `<path class="edge" d="` + d + `" marker-end="url(#arrow)"/>`
 }
 
 // stageSum is the stage called name, or the sum of its numbered workers
