@@ -258,10 +258,45 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("the timer cancelled in the console was delivered")
 		}
 	}
+	// The messages page tells both timers' lives (the index may lag a
+	// little: the page is asked again until it tells).
+	lifeOf := func(id string) string {
+		b.must(chromedp.Navigate(base+"/messages?id="+id), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		return get(b, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("ol.life li")).map(e => e.textContent).join("\n")`))
+	}
+	var life string
+	waitUntil(t, 10*time.Second, func() bool { life = lifeOf(ids[0]); return strings.Contains(life, "cancelled") })
+	if !strings.Contains(life, "timer due") || strings.Contains(life, "written back") {
+		t.Fatalf("the cancelled timer's life:\n%s", life)
+	}
+	waitUntil(t, 10*time.Second, func() bool { life = lifeOf(ids[1]); return strings.Contains(life, "written back") })
+	if strings.Contains(life, "cancelled") || !strings.Contains(life, "consume") {
+		t.Fatalf("the delivered timer's life:\n%s", life)
+	}
+	b.shot(shots, "message")
+
+	// The stages table has one row per stage /metrics knows.
+	b.must(chromedp.Navigate(base+"/stages"), chromedp.WaitVisible(chromedp.CSS("#stages")))
+	rows := get(b, chromedp.Evaluate[int](`document.querySelectorAll("#stages tbody tr").length`))
+	if want := countStages(t, n.MetricsAddr()); rows != want || want < 10 {
+		t.Fatalf("stages page shows %d stages, /metrics %d", rows, want)
+	}
 	if e := b.errors(); len(e) > 0 {
 		t.Fatalf("JS errors: %v", e)
 	}
 	t.Logf("screenshots in %s", shots)
+}
+
+// countStages counts the stage label values of wheelmq_stage_up.
+func countStages(t *testing.T, addr string) int {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return len(regexp.MustCompile(`(?m)^wheelmq_stage_up\{stage="[^"]+"\} `).FindAll(body, -1))
 }
 
 // saveShots copies the overview and timer screenshots to
