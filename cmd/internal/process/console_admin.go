@@ -4,6 +4,7 @@ package process
 // broker's own port, as wheelctl sends them (cmd/internal/admin).
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/console"
@@ -204,7 +206,7 @@ func (cb *consoleBackend) CancelTimer(ctx context.Context, c console.Credentials
 
 // FindMessages finds by offset message id (VIEW_MESSAGE_BY_ID), message
 // id or key (QUERY_MESSAGE on the topic and the timer topic) or queue
-// offset (a one-message PULL_MESSAGE as the TOOLS_CONSUMER group), then
+// offset (a pull reader's ReadQueue: a pull would make a group), then
 // works out each one's life.
 func (cb *consoleBackend) FindMessages(ctx context.Context, c console.Credentials, q console.MessageQuery) ([]console.Message, error) {
 	addr, err := cb.addr()
@@ -216,7 +218,7 @@ func (cb *consoleBackend) FindMessages(ctx context.Context, c console.Credential
 	var recs []message.Record
 	switch {
 	case q.ByOffset:
-		recs, err = pullOne(ctx, s, addr, q.Topic, q.Queue, q.Offset)
+		recs, err = cb.readQueue(ctx, c, q.Topic, q.Queue, q.Offset)
 	case q.ID != "":
 		if _, off, perr := message.ParseOffsetMsgID(q.ID); perr == nil {
 			var r message.Record
@@ -256,20 +258,37 @@ func queryBoth(ctx context.Context, s *admin.Session, addr string, q admin.Messa
 	return out, nil
 }
 
-// pullOne reads the message at one queue offset.
-func pullOne(ctx context.Context, s *admin.Session, addr, topic string, queue int, offset int64) ([]message.Record, error) {
-	resp, err := s.Call(ctx, addr, remoting.NewRequest(remoting.PullMessage, map[string]string{
-		"consumerGroup": "TOOLS_CONSUMER", "topic": topic, "queueId": strconv.Itoa(queue),
-		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": "1", "sysFlag": "0", "commitOffset": "0",
-		"suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0",
-	}, nil), remoting.PullNotFound, remoting.PullRetryImmediately, remoting.PullOffsetMoved)
-	if err != nil {
-		return nil, err
+// readQueue reads the message at one queue offset from a pull reader
+// (pull.ReadQueue: no group, no statistics, nothing remembered), once the
+// account may SUB on the topic.
+func (cb *consoleBackend) readQueue(ctx context.Context, c console.Credentials, topic string, queue int, offset int64) ([]message.Record, error) {
+	if !cb.mayRead(c, auth.TopicNeed)(topic) {
+		return nil, fmt.Errorf("this account may not SUB on %s", topic)
 	}
-	if resp.Code != remoting.Success {
-		return nil, fmt.Errorf("no message at %s queue %d offset %d (%s: %s)", topic, queue, offset, admin.ResponseName(resp.Code), resp.Remark)
+	st := cb.n.broker.pipe.Stage(pull.StageName)
+	if st == nil {
+		return nil, fmt.Errorf("the pull stage is not running")
 	}
-	return admin.DecodeRecords(resp.Body)
+	type answer struct {
+		rec []byte
+		err error
+	}
+	ch := make(chan answer, 1)
+	st.Send(&pull.ReadQueue{Pos: pull.QueuePos{Topic: topic, QueueID: int32(queue), Offset: offset},
+		Reply: func(rec []byte, err error) { ch <- answer{bytes.Clone(rec), err} }})
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return nil, a.err
+		}
+		r, _, err := message.Decode(a.rec)
+		if err != nil {
+			return nil, fmt.Errorf("%s queue %d offset %d: %w", topic, queue, offset, err)
+		}
+		return []message.Record{r}, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("read %s queue %d offset %d: %w", topic, queue, offset, ctx.Err())
+	}
 }
 
 // life works out what became of a record: stored, dispatched into its

@@ -227,6 +227,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !got.WaitFor(1, 20*time.Second) {
 		t.Fatalf("the console's topic delivered nothing")
 	}
+	// The topic page links its queues' last messages; one is ours.
+	b.must(chromedp.Navigate(base+"/topic?name=made-in-console"), chromedp.WaitVisible(chromedp.CSS("#queues")),
+		chromedp.Click(chromedp.CSS(`#queues a`)), chromedp.WaitVisible(chromedp.CSS("#found")))
+	if text := get(b, chromedp.Evaluate[string](`(document.querySelector("pre.body.text")||{}).textContent||document.querySelector("main").innerText`)); text != "hello console" {
+		t.Fatalf("the last message by queue offset: %q", text)
+	}
 
 	// A timer cancelled in the console is not delivered; its twin is.
 	processtest.CreateTopic(t, n, "console-cancel", 1)
