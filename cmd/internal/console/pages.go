@@ -227,6 +227,9 @@ func (c *Console) resetGroup(ctx context.Context, r *http.Request, ss session) (
 	back := "/group?name=" + urlQuery(group)
 	at, err := time.ParseInLocation("2006-01-02T15:04", f.Get("at"), time.UTC)
 	if err != nil {
+		at, err = time.ParseInLocation("2006-01-02T15:04:05", f.Get("at"), time.UTC)
+	}
+	if err != nil {
 		return back, "", errorf("time %q: want YYYY-MM-DDTHH:MM (UTC)", f.Get("at"))
 	}
 	if err := c.b.ResetGroup(ctx, ss.creds, group, topic, at); err != nil {
