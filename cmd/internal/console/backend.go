@@ -187,6 +187,7 @@ type Timers struct {
 	LatenessP50   float64 // seconds, from the lateness histogram
 	LatenessP99   float64
 	LatenessMax   float64 // upper bound of the highest non-empty bucket
+	LatenessOver  string  // the deliveries they cover ("since the start", "the last 2m0s")
 	Delivered     float64
 	Cancelled     float64
 	Furthest      []Delay // the largest delays, furthest first

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,45 @@ type consoleBackend struct {
 	// role is the broker's replication role once replication holds one
 	// (nil: standalone). SetRole wires it.
 	role atomic.Pointer[role.Holder]
+	late lateWindow
 }
+
+// lateWindow keeps a reading of the lateness histogram so that the timer
+// page shows the lateness of the last deliveries, not of all since the
+// start: the difference from a reading 1 to 2 minutes old.
+type lateWindow struct {
+	mu       sync.Mutex
+	old, mid *dto.Histogram // guarded by mu
+	oldAt    time.Time      // guarded by mu
+	midAt    time.Time      // guarded by mu
+}
+
+// lateSpan is the least age of the reading subtracted.
+const lateSpan = time.Minute
+
+// recent returns the deliveries of h since the older kept reading (all of
+// h while there is none, or when none came since) and what they cover.
+func (w *lateWindow) recent(h *dto.Histogram, now time.Time) (*dto.Histogram, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.mid == nil:
+		w.mid, w.midAt = h, now
+	case now.Sub(w.midAt) >= lateSpan:
+		w.old, w.oldAt, w.mid, w.midAt = w.mid, w.midAt, h, now
+	}
+	if w.old == nil || h.GetSampleCount() <= w.old.GetSampleCount() || len(h.GetBucket()) != len(w.old.GetBucket()) {
+		return h, "since the start"
+	}
+	d := &dto.Histogram{SampleCount: proto64(h.GetSampleCount() - w.old.GetSampleCount())}
+	for i, b := range h.GetBucket() {
+		c := b.GetCumulativeCount() - w.old.GetBucket()[i].GetCumulativeCount()
+		d.Bucket = append(d.Bucket, &dto.Bucket{UpperBound: b.UpperBound, CumulativeCount: &c})
+	}
+	return d, "of the last " + now.Sub(w.oldAt).Round(time.Second).String()
+}
+
+func proto64(v uint64) *uint64 { return &v }
 
 var _ console.Backend = (*consoleBackend)(nil)
 
@@ -246,8 +285,8 @@ func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Time
 		return t, err
 	}
 	if f := m["wheelmq_timer_lateness_seconds"]; f != nil && len(f.GetMetric()) > 0 {
-		h := f.GetMetric()[0].GetHistogram()
-		t.LatenessP50, t.LatenessP99, t.LatenessMax = quantile(h, 0.5), quantile(h, 0.99), maxBound(h)
+		h, over := cb.late.recent(f.GetMetric()[0].GetHistogram(), time.Now())
+		t.LatenessP50, t.LatenessP99, t.LatenessMax, t.LatenessOver = quantile(h, 0.5), quantile(h, 0.99), maxBound(h), over
 	}
 	t.Delivered, t.Cancelled = value(m, "wheelmq_timer_delivered_total"), value(m, "wheelmq_timer_cancelled_total")
 	return t, nil
