@@ -95,6 +95,10 @@ func (c *Console) routes() {
 	m := http.NewServeMux()
 	static, _ := fs.Sub(files, "static")
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		http.ServeFileFS(w, r, files, "static/favicon.svg")
+	})
 	m.HandleFunc("GET /login", c.loginPage)
 	m.HandleFunc("POST /login", c.login)
 	m.HandleFunc("POST /logout", c.change(false, c.logout))

@@ -184,6 +184,11 @@ func TestEveryPageRenders(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range []string{"/favicon.ico", "/static/console.js", "/static/console.css"} {
+		if code, _, _ := get(t, cl, srv.URL+p); code != 200 {
+			t.Fatalf("%s: %d", p, code)
+		}
+	}
 	// The pipeline carries the stage numbers; a down stage is marked.
 	_, body, _ := get(t, cl, srv.URL+"/stages")
 	if !strings.Contains(body, `data-stage="commitlog"`) || !strings.Contains(body, "DOWN") || !strings.Contains(body, "timer dequeue_message") {
