@@ -101,3 +101,29 @@ func fillSlots(s *Store, total int64) {
 		put(&s.far, &s.farCnt, f0+i, per)
 	}
 }
+
+// BenchmarkTimerPageQueries10M is what one load of the console's timer
+// page asks of a wheel holding 10 million pending timers in every slot:
+// the year's 52 weekly bars, the five range totals, the 366 days for the
+// largest delays, the next minute's count and the stats.
+func BenchmarkTimerPageQueries10M(b *testing.B) {
+	s := openStore(b, testOptions(b.TempDir()), T0)
+	fillSlots(s, 10_000_000)
+	day, week := int64(24*time.Hour/time.Millisecond), int64(7*24*time.Hour/time.Millisecond)
+	var bars, days []int64
+	for w := int64(1); w <= 52; w++ {
+		bars = append(bars, w*week)
+	}
+	for d := int64(1); d <= 366; d++ {
+		days = append(days, d*day)
+	}
+	totals := []int64{60_000, 3_600_000, day, 30 * day, 365 * day}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.PendingHistogram(T0, bars)
+		_ = s.PendingHistogram(T0, totals)
+		_ = s.PendingHistogram(T0, days)
+		_ = s.DueWithin(T0, 60_000)
+		_ = s.Stats()
+	}
+}
