@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"sync"
@@ -174,7 +175,7 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 	if err != nil {
 		return console.Overview{}, err
 	}
-	o := console.Overview{Version: "wheelmq (RocketMQ V5_3_3 protocol)", Role: "standalone", Healthy: true,
+	o := console.Overview{Version: buildVersion(), Role: "standalone", Healthy: true,
 		DiskUsed: value(m, "wheelmq_store_disk_used_ratio"), CommitLogBytes: value(m, "wheelmq_store_commitlog_bytes"),
 		TimersPending: value(m, "wheelmq_timer_pending"), Connections: value(m, "wheelmq_net_connections")}
 	for _, d := range n.stages.Down() {
@@ -195,6 +196,23 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 		}
 	}
 	return o, nil
+}
+
+// buildVersion is the binary's module version and VCS revision, and the
+// RocketMQ version it answers as.
+func buildVersion() string {
+	v := "wheelmq"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v += " " + bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v + ", speaking RocketMQ V5_3_3"
 }
 
 // Stages reads the stage metrics from the registry: the same numbers
