@@ -184,6 +184,10 @@ func TestEveryPageRenders(t *testing.T) {
 			}
 		}
 	}
+	// A bad query shows its error on the page.
+	if code, body, _ := get(t, cl, srv.URL+"/messages?topic=x&queue=0&offset=abc"); code != 200 || !strings.Contains(body, "not a number") {
+		t.Fatalf("bad offset: %d", code)
+	}
 	for _, p := range []string{"/favicon.ico", "/static/console.js", "/static/console.css"} {
 		if code, _, _ := get(t, cl, srv.URL+p); code != 200 {
 			t.Fatalf("%s: %d", p, code)

@@ -249,7 +249,10 @@ type messagesData struct {
 func (c *Console) messagesPage(ctx context.Context, r *http.Request, ss session, v *view) error {
 	v.Title, v.Page = "Messages", "messages"
 	q := r.URL.Query()
-	mq := MessageQuery{ID: strings.TrimSpace(q.Get("id")), Topic: strings.TrimSpace(q.Get("topic")), Key: strings.TrimSpace(q.Get("key"))}
+	d := &messagesData{Q: MessageQuery{ID: strings.TrimSpace(q.Get("id")), Topic: strings.TrimSpace(q.Get("topic")),
+		Key: strings.TrimSpace(q.Get("key"))}}
+	v.Data = d
+	mq := &d.Q
 	if q.Get("offset") != "" {
 		mq.ByOffset = true
 		mq.Queue, _ = strconv.Atoi(q.Get("queue"))
@@ -258,14 +261,12 @@ func (c *Console) messagesPage(ctx context.Context, r *http.Request, ss session,
 			return errorf("queue offset %q: not a number", q.Get("offset"))
 		}
 	}
-	d := &messagesData{Q: mq}
-	v.Data = d
 	if mq.ID == "" && mq.Key == "" && !mq.ByOffset {
 		return nil
 	}
 	d.Asked = true
 	var err error
-	d.Found, err = c.b.FindMessages(ctx, ss.creds, mq)
+	d.Found, err = c.b.FindMessages(ctx, ss.creds, *mq)
 	return err
 }
 
