@@ -64,7 +64,8 @@ type Config struct {
 	ACL ACLConfig
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
-	// Console serves the web console at "/" there (cmd/internal/console).
+	// Console serves the web console at "/" there (cmd/internal/console;
+	// only with a broker).
 	Console bool
 	// Pprof also serves /debug/pprof there (off by default: profiles and
 	// the command line expose the process's internals).
@@ -306,7 +307,7 @@ func (n *Node) startHTTP() error {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	mux.HandleFunc("/healthz", n.healthz)
-	if n.cfg.Console {
+	if n.cfg.Console && n.cfg.RunBroker {
 		n.console = &consoleBackend{n: n}
 		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger})
 		if err != nil {
