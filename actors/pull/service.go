@@ -269,7 +269,7 @@ type readerActor struct {
 // Receive implements actor.Actor.
 func (a *readerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *Request, *ReadAt, *SearchByTime, *StoreTimes, *SearchQueues:
+	case *Request, *ReadAt, *SearchByTime, *StoreTimes, *SearchQueues, *ReadQueue:
 		defer a.done()
 		a.rd.handle(m)
 	case *syncReader:
@@ -307,6 +307,8 @@ func (p *reader) handle(msg any) {
 		m.Reply(p.searchByTime(m))
 	case *StoreTimes:
 		p.storeTimes(m)
+	case *ReadQueue:
+		p.readQueue(m)
 	case *SearchQueues:
 		p.searchQueues(m)
 	}

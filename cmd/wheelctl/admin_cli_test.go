@@ -13,9 +13,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 )
 
 // mustRun runs a command line that must succeed.

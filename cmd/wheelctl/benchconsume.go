@@ -17,7 +17,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/spf13/cobra"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 // warmSeq marks the warm-up message, which is not counted.

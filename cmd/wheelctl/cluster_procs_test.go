@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )

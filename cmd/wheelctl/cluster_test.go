@@ -18,8 +18,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	goproducer "github.com/apache/rocketmq-client-go/v2/producer"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
 	"github.com/wheelmq/wheelmq/netloop/mqclient"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 )

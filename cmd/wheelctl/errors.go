@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 // usageError is a bad command line: exit code 2.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 func newGroupCmd(g *globals) *cobra.Command {

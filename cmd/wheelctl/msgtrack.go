@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 // trackLine renders the groups of m's topic and whether each consumed m

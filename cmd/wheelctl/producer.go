@@ -15,7 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 // outMessage is a message to send, independent of the client library.

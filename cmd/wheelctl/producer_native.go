@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 )
 

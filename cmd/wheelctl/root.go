@@ -9,7 +9,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/spf13/cobra"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 // Defaults of the global flags; WHEELCTL_NAMESRV, WHEELCTL_BROKER and

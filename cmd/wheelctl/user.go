@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
 )
 

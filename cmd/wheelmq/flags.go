@@ -11,12 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wheelmq/wheelmq/actors/timer"
-
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
@@ -55,6 +54,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	routeWait := fs.Duration("route-wait", def.RouteWait,
 		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
 	metrics := fs.String("metrics-listen", "127.0.0.1:9108", "HTTP address for /metrics and /healthz (empty: none)")
+	consoleOn := fs.Bool("console", true, "serve the web console at / on the metrics address")
 	pprofOn := fs.Bool("pprof", false, "also serve /debug/pprof on the metrics address (profiles expose internals: keep it off where others can reach the port)")
 	advertise := fs.String("advertise", "", "address published in routes (default: the listen address)")
 	name := fs.String("broker-name", def.BrokerName, "broker name")
@@ -227,8 +227,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		problems = append(problems, "--acl-ip-bypass needs --acl-file")
 	}
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
-		Pprof: *pprofOn,
-		ACL:   process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
+		Pprof: *pprofOn, Console: *consoleOn,
+		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
 		o.node.NamesrvDir = filepath.Join(*data, "namesrv")
@@ -262,7 +262,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass"},
-	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "pprof", "advertise", "broker-name", "cluster", "flush",
+	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",

@@ -301,3 +301,11 @@ func (g *Guard) refused(remote netip.AddrPort, code int32, ak string, ref *Refus
 	}
 	ev.Int64("suppressed", l.suppressed.Swap(0)).Msg("request refused by the ACL")
 }
+
+// Lookup finds an account in the directory in force (the ACL file's and
+// the extra sources'), for callers that authenticate by other means than
+// a signed request (the broker's web console's login).
+func (g *Guard) Lookup(accessKey string) (Account, bool) {
+	dir, _ := g.directory()
+	return dir.Lookup(accessKey)
+}

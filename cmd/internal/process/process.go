@@ -39,6 +39,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/cmd/internal/console"
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
@@ -70,6 +71,9 @@ type Config struct {
 	ACL ACLConfig
 	// MetricsListen is the HTTP address for /metrics and /healthz ("" = none).
 	MetricsListen string
+	// Console serves the web console at "/" there (cmd/internal/console;
+	// only with a broker).
+	Console bool
 	// Pprof also serves /debug/pprof there (off by default: profiles and
 	// the command line expose the process's internals).
 	Pprof bool
@@ -105,6 +109,7 @@ type Node struct {
 	// brokerUsers are the broker's ACL 2.0 users, known to the embedded
 	// name server's port too once the broker runs.
 	brokerUsers lateUsers
+	console     *consoleBackend // the web console's backend (nil: no console)
 	http        *http.Server
 	httpAddr    string
 	stopOnce    sync.Once
@@ -350,6 +355,15 @@ func (n *Node) startHTTP() error {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	mux.HandleFunc("/healthz", n.healthz)
+	if n.cfg.Console && n.cfg.RunBroker {
+		n.console = &consoleBackend{n: n}
+		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger})
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("console: %w", err)
+		}
+		mux.Handle("/", con)
+	}
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpAddr = ln.Addr().String()
 	go func() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
 // MinWidth is the narrowest frame Render lays out; narrower widths are

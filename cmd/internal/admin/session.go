@@ -1,4 +1,4 @@
-// Package admin is wheelctl's client for RocketMQ's admin requests to a
+// Package admin is the client (of wheelctl and the console) for RocketMQ's admin requests to a
 // wheelmq broker and name server: topics, offsets, consumer groups, the
 // cluster and runtime figures, and wheelmq's timer cancel.
 //

@@ -1,0 +1,70 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// loginPage shows the login form (or goes to the overview without ACL).
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+	if !c.b.ACL() {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	v := &view{Title: "Log in", Page: "login", ACL: true, Now: c.now(), Query: r.URL.Query(),
+		Error: r.URL.Query().Get("error")}
+	c.render(w, r, v)
+}
+
+// login checks the access key and secret and starts a session. A wrong
+// pair is refused with 401 after a short pause (the same for an unknown
+// key and a wrong secret).
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	if !sameOrigin(r) {
+		http.Error(w, "cross-origin login refused", http.StatusForbidden)
+		return
+	}
+	if !c.b.ACL() {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	creds := Credentials{AccessKey: strings.TrimSpace(r.PostForm.Get("accessKey")), SecretKey: r.PostForm.Get("secret")}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	id, err := c.b.Authenticate(ctx, creds)
+	if err != nil {
+		c.log.Warn().Str("remote", r.RemoteAddr).Str("accessKey", creds.AccessKey).Err(err).Msg("console login refused")
+		if errors.Is(err, ErrBadLogin) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		v := &view{Title: "Log in", Page: "login", ACL: true, Now: c.now(), Query: r.URL.Query(), Error: err.Error()}
+		c.render(w, r, v)
+		return
+	}
+	ss := c.sess.create(creds, id)
+	setCookie(w, r, ss, c.ttl)
+	c.log.Info().Str("who", id.Name).Bool("admin", id.Admin).Str("remote", r.RemoteAddr).Msg("console login")
+	next := r.URL.Query().Get("next")
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		next = "/"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// logout ends the session.
+func (c *Console) logout(_ context.Context, r *http.Request, ss session) (string, string, error) {
+	c.sess.drop(ss.id)
+	if c.b.ACL() {
+		return "/login", "", nil
+	}
+	return "/", "", nil
+}
