@@ -123,6 +123,13 @@ type OffsetsChanged struct{ Offsets []metarec.Offset }
 // dispatch's Notify for metarec.Topic); the poll finds it anyway.
 type Kick struct{}
 
+// appendFailed tells the stage that the writer refused records.
+type appendFailed struct{}
+
+// appendRetry is how soon a master writes a full snapshot after the
+// writer refused records.
+const appendRetry = 200 * time.Millisecond
+
 // SnapshotNow makes a master write a full snapshot (tests, admin).
 type SnapshotNow struct{}
 
@@ -214,6 +221,13 @@ func (l *Log) Receive(ctx actor.Context) {
 		if m.master {
 			l.opts.Logger.Info().Msg("metadata log: master now, writing a full snapshot")
 			l.snapshot()
+		}
+	case appendFailed:
+		if l.master {
+			// A master whose promotion was under way (the writer refuses
+			// until it rebuilt its queue offsets), or a passing write
+			// failure: a full snapshot soon carries what was refused.
+			l.snap.Arm(appendRetry, snapshotTick{})
 		}
 	case opDone:
 		l.inflight--
@@ -362,13 +376,14 @@ func (l *Log) journalChunks(kind metarec.Kind, n int, add func(r *metarec.Record
 	if len(recs) == 0 {
 		return
 	}
-	log := l.opts.Logger
+	log, self := l.opts.Logger, l.self
 	l.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: metarec.Topic}, Records: recs, Reply: func(res writer.Result) {
 		if res.Err != nil {
-			// The change stays in the local files; the next full snapshot
-			// carries it.
-			log.Error().Err(res.Err).Stringer("kind", kind).Int("records", len(recs)).
-				Msg("metadata log: records not appended")
+			// The change stays in the local files; a full snapshot
+			// carries it (appendFailed: soon, while master).
+			log.Warn().Err(res.Err).Stringer("kind", kind).Int("records", len(recs)).
+				Msg("metadata log: records not appended; a full snapshot follows")
+			self.Send(appendFailed{})
 		}
 	}})
 }

@@ -3,6 +3,7 @@ package registrar
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"math"
 
@@ -58,10 +59,17 @@ func (r *registrar) register(n *nameServer) {
 	r.start(n)
 }
 
+// errNoBrokerID: the role has no broker id yet (a replicated broker the
+// controller has not answered): nothing is registered until it has.
+var errNoBrokerID = errors.New("no broker id yet")
+
 // start runs one registration call with n on its own goroutine, with the
 // current topic table.
 func (r *registrar) start(n *nameServer) {
 	req, ver, err := r.request()
+	if errors.Is(err, errNoBrokerID) {
+		return // the role's kick registers once the controller gave an id
+	}
 	if err != nil {
 		r.opts.Logger.Error().Err(err).Str("namesrv", n.addr).Msg("build register request failed")
 		r.settle(n, math.MaxInt64, err)
@@ -161,6 +169,9 @@ func (r *registrar) connLost(m *connLost) {
 func (r *registrar) request() (*remoting.Command, int64, error) {
 	t := r.opts.Topics.Load()
 	info, epoch := r.current()
+	if info.BrokerID < 0 {
+		return nil, 0, errNoBrokerID
+	}
 	if r.req != nil && r.reqFrom == t && r.reqID == info.BrokerID && r.reqEpoch == epoch {
 		return r.req, t.Version.Counter, nil
 	}

@@ -49,3 +49,23 @@ func TestRoleBrokerID(t *testing.T) {
 		t.Fatalf("re-registered after %s: not at once", d)
 	}
 }
+
+// TestNoBrokerIDNoRegistration: a replicated broker the controller has not
+// answered yet (BrokerID -1) registers nothing; it does once it has an id.
+func TestNoBrokerIDNoRegistration(t *testing.T) {
+	ns := startRecording(t)
+	h := role.NewHolder(role.State{Kind: role.Replica, BrokerID: -1})
+	r := startRegistrarWith(t, func(o *Options) { o.Role, o.Interval = h, 50*time.Millisecond }, ns.srv.Addr())
+	time.Sleep(300 * time.Millisecond)
+	ns.mu.Lock()
+	n := len(ns.got)
+	ns.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d registrations without a broker id", n)
+	}
+	h.Set(role.State{Kind: role.Replica, BrokerID: 2, ReplicaID: 2, Epoch: 1})
+	r.kicker.Kick()
+	if ep := ns.waitBrokerID(t, "2"); ep != "1" {
+		t.Fatalf("registration epoch %q, want 1", ep)
+	}
+}

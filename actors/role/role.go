@@ -54,7 +54,8 @@ type State struct {
 	// Kind is the role.
 	Kind Kind
 	// BrokerID is the id the broker registers with: 0 while master, its
-	// controller-assigned replica id (>= 1) otherwise.
+	// controller-assigned replica id (>= 1) otherwise; -1 while the
+	// controller has not answered yet (nothing is registered).
 	BrokerID int64
 	// ReplicaID is the broker's persistent id in its group (>= 1; 0 when
 	// standalone), whatever its role.

@@ -176,6 +176,9 @@ func Start(cfg Config) (*Node, error) {
 			_ = n.Stop(context.Background())
 			return nil, err
 		}
+		if n.broker != nil {
+			n.SetConsoleRole(n.broker.pipe.Role()) // nil: standalone
+		}
 	}
 	return n, nil
 }
