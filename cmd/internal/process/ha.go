@@ -42,13 +42,14 @@ type haWiring struct {
 	member atomic.Pointer[member.Member]
 }
 
-// prepareReplication readies cfg for controller mode (a no-op otherwise):
+// prepareReplication readies cfg for controller mode (a no-op otherwise,
+// and for a config with its own StartReplication):
 // a Holder starting as a replica without master (nothing is taken until
 // the controller says), the metadata log, and the replication service,
 // which the pipeline starts once its stages run.
 func prepareReplication(cfg *pipeline.Config) *haWiring {
-	if cfg.Replication != pipeline.ReplicationController {
-		return nil
+	if cfg.Replication != pipeline.ReplicationController || cfg.StartReplication != nil {
+		return nil // standalone, or a config that brings its own stream and role (tests)
 	}
 	w := &haWiring{}
 	if cfg.Role == nil {
