@@ -291,8 +291,11 @@ func (p *Pipeline) spawn() error {
 	}
 	p.timers.Store(ts)
 	ts.KickEnqueue()
+	if err := p.startRetention(); err != nil {
+		return err
+	}
 	if !p.replicated() {
-		return p.startRetention()
+		return nil
 	}
 	if err := p.startReplication(); err != nil {
 		return err

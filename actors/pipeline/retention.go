@@ -95,7 +95,17 @@ func (p *Pipeline) timerReplayPin() int64 {
 // sends while it is full).
 func (p *Pipeline) Disk() *retention.Disk { return &p.disk }
 
-// startRetention spawns the retention stage.
+// mayRoll is retention's MayRoll: in controller mode only an unfenced
+// master appends roll copies; every node deletes its own expired segments.
+func (p *Pipeline) mayRoll() func() bool {
+	if !p.replicated() {
+		return nil
+	}
+	return func() bool { return p.role.Get().IsMaster() }
+}
+
+// startRetention spawns the retention stage (on every node: a replica
+// deletes its expired segments too, it only does not roll; mayRoll).
 func (p *Pipeline) startRetention() error {
 	cfg := p.cfg
 	usage := cfg.DiskUsage
@@ -103,7 +113,7 @@ func (p *Pipeline) startRetention() error {
 		usage = retention.StatfsUsage(cfg.DataDir)
 	}
 	_, err := p.spawnStage(retention.StageName, retention.Producer(retention.Options{
-		Store: p.store, Wheel: p.wheel,
+		Store: p.store, Wheel: p.wheel, MayRoll: p.mayRoll(),
 		Live:   p.retentionLive, // the policy and full ratio in force (settings.go)
 		Pins:   p.retentionPins(),
 		Append: func(a *writer.Append) { p.Stage(writer.StageName).Send(a) },

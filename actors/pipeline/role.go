@@ -10,7 +10,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/retention"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/txcheck"
@@ -21,9 +20,10 @@ import (
 // RoleStageName is the role stage's stable name.
 const RoleStageName = "ha-role"
 
-// masterStages are the stages only a master runs (the timer dequeue
-// follows the Holder itself: H-handover).
-var masterStages = []string{txcheck.StageName, retention.StageName}
+// masterStages are the stages only a master runs (the timer dequeue and
+// retention's rolling follow the Holder themselves; retention deletes on
+// every node).
+var masterStages = []string{txcheck.StageName}
 
 // roleChanged is sent by the Holder's subscriber (which must not block):
 // the stage looks at the current state itself.
@@ -191,11 +191,6 @@ func (p *Pipeline) startMasterStages() error {
 	var errs []error
 	if s := p.Stage(txcheck.StageName); s == nil || s.Stopped() {
 		if _, err := p.spawnStage(txcheck.StageName, p.txcheckProducer()); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if s := p.Stage(retention.StageName); s == nil || s.Stopped() {
-		if err := p.startRetention(); err != nil {
 			errs = append(errs, err)
 		}
 	}

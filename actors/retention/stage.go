@@ -39,6 +39,11 @@ type Options struct {
 	// Wheel is the timer store whose far timers are rolled forward (nil:
 	// no rolling).
 	Wheel *timerwheel.Store
+	// MayRoll, when set, is asked before each round's rolling: a replica
+	// of a replicated group deletes expired segments but appends nothing
+	// (its master's rolls reach it through the stream), so its pending
+	// timers hold their segments until it is promoted. Nil: always.
+	MayRoll func() bool
 	// Policy holds the retention rules.
 	Policy Policy
 	// FullRatio: at or above this disk use, sends are refused (Disk.Full).
@@ -281,7 +286,7 @@ func (s *Retention) start() {
 	s.r.report.UsedRatio = s.opts.Disk.Ratio()
 	s.r.report.Reason = d.Reason
 	s.r.report.HeldBy, s.r.report.HeldAt = d.HeldBy, d.HeldAt
-	if below := d.RollBelow(PinTimerWheel, pins); below > 0 && s.opts.Wheel != nil {
+	if below := d.RollBelow(PinTimerWheel, pins); below > 0 && s.opts.Wheel != nil && (s.opts.MayRoll == nil || s.opts.MayRoll()) {
 		s.r.rollBelow = below
 		s.r.buckets = s.opts.Wheel.PinnedFar(below)
 	}
