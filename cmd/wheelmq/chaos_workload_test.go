@@ -35,6 +35,9 @@ type workload struct {
 	Rate        float64
 	TimerShare  float64
 	CancelShare float64
+	// MaxDue is how far ahead timers are due at most (default 20 s; at
+	// least 1 s).
+	MaxDue time.Duration
 
 	mu      sync.Mutex
 	lastDue int64 // guarded by mu: the latest due time sent (Unix ms)
@@ -140,7 +143,12 @@ func (w *workload) produce(proc int, p chaosSender, rng *rand.Rand) {
 		inv := history.Op{Type: history.Invoke, F: history.FSend, Process: proc, Key: key, Topic: w.topic}
 		var due time.Time
 		if rng.Float64() < w.TimerShare {
-			due = time.Now().Add(time.Second + time.Duration(rng.Int64N(int64(19*time.Second))))
+			maxDue := w.MaxDue
+			if maxDue == 0 {
+				maxDue = 20 * time.Second
+			}
+			span := max(maxDue-time.Second, time.Millisecond)
+			due = time.Now().Add(time.Second + time.Duration(rng.Int64N(int64(span))))
 			m.WithDelayTimestamp(due)
 			inv.Timer, inv.DueMs = true, due.UnixMilli()
 			w.mu.Lock()
@@ -211,3 +219,4 @@ func drained(ops []history.Op) (missing int) {
 	r := history.Check(ops, history.Options{})
 	return len(r.Lost)
 }
+
