@@ -219,4 +219,3 @@ func drained(ops []history.Op) (missing int) {
 	r := history.Check(ops, history.Options{})
 	return len(r.Lost)
 }
-
