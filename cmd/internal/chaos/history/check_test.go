@@ -194,3 +194,17 @@ func TestCompareFiles(t *testing.T) {
 		t.Fatalf("different files: %v %q %v", same, detail, err)
 	}
 }
+
+// FuzzRead: any input either parses or errors, and what parses checks
+// without panicking.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"type":"invoke","f":"send","key":"a","time_ms":1}` + "\n" + `{"type":"recv","f":"recv","key":"a","queue":0,"queue_offset":0,"time_ms":2}`))
+	f.Add([]byte("{\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ops, err := Read(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		_ = Check(ops, Options{LateBoundMs: 1}).Violations(Options{TimerDuplicatesFatal: true})
+	})
+}
