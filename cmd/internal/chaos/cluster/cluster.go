@@ -38,6 +38,10 @@ type Config struct {
 	BrokerArgs []string
 	// Log receives the proxies' mode changes.
 	Log zerolog.Logger
+	// NoReplication starts plain name servers and standalone brokers (no
+	// controller, HA or replication flags; Replicas should be 1): the
+	// harness's own test on a binary without the replication parts.
+	NoReplication bool
 }
 
 // Cluster is a started deployment.
@@ -125,9 +129,11 @@ func Start(t testing.TB, cfg Config) *Cluster {
 		c.Namesrvs = append(c.Namesrvs, n)
 	}
 	for _, n := range c.Namesrvs {
-		n.Proc = newProc(t, fmt.Sprintf("ns%d", n.Index), cfg.Bin, "namesrv", "--listen", n.Addr, "--data", n.Dir,
-			"--controller-listen", n.Controller, "--controller-peers", strings.Join(peers, ";"),
-			"--metrics-listen", n.Metrics, "--log-level", "info")
+		args := []string{"namesrv", "--listen", n.Addr, "--data", n.Dir, "--metrics-listen", n.Metrics, "--log-level", "info"}
+		if !cfg.NoReplication {
+			args = append(args, "--controller-listen", n.Controller, "--controller-peers", strings.Join(peers, ";"))
+		}
+		n.Proc = newProc(t, fmt.Sprintf("ns%d", n.Index), cfg.Bin, args...)
 		if err := n.Proc.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -170,10 +176,12 @@ func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 		ns = append(ns, p.Addr())
 	}
 	args := []string{"broker", "--namesrv", strings.Join(ns, ";"), "--cluster", c.cfg.Cluster,
-		"--broker-name", group, "--listen", b.Listen, "--advertise", b.Client.Addr(),
-		"--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--replication", "controller",
-		"--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)), "--data", b.Dir,
+		"--broker-name", group, "--listen", b.Listen, "--advertise", b.Client.Addr(), "--data", b.Dir,
 		"--metrics-listen", b.Metrics, "--log-level", "info"}
+	if !c.cfg.NoReplication {
+		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--replication", "controller",
+			"--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
+	}
 	b.Proc = newProc(t, name, c.cfg.Bin, append(args, c.cfg.BrokerArgs...)...)
 	if err := b.Proc.Start(); err != nil {
 		t.Fatal(err)
