@@ -97,8 +97,14 @@ func TestChaosHarness(t *testing.T) {
 	for _, v := range r.Violations(history.Options{}) {
 		t.Errorf("violation: %s", v)
 	}
-	if r.OK < 100 || r.Lateness.N == 0 {
-		t.Errorf("workload too thin: %d ok, %d timers delivered", r.OK, r.Lateness.N)
+	cancels := 0
+	for _, op := range rec.Ops() {
+		if op.F == history.FCancel && op.Type == history.OK {
+			cancels++
+		}
+	}
+	if r.OK < 100 || r.Lateness.N == 0 || cancels == 0 {
+		t.Errorf("workload too thin: %d ok, %d timers delivered, %d cancels confirmed", r.OK, r.Lateness.N, cancels)
 	}
 }
 
