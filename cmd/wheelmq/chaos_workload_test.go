@@ -203,12 +203,22 @@ func (w *workload) send(proc int, key string, p chaosSender, m *primitive.Messag
 	return res
 }
 
-// firstOKAfter is the time of the first ok send at or after at (Unix ms;
-// 0: none yet).
+// firstOKAfter is the time of the first ok of a send invoked at or after
+// at (Unix ms; 0: none yet): acknowledgements of sends already in flight
+// at the fault do not count.
 func firstOKAfter(ops []history.Op, at int64) int64 {
+	invoked := map[string]int64{}
 	for _, op := range ops {
-		if op.F == history.FSend && op.Type == history.OK && op.TimeMs >= at {
-			return op.TimeMs
+		if op.F != history.FSend {
+			continue
+		}
+		switch op.Type {
+		case history.Invoke:
+			invoked[op.Key] = op.TimeMs
+		case history.OK:
+			if t, ok := invoked[op.Key]; ok && t >= at {
+				return op.TimeMs
+			}
 		}
 	}
 	return 0
