@@ -1,0 +1,244 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/cmd/internal/chaos/proxy"
+)
+
+// NamesrvFlags and BrokerFlags are the flags the replication parts add;
+// Supports checks a binary for them.
+var (
+	NamesrvFlags = []string{"--controller-listen", "--controller-peers"}
+	BrokerFlags  = []string{"--ha-listen", "--ha-advertise", "--replication", "--min-in-sync-replicas"}
+)
+
+// Config describes the deployment.
+type Config struct {
+	// Bin is the wheelmq binary.
+	Bin string
+	// Dir holds every process's data dir.
+	Dir string
+	// Groups is the number of broker groups (broker-a, broker-b, ...);
+	// Replicas the brokers per group; MinInSync their
+	// --min-in-sync-replicas.
+	Groups, Replicas, MinInSync int
+	// Cluster is the cluster name (default DefaultCluster).
+	Cluster string
+	// BrokerArgs are appended to every broker's flags (e.g. "--flush sync").
+	BrokerArgs []string
+	// Log receives the proxies' mode changes.
+	Log zerolog.Logger
+	// NoReplication starts plain name servers and standalone brokers (no
+	// controller, HA or replication flags; Replicas should be 1): the
+	// harness's own test on a binary without the replication parts.
+	NoReplication bool
+}
+
+// Cluster is a started deployment.
+type Cluster struct {
+	Namesrvs []*Namesrv
+	Groups   []*Group
+	cfg      Config
+}
+
+// Namesrv is one name server with its embedded controller.
+type Namesrv struct {
+	Index int
+	// Addr is its remoting address (clients and brokers' proxies dial it);
+	// Controller its raft address; Metrics its /healthz address.
+	Addr, Controller, Metrics string
+	Dir                       string
+	Proc                      *Proc
+}
+
+// Group is one broker group (one broker name).
+type Group struct {
+	Name    string
+	Brokers []*Broker
+}
+
+// Broker is one replica of a group. Its clients reach it through Client
+// (the --advertise address), its replicas through HA (the --ha-advertise
+// address, in front of HAListen), and it reaches name server i through
+// ToNamesrv[i] (its --namesrv list).
+type Broker struct {
+	Group  string
+	Index  int
+	Listen string
+	// HAListen is its --ha-listen; Metrics its /healthz address.
+	HAListen, Metrics string
+	Dir               string
+	Client, HA        *proxy.Proxy
+	ToNamesrv         []*proxy.Proxy
+	Proc              *Proc
+}
+
+// Addr is the address the broker registers and clients use.
+func (b *Broker) Addr() string { return b.Client.Addr() }
+
+// String names the broker as "broker-a/1".
+func (b *Broker) String() string { return fmt.Sprintf("%s/%d", b.Group, b.Index) }
+
+// DefaultCluster is the cluster name of a Config without one.
+const DefaultCluster = "ChaosCluster"
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func newProxy(t testing.TB, name, target string, log zerolog.Logger) *proxy.Proxy {
+	t.Helper()
+	p, err := proxy.New(name, "127.0.0.1:0", target, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// Start starts 3 name servers with controllers, then the broker groups,
+// and waits until every name server routes a master for every group.
+func Start(t testing.TB, cfg Config) *Cluster {
+	t.Helper()
+	if cfg.Cluster == "" {
+		cfg.Cluster = DefaultCluster
+	}
+	c := &Cluster{cfg: cfg}
+	var peers []string
+	for i := 0; i < 3; i++ {
+		n := &Namesrv{Index: i, Addr: freeAddr(t), Controller: freeAddr(t), Metrics: freeAddr(t),
+			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("ns%d", i))}
+		peers = append(peers, n.Controller)
+		c.Namesrvs = append(c.Namesrvs, n)
+	}
+	for _, n := range c.Namesrvs {
+		args := []string{"namesrv", "--listen", n.Addr, "--data", n.Dir, "--metrics-listen", n.Metrics, "--log-level", "info"}
+		if !cfg.NoReplication {
+			args = append(args, "--controller-listen", n.Controller, "--controller-peers", strings.Join(peers, ";"))
+		}
+		n.Proc = newProc(t, fmt.Sprintf("ns%d", n.Index), cfg.Bin, args...)
+		if err := n.Proc.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range c.Namesrvs {
+		if err := waitHealthy(n.Metrics, n.Proc, 30*time.Second); err != nil {
+			t.Fatalf("name server %d: %v\n%s", n.Index, err, n.Proc.Output())
+		}
+	}
+	for g := 0; g < cfg.Groups; g++ {
+		grp := &Group{Name: "broker-" + string(rune('a'+g))}
+		for r := 0; r < cfg.Replicas; r++ {
+			grp.Brokers = append(grp.Brokers, c.newBroker(t, grp.Name, r))
+		}
+		c.Groups = append(c.Groups, grp)
+	}
+	for _, g := range c.Groups {
+		for _, b := range g.Brokers {
+			if err := waitHealthy(b.Metrics, b.Proc, 30*time.Second); err != nil {
+				t.Fatalf("broker %s: %v\n%s", b, err, b.Proc.Output())
+			}
+		}
+		if _, err := c.WaitMaster(g, "", 30*time.Second); err != nil {
+			t.Fatalf("group %s: %v", g.Name, err)
+		}
+	}
+	return c
+}
+
+func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
+	b := &Broker{Group: group, Index: idx, Listen: freeAddr(t), HAListen: freeAddr(t), Metrics: freeAddr(t),
+		Dir: filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d", group, idx))}
+	name := b.String()
+	b.Client = newProxy(t, name+" client", b.Listen, c.cfg.Log)
+	b.HA = newProxy(t, name+" ha", b.HAListen, c.cfg.Log)
+	var ns []string
+	for _, n := range c.Namesrvs {
+		p := newProxy(t, fmt.Sprintf("%s ns%d", name, n.Index), n.Addr, c.cfg.Log)
+		b.ToNamesrv = append(b.ToNamesrv, p)
+		ns = append(ns, p.Addr())
+	}
+	args := []string{"broker", "--namesrv", strings.Join(ns, ";"), "--cluster", c.cfg.Cluster,
+		"--broker-name", group, "--listen", b.Listen, "--advertise", b.Client.Addr(), "--data", b.Dir,
+		"--metrics-listen", b.Metrics, "--log-level", "info"}
+	if !c.cfg.NoReplication {
+		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--replication", "controller",
+			"--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
+	}
+	b.Proc = newProc(t, name, c.cfg.Bin, append(args, c.cfg.BrokerArgs...)...)
+	if err := b.Proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// NamesrvAddrs is the ';'-joined name server list for clients (direct,
+// not through the brokers' proxies).
+func (c *Cluster) NamesrvAddrs() []string {
+	out := make([]string, len(c.Namesrvs))
+	for i, n := range c.Namesrvs {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Brokers lists every broker of every group.
+func (c *Cluster) Brokers() []*Broker {
+	var out []*Broker
+	for _, g := range c.Groups {
+		out = append(out, g.Brokers...)
+	}
+	return out
+}
+
+var healthHTTP = &http.Client{Timeout: 2 * time.Second}
+
+// waitHealthy polls http://addr/healthz until 200, the process ends or the
+// timeout passes.
+func waitHealthy(addr string, p *Proc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := healthHTTP.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("healthz: %s", resp.Status)
+		}
+		if !p.Running() {
+			return fmt.Errorf("%s exited before it was healthy (last: %v)", p.Name, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not healthy after %v: %w", p.Name, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// WaitHealthy waits for the broker's /healthz (after a restart).
+func (b *Broker) WaitHealthy(timeout time.Duration) error {
+	return waitHealthy(b.Metrics, b.Proc, timeout)
+}
+
+// WaitHealthy waits for the name server's /healthz (after a restart).
+func (n *Namesrv) WaitHealthy(timeout time.Duration) error {
+	return waitHealthy(n.Metrics, n.Proc, timeout)
+}
