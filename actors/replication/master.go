@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -113,7 +114,7 @@ func (s *Service) serve(c net.Conn) {
 		reply.Reason = fmt.Sprintf("expected a handshake, got frame type %d", f.Type())
 	case h.Version != ha.Version:
 		reply.Reason = fmt.Sprintf("stream version %d, master speaks %d", h.Version, ha.Version)
-	case h.Token != s.o.Token:
+	case subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.o.Token)) != 1:
 		reply.Reason = "cluster token mismatch"
 	case st.Kind != role.Master:
 		reply.Reason = "not master (" + st.Kind.String() + ")"

@@ -18,6 +18,9 @@ package process
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -63,7 +66,7 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		}
 		svc, err := replication.Start(env.System, replication.Options{
 			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise,
-			Token: cfg.Cluster + "/" + cfg.BrokerName, Role: env.Role, Epochs: epochs,
+			Token: haToken(cfg), Role: env.Role, Epochs: epochs,
 			FlushSync: cfg.Flush == writer.FlushSync, MinInSync: cfg.MinInSyncReplicas,
 			StartConfirmed: env.Store.Dispatched.Load(), Logger: env.Logger,
 			OnAppended: func(int64) { env.Kick() },
@@ -85,6 +88,21 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		}, nil
 	}
 	return w
+}
+
+// haToken is the token a replica must present in the stream's handshake:
+// the group's name, and with credentials (--access-key/--secret-key, which
+// every broker of a group under access control has) an HMAC-SHA256 of it
+// keyed by the secret, so that only a broker holding the secret reads the
+// CommitLog from the HA port.
+func haToken(cfg *pipeline.Config) string {
+	group := cfg.Cluster + "/" + cfg.BrokerName
+	if cfg.RegisterCredentials.IsZero() {
+		return group
+	}
+	mac := hmac.New(sha256.New, []byte(cfg.RegisterCredentials.SecretKey))
+	mac.Write([]byte(group))
+	return group + "/" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // cutDerived drops consume-queue and index entries past a replica's
