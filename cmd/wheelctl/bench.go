@@ -57,6 +57,8 @@ type benchTargetBroker struct {
 	namesrv string
 	desc    string
 	stop    func()
+	group   *procGroup // a spawned group (--replicas), else nil
+	profDst string     // with group: write the master's CPU profile here during the workload
 }
 
 // openBenchBroker returns the broker --namesrv names, or starts one in

@@ -23,6 +23,7 @@ type produceOpts struct {
 	count                   int64
 	mode, topic, client     string
 	peer                    bool
+	group                   groupFlags // --replicas: a spawned single broker or group
 }
 
 func (o *produceOpts) addFlags(c *cobra.Command) {
@@ -103,6 +104,7 @@ docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext o
 	}
 	o.addFlags(c)
 	c.Flags().BoolVar(&o.peer, "peer", false, "also run against the ack-only peer and show the ratio")
+	o.group.addFlags(c)
 	common.addFlags(c)
 	return c
 }
@@ -133,7 +135,7 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 	if o.count > 0 {
 		rep.DurationS = 0
 	}
-	target, err := openBenchBroker(cmd, g, common.flush)
+	target, err := o.group.open(cmd, g, common.flush)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +153,9 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	waitProfile := target.profile(ctx, o, g)
 	res, err := produceOnce(ctx, target.namesrv, "wheelmq", o, &g.sec, g.stderr)
+	waitProfile()
 	if err != nil {
 		return nil, err
 	}
