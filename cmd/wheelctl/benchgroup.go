@@ -62,9 +62,9 @@ type procGroup struct {
 // election, the master's promotion, every replica in the sync-state set.
 const groupStartLimit = 60 * time.Second
 
-// startGroup starts the processes spec asks for and returns once the
+// startProcGroup starts the processes spec asks for and returns once the
 // master serves and (in a group) every broker is in its sync-state set.
-func startGroup(ctx context.Context, spec groupSpec) (*procGroup, error) {
+func startProcGroup(ctx context.Context, spec groupSpec) (*procGroup, error) {
 	if spec.bin == "" {
 		return nil, usagef("no wheelmq binary: give --wheelmq (e.g. bin/wheelmq from 'task build')")
 	}

@@ -63,7 +63,7 @@ func (f *groupFlags) open(cmd *cobra.Command, g *globals, flush string) (*benchT
 	}
 	spec := groupSpec{bin: f.bin, replicas: f.replicas, minInSync: f.minInSync, flush: flush,
 		pprof: f.masterProfile != "", keep: f.keep}
-	grp, err := startGroup(cmd.Context(), spec)
+	grp, err := startProcGroup(cmd.Context(), spec)
 	if err != nil {
 		return nil, err
 	}
