@@ -227,4 +227,7 @@ func (p *Pipeline) writerReplication(o *writer.Options) {
 		kick()
 	}
 	o.OnConfirmed = p.kicker.Kick
+	// Under sync flush the senders are woken before the master's fsync:
+	// the replicas receive (and fsync) the batch in parallel with it.
+	o.Written = p.confirm.wrote
 }

@@ -30,6 +30,9 @@ type groupSpec struct {
 	flush     string // --flush of every broker
 	pprof     bool   // serve /debug/pprof on the brokers' metrics ports
 	keep      bool   // keep the directory (logs, stores) after close
+	// replicaRoot, when set, holds the replicas' stores (another disk, or
+	// tmpfs to take their fsync out of the measurement).
+	replicaRoot string
 }
 
 // describe names the target in a report.
@@ -54,6 +57,7 @@ type spawnedProc struct {
 type procGroup struct {
 	spec     groupSpec
 	dir      string
+	repDir   string // the replicas' stores ("": under dir)
 	namesrvs []*spawnedProc
 	brokers  []*spawnedProc
 }
@@ -79,6 +83,12 @@ func startProcGroup(ctx context.Context, spec groupSpec) (*procGroup, error) {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
 	g := &procGroup{spec: spec, dir: dir}
+	if spec.replicaRoot != "" {
+		if g.repDir, err = os.MkdirTemp(spec.replicaRoot, "wheelctl-bench-replicas-"); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("replica dir: %w", err)
+		}
+	}
 	if err := g.start(ctx); err != nil {
 		g.spec.keep = true // the logs say why
 		g.close()
@@ -130,8 +140,12 @@ func (g *procGroup) start(ctx context.Context) error {
 		if b.metrics, err = freeLoopback(); err != nil {
 			return err
 		}
+		data := filepath.Join(g.dir, b.name)
+		if i > 0 && g.repDir != "" {
+			data = filepath.Join(g.repDir, b.name)
+		}
 		args := []string{"broker", "--namesrv", nsList, "--broker-name", "broker-a", "--listen", b.addr,
-			"--metrics-listen", b.metrics, "--flush", g.spec.flush, "--data", filepath.Join(g.dir, b.name)}
+			"--metrics-listen", b.metrics, "--flush", g.spec.flush, "--data", data}
 		if g.spec.pprof {
 			args = append(args, "--pprof")
 		}
@@ -273,5 +287,61 @@ func (g *procGroup) close() {
 	}
 	if !g.spec.keep {
 		_ = os.RemoveAll(g.dir)
+		if g.repDir != "" {
+			_ = os.RemoveAll(g.repDir)
+		}
 	}
+}
+
+// groupCPU is CPU time (user + system) spent by a group's processes and
+// by this one.
+type groupCPU struct {
+	client, master, replicas, namesrvs time.Duration
+}
+
+// cpu reads the CPU time of every process of g and of this process so
+// far (/proc/<pid>/stat; zero where unreadable).
+func (g *procGroup) cpu() groupCPU {
+	var c groupCPU
+	c.client = procCPU(os.Getpid())
+	for i, b := range g.brokers {
+		if i == 0 {
+			c.master = procCPU(b.cmd.Process.Pid)
+		} else {
+			c.replicas += procCPU(b.cmd.Process.Pid)
+		}
+	}
+	for _, ns := range g.namesrvs {
+		c.namesrvs += procCPU(ns.cmd.Process.Pid)
+	}
+	return c
+}
+
+// sub is c - o.
+func (c groupCPU) sub(o groupCPU) groupCPU {
+	return groupCPU{c.client - o.client, c.master - o.master, c.replicas - o.replicas, c.namesrvs - o.namesrvs}
+}
+
+// clockTick is the kernel's USER_HZ, the unit of /proc/<pid>/stat times
+// (100 on every Linux platform Go supports).
+const clockTick = 10 * time.Millisecond
+
+// procCPU is utime + stime of pid.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count fields after ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * clockTick
 }

@@ -34,6 +34,7 @@ type replOpts struct {
 	client    string
 	bin       string
 	json      bool
+	repRoot   string // --replica-dir
 }
 
 // replWorkloads are the send workloads by name (the same shapes as bench all).
@@ -94,6 +95,7 @@ each ratio within one run. Client, brokers and name servers share this machine's
 	f.StringVar(&o.client, "client", "native", "producer implementation: "+clientNames())
 	f.StringVar(&o.bin, "wheelmq", defaultWheelmqBin(), "wheelmq binary to spawn")
 	f.BoolVar(&o.json, "json", false, "print every sample as JSON")
+	f.StringVar(&o.repRoot, "replica-dir", "", "put the replicas' stores under this directory (another disk; /dev/shm takes their fsync out)")
 	return c
 }
 
@@ -107,6 +109,12 @@ type replSample struct {
 	P50Ms    float64 `json:"p50_ms"`
 	P99Ms    float64 `json:"p99_ms"`
 	Errors   int64   `json:"errors"`
+	// CPU per 1000 acknowledged sends, ms: this process (the client), the
+	// master, the replicas together, the name servers together.
+	CPUClient   float64 `json:"cpu_client_ms_per_1k"`
+	CPUMaster   float64 `json:"cpu_master_ms_per_1k"`
+	CPUReplicas float64 `json:"cpu_replicas_ms_per_1k"`
+	CPUNamesrvs float64 `json:"cpu_namesrvs_ms_per_1k"`
 }
 
 func runBenchReplicated(ctx context.Context, g *globals, o replOpts) error {
@@ -134,12 +142,14 @@ func runBenchReplicated(ctx context.Context, g *globals, o replOpts) error {
 	fmt.Fprintf(g.stdout, "machine: %s; commit %s; load average %s -> %s; took %s\n",
 		machine(), gitCommit(), load0, loadAvg(), time.Since(start).Round(time.Second))
 	printReplTable(g.stdout, o, targets, samples)
+	fmt.Fprintln(g.stdout, "\nCPU ms per 1000 acknowledged sends (medians; client = this process, which includes its warm-up):")
+	printReplCPU(g.stdout, o, targets, samples)
 	return nil
 }
 
 // replCase starts one target and runs every workload against it once.
 func replCase(ctx context.Context, g *globals, o replOpts, run int, flush string, n int) ([]replSample, error) {
-	spec := groupSpec{bin: o.bin, replicas: n, minInSync: o.minInSync, flush: flush}
+	spec := groupSpec{bin: o.bin, replicas: n, minInSync: o.minInSync, flush: flush, replicaRoot: o.repRoot}
 	grp, err := startProcGroup(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -150,7 +160,9 @@ func replCase(ctx context.Context, g *globals, o replOpts, run int, flush string
 		w := replWorkloads[name]
 		w.size, w.duration, w.client = o.size, o.duration, o.client
 		label := fmt.Sprintf("run %d %s flush %s n=%d", run, flush, name, n)
+		cpu0 := grp.cpu()
 		res, err := produceOnce(ctx, grp.namesrvList(), label, w, &g.sec, g.stderr)
+		cpu := grp.cpu().sub(cpu0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
@@ -158,6 +170,8 @@ func replCase(ctx context.Context, g *globals, o replOpts, run int, flush string
 			return nil, fmt.Errorf("%s: no send acknowledged: %s", label, res.FirstError)
 		}
 		s := replSample{Run: run, Flush: flush, Replicas: n, Workload: name, MsgsPerS: res.MsgsPerSec, Errors: res.Errors}
+		per := func(d time.Duration) float64 { return float64(d.Milliseconds()) * 1000 / float64(res.Messages) }
+		s.CPUClient, s.CPUMaster, s.CPUReplicas, s.CPUNamesrvs = per(cpu.client), per(cpu.master), per(cpu.replicas), per(cpu.namesrvs)
 		if res.Latency != nil {
 			s.P50Ms, s.P99Ms = res.Latency.P50, res.Latency.P99
 		}
@@ -217,4 +231,30 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// printReplCPU prints the CPU each kind of process spent per 1000 sends.
+func printReplCPU(w io.Writer, o replOpts, targets []int, samples []replSample) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLUSH\tSENDS\tTARGET\tCLIENT\tMASTER\tREPLICAS\tNAME SERVERS\tTOTAL")
+	for _, flush := range o.flushes {
+		for _, wl := range o.workloads {
+			for _, n := range targets {
+				var c, m, r, ns, tot []float64
+				for _, s := range samples {
+					if s.Flush == flush && s.Workload == wl && s.Replicas == n {
+						c, m, r, ns = append(c, s.CPUClient), append(m, s.CPUMaster), append(r, s.CPUReplicas), append(ns, s.CPUNamesrvs)
+						tot = append(tot, s.CPUClient+s.CPUMaster+s.CPUReplicas+s.CPUNamesrvs)
+					}
+				}
+				name := "single"
+				if n > 1 {
+					name = fmt.Sprintf("group %d", n)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n", flush, wl, name,
+					median(c), median(m), median(r), median(ns), median(tot))
+			}
+		}
+	}
+	_ = tw.Flush()
 }
