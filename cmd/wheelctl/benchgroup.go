@@ -230,9 +230,6 @@ func (g *procGroup) namesrvList() string {
 // masterMetrics is the master's (broker1's) metrics address.
 func (g *procGroup) masterMetrics() string { return g.brokers[0].metrics }
 
-// masterPid is the master's process id.
-func (g *procGroup) masterPid() int { return g.brokers[0].cmd.Process.Pid }
-
 // profileMaster fetches a CPU profile of the master (needs spec.pprof)
 // for d into path.
 func (g *procGroup) profileMaster(ctx context.Context, d time.Duration, path string) error {
