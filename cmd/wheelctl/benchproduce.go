@@ -71,6 +71,12 @@ round trip of each send; async: from the call to its callback; oneway: none).
 port that acknowledge every send and store nothing): the ceiling the client and the loopback allow
 on this machine; the table then shows wheelmq's rate as a ratio of it.
 
+--replicas N spawns the target from a wheelmq binary (--wheelmq, default bin/wheelmq): 1 a single
+broker with --replication none, N >= 2 a replicated group (three name servers with raft
+controllers, N brokers with --min-in-sync-replicas --min-in-sync), the first broker its master and
+every broker in the sync-state set before the clock starts; --master-profile fetches the master's
+CPU profile during the workload. 'wheelctl bench replicated' runs the whole comparison.
+
 The global --access-key/--secret-key and --tls flags apply to every connection, so a signed or
 TLS run can be put side by side with a plain one (the report's header says which it was; see
 docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext only.`,
@@ -78,6 +84,7 @@ docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext o
   wheelctl bench produce --producers 16 --clients 1 --duration 10s --peer
   wheelctl bench produce --mode async --window 512 --count 1000000 --json
   wheelctl bench produce --namesrv 127.0.0.1:9876 --size 4096
+  wheelctl bench produce --replicas 3 --min-in-sync 2 --wheelmq bin/wheelmq --producers 16 --clients 1
   WHEELMQ_SECRET_KEY=... wheelctl bench produce --namesrv 127.0.0.1:9876 --access-key bench   # signed
   wheelctl bench produce --namesrv 127.0.0.1:9876 --tls --tls-ca ca.pem --mode async         # over TLS`,
 		Args: noArgs,

@@ -58,8 +58,8 @@ func (f *groupFlags) open(cmd *cobra.Command, g *globals, flush string) (*benchT
 		}
 		return openBenchBroker(cmd, g, flush)
 	}
-	if f.replicas < 0 || cmd.Flags().Changed("namesrv") {
-		return nil, usagef("--replicas: want 1 or more, and no --namesrv")
+	if f.replicas < 0 || cmd.Flags().Changed("namesrv") || g.sec.overTLS() {
+		return nil, usagef("--replicas: want 1 or more, and neither --namesrv nor --tls (the spawned brokers speak plaintext)")
 	}
 	spec := groupSpec{bin: f.bin, replicas: f.replicas, minInSync: f.minInSync, flush: flush,
 		pprof: f.masterProfile != "", keep: f.keep}
