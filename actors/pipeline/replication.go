@@ -104,8 +104,9 @@ type Replication struct {
 	// Stop stops the service; called before the store closes.
 	Stop func(context.Context) error
 	// Appended, when set, is called after every writer drain that
-	// appended (replication.Service.Appended: wake the senders, recompute
-	// the confirmed offset after a sync-flush fsync).
+	// appended, and under sync flush also before its fsync
+	// (replication.Service.Appended: wake the senders, recompute the
+	// confirmed offset after a sync-flush fsync).
 	Appended func()
 }
 
@@ -116,8 +117,8 @@ type confirmerSlot struct {
 	appended atomic.Pointer[func()]
 }
 
-// wrote is the writer's Appended hook in controller mode: the service's
-// Appended once it runs.
+// wrote is the writer's Appended and Written hook in controller mode: the
+// service's Appended once it runs.
 func (s *confirmerSlot) wrote() {
 	if f := s.appended.Load(); f != nil {
 		(*f)()
@@ -227,4 +228,7 @@ func (p *Pipeline) writerReplication(o *writer.Options) {
 		kick()
 	}
 	o.OnConfirmed = p.kicker.Kick
+	// Under sync flush the senders are woken before the master's fsync:
+	// the replicas receive (and fsync) the batch in parallel with it.
+	o.Written = p.confirm.wrote
 }

@@ -330,8 +330,9 @@ func (s *Service) DurableEnd() int64 { return s.Confirmed() }
 var _ storage.DurableEnd = (*Service)(nil)
 
 // Appended tells the master's senders that the CommitLog grew to end (the
-// writer calls it after each append, and after its fsync under sync
-// flush). Cheap and non-blocking.
+// writer calls it after each append; under sync flush both before its
+// fsync, so the replicas receive the batch meanwhile, and after it, so
+// the confirmed offset follows the flushed one). Cheap and non-blocking.
 func (s *Service) Appended(end int64) {
 	_ = end
 	s.wake.Lock()

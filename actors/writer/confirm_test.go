@@ -257,3 +257,55 @@ func TestPromoteRebuildsQueueOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestWrittenBeforeSyncFlush: under sync flush with a Confirmer, Written
+// runs after the batch is in the CommitLog and before its fsync (the
+// replicas can receive it while the master fsyncs); Appended follows the
+// fsync; the send is still answered only once confirmed.
+func TestWrittenBeforeSyncFlush(t *testing.T) {
+	r := newRig(t)
+	fc := newFakeConfirmer()
+	h := role.NewHolder(masterAt(1, 1, 2))
+	var mu sync.Mutex
+	var events []string
+	var atWritten [2]int64 // log end and flushed offset when Written ran
+	r.start(t, Options{Role: h, Confirmer: fc, Mode: FlushSync,
+		Written: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, "written")
+			atWritten = [2]int64{r.st.CommitLog.MaxOffset(), r.st.CommitLog.FlushedOffset()}
+		},
+		OnSync: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, "sync")
+		},
+		Appended: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, "appended")
+		}})
+	k := QueueKey{"W", 0}
+	promote(t, r, 1)
+	mu.Lock()
+	events = nil
+	mu.Unlock()
+
+	ch := r.sendAsync(k, records(t, k, 1))
+	c := fc.next(t)
+	notAnswered(t, ch, 20*time.Millisecond)
+	mu.Lock()
+	got, at := append([]string(nil), events...), atWritten
+	mu.Unlock()
+	if len(got) < 3 || got[0] != "written" || got[1] != "sync" || got[2] != "appended" {
+		t.Fatalf("hooks ran as %v, want written, sync, appended", got)
+	}
+	if at[0] != c.end || at[1] >= at[0] {
+		t.Fatalf("at Written: log end %d, flushed %d; want the batch's end %d written and not yet flushed", at[0], at[1], c.end)
+	}
+	c.done(true)
+	if res := answerOf(t, ch); res.Err != nil {
+		t.Fatalf("confirmed send: %+v", res)
+	}
+}

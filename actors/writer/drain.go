@@ -101,6 +101,9 @@ func (w *Writer) drainBatch(batch []*Append) {
 		rest = rest[n:]
 	}
 	if w.opts.Mode == FlushSync && w.wrote {
+		if w.opts.Written != nil {
+			w.opts.Written() // replicas receive the batch while it is fsynced here
+		}
 		w.answer(slots, true, w.sync()) // group commit: one fsync for the batch
 	}
 }

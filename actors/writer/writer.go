@@ -167,6 +167,12 @@ type Options struct {
 	// Appended is called after each drain that appended something, once
 	// its answers are out (wake the dispatcher).
 	Appended func()
+	// Written, when set, is called in sync flush mode after a drain's
+	// writes and before its group-commit fsync, on the writer's goroutine
+	// (replication: the senders stream the batch to the replicas while
+	// the fsync runs, instead of after it; Appended still follows the
+	// fsync, so the confirmed offset moves with the flushed one).
+	Written func()
 	// Stored, when set, is called on the writer's goroutine for every
 	// Append stored, with its topic, record count and bytes (statistics).
 	Stored func(topic string, records, bytes int)

@@ -33,7 +33,7 @@ func (c *benchCommon) addFlags(cmd *cobra.Command) {
 
 func newBenchCmd(g *globals) *cobra.Command {
 	c := groupCmd("bench", "Benchmarks: produce, consume and timer messages",
-		newBenchProduceCmd(g), newBenchConsumeCmd(g), newBenchTimerCmd(g, "timer"), newBenchAllCmd(g))
+		newBenchProduceCmd(g), newBenchConsumeCmd(g), newBenchTimerCmd(g, "timer"), newBenchAllCmd(g), newBenchReplicatedCmd(g))
 	c.Long = `Benchmarks with a progress bar on stderr (when it is a terminal) and a final table, or --json.
 
 Without --namesrv (or --broker for timer) they start a wheelmq in this process on a temporary
@@ -57,6 +57,8 @@ type benchTargetBroker struct {
 	namesrv string
 	desc    string
 	stop    func()
+	group   *procGroup // a spawned group (--replicas), else nil
+	profDst string     // with group: write the master's CPU profile here during the workload
 }
 
 // openBenchBroker returns the broker --namesrv names, or starts one in

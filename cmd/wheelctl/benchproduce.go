@@ -23,6 +23,7 @@ type produceOpts struct {
 	count                   int64
 	mode, topic, client     string
 	peer                    bool
+	group                   groupFlags // --replicas: a spawned single broker or group
 }
 
 func (o *produceOpts) addFlags(c *cobra.Command) {
@@ -70,6 +71,12 @@ round trip of each send; async: from the call to its callback; oneway: none).
 port that acknowledge every send and store nothing): the ceiling the client and the loopback allow
 on this machine; the table then shows wheelmq's rate as a ratio of it.
 
+--replicas N spawns the target from a wheelmq binary (--wheelmq, default bin/wheelmq): 1 a single
+broker with --replication none, N >= 2 a replicated group (three name servers with raft
+controllers, N brokers with --min-in-sync-replicas --min-in-sync), the first broker its master and
+every broker in the sync-state set before the clock starts; --master-profile fetches the master's
+CPU profile during the workload. 'wheelctl bench replicated' runs the whole comparison.
+
 The global --access-key/--secret-key and --tls flags apply to every connection, so a signed or
 TLS run can be put side by side with a plain one (the report's header says which it was; see
 docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext only.`,
@@ -77,6 +84,7 @@ docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext o
   wheelctl bench produce --producers 16 --clients 1 --duration 10s --peer
   wheelctl bench produce --mode async --window 512 --count 1000000 --json
   wheelctl bench produce --namesrv 127.0.0.1:9876 --size 4096
+  wheelctl bench produce --replicas 3 --min-in-sync 2 --wheelmq bin/wheelmq --producers 16 --clients 1
   WHEELMQ_SECRET_KEY=... wheelctl bench produce --namesrv 127.0.0.1:9876 --access-key bench   # signed
   wheelctl bench produce --namesrv 127.0.0.1:9876 --tls --tls-ca ca.pem --mode async         # over TLS`,
 		Args: noArgs,
@@ -103,6 +111,7 @@ docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext o
 	}
 	o.addFlags(c)
 	c.Flags().BoolVar(&o.peer, "peer", false, "also run against the ack-only peer and show the ratio")
+	o.group.addFlags(c)
 	common.addFlags(c)
 	return c
 }
@@ -133,7 +142,7 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 	if o.count > 0 {
 		rep.DurationS = 0
 	}
-	target, err := openBenchBroker(cmd, g, common.flush)
+	target, err := o.group.open(cmd, g, common.flush)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +160,9 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	waitProfile := target.profile(ctx, o, g)
 	res, err := produceOnce(ctx, target.namesrv, "wheelmq", o, &g.sec, g.stderr)
+	waitProfile()
 	if err != nil {
 		return nil, err
 	}
