@@ -280,3 +280,19 @@ func (i *Instance) dropUnusedConns() {
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// ReloadRoute looks topic's publish route up again now, on the calling
+// goroutine within ctx, and caches it (a failed lookup keeps the cached
+// route). A producer calls it after an answer or a failure that says the
+// route is stale (a broker that is no longer its group's master, a broken
+// connection), instead of waiting for the background refresh.
+func (i *Instance) ReloadRoute(ctx context.Context, topic string) (*PublishRoute, error) {
+	pub, err := i.loadPublish(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	i.routes.Lock()
+	i.routes.m[topic] = &routeEntry{pub: pub, fetched: time.Now()}
+	i.routes.Unlock()
+	return pub, nil
+}

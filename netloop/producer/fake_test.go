@@ -191,6 +191,9 @@ type routeSpec struct {
 	brokers []string // broker names
 	queues  int32
 	perm    int32
+	// servedBy, when set, maps a broker name to the fake broker whose
+	// address the route gives it (a group's master moved there).
+	servedBy map[string]string
 }
 
 // fakeCluster is a name server and brokers.
@@ -242,7 +245,11 @@ func (fc *fakeCluster) routeBody(r routeSpec) []byte {
 	}
 	for _, name := range r.brokers {
 		body.QueueDatas = append(body.QueueDatas, qd{name, r.queues, r.queues, r.perm})
-		body.BrokerDatas = append(body.BrokerDatas, bd{"C", name, map[string]string{"0": fc.brokers[name].srv.addr()}})
+		srv := name
+		if by, ok := r.servedBy[name]; ok {
+			srv = by
+		}
+		body.BrokerDatas = append(body.BrokerDatas, bd{"C", name, map[string]string{"0": fc.brokers[srv].srv.addr()}})
 	}
 	b, _ := json.Marshal(body)
 	return b

@@ -8,7 +8,9 @@ package producer
 // broker's pipelined connection and, for sync sends, waits for the answer on
 // the calling goroutine; async answers go to the producer's workers, which
 // retry or run the callback. A failed attempt asks for the topic's route at
-// once and, with fault tolerance, isolates its broker.
+// once and, with fault tolerance, isolates its broker; one that says the
+// route is stale (not master, connection lost) waits for a new route before
+// the next attempt (failover.go).
 
 import (
 	"context"
@@ -211,6 +213,13 @@ func (o *op) runSync() (*SendResult, error) {
 		if !o.retryable(err) {
 			break
 		}
+		if o.attempt < 1+o.p.cfg.retries && o.staleRoute(err) {
+			if cerr := o.awaitRoute(failedAt{o.q.Broker, o.addr}); cerr != nil {
+				o.errs = append(o.errs, cerr)
+				return nil, o.failure()
+			}
+			continue
+		}
 		if d := o.backoff(err); d > 0 && o.attempt < 1+o.p.cfg.retries {
 			t := time.NewTimer(d)
 			select {
@@ -325,6 +334,10 @@ func (o *op) stepAsync(onWorker bool) {
 		if !o.retryable(err) {
 			break
 		}
+		if o.attempt < 1+o.p.cfg.retries && o.staleRoute(err) {
+			o.awaitRouteAsync(failedAt{o.q.Broker, o.addr}, time.Now().Add(o.p.cfg.sendTimeout))
+			return
+		}
 	}
 	o.finish(nil, o.failure(), onWorker)
 }
@@ -338,6 +351,11 @@ func (o *op) completeAsync() {
 	}
 	o.errs = append(o.errs, err)
 	if o.retryable(err) && o.attempt < 1+o.p.cfg.retries {
+		if o.staleRoute(err) {
+			// The op keeps its permit, so the queue has room for the post.
+			o.awaitRouteAsync(failedAt{o.q.Broker, o.addr}, time.Now().Add(o.p.cfg.sendTimeout))
+			return
+		}
 		if d := o.backoff(err); d > 0 {
 			// The op keeps its permit, so the queue has room for this post.
 			time.AfterFunc(d, func() { o.p.post(completion{op: o, retry: true}) })
