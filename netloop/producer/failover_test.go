@@ -1,6 +1,7 @@
 package producer_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,49 @@ func sendOne(t *testing.T, p *producer.Producer, async bool) (*producer.SendResu
 	case <-time.After(10 * time.Second):
 		t.Fatal("no async answer in 10 s")
 		return nil, nil
+	}
+}
+
+// TestConcurrentSendsThroughAFailover: 20 sync and 20 async sends are under
+// way while the group has no master (the old one answers NOT_MASTER, then
+// the route lists only a replica for 200 ms, then the new master): every
+// send succeeds on the new master; the route without a master made none
+// fail at once.
+func TestConcurrentSendsThroughAFailover(t *testing.T) {
+	fc := newFakeCluster(t, "a", "a2")
+	fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6})
+	fc.brokers["a"].setScript(func(int, *remoting.Command) action { return notMaster })
+	p := newProducer(t, []string{fc.ns.addr()}, producer.WithSendTimeout(2*time.Second), producer.WithRetries(1))
+	time.AfterFunc(100*time.Millisecond, func() {
+		fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6, noMaster: true, servedBy: map[string]string{"a": "a2"}})
+	})
+	moveGroupAfter(fc, 300*time.Millisecond)
+	errs := make(chan error, 40)
+	start := time.Now()
+	for i := range 40 {
+		go func() {
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond) // spread over the whole window
+			res, err := sendOne(t, p, i%2 == 1)
+			if err == nil && len(fc.sendsTo("a2")) == 0 {
+				err = fmt.Errorf("result %+v but no send reached the new master", res)
+			}
+			if err != nil {
+				err = fmt.Errorf("send %d (async %v), ended %v after the start: %w", i, i%2 == 1, time.Since(start), err)
+			}
+			errs <- err
+		}()
+	}
+	for range 40 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a send did not end in 10 s")
+		}
+	}
+	if n := len(fc.sendsTo("a2")); n != 40 {
+		t.Fatalf("%d sends on the new master, want 40", n)
 	}
 }

@@ -194,6 +194,9 @@ type routeSpec struct {
 	// servedBy, when set, maps a broker name to the fake broker whose
 	// address the route gives it (a group's master moved there).
 	servedBy map[string]string
+	// noMaster lists the brokers as replicas only (brokerId 1): a
+	// replicated group between two masters.
+	noMaster bool
 }
 
 // fakeCluster is a name server and brokers.
@@ -249,7 +252,11 @@ func (fc *fakeCluster) routeBody(r routeSpec) []byte {
 		if by, ok := r.servedBy[name]; ok {
 			srv = by
 		}
-		body.BrokerDatas = append(body.BrokerDatas, bd{"C", name, map[string]string{"0": fc.brokers[srv].srv.addr()}})
+		id := "0"
+		if r.noMaster {
+			id = "1"
+		}
+		body.BrokerDatas = append(body.BrokerDatas, bd{"C", name, map[string]string{id: fc.brokers[srv].srv.addr()}})
 	}
 	b, _ := json.Marshal(body)
 	return b

@@ -213,8 +213,8 @@ func (o *op) runSync() (*SendResult, error) {
 		if !o.retryable(err) {
 			break
 		}
-		if o.attempt < 1+o.p.cfg.retries && o.staleRoute(err) {
-			if cerr := o.awaitRoute(failedAt{o.q.Broker, o.addr}); cerr != nil {
+		if f, stale := o.staleRoute(err); stale && o.attempt < 1+o.p.cfg.retries {
+			if cerr := o.awaitRoute(f); cerr != nil {
 				o.errs = append(o.errs, cerr)
 				return nil, o.failure()
 			}
@@ -334,8 +334,8 @@ func (o *op) stepAsync(onWorker bool) {
 		if !o.retryable(err) {
 			break
 		}
-		if o.attempt < 1+o.p.cfg.retries && o.staleRoute(err) {
-			o.awaitRouteAsync(failedAt{o.q.Broker, o.addr}, time.Now().Add(o.p.cfg.sendTimeout))
+		if f, stale := o.staleRoute(err); stale && o.attempt < 1+o.p.cfg.retries {
+			o.awaitRouteAsync(f, time.Now().Add(o.p.cfg.sendTimeout))
 			return
 		}
 	}
@@ -351,9 +351,9 @@ func (o *op) completeAsync() {
 	}
 	o.errs = append(o.errs, err)
 	if o.retryable(err) && o.attempt < 1+o.p.cfg.retries {
-		if o.staleRoute(err) {
+		if f, stale := o.staleRoute(err); stale {
 			// The op keeps its permit, so the queue has room for the post.
-			o.awaitRouteAsync(failedAt{o.q.Broker, o.addr}, time.Now().Add(o.p.cfg.sendTimeout))
+			o.awaitRouteAsync(f, time.Now().Add(o.p.cfg.sendTimeout))
 			return
 		}
 		if d := o.backoff(err); d > 0 {
@@ -413,6 +413,9 @@ func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
 	if !ok || len(pub.Queues) == 0 {
 		var err error
 		if pub, err = inst.PublishRoute(o.attemptCtx(), o.pr.topic); err != nil {
+			if pub != nil && len(pub.Queues) == 0 && len(pub.Masterless) > 0 {
+				return nil, nil, &noMasterError{broker: pub.Masterless[0], err: err}
+			}
 			return nil, nil, &routeError{err: err}
 		}
 	}
