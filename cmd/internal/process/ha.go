@@ -45,7 +45,8 @@ type haWiring struct {
 // prepareReplication readies cfg for controller mode (a no-op otherwise):
 // a Holder starting as a replica without master (nothing is taken until
 // the controller says), the metadata log, and the replication service,
-// which the pipeline starts once its stages run.
+// which the pipeline starts once its stages run. A cfg that has its own
+// StartReplication keeps it and gets no member (nil).
 func prepareReplication(cfg *pipeline.Config) *haWiring {
 	if cfg.Replication != pipeline.ReplicationController {
 		return nil
@@ -55,6 +56,11 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		cfg.Role = role.NewHolder(role.State{Kind: role.Replica, BrokerID: -1})
 	}
 	cfg.MetadataLog = true
+	if cfg.StartReplication != nil {
+		// The caller brought its own stream (tests: a fake Confirmer) and
+		// drives the Holder itself: no replication service, no member.
+		return nil
+	}
 	cfg.StartReplication = func(env pipeline.ReplicationEnv) (*pipeline.Replication, error) {
 		epochs, err := ha.OpenEpochs(env.Store.FS, filepath.Join(env.Store.Dir, "ha"))
 		if err != nil {
