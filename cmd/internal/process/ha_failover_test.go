@@ -65,9 +65,6 @@ func startMember(t *testing.T, namesrv []string) *process.Node {
 // failed attempt at most (the producer waits for the new route instead of
 // spending its retries on the dead address).
 func TestNativeProducerAfterMasterLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three controllers and a replicated group")
-	}
 	ns := startControllers(t)
 	a := startMember(t, ns)
 	haWait(t, "first member master", func() bool {
