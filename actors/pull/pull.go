@@ -393,7 +393,7 @@ type syncAck struct{ req *syncReq }
 // slaveReadEnable: under replication a replica serves the pulls that
 // reach it (confirmed data only: the dispatcher builds its consume queues
 // up to the confirmed offset) and the suggestion sends the consumer back
-// to the master once its route has one (docs/replication-roles.md).
+// to the master once its route has one (docs/operations.md, "Replicated broker groups").
 func setOffsets(resp *remoting.Command, next, min, max int64) {
 	resp.SetField("nextBeginOffset", strconv.FormatInt(next, 10))
 	resp.SetField("minOffset", strconv.FormatInt(min, 10))

@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/wheelctl/internal/scrape"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage"
 )
 
 // dashboardPath is the Grafana dashboard shipped in docs/.
@@ -102,6 +105,13 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The wheelmq_ha_* families exist in controller mode only: they are
+	// looked up on a broker of a replicated group (master, its stream faked).
+	ha := startNode(t, processtest.Options{Metrics: true, Mutate: haMaster})
+	haSnap, err := scrape.Fetch(ctx, &http.Client{}, "http://"+ha.MetricsAddr()+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range names {
 		family := name
 		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
@@ -111,7 +121,11 @@ func TestDashboardMetricsExist(t *testing.T) {
 				}
 			}
 		}
-		if !snap.Has(family) {
+		if from := snap; strings.HasPrefix(name, "wheelmq_ha_") {
+			if from = haSnap; !from.Has(family) {
+				t.Errorf("the dashboard queries %s, which a broker in controller mode does not export", name)
+			}
+		} else if !from.Has(family) {
 			t.Errorf("the dashboard queries %s, which the broker does not export", name)
 		}
 	}
@@ -121,7 +135,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range snap.Names() {
+	for _, name := range append(snap.Names(), haSnap.Names()...) {
 		if strings.HasPrefix(name, "wheelmq_") && !strings.Contains(string(ops), "`"+name) {
 			t.Errorf("%s is not documented in docs/operations.md", name)
 		}
@@ -131,9 +145,32 @@ func TestDashboardMetricsExist(t *testing.T) {
 		"wheelmq_timer_due_next_minute", "wheelmq_timer_skipped_total", "wheelmq_timer_duplicates_total",
 		"wheelmq_store_flush_seconds_bucket", "wheelmq_store_commitlog_segments", "wheelmq_store_recovery_truncated_bytes",
 		"wheelmq_net_connections", "wheelmq_net_connections_accepted_total", "wheelmq_net_bytes_in_total",
-		"wheelmq_net_bytes_out_total", "wheelmq_net_bad_frames_total", "wheelmq_net_frames_in_total"} {
+		"wheelmq_net_bytes_out_total", "wheelmq_net_bad_frames_total", "wheelmq_net_frames_in_total",
+		"wheelmq_ha_role", "wheelmq_ha_fenced", "wheelmq_ha_epoch", "wheelmq_ha_confirmed_offset",
+		"wheelmq_ha_replica_lag_bytes", "wheelmq_ha_sync_state_set_size"} {
 		if !strings.Contains(strings.Join(names, " "), must) {
 			t.Errorf("the dashboard does not query %s", must)
 		}
 	}
 }
+
+// haMaster puts a broker in controller mode as its group's master, with a
+// replication stream that confirms at once and reports one replica, so that
+// every wheelmq_ha_* family has a series.
+func haMaster(c *pipeline.Config) {
+	c.Replication, c.HAListen = pipeline.ReplicationController, "127.0.0.1:0"
+	c.Role = role.NewHolder(role.State{Kind: role.Master, BrokerID: 0, ReplicaID: 1, Epoch: 1, SyncStateSet: []int64{1, 2}})
+	c.StartReplication = func(env pipeline.ReplicationEnv) (*pipeline.Replication, error) {
+		return &pipeline.Replication{Confirmer: confirmAll{}, Durable: logEnd{env.Store},
+			Replicas: func() []pipeline.ReplicaLag { return []pipeline.ReplicaLag{{ReplicaID: 2, LagBytes: 1}} }}, nil
+	}
+}
+
+// confirmAll confirms every batch at once; logEnd confirms the whole log.
+type confirmAll struct{}
+
+func (confirmAll) WaitConfirmed(_ int64, done func(bool)) { done(true) }
+
+type logEnd struct{ st *storage.Store }
+
+func (l logEnd) DurableEnd() int64 { return l.st.CommitLog.MaxOffset() }

@@ -85,6 +85,10 @@ type PublishRoute struct {
 	Borrowed bool
 	// Data is the route as the name server sent it (TBW102's when Borrowed).
 	Data *TopicRouteData
+	// Masterless names the brokers (groups) that have writable queues in
+	// the route but no master: replicas only, a replicated group between
+	// two masters (docs/operations.md, "Replicated broker groups").
+	Masterless []string
 }
 
 // ParseRoute decodes a route body. Besides standard JSON it accepts the form
@@ -184,6 +188,9 @@ func (r *TopicRouteData) Publish(topic string) *PublishRoute {
 	add := func(broker string, n int32) {
 		addr, ok := masters[broker]
 		if !ok {
+			if r.hasBroker(broker) && !slices.Contains(pr.Masterless, broker) {
+				pr.Masterless = append(pr.Masterless, broker)
+			}
 			return
 		}
 		pr.Brokers[broker] = addr
@@ -221,6 +228,17 @@ func (r *TopicRouteData) capQueues(n int) *TopicRouteData {
 		c.QueueDatas[i].WriteQueueNums = min(c.QueueDatas[i].WriteQueueNums, int32(n))
 	}
 	return &c
+}
+
+// hasBroker reports whether r lists an address (of any broker id) for
+// broker.
+func (r *TopicRouteData) hasBroker(broker string) bool {
+	for _, bd := range r.BrokerDatas {
+		if bd.BrokerName == broker && len(bd.BrokerAddrs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // masterAddrs returns the master addresses of r's brokers.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestParseRoute(t *testing.T) {
@@ -70,6 +71,9 @@ func TestPublishRoute(t *testing.T) {
 	if len(pub.Brokers) != 3 || pub.Brokers["a"] != "a:1" || pub.Brokers["b"] != "b:1" || pub.Brokers["c"] != "c:1" {
 		t.Fatalf("brokers %v", pub.Brokers)
 	}
+	if !slices.Equal(pub.Masterless, []string{"slaveonly"}) {
+		t.Fatalf("masterless %v, want [slaveonly] (writable queues, replicas only)", pub.Masterless)
+	}
 	r.OrderTopicConf = "c:1;a:2;bad;ro:x"
 	got = got[:0]
 	for _, q := range r.Publish("T").Queues {
@@ -108,4 +112,19 @@ func FuzzQuoteNumericKeys(f *testing.F) {
 		}
 		_, _ = ParseRoute(b) // must not panic
 	})
+}
+
+func TestOlderLookupDoesNotReplaceNewer(t *testing.T) {
+	rt := routeTable{m: map[string]*routeEntry{}}
+	t0 := time.Now()
+	older, newer := &PublishRoute{Topic: "old"}, &PublishRoute{Topic: "new"}
+	rt.storeLocked("T", newer, t0.Add(time.Second))
+	rt.storeLocked("T", older, t0) // began earlier, answered later
+	if got := rt.m["T"].pub; got != newer {
+		t.Fatalf("cached %q, want the answer of the later lookup", got.Topic)
+	}
+	rt.storeLocked("T", older, t0.Add(2*time.Second))
+	if got := rt.m["T"].pub; got != older {
+		t.Fatalf("cached %q, want the answer of the latest lookup", got.Topic)
+	}
 }

@@ -20,7 +20,18 @@ type routeTable struct {
 // routeEntry is one cached route.
 type routeEntry struct {
 	pub     *PublishRoute
-	fetched time.Time
+	fetched time.Time // when the lookup that answered it began
+}
+
+// storeLocked caches pub, the answer of a lookup that began at began,
+// unless the cache holds the answer of a later lookup (two lookups of a
+// topic may overlap: a background refresh and a ReloadRoute; the older
+// answer must not replace the newer). Lock should be held.
+func (t *routeTable) storeLocked(topic string, pub *PublishRoute, began time.Time) {
+	if e := t.m[topic]; e != nil && e.fetched.After(began) {
+		return
+	}
+	t.m[topic] = &routeEntry{pub: pub, fetched: began}
 }
 
 // routeCall is a lookup under way; waiters block on done.
@@ -66,11 +77,12 @@ func (i *Instance) PublishRoute(ctx context.Context, topic string) (*PublishRout
 		call := &routeCall{done: make(chan struct{})}
 		i.routes.inflight[topic] = call
 		i.routes.Unlock()
+		began := time.Now()
 		call.pub, call.err = i.loadPublish(ctx, topic)
 		i.routes.Lock()
 		delete(i.routes.inflight, topic)
 		if call.err == nil {
-			i.routes.m[topic] = &routeEntry{pub: call.pub, fetched: time.Now()}
+			i.routes.storeLocked(topic, call.pub, began)
 		}
 		i.routes.Unlock()
 		close(call.done)
@@ -243,13 +255,14 @@ func (i *Instance) refresh(topics []string) {
 		if i.ctx.Err() != nil {
 			return
 		}
+		began := time.Now()
 		pub, err := i.loadPublish(i.ctx, topic)
 		if err != nil {
 			i.log.Debug().Err(err).Str("topic", topic).Msg("route refresh failed; keeping the cached route")
 			continue
 		}
 		i.routes.Lock()
-		i.routes.m[topic] = &routeEntry{pub: pub, fetched: time.Now()}
+		i.routes.storeLocked(topic, pub, began)
 		i.routes.Unlock()
 	}
 }
@@ -279,4 +292,37 @@ func (i *Instance) dropUnusedConns() {
 // isContextErr reports an error caused by a context ending.
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ReloadRoute looks topic's publish route up again now, on the calling
+// goroutine within ctx, instead of waiting for the background refresh: a
+// producer calls it after an answer or a failure that says the route is
+// stale (a broker that is no longer its group's master, a broken
+// connection). Concurrent reloads of a topic share one lookup; the answer
+// is cached, a failed lookup keeps the cached route.
+func (i *Instance) ReloadRoute(ctx context.Context, topic string) (*PublishRoute, error) {
+	i.routes.Lock()
+	call := i.routes.inflight[topic]
+	if call == nil {
+		call = &routeCall{done: make(chan struct{})}
+		i.routes.inflight[topic] = call
+		i.routes.Unlock()
+		began := time.Now()
+		call.pub, call.err = i.loadPublish(ctx, topic)
+		i.routes.Lock()
+		delete(i.routes.inflight, topic)
+		if call.err == nil {
+			i.routes.storeLocked(topic, call.pub, began)
+		}
+		i.routes.Unlock()
+		close(call.done)
+		return call.pub, call.err
+	}
+	i.routes.Unlock()
+	select {
+	case <-call.done:
+		return call.pub, call.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("route of topic %s: waiting for a lookup: %w", topic, ctx.Err())
+	}
 }

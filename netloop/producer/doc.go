@@ -35,7 +35,10 @@
 //  5. Retry: sync and async sends make up to 1+WithRetries attempts (2
 //     retries by default) on transport errors, timeouts and RocketMQ's
 //     retryable response codes, each attempt within the send timeout (3 s by
-//     default); a failed attempt refreshes the topic's route at once.
+//     default); a failed attempt refreshes the topic's route at once. An
+//     answer that says the broker is no longer its group's master, or a
+//     lost connection, waits (at most a send timeout, using no attempt)
+//     for the route to name the group's new master (failover.go).
 //
 // Async sends hold a permit (65535 and 128 MiB by default) from SendAsync
 // until their callback starts: a full producer makes SendAsync wait, not

@@ -191,6 +191,12 @@ type routeSpec struct {
 	brokers []string // broker names
 	queues  int32
 	perm    int32
+	// servedBy, when set, maps a broker name to the fake broker whose
+	// address the route gives it (a group's master moved there).
+	servedBy map[string]string
+	// noMaster lists the brokers as replicas only (brokerId 1): a
+	// replicated group between two masters.
+	noMaster bool
 }
 
 // fakeCluster is a name server and brokers.
@@ -242,7 +248,15 @@ func (fc *fakeCluster) routeBody(r routeSpec) []byte {
 	}
 	for _, name := range r.brokers {
 		body.QueueDatas = append(body.QueueDatas, qd{name, r.queues, r.queues, r.perm})
-		body.BrokerDatas = append(body.BrokerDatas, bd{"C", name, map[string]string{"0": fc.brokers[name].srv.addr()}})
+		srv := name
+		if by, ok := r.servedBy[name]; ok {
+			srv = by
+		}
+		id := "0"
+		if r.noMaster {
+			id = "1"
+		}
+		body.BrokerDatas = append(body.BrokerDatas, bd{"C", name, map[string]string{id: fc.brokers[srv].srv.addr()}})
 	}
 	b, _ := json.Marshal(body)
 	return b

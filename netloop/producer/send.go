@@ -8,7 +8,9 @@ package producer
 // broker's pipelined connection and, for sync sends, waits for the answer on
 // the calling goroutine; async answers go to the producer's workers, which
 // retry or run the callback. A failed attempt asks for the topic's route at
-// once and, with fault tolerance, isolates its broker.
+// once and, with fault tolerance, isolates its broker; one that says the
+// route is stale (not master, connection lost) waits for a new route before
+// the next attempt (failover.go).
 
 import (
 	"context"
@@ -211,6 +213,13 @@ func (o *op) runSync() (*SendResult, error) {
 		if !o.retryable(err) {
 			break
 		}
+		if f, stale := o.staleRoute(err); stale && o.attempt < 1+o.p.cfg.retries {
+			if cerr := o.awaitRoute(f); cerr != nil {
+				o.errs = append(o.errs, cerr)
+				return nil, o.failure()
+			}
+			continue
+		}
 		if d := o.backoff(err); d > 0 && o.attempt < 1+o.p.cfg.retries {
 			t := time.NewTimer(d)
 			select {
@@ -325,6 +334,10 @@ func (o *op) stepAsync(onWorker bool) {
 		if !o.retryable(err) {
 			break
 		}
+		if f, stale := o.staleRoute(err); stale && o.attempt < 1+o.p.cfg.retries {
+			o.awaitRouteAsync(f, time.Now().Add(o.p.cfg.sendTimeout))
+			return
+		}
 	}
 	o.finish(nil, o.failure(), onWorker)
 }
@@ -338,6 +351,11 @@ func (o *op) completeAsync() {
 	}
 	o.errs = append(o.errs, err)
 	if o.retryable(err) && o.attempt < 1+o.p.cfg.retries {
+		if f, stale := o.staleRoute(err); stale {
+			// The op keeps its permit, so the queue has room for the post.
+			o.awaitRouteAsync(f, time.Now().Add(o.p.cfg.sendTimeout))
+			return
+		}
 		if d := o.backoff(err); d > 0 {
 			// The op keeps its permit, so the queue has room for this post.
 			time.AfterFunc(d, func() { o.p.post(completion{op: o, retry: true}) })
@@ -395,6 +413,9 @@ func (o *op) begin() (*remoting.Client, *remoting.Command, error) {
 	if !ok || len(pub.Queues) == 0 {
 		var err error
 		if pub, err = inst.PublishRoute(o.attemptCtx(), o.pr.topic); err != nil {
+			if pub != nil && len(pub.Queues) == 0 && len(pub.Masterless) > 0 {
+				return nil, nil, &noMasterError{broker: pub.Masterless[0], err: err}
+			}
 			return nil, nil, &routeError{err: err}
 		}
 	}
