@@ -227,6 +227,15 @@ func TestNotServedIsOneLine(t *testing.T) {
 	if len(rows) != 1 || rows[0][1] != "broker-a" || rows[0][3] != n.BrokerAddr() || strings.Contains(out, "does not serve") {
 		t.Errorf("cluster list on a broker that serves GET_BROKER_RUNTIME_INFO:\n%s", out)
 	}
+	var brokers []clusterBroker
+	js := mustRun(t, "cluster", "list", "--json", "--namesrv="+n.NamesrvAddr())
+	if err := json.Unmarshal([]byte(js), &brokers); err != nil {
+		t.Fatalf("cluster list --json: %v\n%s", err, js)
+	}
+	if len(brokers) != 1 || brokers[0].Broker != "broker-a" || brokers[0].Addr != n.BrokerAddr() || brokers[0].Role != "standalone" ||
+		brokers[0].Version == "" || brokers[0].UptimeMs <= 0 || brokers[0].Error != "" {
+		t.Errorf("cluster list --json: %+v", brokers)
+	}
 }
 
 func TestStatsAndTopOnce(t *testing.T) {

@@ -13,52 +13,57 @@ import (
 )
 
 func newClusterCmd(g *globals) *cobra.Command {
-	return groupCmd("cluster", "Show the brokers the name server knows",
-		&cobra.Command{
-			Use:   "list",
-			Short: "List brokers with address, version, uptime, TPS and timer backlog",
-			Long: `List the brokers the name server knows (GET_BROKER_CLUSTER_INFO) with each broker's runtime
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List brokers with address, version, uptime, TPS and timer backlog",
+		Long: `List the brokers the name server knows (GET_BROKER_CLUSTER_INFO) with each broker's runtime
 figures (GET_BROKER_RUNTIME_INFO): version, uptime, put/get TPS, and the timer backlog
 (timerOffsetBehind: timer messages stored but not yet in the timer wheel), and with replication
 the role (master, replica; fenced), the master epoch and the sync-state set (replica ids).`,
-			Args: noArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				s := g.session()
-				defer s.Close()
-				brokers, err := s.Brokers(cmd.Context(), g.namesrv)
-				if err != nil {
-					return fmt.Errorf("list brokers: %w", err)
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s := g.session()
+			defer s.Close()
+			brokers, err := s.Brokers(cmd.Context(), g.namesrv)
+			if err != nil {
+				return fmt.Errorf("list brokers: %w", err)
+			}
+			if asJSON {
+				return printClusterJSON(cmd.Context(), g, s, brokers)
+			}
+			tw := newTable(g)
+			fmt.Fprintln(tw, "CLUSTER\tBROKER\tBID\tADDR\tVERSION\tUPTIME\tIN TPS\tOUT TPS\tTIMER BACKLOG\tROLE\tEPOCH\tSSS")
+			var notes []string
+			for _, b := range brokers {
+				info, err := s.RuntimeInfo(cmd.Context(), b.Addr)
+				var ns *admin.NotServedError
+				cols := []string{"-", "-", "-", "-", "-", "-", "-", "-"}
+				switch {
+				case err == nil:
+					cols = runtimeColumns(info, time.Now())
+				case errors.As(err, &ns):
+					notes = append(notes, ns.Error())
+				default:
+					cols[0] = "unreachable"
+					notes = append(notes, err.Error())
 				}
-				tw := newTable(g)
-				fmt.Fprintln(tw, "CLUSTER\tBROKER\tBID\tADDR\tVERSION\tUPTIME\tIN TPS\tOUT TPS\tTIMER BACKLOG\tROLE\tEPOCH\tSSS")
-				var notes []string
-				for _, b := range brokers {
-					info, err := s.RuntimeInfo(cmd.Context(), b.Addr)
-					var ns *admin.NotServedError
-					cols := []string{"-", "-", "-", "-", "-", "-", "-", "-"}
-					switch {
-					case err == nil:
-						cols = runtimeColumns(info, time.Now())
-					case errors.As(err, &ns):
-						notes = append(notes, ns.Error())
-					default:
-						cols[0] = "unreachable"
-						notes = append(notes, err.Error())
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", b.Cluster, b.Name, b.ID, b.Addr, strings.Join(cols, "\t"))
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-				if len(brokers) == 0 {
-					fmt.Fprintf(g.stdout, "(the name server at %s knows no broker)\n", g.namesrv)
-				}
-				for _, n := range notes {
-					fmt.Fprintln(g.stdout, n)
-				}
-				return nil
-			},
-		})
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", b.Cluster, b.Name, b.ID, b.Addr, strings.Join(cols, "\t"))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(brokers) == 0 {
+				fmt.Fprintf(g.stdout, "(the name server at %s knows no broker)\n", g.namesrv)
+			}
+			for _, n := range notes {
+				fmt.Fprintln(g.stdout, n)
+			}
+			return nil
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print the brokers as a JSON array (clusterjson.go has the fields)")
+	return groupCmd("cluster", "Show the brokers the name server knows", list)
 }
 
 // runtimeColumns picks version, uptime, in/out TPS and timer backlog from
