@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,6 +102,7 @@ func (w *workload) startProducers() {
 			producer.WithGroupName(processtest.Unique("chaos-pg")),
 			producer.WithInstanceName(processtest.Unique("chaos-p")),
 			producer.WithRetry(2),
+			producer.WithQueueSelector(&groupSelector{}),
 			producer.WithSendMsgTimeout(3*time.Second),
 		)
 		if err != nil {
@@ -120,6 +122,37 @@ func (w *workload) startProducers() {
 func (w *workload) stopProducers() {
 	close(w.stop)
 	w.wg.Wait()
+}
+
+// chaosGroupProperty names the broker group a message must go to (the
+// timer's group, for its cancel record).
+const chaosGroupProperty = "CHAOS_BROKER_GROUP"
+
+// groupSelector is the producers' queue selector: round robin over every
+// queue, a retry on another group than the last (as the client's
+// default), or over the queues of the group a message names in
+// chaosGroupProperty.
+type groupSelector struct{ next atomic.Uint64 }
+
+// Select implements producer.QueueSelector.
+func (g *groupSelector) Select(m *primitive.Message, qs []*primitive.MessageQueue, last string) *primitive.MessageQueue {
+	if len(qs) == 0 {
+		return nil
+	}
+	keep := func(q *primitive.MessageQueue) bool { return last == "" || q.BrokerName != last } // a retry: another group, as the default
+	if want := m.GetProperty(chaosGroupProperty); want != "" {
+		keep = func(q *primitive.MessageQueue) bool { return q.BrokerName == want }
+	}
+	var of []*primitive.MessageQueue
+	for _, q := range qs {
+		if keep(q) {
+			of = append(of, q)
+		}
+	}
+	if len(of) > 0 {
+		qs = of
+	}
+	return qs[g.next.Add(1)%uint64(len(qs))]
 }
 
 // chaosSender is the part of the Go client's producer the workload uses.
@@ -163,6 +196,9 @@ func (w *workload) produce(proc int, p chaosSender, rng *rand.Rand) {
 			c := primitive.NewMessage(w.topic, []byte("cancel-"+key))
 			c.WithDelayTimestamp(due)
 			c.WithProperty("TIMER_DEL_UNIQKEY", w.topic+"+"+res.MsgID)
+			if res.MessageQueue != nil { // a cancel works on the group holding the timer only
+				c.WithProperty(chaosGroupProperty, res.MessageQueue.BrokerName)
+			}
 			w.rec.Add(history.Op{Type: history.Invoke, F: history.FCancel, Process: proc, Key: key, Topic: w.topic})
 			w.send(proc, key, p, c, history.FCancel)
 		}
