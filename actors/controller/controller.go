@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -21,11 +24,11 @@ const (
 	DefaultLease = 3 * time.Second
 	// DefaultScanInterval is how often the leader checks leases.
 	DefaultScanInterval = 100 * time.Millisecond
-	// DefaultApplyTimeout bounds how long the controller goroutine waits to
+	// DefaultApplyTimeout bounds how long the controller's stage waits to
 	// hand one command to raft (the commit itself is awaited elsewhere).
 	DefaultApplyTimeout = 500 * time.Millisecond
-	// inboxSize bounds the requests waiting for the controller goroutine;
-	// more are answered SYSTEM_BUSY.
+	// inboxSize bounds the messages waiting for the controller's stage
+	// (its mailbox depth); more requests are answered SYSTEM_BUSY.
 	inboxSize = 4096
 )
 
@@ -58,6 +61,13 @@ type Config struct {
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// System is the actor system the controller's stage runs in (the
+	// name server's); nil: Start makes one and Stop shuts it down.
+	System *actor.ActorSystem
+	// Stages is the registry the stage is spawned in (its metrics
+	// wheelmq_actor_*{stage="controller"} and health); nil: a registry of
+	// the controller's own, registered with no Prometheus registerer.
+	Stages *stage.Registry
 }
 
 func (c *Config) advertise() string {
@@ -80,21 +90,28 @@ func ParsePeers(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
 }
 
-// Controller is one running controller node.
+// Controller is one running controller node. Its requests, the outcomes of
+// its raft applies and its lease scan are served one at a time by its
+// supervised stage (StageName, stage.go); hashicorp/raft runs its own
+// goroutines.
 type Controller struct {
-	cfg   Config
-	fsm   *FSM
-	node  *raftNode
-	inbox chan func()
-	stop  chan struct{}
-	wg    sync.WaitGroup // the loop and every apply waiter
-	once  sync.Once
-	// Owned by the loop goroutine.
+	cfg       Config
+	fsm       *FSM
+	node      *raftNode
+	system    *actor.ActorSystem
+	ownSystem bool // system was made by Start: Stop shuts it down
+	st        atomic.Pointer[stage.Stage]
+	once      sync.Once
+	mu        sync.Mutex
+	closed    bool                    // Stop began; guarded by mu
+	wg        sync.WaitGroup          // every apply waiter; Add under mu while !closed
+	panicHook func(*remoting.Command) // test hook: called before serving a request
+	// Owned by the stage: rebuilt by every (re)start of its actor.
 	live *liveness
 }
 
-// Start opens the controller's directory, starts raft and the
-// controller's goroutine.
+// Start opens the controller's directory, starts raft and spawns the
+// controller's stage.
 func Start(cfg Config) (*Controller, error) {
 	if cfg.Listen == "" {
 		return nil, errors.New("controller: no listen address")
@@ -114,25 +131,30 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	cfg.Lease = orDur(cfg.Lease, DefaultLease)
 	cfg.ScanInterval = orDur(cfg.ScanInterval, DefaultScanInterval)
-	c := &Controller{cfg: cfg, fsm: NewFSM(), inbox: make(chan func(), inboxSize), stop: make(chan struct{})}
+	c := &Controller{cfg: cfg, fsm: NewFSM(), system: cfg.System}
 	c.live = newLiveness(cfg.Lease)
 	node, err := openRaft(&c.cfg, c.fsm)
 	if err != nil {
 		return nil, err
 	}
 	c.node = node
-	c.wg.Add(1)
-	go c.loop()
+	if err := c.spawn(); err != nil {
+		_ = node.close()
+		return nil, err
+	}
 	cfg.Logger.Info().Str("listen", cfg.Listen).Strs("peers", cfg.peers()).Str("dir", cfg.Dir).Msg("controller started")
 	return c, nil
 }
 
-// Stop shuts raft down and waits (bounded by ctx) for the controller's
-// goroutine and the pending applies, which fail. Later calls do nothing.
+// Stop shuts raft down, waits (bounded by ctx) for the pending applies,
+// whose failures the stage answers, then stops the stage. Later calls do
+// nothing.
 func (c *Controller) Stop(ctx context.Context) error {
 	var err error
 	c.once.Do(func() {
-		close(c.stop)
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
 		// Raft first: its shutdown fails the futures the apply waiters
 		// wait on, so that they end.
 		err = c.node.close()
@@ -143,8 +165,23 @@ func (c *Controller) Stop(ctx context.Context) error {
 		case <-ctx.Done():
 			err = errors.Join(err, fmt.Errorf("controller stop: %w", ctx.Err()))
 		}
+		if st := c.st.Load(); st != nil {
+			if serr := st.StopWithin(ctx); serr != nil {
+				err = errors.Join(err, fmt.Errorf("controller stop: %w", serr))
+			}
+		}
+		if c.ownSystem {
+			c.system.Shutdown()
+		}
 	})
 	return err
+}
+
+// stopping reports whether Stop began.
+func (c *Controller) stopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // IsLeader reports whether this node is the raft leader.
@@ -203,91 +240,60 @@ var ServedCodes = []int32{
 }
 
 // Handle serves one controller request from connection conn; reply is
-// called once with the answer, from the controller's goroutine (unless
-// the request is oneway). It never blocks: when the controller is stopped
-// or busy the answer is SYSTEM_BUSY at once.
+// called once with the answer, from the controller's stage (unless the
+// request is oneway). It never blocks: when the controller is stopped or
+// busy the answer is SYSTEM_BUSY at once; when the stage fails while
+// serving the request (a panic), the answer is SYSTEM_ERROR.
 func (c *Controller) Handle(cmd *remoting.Command, conn uint64, reply func(*remoting.Command)) {
-	send := func(resp *remoting.Command) {
-		if reply != nil && !cmd.IsOneway() {
-			reply(resp)
-		}
+	req := &request{cmd: cmd, conn: conn, reply: reply}
+	st := c.st.Load()
+	if st == nil || c.stopping() || st.Stopped() {
+		req.send(remoting.NewResponse(cmd, remoting.SystemBusy, "controller stopping"))
+		return
 	}
-	if !c.post(func() { c.serve(cmd, conn, send) }) {
-		send(remoting.NewResponse(cmd, remoting.SystemBusy, "controller busy or stopping"))
+	if st.Depth() >= inboxSize {
+		req.send(remoting.NewResponse(cmd, remoting.SystemBusy, "controller busy"))
+		return
 	}
+	st.Send(req)
 }
 
 // ConnClosed tells the controller that a name-server connection closed:
 // the brokers heartbeating over it are dead at once.
 func (c *Controller) ConnClosed(conn uint64) {
-	c.post(func() { c.connClosed(conn) })
-}
-
-// post hands fn to the loop without blocking; false when full or stopped.
-func (c *Controller) post(fn func()) bool {
-	select {
-	case <-c.stop:
-		return false
-	default:
-	}
-	select {
-	case c.inbox <- fn:
-		return true
-	default:
-		return false
+	if st := c.st.Load(); st != nil && !c.stopping() {
+		st.Send(connClosed{conn: conn})
 	}
 }
 
-// loop is the controller's goroutine: requests, applies' outcomes and the
-// lease scan, one at a time.
-func (c *Controller) loop() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.ScanInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case fn := <-c.inbox:
-			c.safe(fn)
-		case <-t.C:
-			c.safe(c.scan)
-		}
-	}
-}
-
-// safe runs fn, logging a panic instead of taking the process down (the
-// request it served goes unanswered; the client's timeout answers it).
-func (c *Controller) safe(fn func()) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.cfg.Logger.Error().Interface("panic", p).Stack().Msg("controller: request handler panicked")
-		}
-	}()
-	fn()
-}
-
-// apply proposes cmd to raft; done runs on the loop with the outcome.
-func (c *Controller) apply(cmd Command, done func(Result, error)) {
+// apply proposes cmd to raft for req (nil: the controller's own command);
+// done runs on the stage with the outcome, as an applied message, so that
+// a panic in it answers req with an error.
+func (c *Controller) apply(cmd Command, req *request, done func(Result, error)) {
 	data, err := json.Marshal(cmd)
 	if err != nil {
 		done(Result{}, fmt.Errorf("encode controller command: %w", err))
 		return
 	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		done(Result{}, fmt.Errorf("controller stopping: %w", raft.ErrRaftShutdown))
+		return
+	}
 	f := c.node.r.Apply(data, DefaultApplyTimeout)
 	c.wg.Add(1)
+	c.mu.Unlock()
+	st := c.st.Load()
+	// The waiter only bridges raft's future to the stage: the outcome is
+	// handled there.
 	go func() {
 		defer c.wg.Done()
-		var res Result
-		err := f.Error()
-		if err == nil {
-			res, _ = f.Response().(Result)
+		m := &applied{req: req, done: done}
+		if m.err = f.Error(); m.err == nil {
+			m.res, _ = f.Response().(Result)
 		}
-		fn := func() { done(res, err) }
-		select {
-		case c.inbox <- fn:
-		case <-c.stop:
-		}
+		st.Send(m)
 	}()
 }
 

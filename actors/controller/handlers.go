@@ -12,8 +12,9 @@ import (
 // controllerGroup is GET_METADATA_INFO's group (RocketMQ's DLedger group).
 const controllerGroup = "wheelmq-controller"
 
-// serve handles one request on the loop.
-func (c *Controller) serve(cmd *remoting.Command, conn uint64, send func(*remoting.Command)) {
+// serve handles one request on the stage.
+func (c *Controller) serve(req *request) {
+	cmd, send := req.cmd, req.send
 	if cmd.Code == remoting.ControllerGetMetadataInfo {
 		send(c.metadata(cmd))
 		return
@@ -24,11 +25,11 @@ func (c *Controller) serve(cmd *remoting.Command, conn uint64, send func(*remoti
 	}
 	switch cmd.Code {
 	case remoting.BrokerHeartbeat:
-		c.heartbeat(cmd, conn, send)
+		c.heartbeat(req)
 	case remoting.ControllerRegisterBroker:
-		c.registerBroker(cmd, conn, send)
+		c.registerBroker(req)
 	case remoting.ControllerApplyBrokerID:
-		c.applyBrokerID(cmd, send)
+		c.applyBrokerID(req)
 	case remoting.ControllerGetNextBrokerID:
 		g, _ := c.Group(cmd.Field(FieldClusterName), cmd.Field(FieldBrokerName))
 		next := g.NextID
@@ -39,7 +40,7 @@ func (c *Controller) serve(cmd *remoting.Command, conn uint64, send func(*remoti
 		resp.ExtFields = map[string]string{FieldClusterName: cmd.Field(FieldClusterName), FieldBrokerName: cmd.Field(FieldBrokerName), FieldNextBrokerID: strconv.FormatInt(next, 10)}
 		send(resp)
 	case remoting.ControllerAlterSyncStateSet:
-		c.alter(cmd, send)
+		c.alter(req)
 	case remoting.ControllerGetReplicaInfo:
 		g, ok := c.lookup(cmd)
 		if !ok {
@@ -48,11 +49,11 @@ func (c *Controller) serve(cmd *remoting.Command, conn uint64, send func(*remoti
 		}
 		send(roleResponse(cmd, g, 0))
 	case remoting.ControllerGetSyncStateData:
-		c.syncStateData(cmd, send)
+		c.syncStateData(req)
 	case remoting.GetBrokerEpochCache:
-		c.epochCache(cmd, send)
+		c.epochCache(req)
 	case remoting.ControllerElectMaster:
-		c.electMaster(cmd, send)
+		c.electMaster(req)
 	default:
 		send(remoting.NewResponse(cmd, remoting.RequestCodeNotSupported, fmt.Sprintf("controller: request code %d not supported", cmd.Code)))
 	}
@@ -82,7 +83,8 @@ func (c *Controller) lookup(cmd *remoting.Command) (Group, bool) {
 // heartbeat renews a broker's lease and tells it its role; a broker the
 // group does not know yet (or whose addresses changed) is registered
 // through raft first.
-func (c *Controller) heartbeat(cmd *remoting.Command, conn uint64, send func(*remoting.Command)) {
+func (c *Controller) heartbeat(req *request) {
+	cmd, conn, send := req.cmd, req.conn, req.send
 	h, err := ParseHeartbeat(cmd)
 	if err != nil {
 		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: "+err.Error()))
@@ -97,18 +99,17 @@ func (c *Controller) heartbeat(cmd *remoting.Command, conn uint64, send func(*re
 			return
 		}
 	}
-	c.apply(Command{Op: OpRegister, Cluster: h.Cluster, BrokerName: h.BrokerName, ReplicaID: h.ReplicaID, Addr: h.BrokerAddr, HAAddr: h.HAAddr},
-		func(r Result, err error) {
-			if resp := c.applyFailed(cmd, r, err); resp != nil {
-				send(resp)
-				return
-			}
-			c.cfg.Logger.Info().Str("cluster", h.Cluster).Str("brokerName", h.BrokerName).Str("brokerAddr", h.BrokerAddr).
-				Int64("replicaId", r.ReplicaID).Int64("master", r.Group.MasterID).Int64("epoch", r.Group.MasterEpoch).
-				Msg("controller: broker registered")
-			c.live.beat(key, r.ReplicaID, conn, c.cfg.Now(), h)
-			send(roleResponse(cmd, r.Group, r.ReplicaID))
-		})
+	c.apply(Command{Op: OpRegister, Cluster: h.Cluster, BrokerName: h.BrokerName, ReplicaID: h.ReplicaID, Addr: h.BrokerAddr, HAAddr: h.HAAddr}, req, func(r Result, err error) {
+		if resp := c.applyFailed(cmd, r, err); resp != nil {
+			send(resp)
+			return
+		}
+		c.cfg.Logger.Info().Str("cluster", h.Cluster).Str("brokerName", h.BrokerName).Str("brokerAddr", h.BrokerAddr).
+			Int64("replicaId", r.ReplicaID).Int64("master", r.Group.MasterID).Int64("epoch", r.Group.MasterEpoch).
+			Msg("controller: broker registered")
+		c.live.beat(key, r.ReplicaID, conn, c.cfg.Now(), h)
+		send(roleResponse(cmd, r.Group, r.ReplicaID))
+	})
 }
 
 // applyFailed turns a failed apply into its answer (nil: success).
@@ -124,7 +125,8 @@ func (c *Controller) applyFailed(cmd *remoting.Command, r Result, err error) *re
 
 // registerBroker serves CONTROLLER_REGISTER_BROKER (1003): the broker's id
 // is confirmed and the group's role state answered.
-func (c *Controller) registerBroker(cmd *remoting.Command, conn uint64, send func(*remoting.Command)) {
+func (c *Controller) registerBroker(req *request) {
+	cmd, send := req.cmd, req.send
 	_, err := optInt(cmd, FieldBrokerID)
 	addr := cmd.Field(FieldBrokerAddress)
 	if err != nil || addr == "" || cmd.Field(FieldBrokerName) == "" {
@@ -132,12 +134,13 @@ func (c *Controller) registerBroker(cmd *remoting.Command, conn uint64, send fun
 		return
 	}
 	cmd.SetField(FieldBrokerAddr, addr)
-	c.heartbeat(cmd, conn, send)
+	c.heartbeat(req)
 }
 
 // applyBrokerID serves CONTROLLER_APPLY_BROKER_ID (1013): registerCheckCode
 // is "brokerAddr;timestamp" as RocketMQ's broker sends it.
-func (c *Controller) applyBrokerID(cmd *remoting.Command, send func(*remoting.Command)) {
+func (c *Controller) applyBrokerID(req *request) {
+	cmd, send := req.cmd, req.send
 	id, err := optInt(cmd, FieldAppliedBrokerID)
 	addr, _, _ := strings.Cut(cmd.Field(FieldRegisterCheckCode), ";")
 	if err != nil || id <= 0 || addr == "" {
@@ -151,7 +154,7 @@ func (c *Controller) applyBrokerID(cmd *remoting.Command, send func(*remoting.Co
 			return
 		}
 	}
-	c.apply(Command{Op: OpRegister, Cluster: cluster, BrokerName: name, ReplicaID: id, Addr: addr}, func(r Result, err error) {
+	c.apply(Command{Op: OpRegister, Cluster: cluster, BrokerName: name, ReplicaID: id, Addr: addr}, req, func(r Result, err error) {
 		if resp := c.applyFailed(cmd, r, err); resp != nil {
 			send(resp)
 			return
@@ -163,7 +166,8 @@ func (c *Controller) applyBrokerID(cmd *remoting.Command, send func(*remoting.Co
 }
 
 // alter serves CONTROLLER_ALTER_SYNC_STATE_SET (1001).
-func (c *Controller) alter(cmd *remoting.Command, send func(*remoting.Command)) {
+func (c *Controller) alter(req *request) {
+	cmd, send := req.cmd, req.send
 	mid, err1 := optInt(cmd, FieldMasterBrokerID)
 	mep, err2 := optInt(cmd, FieldMasterEpoch)
 	body, err3 := DecodeSyncStateSet(cmd.Body)
@@ -177,7 +181,7 @@ func (c *Controller) alter(cmd *remoting.Command, send func(*remoting.Command)) 
 		return
 	}
 	c.apply(Command{Op: OpAlter, Cluster: g.Cluster, BrokerName: g.BrokerName, MasterID: mid, MasterEpoch: mep,
-		SyncStateSetEpoch: body.SyncStateSetEpoch, Set: body.SyncStateSet}, func(r Result, err error) {
+		SyncStateSetEpoch: body.SyncStateSetEpoch, Set: body.SyncStateSet}, req, func(r Result, err error) {
 		if resp := c.applyFailed(cmd, r, err); resp != nil {
 			send(resp)
 			return
@@ -194,7 +198,8 @@ func (c *Controller) alter(cmd *remoting.Command, send func(*remoting.Command)) 
 // with designateElect names the new master (it must be an alive member of
 // the sync-state set); otherwise the usual election runs, which keeps an
 // alive master.
-func (c *Controller) electMaster(cmd *remoting.Command, send func(*remoting.Command)) {
+func (c *Controller) electMaster(req *request) {
+	cmd, send := req.cmd, req.send
 	g, ok := c.lookup(cmd)
 	if !ok {
 		send(remoting.NewResponse(cmd, CodeBrokerMetadataNotExist, "controller: unknown broker group "+cmd.Field(FieldBrokerName)))
@@ -206,29 +211,29 @@ func (c *Controller) electMaster(cmd *remoting.Command, send func(*remoting.Comm
 		designated = id
 	}
 	key := groupKey(g.Cluster, g.BrokerName)
-	c.apply(Command{Op: OpElect, Cluster: g.Cluster, BrokerName: g.BrokerName, Alive: c.live.candidates(key, c.cfg.Now()), Designated: designated},
-		func(r Result, err error) {
-			if resp := c.applyFailed(cmd, r, err); resp != nil {
-				send(resp)
-				return
-			}
-			resp := remoting.NewResponse(cmd, remoting.Success, "")
-			m := r.Group.Master()
-			resp.ExtFields = map[string]string{
-				FieldMasterBrokerID: strconv.FormatInt(r.Group.MasterID, 10), FieldMasterAddress: m.Addr,
-				FieldMasterEpoch: strconv.FormatInt(r.Group.MasterEpoch, 10), FieldSyncStateSetEpoch: strconv.FormatInt(r.Group.SyncStateSetEpoch, 10),
-			}
-			bm := BrokerMemberGroup{Cluster: r.Group.Cluster, BrokerName: r.Group.BrokerName, BrokerAddrs: map[int64]string{}}
-			for rid, rep := range r.Group.Replicas {
-				bm.BrokerAddrs[rid] = rep.Addr
-			}
-			resp.Body, _ = json.Marshal(bm)
+	c.apply(Command{Op: OpElect, Cluster: g.Cluster, BrokerName: g.BrokerName, Alive: c.live.candidates(key, c.cfg.Now()), Designated: designated}, req, func(r Result, err error) {
+		if resp := c.applyFailed(cmd, r, err); resp != nil {
 			send(resp)
-		})
+			return
+		}
+		resp := remoting.NewResponse(cmd, remoting.Success, "")
+		m := r.Group.Master()
+		resp.ExtFields = map[string]string{
+			FieldMasterBrokerID: strconv.FormatInt(r.Group.MasterID, 10), FieldMasterAddress: m.Addr,
+			FieldMasterEpoch: strconv.FormatInt(r.Group.MasterEpoch, 10), FieldSyncStateSetEpoch: strconv.FormatInt(r.Group.SyncStateSetEpoch, 10),
+		}
+		bm := BrokerMemberGroup{Cluster: r.Group.Cluster, BrokerName: r.Group.BrokerName, BrokerAddrs: map[int64]string{}}
+		for rid, rep := range r.Group.Replicas {
+			bm.BrokerAddrs[rid] = rep.Addr
+		}
+		resp.Body, _ = json.Marshal(bm)
+		send(resp)
+	})
 }
 
 // syncStateData serves CONTROLLER_GET_SYNC_STATE_DATA (1006).
-func (c *Controller) syncStateData(cmd *remoting.Command, send func(*remoting.Command)) {
+func (c *Controller) syncStateData(req *request) {
+	cmd, send := req.cmd, req.send
 	names, err := DecodeBrokerNames(cmd.Body)
 	if err != nil {
 		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: "+err.Error()))
@@ -273,7 +278,8 @@ func (c *Controller) syncStateData(cmd *remoting.Command, send func(*remoting.Co
 // knows only the current master epoch (one open entry from offset 0) and
 // the master's last reported max offset. brokerName (and clusterName) are
 // wheelmq's header additions.
-func (c *Controller) epochCache(cmd *remoting.Command, send func(*remoting.Command)) {
+func (c *Controller) epochCache(req *request) {
+	cmd, send := req.cmd, req.send
 	g, ok := c.lookup(cmd)
 	if !ok {
 		send(remoting.NewResponse(cmd, CodeBrokerMetadataNotExist, "controller: GET_BROKER_EPOCH_CACHE needs the brokerName of a known group (the epoch file itself is the broker's)"))

@@ -14,7 +14,8 @@ type member struct {
 }
 
 // liveness is the leader's table of broker heartbeats: group key -> replica
-// id -> member. It lives only on the leader and only on its goroutine.
+// id -> member. It lives only on the leader and only on its stage, which rebuilds it
+// on every (re)start.
 type liveness struct {
 	lease       time.Duration
 	groups      map[string]map[int64]*member
@@ -75,7 +76,7 @@ func (l *liveness) connClosed(conn uint64) []string {
 	return keys
 }
 
-// connClosed runs on the loop: members of conn die, dead masters are
+// connClosed runs on the stage: members of conn die, dead masters are
 // replaced at once.
 func (c *Controller) connClosed(conn uint64) {
 	keys := c.live.connClosed(conn)
@@ -85,7 +86,7 @@ func (c *Controller) connClosed(conn uint64) {
 	}
 }
 
-// scan runs on the loop every ScanInterval: it follows leadership and
+// scan runs on the stage every ScanInterval: it follows leadership and
 // replaces masters whose lease ran out.
 func (c *Controller) scan() {
 	now := c.cfg.Now()
@@ -129,7 +130,7 @@ func (c *Controller) announce() {
 	if known == addr {
 		return
 	}
-	c.apply(Command{Op: OpPeer, PeerID: string(c.node.selfID), PeerAddr: addr}, func(_ Result, err error) {
+	c.apply(Command{Op: OpPeer, PeerID: string(c.node.selfID), PeerAddr: addr}, nil, func(_ Result, err error) {
 		if err != nil {
 			c.live.peerAddr = ""
 			c.cfg.Logger.Warn().Err(err).Msg("controller: announce leader address failed")
@@ -163,7 +164,7 @@ func (c *Controller) checkMasters(now time.Time) {
 		}
 		c.live.electing[key] = true
 		oldMaster, oldEpoch := g.MasterID, g.MasterEpoch
-		c.apply(Command{Op: OpElect, Cluster: g.Cluster, BrokerName: g.BrokerName, Alive: cands}, func(r Result, err error) {
+		c.apply(Command{Op: OpElect, Cluster: g.Cluster, BrokerName: g.BrokerName, Alive: cands}, nil, func(r Result, err error) {
 			delete(c.live.electing, key)
 			ev := c.cfg.Logger.Warn().Str("cluster", g.Cluster).Str("brokerName", g.BrokerName).
 				Int64("oldMaster", oldMaster).Int64("oldEpoch", oldEpoch)

@@ -194,9 +194,13 @@ func (n *Node) startNamesrv() error {
 		n.nsLock, opts.KVConfigPath = lock, path
 	}
 	opts.Settings = func() map[string]string { return namesrvSettings(n.NamesrvAddr(), opts) }
+	n.nsSystem = stage.NewSystem(log)
 	if n.cfg.Controller.Listen != "" {
 		cc := n.cfg.Controller
 		cc.Logger = n.cfg.Logger.With().Str("component", "controller").Logger()
+		// The controller's stage runs next to the name server's, in its
+		// actor system and the process's stage registry.
+		cc.System, cc.Stages = n.nsSystem, n.stages
 		cc.RemotingAddr = func() string {
 			if p := n.nsAddr.Load(); p != nil {
 				return *p
@@ -205,13 +209,13 @@ func (n *Node) startNamesrv() error {
 		}
 		ctl, err := controller.Start(cc)
 		if err != nil {
+			n.nsSystem.Shutdown()
 			n.releaseNamesrvDir()
 			return fmt.Errorf("start controller: %w", err)
 		}
 		n.ctl = ctl
 		opts.MasterEpoch = ctl.MasterEpoch
 	}
-	n.nsSystem = stage.NewSystem(log)
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
 	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(opts))
 	if err != nil {
@@ -325,7 +329,7 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 		}
 	}
 	if isCtl {
-		// Answered from the controller's goroutine, never this event loop.
+		// Answered from the controller's stage, never this event loop.
 		h.ctl.Handle(cmd, c.ID(), func(resp *remoting.Command) {
 			if err := c.Send(resp); err != nil {
 				h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("controller response not delivered")
