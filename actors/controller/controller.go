@@ -103,9 +103,9 @@ type Controller struct {
 	st        atomic.Pointer[stage.Stage]
 	once      sync.Once
 	mu        sync.Mutex
-	closed    bool                    // Stop began; guarded by mu
-	wg        sync.WaitGroup          // every apply waiter; Add under mu while !closed
-	panicHook func(*remoting.Command) // test hook: called before serving a request
+	closed    bool                          // Stop began; guarded by mu
+	wg        sync.WaitGroup                // every apply waiter; Add under mu while !closed
+	panicHook atomic.Pointer[func(msg any)] // test hook: called before a request or an apply outcome is handled
 	// Owned by the stage: rebuilt by every (re)start of its actor.
 	live *liveness
 }
@@ -132,7 +132,6 @@ func Start(cfg Config) (*Controller, error) {
 	cfg.Lease = orDur(cfg.Lease, DefaultLease)
 	cfg.ScanInterval = orDur(cfg.ScanInterval, DefaultScanInterval)
 	c := &Controller{cfg: cfg, fsm: NewFSM(), system: cfg.System}
-	c.live = newLiveness(cfg.Lease)
 	node, err := openRaft(&c.cfg, c.fsm)
 	if err != nil {
 		return nil, err

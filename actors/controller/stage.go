@@ -109,13 +109,12 @@ func (a *ctlActor) Receive(ctx actor.Context) {
 	case *actor.Stopping, *actor.Restarting:
 		a.timer.Stop()
 	case *request:
-		if c.panicHook != nil {
-			c.panicHook(m.cmd)
-		}
+		c.testHook(m)
 		c.serve(m)
 	case connClosed:
 		c.connClosed(m.conn)
 	case *applied:
+		c.testHook(m)
 		m.done(m.res, m.err)
 	case scanTick:
 		// Armed first: a scan that panics does not end the chain (the
@@ -138,4 +137,11 @@ func (c *Controller) resetLiveness() {
 		c.cfg.Logger.Info().Str("id", string(c.node.selfID)).Msg("controller: stage started as leader; every broker has a fresh lease")
 	}
 	c.live = l
+}
+
+// testHook runs the test's panic hook, if any, on m.
+func (c *Controller) testHook(m any) {
+	if h := c.panicHook.Load(); h != nil {
+		(*h)(m)
+	}
 }

@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// TestStagePanicRestartsAndAnswers injects panics into the controller's
+// stage, once in a request handler and once in an apply outcome: each
+// panicking request is answered SYSTEM_ERROR, the supervisor restarts the
+// stage (wheelmq_actor_restarts_total{stage="controller"} counts it), the
+// next request is served, and the rebuilt liveness table gives the master
+// a fresh lease instead of electing it away.
+func TestStagePanicRestartsAndAnswers(t *testing.T) {
+	prom := prometheus.NewRegistry()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	c, err := Start(Config{Listen: addr, Dir: filepath.Join(t.TempDir(), "controller"), ScanInterval: 10 * time.Millisecond,
+		RemotingAddr: func() string { return "127.0.0.1:9876" }, Stages: stage.NewRegistry(prom),
+		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	hook := func(m any) {
+		switch m := m.(type) {
+		case *request:
+			if m.cmd.Field("boom") == "request" {
+				panic("injected request panic")
+			}
+		case *applied:
+			if m.req != nil && m.req.cmd.Field("boom") == "applied" {
+				panic("injected apply-outcome panic")
+			}
+		}
+	}
+	c.panicHook.Store(&hook)
+	waitFor(t, "leadership", c.IsLeader)
+
+	hb := func(boom string) *remoting.Command {
+		h := Heartbeat{Cluster: "c", BrokerName: "b", BrokerAddr: "10.0.0.1:10911", HAAddr: "10.0.0.1:10912"}
+		cmd := remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)
+		if boom != "" {
+			cmd.SetField("boom", boom)
+		}
+		return cmd
+	}
+	// The registration is applied, but its outcome's handler panics.
+	if r := handle(t, c, hb("applied")); r.Code != remoting.SystemError {
+		t.Fatalf("heartbeat whose outcome panicked: code %d %q, want SYSTEM_ERROR", r.Code, r.Remark)
+	}
+	waitFor(t, "restart 1", func() bool { return restarts(t, prom) == 1 })
+	r := handle(t, c, hb(""))
+	if r.Code != remoting.Success || r.Field(FieldBrokerID) != "1" || r.Field(FieldMasterEpoch) != "1" {
+		t.Fatalf("heartbeat after restart: code %d %q %v", r.Code, r.Remark, r.ExtFields)
+	}
+
+	meta := remoting.NewRequest(remoting.ControllerGetMetadataInfo, map[string]string{"boom": "request"}, nil)
+	if r := handle(t, c, meta); r.Code != remoting.SystemError {
+		t.Fatalf("request that panicked: code %d %q, want SYSTEM_ERROR", r.Code, r.Remark)
+	}
+	waitFor(t, "restart 2", func() bool { return restarts(t, prom) == 2 })
+	r = handle(t, c, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil))
+	if r.Code != remoting.Success || r.Field(FieldIsLeader) != "true" {
+		t.Fatalf("metadata after restart: code %d %q %v", r.Code, r.Remark, r.ExtFields)
+	}
+
+	// The restart emptied the liveness table; many scans later the master
+	// still holds its (fresh) lease: no election.
+	time.Sleep(20 * c.cfg.ScanInterval)
+	if g, ok := c.Group("c", "b"); !ok || g.MasterID != 1 || g.MasterEpoch != 1 {
+		t.Fatalf("group after restart: %+v %v, want master 1 epoch 1", g, ok)
+	}
+	if got := restarts(t, prom); got != 2 {
+		t.Fatalf("restarts = %v, want 2", got)
+	}
+}
+
+// handle sends cmd through Handle and waits for its answer.
+func handle(t *testing.T, c *Controller, cmd *remoting.Command) *remoting.Command {
+	t.Helper()
+	ch := make(chan *remoting.Command, 2)
+	c.Handle(cmd, 7, func(r *remoting.Command) { ch <- r })
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no answer to code %d", cmd.Code)
+		return nil
+	}
+}
+
+// restarts reads wheelmq_actor_restarts_total{stage="controller"}.
+func restarts(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "wheelmq_actor_restarts_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stage" && l.GetValue() == StageName {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
