@@ -6,6 +6,18 @@
 // liveness of brokers (heartbeat connections and leases, liveness.go) lives
 // only on the raft leader, which turns a dead master into an ElectMaster
 // command. Requests arrive on the name server's remoting port (Handle) and
-// are answered asynchronously from the controller's own goroutine, never
-// from the network event loop. See docs/controller.md.
+// are answered asynchronously, never from the network event loop.
+//
+// Everything but raft itself runs in one supervised actors/stage stage,
+// StageName ("controller", spawned in Config.System under
+// actors/supervisor's policy, its wheelmq_actor_*{stage="controller"}
+// metrics in Config.Stages): Handle and ConnClosed send it messages, the
+// outcome of every raft apply comes back to it as a message (a goroutine
+// per apply only waits on raft's future), and the lease scan is a
+// Stage.NewTimer tick. Requests and apply outcomes are stage.Failable: a
+// panic while handling one answers its request SYSTEM_ERROR, and the
+// supervisor restarts the actor. A restarted actor rebuilds the liveness
+// table empty, giving every broker a fresh lease as a leader change does;
+// the replicated state is the raft FSM's and survives. hashicorp/raft runs
+// its own goroutines. See docs/controller.md.
 package controller
