@@ -96,6 +96,33 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	if err != nil || sd.Code != 0 || json.Unmarshal(sd.Body, &info) != nil || info.ReplicasInfoTable["b"].MasterEpoch != 2 {
 		t.Fatalf("sync state data: %v %+v %s", err, sd, sd.Body)
 	}
+	// The controller served all this as the process's stage "controller".
+	if got := stageCounter(t, n, "wheelmq_actor_messages_total", controller.StageName); got < 5 {
+		t.Fatalf(`wheelmq_actor_messages_total{stage="controller"} = %v, want >= 5`, got)
+	}
+}
+
+// stageCounter reads a counter of the process's registry by its stage
+// label (-1: no such series).
+func stageCounter(t *testing.T, n *Node, name, stageName string) float64 {
+	t.Helper()
+	mfs, err := n.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stage" && l.GetValue() == stageName {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // TestThreeNameServersWithControllers runs three name servers whose
