@@ -103,7 +103,7 @@ type Controller struct {
 	st        atomic.Pointer[stage.Stage]
 	once      sync.Once
 	mu        sync.Mutex
-	closed    bool                          // Stop began; guarded by mu
+	closed    atomic.Bool                   // Stop began; set under mu
 	wg        sync.WaitGroup                // every apply waiter; Add under mu while !closed
 	panicHook atomic.Pointer[func(msg any)] // test hook: called before a request or an apply outcome is handled
 	// Owned by the stage: rebuilt by every (re)start of its actor.
@@ -152,7 +152,7 @@ func (c *Controller) Stop(ctx context.Context) error {
 	var err error
 	c.once.Do(func() {
 		c.mu.Lock()
-		c.closed = true
+		c.closed.Store(true)
 		c.mu.Unlock()
 		// Raft first: its shutdown fails the futures the apply waiters
 		// wait on, so that they end.
@@ -176,12 +176,9 @@ func (c *Controller) Stop(ctx context.Context) error {
 	return err
 }
 
-// stopping reports whether Stop began.
-func (c *Controller) stopping() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+// stopping reports whether Stop began; it never blocks (Handle calls it
+// on the network event loop).
+func (c *Controller) stopping() bool { return c.closed.Load() }
 
 // IsLeader reports whether this node is the raft leader.
 func (c *Controller) IsLeader() bool { return c.node.r.State() == raft.Leader }
@@ -274,15 +271,18 @@ func (c *Controller) apply(cmd Command, req *request, done func(Result, error)) 
 		done(Result{}, fmt.Errorf("encode controller command: %w", err))
 		return
 	}
+	// The waiter is counted before Stop can start waiting (mu orders the
+	// Add against Stop's closed flag); raft is asked outside the lock, as
+	// Apply may wait up to DefaultApplyTimeout.
 	c.mu.Lock()
-	if c.closed {
+	if c.closed.Load() {
 		c.mu.Unlock()
 		done(Result{}, fmt.Errorf("controller stopping: %w", raft.ErrRaftShutdown))
 		return
 	}
-	f := c.node.r.Apply(data, DefaultApplyTimeout)
 	c.wg.Add(1)
 	c.mu.Unlock()
+	f := c.node.r.Apply(data, DefaultApplyTimeout)
 	st := c.st.Load()
 	// The waiter only bridges raft's future to the stage: the outcome is
 	// handled there.
