@@ -93,6 +93,19 @@ func TestStagePanicRestartsAndAnswers(t *testing.T) {
 	if got := restarts(t, prom); got != 2 {
 		t.Fatalf("restarts = %v, want 2", got)
 	}
+
+	// Stopped: the stage is gone and a request is refused at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if st := c.st.Load(); !st.Stopped() {
+		t.Fatal("stage still running after Stop")
+	}
+	if r := handle(t, c, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil)); r.Code != remoting.SystemBusy {
+		t.Fatalf("request after stop: code %d %q, want SYSTEM_BUSY", r.Code, r.Remark)
+	}
 }
 
 // handle sends cmd through Handle and waits for its answer.
