@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -35,12 +36,17 @@ func (m *Member) heartbeats() {
 // callTimeout bounds one request (dial included).
 func (m *Member) callTimeout() time.Duration { return max(m.o.HeartbeatInterval, 500*time.Millisecond) }
 
-// call sends req to the current leader guess and follows one
-// CONTROLLER_NOT_LEADER redirect; it returns the answer and when the
-// answered request was sent.
+// call sends req to the current leader guess, following
+// CONTROLLER_NOT_LEADER answers through the configured controllers; it
+// returns the answer and when the answered request was sent. A redirect
+// is followed only to an address of Options.Controllers: the leader's own
+// address may not be the way this broker reaches it (a proxy, NAT, or a
+// partition that cuts the configured path), and a broker cut off from
+// every configured controller must lose its lease, not keep it through a
+// side door. Otherwise the next configured controller is asked.
 func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Time, error) {
 	var lastErr error
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt <= len(m.addrs); attempt++ {
 		c, err := m.conn()
 		if err != nil {
 			lastErr = err
@@ -62,7 +68,7 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 		if resp.Code == controller.CodeNotLeader {
 			lastErr = fmt.Errorf("controller %s: %s", c.Addr(), resp.Remark)
 			m.closeClient()
-			if l := resp.Field(controller.FieldLeaderAddress); l != "" && l != c.Addr() {
+			if l := resp.Field(controller.FieldLeaderAddress); l != "" && l != c.Addr() && slices.Contains(m.addrs, l) {
 				m.leader = l
 			} else {
 				m.next()

@@ -273,3 +273,25 @@ func TestControllerLeaderChangeKeepsMaster(t *testing.T) {
 		t.Fatalf("group after the failover: %+v", g)
 	}
 }
+
+// TestNoSideDoorToTheLeader: a broker configured with followers only is
+// redirected to the leader's own address, which is not in its list: it
+// must not follow it there (that path may bypass a partition or a proxy);
+// it gets no role. Given the leader's address too, it becomes master.
+func TestNoSideDoorToTheLeader(t *testing.T) {
+	c := controllertest.Start(t, 3, 3*time.Second)
+	leader := c.Leader(10 * time.Second)
+	var followers []string
+	for i, a := range c.Addrs() {
+		if i != leader {
+			followers = append(followers, a)
+		}
+	}
+	b := startBroker(t, followers, "10.0.0.1:10911", "", 0, 0)
+	time.Sleep(1500 * time.Millisecond)
+	if st := b.role.Get(); st.Kind != role.Standalone || st.Epoch != 0 {
+		t.Fatalf("a broker that can reach followers only got a role through the leader's own address: %+v", st)
+	}
+	b2 := startBroker(t, c.Addrs(), "10.0.0.2:10911", "", 0, 0)
+	waitRole(t, b2, 5*time.Second, "master through the configured leader address", isMaster)
+}
