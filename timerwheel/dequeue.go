@@ -318,6 +318,39 @@ func (s *Store) Rewind() error {
 	return s.resetDequeue()
 }
 
+// RewindAck moves the acknowledged position back to c, then rewinds (see
+// Rewind): the timers acknowledged after c are released again. The dequeue
+// side calls it when the deliveries of acknowledged batches were lost
+// without a crash: a replica's CommitLog was truncated under their
+// written-back copies. c is never taken below the newest durable
+// acknowledged position (whose slots may be gone; LimitDurableAck keeps
+// acknowledgements whose copies are not durable from reaching it), nor
+// above the current one. The durable limit is lowered to c as well.
+func (s *Store) RewindAck(c Cursor) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if c.Less(s.durable[1]) {
+		s.log.Error().Str("to", c.String()).Str("durable", s.durable[1].String()).
+			Msg("timer ack rewind below the durable acknowledged position: rewinding to it")
+		c = s.durable[1]
+	}
+	if c.Less(s.acked) {
+		s.acked = c
+	}
+	if s.ackLimit != nil && s.acked.Less(*s.ackLimit) {
+		l := s.acked
+		s.ackLimit = &l
+	}
+	s.issued = s.acked
+	if r := (Cursor{Ms: s.ringBase * s.geo.SlotMs}); s.issued.Less(r) {
+		s.issued, s.acked = r, r // only empty slots lie below the retained window
+	}
+	return s.resetDequeue()
+}
+
 // resetDequeue rebuilds the load state from the issued position: the ready
 // heap and tombstones are dropped, and the slots from CancelWindow*2 before
 // the position up to it are loaded again (re-activating cancels). mu must

@@ -16,6 +16,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -85,8 +86,9 @@ type ReplicationEnv struct {
 	// replica; the confirmed offset advanced).
 	Kick func()
 	// Cut drops the derived state at or above a CommitLog offset, after
-	// the receiver truncated the log there (dispatch.Cut); done is called
-	// on the dispatcher's goroutine.
+	// the receiver truncated the log there (dispatch.Cut, then the timer
+	// dequeue side: timer.Service.Truncated); done is called once, on the
+	// dispatcher's or the timer stage's goroutine, and must not block.
 	Cut func(above int64, done func(error))
 }
 
@@ -173,6 +175,23 @@ func (p *Pipeline) initReplication() {
 	}
 }
 
+// cutDerived drops what was derived from a truncated CommitLog tail: the
+// consume-queue and index entries (dispatch.Cut), then the timer dequeue
+// side's acknowledgements and scan positions (timer.Service.Truncated), so
+// that timers this node fired from the cut tail are not taken as
+// delivered and the new master's copies of them are found. done is called
+// once with both results.
+func (p *Pipeline) cutDerived(above int64, done func(error)) {
+	p.Stage(dispatch.StageName).Send(&dispatch.Cut{Above: above, Reply: func(err error) {
+		ts := p.timers.Load()
+		if ts == nil {
+			done(err)
+			return
+		}
+		ts.Truncated(above, func(terr error) { done(errors.Join(err, terr)) })
+	}})
+}
+
 // startReplication calls Config.StartReplication and plugs what it gives
 // into the slots.
 func (p *Pipeline) startReplication() error {
@@ -183,9 +202,7 @@ func (p *Pipeline) startReplication() error {
 		Store: p.store, System: p.system, Role: p.role,
 		Logger: p.cfg.Logger.With().Str("component", "replication").Logger(),
 		Kick:   p.kicker.Kick,
-		Cut: func(above int64, done func(error)) {
-			p.Stage(dispatch.StageName).Send(&dispatch.Cut{Above: above, Reply: done})
-		},
+		Cut:    p.cutDerived,
 	}
 	r, err := p.cfg.StartReplication(env)
 	if err != nil {

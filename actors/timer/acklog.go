@@ -61,3 +61,22 @@ func (l *ackLog) reset() {
 	l.entries = nil
 	l.mu.Unlock()
 }
+
+// cut drops the batches whose write-backs reach past above (the CommitLog
+// was truncated there, so those write-backs are gone) and every batch
+// after them, and returns where the first of them started: the timers
+// acknowledged from there on are not delivered any more. ok is false when
+// no batch was dropped. Batches no longer held here are durable, below
+// the durable end, which a truncation never passes.
+func (l *ackLog) cut(above int64) (from timerwheel.Cursor, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, e := range l.entries {
+		if e.end > above {
+			from = e.from
+			l.entries = l.entries[:i]
+			return from, true
+		}
+	}
+	return from, false
+}

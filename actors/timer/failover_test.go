@@ -38,7 +38,9 @@ type node struct {
 	w, d  *stage.Stage
 	svc   *Service
 	role  *role.Holder
-	clock *atomic.Int64 // ms
+	clock *atomic.Int64  // ms
+	conf  *fakeConfirmer // nil: no replication
+	kick  *dispatch.Kicker
 
 	mu     sync.Mutex
 	writes []delivery // every write-back handed to Append
@@ -53,13 +55,26 @@ type delivery struct {
 }
 
 func startNode(t *testing.T, dir string, kind role.Kind, clock *atomic.Int64) *node {
+	return startNodeWith(t, dir, kind, clock, nil)
+}
+
+// startNodeWith starts a node; with conf its writer holds answers for conf
+// and its dispatch (and DurableEnd) stops at conf's confirmed offset, as
+// on a replicated broker.
+func startNodeWith(t *testing.T, dir string, kind role.Kind, clock *atomic.Int64, conf *fakeConfirmer) *node {
 	t.Helper()
 	st, err := storage.Open(dir, storage.Options{SegmentSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := &node{t: t, dir: dir, st: st, sys: stage.NewSystem(zerolog.Nop()), clock: clock,
-		role: role.NewHolder(role.State{Kind: kind, ReplicaID: 1})}
+		role: role.NewHolder(role.State{Kind: kind, ReplicaID: 1}), conf: conf}
+	var wconf writer.Confirmer
+	if conf != nil {
+		conf.cl = st.CommitLog
+		st.SetDurableEnd(conf)
+		wconf = conf
+	}
 	n.wheel, err = timerwheel.Open(timerwheel.Options{Dir: st.TimerDir(), NoSync: true}, InitialDequeueMs(st, clock.Load()))
 	if err != nil {
 		t.Fatal(err)
@@ -76,16 +91,17 @@ func startNode(t *testing.T, dir string, kind role.Kind, clock *atomic.Int64) *n
 		}
 		return s
 	}
-	n.d = spawn(dispatch.StageName, dispatch.Producer(dispatch.Options{Store: st, Notify: func(a []dispatch.Arrival) {
+	n.kick = &k
+	n.d = spawn(dispatch.StageName, dispatch.Producer(dispatch.Options{Store: st, UpToDurableEnd: conf != nil, Notify: func(a []dispatch.Arrival) {
 		for _, q := range a {
 			if s := svcp.Load(); s != nil && q.Topic == Topic {
 				s.KickEnqueue()
 			}
 		}
 	}}, &k))
-	n.w = spawn(writer.StageName, writer.Producer(writer.Options{Store: st, Appended: k.Kick}))
+	n.w = spawn(writer.StageName, writer.Producer(writer.Options{Store: st, Appended: k.Kick, Confirmer: wconf}))
 	n.svc, err = Start(n.sys, reg, strat, Options{Store: st, Wheel: n.wheel, Role: n.role, FlushInterval: 5 * time.Millisecond,
-		Now: func() time.Time { return time.UnixMilli(clock.Load()) }, Logger: zerolog.Nop(),
+		Now: func() time.Time { return time.UnixMilli(clock.Load()) }, Logger: testLogger(),
 		Append: func(a *writer.Append) {
 			master := n.role.Get().IsMaster()
 			n.mu.Lock()
@@ -110,6 +126,14 @@ func startNode(t *testing.T, dir string, kind role.Kind, clock *atomic.Int64) *n
 	k.Kick()
 	t.Cleanup(n.close)
 	return n
+}
+
+// testLogger is silent unless WHEELMQ_TEST_LOG is set.
+func testLogger() zerolog.Logger {
+	if os.Getenv("WHEELMQ_TEST_LOG") != "" {
+		return zerolog.New(os.Stderr).With().Timestamp().Logger()
+	}
+	return zerolog.Nop()
 }
 
 func (n *node) close() {

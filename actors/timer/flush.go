@@ -107,7 +107,13 @@ func (f *timerFlush) flush() {
 		}()
 	}
 	if from >= 0 {
-		if err := meta.UpdateCheckpoint(svc.opts.Store.FS, svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from); err != nil {
+		svc.replayMu.Lock()
+		if a := svc.ackedOff.Load(); a >= 0 {
+			from = min(from, a) // lower after a truncation's clamp (an earlier scan start is always safe)
+		}
+		err := meta.UpdateCheckpoint(svc.opts.Store.FS, svc.opts.Store.CheckpointPath(), ReplayCheckpointKey, from)
+		svc.replayMu.Unlock()
+		if err != nil {
 			svc.opts.Logger.Error().Err(err).Msg("timer replay checkpoint write failed")
 		} else {
 			svc.send(StageDequeuePut, flushed{from: from})

@@ -77,6 +77,8 @@ func (d *dequeuePut) Receive(ctx actor.Context) {
 		d.done(m)
 	case flushed:
 		d.flushed(m.from)
+	case *logCut:
+		d.truncated(m)
 	case putCheck:
 		d.follow()
 		d.checkStuck()

@@ -163,6 +163,10 @@ type Service struct {
 	// the oldest batch not yet acknowledged (-1 until dequeue_put starts).
 	// dequeue_put writes it, timer_flush persists it.
 	ackedOff atomic.Int64
+	// replayMu orders the writes of the persisted replay scan start
+	// (timer_flush's, a truncation's clamp), so a flush that read ackedOff
+	// before a truncation cannot write it back above the cut.
+	replayMu sync.Mutex
 	// shadowing is !Role.Get().IsMaster(), as the dequeue side last
 	// learnt it (the zero value: a master).
 	shadowing atomic.Bool
