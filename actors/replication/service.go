@@ -164,9 +164,9 @@ type Service struct {
 	// masterConfirmed is, on a replica, the master's confirmed offset.
 	masterConfirmed int64
 	// follow is what the receiver follows (replica with a master).
-	follow   target
-	proposed        []int64
-	proposedAt      time.Time
+	follow     target
+	proposed   []int64
+	proposedAt time.Time
 
 	wake struct {
 		sync.Mutex
