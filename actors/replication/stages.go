@@ -24,14 +24,17 @@ const (
 )
 
 // Supervision of the two stages: the restart backoff paces reconnects
-// (as a dial retry would), so a stage is stopped for good only by a fatal
-// error (a failed or corrupt CommitLog, supervisor.ErrFatal), never by a
-// master that stays away.
+// (50 ms doubling to 2 s, as the follower's own retry did), failures count
+// for restartWindow only (a stream that ran that long without failing
+// reconnects at once after its next failure), and restartLimit is out of
+// reach at that pace: a stage is stopped for good only by a fatal error (a
+// failed or corrupt CommitLog, supervisor.ErrFatal), never by a master
+// that stays away.
 const (
 	restartInitial = 50 * time.Millisecond
 	restartMax     = 2 * time.Second
 	restartLimit   = 1000
-	restartWindow  = time.Minute
+	restartWindow  = 10 * time.Second
 )
 
 // strategy is the supervisor of the service's stages.
