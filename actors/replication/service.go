@@ -4,14 +4,14 @@
 //
 // # Roles
 //
-// The Service follows a role.Holder. As Master it serves its HA listener:
-// each replica connection gets a sender that reads the CommitLog from the
-// replica's end (commitlog.ReadRaw) and streams ha.Transfer frames, woken by
-// Appended, and an ack reader. As Replica it follows State.MasterHAAddr:
-// handshake, truncate to the consistent point (commitlog.Truncate, then
-// Options.OnTruncate), append frames with commitlog.AppendRaw, fsync once
-// per burst under FlushSync and acknowledge. Standalone it idles and its
-// Confirmed is the local durable end.
+// The Service follows a role.Holder. As Master its ha-sender stage serves
+// the HA listener: each replica connection gets a sender that reads the
+// CommitLog from the replica's end (commitlog.ReadRaw) and streams
+// ha.Transfer frames, woken by Appended, and an ack reader. As Replica its
+// ha-receiver stage follows State.MasterHAAddr: handshake, truncate to the
+// consistent point (commitlog.Truncate, then Options.OnTruncate), append
+// frames with commitlog.AppendRaw, fsync once per burst under FlushSync and
+// acknowledge. Standalone both idle and Confirmed is the local durable end.
 //
 // # Confirmed offset
 //
@@ -25,15 +25,32 @@
 // min(the master's confirmed offset, its own durable end). Both never
 // decrease while the service runs.
 //
-// # Goroutines
+// # Stages
 //
-// The HA port is a plain net.Listener (a byte stream between brokers, not
-// the client event loop). Every goroutine (accept loop, a handler per
-// replica connection with its ack reader, the follower, the housekeeping
-// tick, the role watcher) is owned by the Service and ends in Stop. The
-// follower is its own supervisor: on any failure it closes the connection,
-// backs off and reconnects, resuming from the CommitLog end, so no byte is
-// written twice or skipped (AppendRaw accepts bytes only at the end).
+// The sender (SenderStageName, "ha-sender"; only with a listener) and the
+// receiver (ReceiverStageName, "ha-receiver") are supervised stages of
+// actors/stage, spawned in Options.Stages (their wheelmq_actor_* metrics,
+// restart count and health are the broker's). The HA port is a plain
+// net.Listener (a byte stream between brokers, not the client event
+// loop), and the blocking network I/O runs on goroutines, but each is
+// owned by a stage's actor instance: started in Started, stopped (its
+// connection closed, waited for) in Stopping and Restarting. A failure of
+// the stream is sent to the actor, which panics with it, and its
+// supervisor (50 ms doubling to 2 s; only a failed or corrupt CommitLog
+// stops it for good) restarts it:
+//
+//   - the receiver fails on a refused handshake, a broken connection, a bad
+//     frame or an append error (a dial that fails is retried in place); the
+//     new instance resumes from the CommitLog end, so no byte is written
+//     twice or skipped (AppendRaw accepts bytes only at the end);
+//   - the sender fails when the master's side does (reading its CommitLog,
+//     the listener); the new instance keeps the port, the replicas
+//     reconnect and each is streamed from the end it acknowledges in its
+//     handshake. A connection the replica breaks, or a bad ack, ends that
+//     connection only.
+//
+// The role watcher and the master's housekeeping tick run on one goroutine
+// owned by the Service; Stop stops the stages and it.
 package replication
 
 import (
