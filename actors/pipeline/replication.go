@@ -25,6 +25,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 )
@@ -75,11 +76,17 @@ type ReplicaLag struct {
 }
 
 // ReplicationEnv is what Config.StartReplication gets: the open store, the
-// broker's actor system (for the replication service's stages), the
-// Holder, and the pipeline's hooks.
+// broker's actor system and stage registry (the replication service's
+// stages, ha-sender and ha-receiver, run there under the registry's
+// metrics and health), the Holder, and the pipeline's hooks.
 type ReplicationEnv struct {
 	Store  *storage.Store
 	System *actor.ActorSystem
+	// Stages is the broker's stage registry (replication.Options.Stages).
+	Stages *stage.Registry
+	// Retire is the pipeline's hook for a stage stopped for good: it logs
+	// it and the broker turns unhealthy (replication.Options.Retire).
+	Retire func(id string, reason any) bool
 	Role   *role.Holder
 	Logger zerolog.Logger
 	// Kick wakes the dispatcher (replication.Options.OnAppended on a
@@ -199,7 +206,7 @@ func (p *Pipeline) startReplication() error {
 		return nil
 	}
 	env := ReplicationEnv{
-		Store: p.store, System: p.system, Role: p.role,
+		Store: p.store, System: p.system, Stages: p.stages, Retire: p.retire, Role: p.role,
 		Logger: p.cfg.Logger.With().Str("component", "replication").Logger(),
 		Kick:   p.kicker.Kick,
 		Cut:    p.cutDerived,

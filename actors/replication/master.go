@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/role"
@@ -33,39 +34,6 @@ type peer struct {
 // idle is how long a connection may stay silent.
 func (s *Service) idle() time.Duration { return 6 * s.o.HeartbeatInterval }
 
-// acceptLoop accepts replica connections until Stop.
-func (s *Service) acceptLoop() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.stop:
-				return
-			default:
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			s.log.Warn().Err(err).Msg("replication: accept")
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		s.mu.Lock()
-		select {
-		case <-s.stop:
-			s.mu.Unlock()
-			_ = c.Close()
-			return
-		default:
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serve(c)
-	}
-}
-
 // dropConns closes every replica connection (the master's epoch changed).
 func (s *Service) dropConns() {
 	s.mu.Lock()
@@ -88,9 +56,10 @@ func (s *Service) resetMembersLocked(st role.State) {
 }
 
 // serve runs one replica connection: handshake, then the sender here and
-// the ack reader on its own goroutine.
-func (s *Service) serve(c net.Conn) {
-	defer s.wg.Done()
+// the ack reader on its own goroutine (counted in wg, the sender stage
+// instance's). It returns why the connection ended: an ownFailure when the
+// master's side failed, nil when the service stops.
+func (s *Service) serve(c net.Conn, wg *sync.WaitGroup) error {
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, c)
@@ -102,8 +71,7 @@ func (s *Service) serve(c net.Conn) {
 	r := ha.NewReader(c)
 	f, err := r.Next()
 	if err != nil {
-		log.Warn().Err(err).Msg("replication: handshake")
-		return
+		return fmt.Errorf("handshake: %w", err)
 	}
 	st := s.role()
 	cl := s.o.Store.CommitLog
@@ -127,8 +95,11 @@ func (s *Service) serve(c net.Conn) {
 		reply.OK = false
 		log.Warn().Str("reason", reply.Reason).Int64("replica_id", h.ReplicaID).Msg("replication: handshake refused")
 	}
-	if _, err := c.Write(ha.AppendFrame(nil, reply)); err != nil || !reply.OK {
-		return
+	if _, err := c.Write(ha.AppendFrame(nil, reply)); err != nil {
+		return fmt.Errorf("handshake reply: %w", err)
+	}
+	if !reply.OK {
+		return fmt.Errorf("handshake refused: %s", reply.Reason)
 	}
 	log = log.With().Int64("replica_id", h.ReplicaID).Int64("epoch", st.Epoch).Logger()
 	// The replica truncates to its consistent point, then acknowledges
@@ -136,13 +107,13 @@ func (s *Service) serve(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(s.idle() + handshakeTimeout))
 	start, err := s.readAck(r, h.ReplicaID, st.Epoch)
 	if err != nil {
-		log.Warn().Err(err).Msg("replication: first ack")
-		return
+		return fmt.Errorf("first ack of replica %d: %w", h.ReplicaID, err)
 	}
 	if start > cl.MaxOffset() || start < cl.MinOffset() {
 		log.Error().Int64("replica_end", start).Int64("min", cl.MinOffset()).Int64("max", cl.MaxOffset()).
 			Msg("replication: replica end outside the master's log")
-		return
+		return fmt.Errorf("replica %d ends at %d, outside the master's log [%d, %d]", h.ReplicaID, start,
+			cl.MinOffset(), cl.MaxOffset())
 	}
 	_ = c.SetDeadline(time.Time{})
 	p := s.attach(h.ReplicaID, c, start)
@@ -150,9 +121,9 @@ func (s *Service) serve(c net.Conn) {
 	log.Info().Int64("from", start).Msg("replication: replica connected")
 
 	acks := make(chan error, 1)
-	s.wg.Add(1)
+	wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer wg.Done()
 		for {
 			_ = c.SetReadDeadline(time.Now().Add(s.idle()))
 			off, err := s.readAck(r, h.ReplicaID, st.Epoch)
@@ -167,12 +138,9 @@ func (s *Service) serve(c net.Conn) {
 	err = s.send(c, start, st.Epoch, acks)
 	_ = c.Close()
 	if err != nil {
-		select {
-		case <-s.stop:
-		default:
-			log.Warn().Err(err).Msg("replication: replica connection ended")
-		}
+		return fmt.Errorf("replica %d: %w", h.ReplicaID, err)
 	}
+	return nil
 }
 
 // readAck reads one ack and checks it belongs to this connection.
@@ -251,6 +219,9 @@ func (s *Service) send(c net.Conn, off, epoch int64, acks <-chan error) error {
 	}
 	for {
 		wake := s.woken()
+		if err := s.faults.hit(&s.faults.send); err != nil {
+			return ownFailure{fmt.Errorf("read log at %d: %w", off, err)}
+		}
 		b, next, err := cl.ReadRaw(off, s.o.BatchBytes)
 		if errors.Is(err, io.EOF) {
 			select {
@@ -270,7 +241,7 @@ func (s *Service) send(c net.Conn, off, epoch int64, acks <-chan error) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("read log at %d: %w", off, err)
+			return ownFailure{fmt.Errorf("read log at %d: %w", off, err)}
 		}
 		if len(b) > 0 {
 			ep, bound := epochAt(s.o.Epochs.Entries(), off)

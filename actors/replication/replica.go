@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/wheelmq/wheelmq/storage/ha"
@@ -26,90 +25,16 @@ var (
 // reports progress).
 const maxBurst = 8 << 20
 
-// Reconnect backoff of the follower.
+// Redial backoff of the receiver (a master that cannot be dialed).
 const (
 	minBackoff = 50 * time.Millisecond
 	maxBackoff = 2 * time.Second
 )
 
-// follower is the replica side's supervised receiver for one master
-// (address and epoch): it reconnects until closed.
-type follower struct {
-	addr  string
-	epoch int64
-	quit  chan struct{}
-	done  chan struct{}
-
-	mu   sync.Mutex
-	conn net.Conn
-}
-
-// close stops the follower and waits for it.
-func (f *follower) close() {
-	close(f.quit)
-	f.mu.Lock()
-	if f.conn != nil {
-		_ = f.conn.Close()
-	}
-	f.mu.Unlock()
-	<-f.done
-}
-
-// setConn records the live connection; false when the follower is closing.
-func (f *follower) setConn(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	select {
-	case <-f.quit:
-		return false
-	default:
-	}
-	f.conn = c
-	return true
-}
-
-// startFollower runs a follower of addr at epoch until it is closed.
-func (s *Service) startFollower(addr string, epoch int64) *follower {
-	f := &follower{addr: addr, epoch: epoch, quit: make(chan struct{}), done: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer close(f.done)
-		backoff := minBackoff
-		for {
-			progressed, err := s.followOnce(f)
-			select {
-			case <-f.quit:
-				return
-			case <-s.stop:
-				return
-			default:
-			}
-			if progressed {
-				backoff = minBackoff
-			}
-			s.log.Warn().Err(err).Str("master", addr).Int64("epoch", epoch).Dur("retry_in", backoff).
-				Int64("max_offset", s.o.Store.CommitLog.MaxOffset()).Msg("replication: following the master failed; reconnecting")
-			t := time.NewTimer(backoff)
-			select {
-			case <-t.C:
-			case <-f.quit:
-				t.Stop()
-				return
-			case <-s.stop:
-				t.Stop()
-				return
-			}
-			backoff = min(2*backoff, maxBackoff)
-		}
-	}()
-	return f
-}
-
 // followOnce runs one connection to the master: handshake, truncation to
-// the consistent point, then frames until an error. progressed reports
-// whether any bytes were appended.
-func (s *Service) followOnce(f *follower) (progressed bool, err error) {
+// the consistent point, then frames until an error. connected reports
+// whether the master was reached (else the receiver redials by itself).
+func (s *Service) followOnce(f *stream) (connected bool, err error) {
 	st := s.role()
 	d := net.Dialer{Timeout: handshakeTimeout}
 	var c net.Conn
@@ -123,7 +48,7 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 	}
 	defer c.Close()
 	if !f.setConn(c) {
-		return false, nil
+		return true, nil
 	}
 	cl := s.o.Store.CommitLog
 	local := s.o.Epochs.Entries()
@@ -135,25 +60,25 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 	hs := ha.Handshake{Version: ha.Version, Token: s.o.Token, ReplicaID: st.ReplicaID, Epoch: known,
 		MaxOffset: cl.MaxOffset(), Epochs: local}
 	if _, err := c.Write(ha.AppendFrame(nil, hs)); err != nil {
-		return false, fmt.Errorf("handshake: %w", err)
+		return true, fmt.Errorf("handshake: %w", err)
 	}
 	r := ha.NewReader(c)
 	fr, err := r.Next()
 	if err != nil {
-		return false, fmt.Errorf("handshake reply: %w", err)
+		return true, fmt.Errorf("handshake reply: %w", err)
 	}
 	reply, ok := fr.(ha.HandshakeReply)
 	if !ok {
-		return false, fmt.Errorf("frame type %d instead of a handshake reply: %w", fr.Type(), ha.ErrFrame)
+		return true, fmt.Errorf("frame type %d instead of a handshake reply: %w", fr.Type(), ha.ErrFrame)
 	}
 	if !reply.OK {
-		return false, fmt.Errorf("%s: %w", reply.Reason, ErrRefused)
+		return true, fmt.Errorf("%s: %w", reply.Reason, ErrRefused)
 	}
 	if reply.MasterEpoch < f.epoch {
-		return false, fmt.Errorf("master at epoch %d, expected %d: %w", reply.MasterEpoch, f.epoch, ErrStaleEpoch)
+		return true, fmt.Errorf("master at epoch %d, expected %d: %w", reply.MasterEpoch, f.epoch, ErrStaleEpoch)
 	}
 	if err := s.alignTo(local, reply); err != nil {
-		return false, err
+		return true, err
 	}
 	ack := func() error {
 		a := ha.Ack{ReplicaID: st.ReplicaID, Epoch: reply.MasterEpoch, MaxOffset: s.localDurable()}
@@ -164,7 +89,7 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 		return nil
 	}
 	if err := ack(); err != nil {
-		return false, err
+		return true, err
 	}
 	_ = c.SetDeadline(time.Time{})
 	s.log.Info().Str("master", f.addr).Int64("epoch", reply.MasterEpoch).Int64("from", cl.MaxOffset()).
@@ -174,17 +99,17 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 		_ = c.SetReadDeadline(time.Now().Add(s.idle()))
 		fr, err := r.Next()
 		if err != nil {
-			return progressed, fmt.Errorf("read frame: %w", err)
+			return true, fmt.Errorf("read frame: %w", err)
 		}
 		t, ok := fr.(ha.Transfer)
 		if !ok {
-			return progressed, fmt.Errorf("frame type %d instead of a transfer: %w", fr.Type(), ha.ErrFrame)
+			return true, fmt.Errorf("frame type %d instead of a transfer: %w", fr.Type(), ha.ErrFrame)
 		}
 		if err := s.receive(t, reply.MasterEpoch); err != nil {
-			return progressed, err
+			return true, err
 		}
 		if len(t.Body) > 0 {
-			pending, progressed = true, true
+			pending = true
 			burst += len(t.Body)
 		}
 		if r.Buffered() > 0 && burst < maxBurst && time.Since(lastAck) < s.o.HeartbeatInterval/2 {
@@ -192,11 +117,11 @@ func (s *Service) followOnce(f *follower) (progressed bool, err error) {
 		}
 		if pending && s.o.FlushSync {
 			if err := cl.Sync(); err != nil {
-				return progressed, fmt.Errorf("sync: %w", err)
+				return true, fmt.Errorf("sync: %w", err)
 			}
 		}
 		if err := ack(); err != nil {
-			return progressed, err
+			return true, err
 		}
 		s.advance()
 		if pending && s.o.OnAppended != nil {
@@ -266,6 +191,9 @@ func (s *Service) receive(t ha.Transfer, masterEpoch int64) error {
 	s.mu.Unlock()
 	if len(t.Body) == 0 {
 		return nil
+	}
+	if err := s.faults.hit(&s.faults.recv); err != nil {
+		return fmt.Errorf("append at %d: %w", t.Offset, err)
 	}
 	if !ok || t.Epoch > last.Epoch {
 		if t.EpochStart > t.Offset || (ok && t.EpochStart < last.Start) {

@@ -4,14 +4,14 @@
 //
 // # Roles
 //
-// The Service follows a role.Holder. As Master it serves its HA listener:
-// each replica connection gets a sender that reads the CommitLog from the
-// replica's end (commitlog.ReadRaw) and streams ha.Transfer frames, woken by
-// Appended, and an ack reader. As Replica it follows State.MasterHAAddr:
-// handshake, truncate to the consistent point (commitlog.Truncate, then
-// Options.OnTruncate), append frames with commitlog.AppendRaw, fsync once
-// per burst under FlushSync and acknowledge. Standalone it idles and its
-// Confirmed is the local durable end.
+// The Service follows a role.Holder. As Master its ha-sender stage serves
+// the HA listener: each replica connection gets a sender that reads the
+// CommitLog from the replica's end (commitlog.ReadRaw) and streams
+// ha.Transfer frames, woken by Appended, and an ack reader. As Replica its
+// ha-receiver stage follows State.MasterHAAddr: handshake, truncate to the
+// consistent point (commitlog.Truncate, then Options.OnTruncate), append
+// frames with commitlog.AppendRaw, fsync once per burst under FlushSync and
+// acknowledge. Standalone both idle and Confirmed is the local durable end.
 //
 // # Confirmed offset
 //
@@ -25,15 +25,32 @@
 // min(the master's confirmed offset, its own durable end). Both never
 // decrease while the service runs.
 //
-// # Goroutines
+// # Stages
 //
-// The HA port is a plain net.Listener (a byte stream between brokers, not
-// the client event loop). Every goroutine (accept loop, a handler per
-// replica connection with its ack reader, the follower, the housekeeping
-// tick, the role watcher) is owned by the Service and ends in Stop. The
-// follower is its own supervisor: on any failure it closes the connection,
-// backs off and reconnects, resuming from the CommitLog end, so no byte is
-// written twice or skipped (AppendRaw accepts bytes only at the end).
+// The sender (SenderStageName, "ha-sender"; only with a listener) and the
+// receiver (ReceiverStageName, "ha-receiver") are supervised stages of
+// actors/stage, spawned in Options.Stages (their wheelmq_actor_* metrics,
+// restart count and health are the broker's). The HA port is a plain
+// net.Listener (a byte stream between brokers, not the client event
+// loop), and the blocking network I/O runs on goroutines, but each is
+// owned by a stage's actor instance: started in Started, stopped (its
+// connection closed, waited for) in Stopping and Restarting. A failure of
+// the stream is sent to the actor, which panics with it, and its
+// supervisor (50 ms doubling to 2 s; only a failed or corrupt CommitLog
+// stops it for good) restarts it:
+//
+//   - the receiver fails on a refused handshake, a broken connection, a bad
+//     frame or an append error (a dial that fails is retried in place); the
+//     new instance resumes from the CommitLog end, so no byte is written
+//     twice or skipped (AppendRaw accepts bytes only at the end);
+//   - the sender fails when the master's side does (reading its CommitLog,
+//     the listener); the new instance keeps the port, the replicas
+//     reconnect and each is streamed from the end it acknowledges in its
+//     handshake. A connection the replica breaks, or a bad ack, ends that
+//     connection only.
+//
+// The role watcher and the master's housekeeping tick run on one goroutine
+// owned by the Service; Stop stops the stages and it.
 package replication
 
 import (
@@ -43,7 +60,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +68,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
@@ -110,6 +127,14 @@ type Options struct {
 	// OnTruncate (replica) is called after the CommitLog was cut back to
 	// offset (consistent point): cut the consume queues past it.
 	OnTruncate func(offset int64)
+	// Stages is the broker's stage registry (wheelmq_actor_* metrics,
+	// health): the sender and receiver stages are spawned there; nil: a
+	// private registry, not exported.
+	Stages *stage.Registry
+	// Retire is the supervisor's hook for a stage stopped for good (the
+	// pipeline's, which logs it and turns the broker unhealthy); nil:
+	// Stages.Retire.
+	Retire func(id string, reason any) bool
 	// OnSyncStateSetChange (master) receives a proposed sync-state set
 	// when a member lags (shrink) or a replica caught up (expand); the
 	// caller hands it to the controller (member.ProposeSyncStateSet). It
@@ -133,6 +158,12 @@ type Service struct {
 	system *actor.ActorSystem
 	log    zerolog.Logger
 	ln     net.Listener
+	tcp    *net.TCPListener // ln's TCP listener (its deadline unblocks Accept)
+
+	sender   *stage.Stage // nil without a listener
+	receiver *stage.Stage
+	gen      atomic.Int64 // generations of stage instances and streams
+	faults   faults
 
 	stop    chan struct{}
 	stopped sync.Once
@@ -148,8 +179,10 @@ type Service struct {
 	conns   map[net.Conn]struct{}
 	// masterConfirmed is, on a replica, the master's confirmed offset.
 	masterConfirmed int64
-	proposed        []int64
-	proposedAt      time.Time
+	// follow is what the receiver follows (replica with a master).
+	follow     target
+	proposed   []int64
+	proposedAt time.Time
 
 	wake struct {
 		sync.Mutex
@@ -160,9 +193,8 @@ type Service struct {
 // ErrStopped is returned by operations after Stop.
 var ErrStopped = errors.New("replication: stopped")
 
-// Start starts the service: the HA listener (when Options.Listen is set)
-// and the role watcher. system is the broker's actor system (kept for the
-// stages it may host; the stream itself runs on owned goroutines).
+// Start starts the service: the HA listener (when Options.Listen is set),
+// the sender and receiver stages on system, and the role watcher.
 func Start(system *actor.ActorSystem, o Options) (*Service, error) {
 	if o.Store == nil || o.Epochs == nil {
 		return nil, fmt.Errorf("replication start: Store and Epochs are required")
@@ -175,6 +207,9 @@ func Start(system *actor.ActorSystem, o Options) (*Service, error) {
 	}
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = DefaultBatchBytes
+	}
+	if o.Stages == nil {
+		o.Stages = stage.NewRegistry(nil)
 	}
 	s := &Service{
 		o: o, system: system, log: o.Logger.With().Str("component", "replication").Logger(),
@@ -196,12 +231,18 @@ func Start(system *actor.ActorSystem, o Options) (*Service, error) {
 		if err != nil {
 			return nil, fmt.Errorf("replication listen %s: %w", o.Listen, err)
 		}
+		s.tcp, _ = ln.(*net.TCPListener)
 		if o.TLS != nil {
 			ln = tls.NewListener(ln, o.TLS)
 		}
 		s.ln = ln
-		s.wg.Add(1)
-		go s.acceptLoop()
+	}
+	if err := s.spawnStages(); err != nil {
+		s.stopStages(context.Background())
+		if s.ln != nil {
+			_ = s.ln.Close()
+		}
+		return nil, err
 	}
 	if o.Role != nil {
 		o.Role.Subscribe(func(_, _ role.State) {
@@ -230,17 +271,16 @@ func (s *Service) Addr() string {
 // Stop stops every goroutine and closes every connection; pending
 // WaitConfirmed calls get done(false).
 func (s *Service) Stop(ctx context.Context) error {
-	s.stopped.Do(func() {
-		close(s.stop)
-		if s.ln != nil {
-			_ = s.ln.Close()
-		}
-		s.mu.Lock()
-		for c := range s.conns {
-			_ = c.Close()
-		}
-		s.mu.Unlock()
-	})
+	s.stopped.Do(func() { close(s.stop) })
+	err := s.stopStages(ctx)
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -249,22 +289,42 @@ func (s *Service) Stop(ctx context.Context) error {
 		return fmt.Errorf("replication stop: %w", ctx.Err())
 	}
 	s.failWaiters()
+	if err != nil {
+		return fmt.Errorf("replication stop: %w", err)
+	}
 	return nil
 }
 
-// run follows the role: it starts and stops the follower and fails the
-// waiters when the broker stops being an unfenced master; it also runs the
-// master's housekeeping tick (confirmed offset, lag, sync-state set).
+// stopStages stops the sender and the receiver (each closes its
+// connections and waits for its goroutines).
+func (s *Service) stopStages(ctx context.Context) error {
+	var errs []error
+	for _, st := range []*stage.Stage{s.sender, s.receiver} {
+		if st != nil {
+			errs = append(errs, st.StopWithin(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run follows the role: it points the receiver at the master and fails
+// the waiters when the broker stops being an unfenced master; it also runs
+// the master's housekeeping tick (confirmed offset, lag, sync-state set).
 func (s *Service) run() {
 	defer s.wg.Done()
 	tick := time.NewTicker(min(s.o.LagTimeout/4, 50*time.Millisecond))
 	defer tick.Stop()
-	var follow *follower
 	apply := func() {
 		st := s.o.Role.Get()
+		var t target
+		if st.Kind == role.Replica && st.MasterHAAddr != "" {
+			t = target{addr: st.MasterHAAddr, epoch: st.Epoch}
+		}
 		s.mu.Lock()
 		old := s.cur
 		s.cur = st
+		retarget := s.follow != t
+		s.follow = t
 		s.mu.Unlock()
 		changedMaster := old.Kind != st.Kind || old.Epoch != st.Epoch
 		if changedMaster && old.Kind == role.Master {
@@ -278,13 +338,8 @@ func (s *Service) run() {
 		if !st.IsMaster() || changedMaster || (st.Kind == role.Master && syncStateSize(st) < s.o.MinInSync) {
 			s.failWaiters()
 		}
-		want := st.Kind == role.Replica && st.MasterHAAddr != ""
-		if follow != nil && (!want || follow.addr != st.MasterHAAddr || follow.epoch != st.Epoch) {
-			follow.close()
-			follow = nil
-		}
-		if want && follow == nil {
-			follow = s.startFollower(st.MasterHAAddr, st.Epoch)
+		if retarget {
+			s.receiver.Send(retargetMsg)
 		}
 		s.advance()
 	}
@@ -292,9 +347,6 @@ func (s *Service) run() {
 	for {
 		select {
 		case <-s.stop:
-			if follow != nil {
-				follow.close()
-			}
 			return
 		case <-s.kick:
 			apply()
@@ -304,6 +356,9 @@ func (s *Service) run() {
 		}
 	}
 }
+
+// retargetMsg is the receiver's retarget, wrapped once.
+var retargetMsg = stage.Prewrapped(retarget{})
 
 // role returns the role the service last applied.
 func (s *Service) role() role.State {
@@ -398,59 +453,4 @@ func syncStateSize(st role.State) int {
 		n++
 	}
 	return n
-}
-
-// WaitConfirmed calls done(true) once Confirmed() >= end, or done(false)
-// when the broker is not (or stops being) an unfenced master, when the
-// sync-state set is smaller than MinInSync, or on Stop. done runs on an
-// arbitrary goroutine and must not block.
-func (s *Service) WaitConfirmed(end int64, done func(ok bool)) {
-	s.mu.Lock()
-	st := s.cur
-	select {
-	case <-s.stop:
-		s.mu.Unlock()
-		done(false)
-		return
-	default:
-	}
-	if !st.IsMaster() || (st.Kind == role.Master && syncStateSize(st) < s.o.MinInSync) {
-		s.mu.Unlock()
-		done(false)
-		return
-	}
-	s.waiters.push(waiter{end: end, done: done})
-	s.mu.Unlock()
-	s.advance()
-}
-
-// failWaiters answers every pending WaitConfirmed with false.
-func (s *Service) failWaiters() {
-	s.mu.Lock()
-	ws := s.waiters
-	s.waiters = nil
-	s.mu.Unlock()
-	for _, w := range ws {
-		w.done(false)
-	}
-}
-
-// waiter is one WaitConfirmed call.
-type waiter struct {
-	end  int64
-	done func(bool)
-}
-
-// waitHeap keeps waiters sorted by end (released in offset order).
-type waitHeap []waiter
-
-func (h *waitHeap) push(w waiter) {
-	i := sort.Search(len(*h), func(i int) bool { return (*h)[i].end > w.end })
-	*h = slices.Insert(*h, i, w)
-}
-
-func (h *waitHeap) pop() waiter {
-	w := (*h)[0]
-	*h = (*h)[1:]
-	return w
 }

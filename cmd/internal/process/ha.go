@@ -69,6 +69,7 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 			Token: haToken(cfg), Role: env.Role, Epochs: epochs,
 			FlushSync: cfg.Flush == writer.FlushSync, MinInSync: cfg.MinInSyncReplicas,
 			StartConfirmed: env.Store.Dispatched.Load(), Logger: env.Logger,
+			Stages: env.Stages, Retire: env.Retire,
 			OnAppended: func(int64) { env.Kick() },
 			OnTruncate: func(off int64) { cutDerived(env, off) },
 			OnSyncStateSetChange: func(set []int64) {
