@@ -195,26 +195,10 @@ func (n *Node) startNamesrv() error {
 	}
 	opts.Settings = func() map[string]string { return namesrvSettings(n.NamesrvAddr(), opts) }
 	n.nsSystem = stage.NewSystem(log)
-	if n.cfg.Controller.Listen != "" {
-		cc := n.cfg.Controller
-		cc.Logger = n.cfg.Logger.With().Str("component", "controller").Logger()
-		// The controller's stage runs next to the name server's, in its
-		// actor system and the process's stage registry.
-		cc.System, cc.Stages = n.nsSystem, n.stages
-		cc.RemotingAddr = func() string {
-			if p := n.nsAddr.Load(); p != nil {
-				return *p
-			}
-			return ""
-		}
-		ctl, err := controller.Start(cc)
-		if err != nil {
-			n.nsSystem.Shutdown()
-			n.releaseNamesrvDir()
-			return fmt.Errorf("start controller: %w", err)
-		}
-		n.ctl = ctl
-		opts.MasterEpoch = ctl.MasterEpoch
+	if err := n.startController(&opts); err != nil { // controller.go
+		n.nsSystem.Shutdown()
+		n.releaseNamesrvDir()
+		return err
 	}
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
 	st, err := n.stages.Spawn(n.nsSystem, strategy, "namesrv", namesrv.Producer(opts))
@@ -398,22 +382,6 @@ func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
 	n.writeRole(w)
 }
 
-// writeRole adds the broker's replication role to /healthz (controller
-// mode only: "role: master epoch=3 fenced=false sync_state_set=[1 2]
-// confirmed_offset=1234").
-func (n *Node) writeRole(w io.Writer) {
-	if n.broker == nil {
-		return
-	}
-	ha := n.broker.Pipeline().HA()
-	if ha.Mode == pipeline.ReplicationNone {
-		return
-	}
-	st := ha.Role
-	_, _ = fmt.Fprintf(w, "role: %s broker_id=%d replica_id=%d epoch=%d fenced=%t sync_state_set=%v confirmed_offset=%d\n",
-		st.Kind, st.BrokerID, st.ReplicaID, st.Epoch, st.Fenced, st.SyncStateSet, ha.Confirmed)
-}
-
 // NamesrvAddr is the embedded name server's bound address ("" if none).
 func (n *Node) NamesrvAddr() string {
 	if n.nsServer == nil {
@@ -477,20 +445,6 @@ func (n *Node) stopNamesrv(ctx context.Context) {
 	}
 	n.releaseNamesrvDir()
 }
-
-// stopController stops the embedded controller, if any.
-func (n *Node) stopController(ctx context.Context) {
-	if n.ctl == nil {
-		return
-	}
-	if err := n.ctl.Stop(ctx); err != nil {
-		n.cfg.Logger.Warn().Err(err).Msg("stop controller")
-	}
-	n.ctl = nil
-}
-
-// Controller is the embedded controller (nil if none).
-func (n *Node) Controller() *controller.Controller { return n.ctl }
 
 // dialable turns a wildcard listen address into a loopback one.
 func dialable(addr string) string {
