@@ -117,8 +117,11 @@ func TestNativeProducerAfterMasterLoss(t *testing.T) {
 	if len(attempts) > 2 {
 		t.Fatalf("%d attempts: the producer spent its retries on the dead master", len(attempts))
 	}
-	if took-stopped > 3*time.Second {
-		t.Fatalf("first acknowledged send %v after the master was gone, want within 3 s", took-stopped)
+	// The figure is logged above (about 0.5 s on an idle machine, docs/operations.md); the
+	// bound only proves the producer asked for the route at once instead of waiting for
+	// its periodic refresh (30 s), with room for a loaded CI machine.
+	if took-stopped > 10*time.Second {
+		t.Fatalf("first acknowledged send %v after the master was gone, want well before the 30 s route refresh", took-stopped)
 	}
 	if !strings.Contains(haGet(t, "http://"+b.MetricsAddr()+"/healthz"), "role: master broker_id=0") {
 		t.Fatal("the replica is not master")
