@@ -139,7 +139,11 @@ func (r *rig) put(t *testing.T, topic string, queue int32, tags string) consumeq
 // caughtUp waits until everything in the CommitLog is dispatched.
 func (r *rig) caughtUp(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
+	// After injected faults the supervisor's restart backoff may have
+	// grown (each restart's reopen met the fault again until it was
+	// cleared): on CI's two loaded cores under -race that took longer
+	// than one wait (TestFailedQueueIsReopened/failed_rollback).
+	deadline := time.Now().Add(4 * wait)
 	for r.st.Dispatched.Load() != r.st.CommitLog.MaxOffset() {
 		if time.Now().After(deadline) {
 			t.Fatalf("Dispatched %d never reached %d", r.st.Dispatched.Load(), r.st.CommitLog.MaxOffset())

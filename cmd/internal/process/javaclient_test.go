@@ -20,6 +20,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // rawClient is a remoting connection that records the requests the broker
@@ -133,8 +134,17 @@ func TestLitePullMessage(t *testing.T) {
 	sendRaw(t, n.BrokerAddr(), topic, 0, "m0", "m1", "m2")
 
 	rc := dialClient(t, n.BrokerAddr())
-	resp := mustOK(t, "lite pull", rc.invoke(t, litePull(group, topic, 0, 0, 0)))
-	recs, err := processtest.DecodeMessages(resp.Body)
+	// A SEND_OK comes before the dispatcher made the message pullable:
+	// ask again until all three are there.
+	var resp *remoting.Command
+	var recs []message.Record
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp = mustOK(t, "lite pull", rc.invoke(t, litePull(group, topic, 0, 0, 0)))
+		if recs, err = processtest.DecodeMessages(resp.Body); err != nil || len(recs) >= 3 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || len(recs) != 3 || string(recs[0].Body) != "m0" || string(recs[2].Body) != "m2" {
 		t.Fatalf("lite pull from 0: %d records, %v", len(recs), err)
 	}
