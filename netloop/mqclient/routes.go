@@ -74,18 +74,7 @@ func (i *Instance) PublishRoute(ctx context.Context, topic string) (*PublishRout
 			}
 			return i.usable(call.pub)
 		}
-		call := &routeCall{done: make(chan struct{})}
-		i.routes.inflight[topic] = call
-		i.routes.Unlock()
-		began := time.Now()
-		call.pub, call.err = i.loadPublish(ctx, topic)
-		i.routes.Lock()
-		delete(i.routes.inflight, topic)
-		if call.err == nil {
-			i.routes.storeLocked(topic, call.pub, began)
-		}
-		i.routes.Unlock()
-		close(call.done)
+		call := i.lookUpLocked(ctx, topic)
 		if call.err != nil {
 			return nil, call.err
 		}
@@ -294,6 +283,25 @@ func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// lookUpLocked leads one lookup of topic's publish route that concurrent
+// callers wait for (routes.inflight), caching a successful answer. Called
+// with i.routes locked; it returns with it unlocked and the call done.
+func (i *Instance) lookUpLocked(ctx context.Context, topic string) *routeCall {
+	call := &routeCall{done: make(chan struct{})}
+	i.routes.inflight[topic] = call
+	i.routes.Unlock()
+	began := time.Now()
+	call.pub, call.err = i.loadPublish(ctx, topic)
+	i.routes.Lock()
+	delete(i.routes.inflight, topic)
+	if call.err == nil {
+		i.routes.storeLocked(topic, call.pub, began)
+	}
+	i.routes.Unlock()
+	close(call.done)
+	return call
+}
+
 // ReloadRoute looks topic's publish route up again now, on the calling
 // goroutine within ctx, instead of waiting for the background refresh: a
 // producer calls it after an answer or a failure that says the route is
@@ -304,18 +312,7 @@ func (i *Instance) ReloadRoute(ctx context.Context, topic string) (*PublishRoute
 	i.routes.Lock()
 	call := i.routes.inflight[topic]
 	if call == nil {
-		call = &routeCall{done: make(chan struct{})}
-		i.routes.inflight[topic] = call
-		i.routes.Unlock()
-		began := time.Now()
-		call.pub, call.err = i.loadPublish(ctx, topic)
-		i.routes.Lock()
-		delete(i.routes.inflight, topic)
-		if call.err == nil {
-			i.routes.storeLocked(topic, call.pub, began)
-		}
-		i.routes.Unlock()
-		close(call.done)
+		call = i.lookUpLocked(ctx, topic)
 		return call.pub, call.err
 	}
 	i.routes.Unlock()
