@@ -2,6 +2,7 @@ package timer
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -171,6 +172,30 @@ func (p *put) identity() string { return string(p.uniq) + "@" + string(p.outMs) 
 // identOf names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
 func identOf(props map[string]string) string {
 	return props[message.PropUniqKey] + "@" + props[message.PropTimerOutMS]
+}
+
+// cancelTarget reports whether a stored record is a timer cancel (a
+// TIMER_DEL_UNIQKEY record of the timer topic, RealTopic+UniqKey) and
+// returns the identity of the timer it cancels: its UNIQ_KEY and the
+// cancel's TIMER_OUT_MS, which is the target's due time.
+func cancelTarget(rec []byte) (string, bool) {
+	topic, err := message.PeekTopic(rec)
+	if err != nil || topic != Topic {
+		return "", false
+	}
+	raw, err := message.PeekProperties(rec)
+	if err != nil {
+		return "", false
+	}
+	del, ok := message.LookupProperty(raw, message.PropTimerDelUniqKey)
+	if !ok || del == "" {
+		return "", false
+	}
+	out, ok := message.LookupProperty(raw, message.PropTimerOutMS)
+	if !ok {
+		return "", false
+	}
+	return del[strings.LastIndexByte(del, '+')+1:] + "@" + out, true
 }
 
 // isWrittenBack reports whether a stored record is a timer message written
