@@ -119,9 +119,13 @@ func TestChaosReplication(t *testing.T) {
 	// Timers due during a fault may wait for the failover (<= 8 s) and
 	// then for the Go client: a push consumer whose long-poll pull was
 	// swallowed by a blackhole asks again only after its pull timeout, and
-	// it finds a new master only at its route poll (30 s). The bound is
-	// that of failover time (b) with one group, plus 1 s.
-	opts := history.Options{LateBoundMs: 8000 + 30000 + 1000}
+	// it finds a new master only at its route poll (30 s). Faults come
+	// every ~30 s, so a timer due during one can also wait out the next
+	// (its consumer still polling the routes of the first): the bound is
+	// two of failover time (b) with one group, plus 1 s. Lateness is
+	// reported (p50/p99/max); the broker's own promptness is measured by
+	// the timer benchmarks, not through the Go client here.
+	opts := history.Options{LateBoundMs: 2*(8000+30000) + 1000}
 	r := history.Check(rec.Ops(), opts)
 	t.Logf("history: %s", r)
 	for _, f := range measured {
