@@ -49,6 +49,7 @@ type dequeuePut struct {
 	scanFrom int64                    // where the scan that found them started
 	scanned  int64                    // how far the CommitLog was scanned for copies
 	awaiting map[string]*pendingBatch // replica: idents whose copy a shadow batch waits for
+	cancels  map[string]cancelSeen    // replica: idents a confirmed cancel ended (late cancels; cancels.go)
 	block    commitlog.BlockReader    // the copy scan's buffers
 	timer    *stage.Timer
 }
@@ -186,6 +187,10 @@ func (d *dequeuePut) start(pb *putBatch) {
 	for i, pu := range pb.puts {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
+		}
+		if d.cancelled(pu.identity()) {
+			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer not written back: a confirmed cancel ended it")
+			continue
 		}
 		if _, ok := d.replayed[pu.identity()]; ok {
 			// Its write-back is an earlier one, found by the scan from

@@ -72,12 +72,7 @@ func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
 			if id, ok := isWrittenBack(rec); ok {
 				found(id, offs[i])
 			} else if id, ok := cancelTarget(rec); ok && d.svc.shadowing.Load() {
-				// A replica takes a confirmed cancel as its target's end,
-				// as it takes a copy: its wheel may have released the
-				// target before it held the cancel (both came after their
-				// due time), and the master, which had the cancel in time,
-				// never writes a copy; promoted, it must not fire it.
-				found(id, offs[i])
+				d.sawCancel(id, offs[i]) // cancels.go
 			}
 		}
 		if next <= off {
@@ -118,6 +113,9 @@ func (d *dequeuePut) startShadow(p *pendingBatch) {
 		if _, ok := d.replayed[id]; ok {
 			p.matched = append(p.matched, id)
 			continue
+		}
+		if d.cancelled(id) {
+			continue // a confirmed cancel ended it: nothing to wait for
 		}
 		d.awaiting[id] = p
 		p.waiting++

@@ -82,6 +82,11 @@ func (d *dequeuePut) truncated(m *logCut) {
 			dropped++
 		}
 	}
+	for id, c := range d.cancels {
+		if c.off >= above {
+			delete(d.cancels, id)
+		}
+	}
 	d.scanned = min(d.scanned, above)
 	d.scanFrom = min(d.scanFrom, above)
 	svc.replayMu.Lock()
