@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/chaos/proxy"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // NamesrvFlags and BrokerFlags are the flags the replication parts add;
@@ -92,17 +92,6 @@ func (b *Broker) String() string { return fmt.Sprintf("%s/%d", b.Group, b.Index)
 // DefaultCluster is the cluster name of a Config without one.
 const DefaultCluster = "ChaosCluster"
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func newProxy(t testing.TB, name, target string, log zerolog.Logger) *proxy.Proxy {
 	t.Helper()
 	p, err := proxy.New(name, "127.0.0.1:0", target, log)
@@ -123,7 +112,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	c := &Cluster{cfg: cfg}
 	var peers []string
 	for i := 0; i < 3; i++ {
-		n := &Namesrv{Index: i, Addr: freeAddr(t), Controller: freeAddr(t), Metrics: freeAddr(t),
+		n := &Namesrv{Index: i, Addr: processtest.FreeAddr(t), Controller: processtest.FreeAddr(t), Metrics: processtest.FreeAddr(t),
 			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("ns%d", i))}
 		peers = append(peers, n.Controller)
 		c.Namesrvs = append(c.Namesrvs, n)
@@ -164,7 +153,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 }
 
 func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
-	b := &Broker{Group: group, Index: idx, Listen: freeAddr(t), HAListen: freeAddr(t), Metrics: freeAddr(t),
+	b := &Broker{Group: group, Index: idx, Listen: processtest.FreeAddr(t), HAListen: processtest.FreeAddr(t), Metrics: processtest.FreeAddr(t),
 		Dir: filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d", group, idx))}
 	name := b.String()
 	b.Client = newProxy(t, name+" client", b.Listen, c.cfg.Log)
