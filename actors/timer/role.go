@@ -47,6 +47,7 @@ func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
 	svc := d.svc
 	cl := svc.opts.Store.CommitLog
 	off := max(d.scanned, cl.MinOffset())
+	shadowing := svc.shadowing.Load() // a master's replay scan reads no cancels
 	for off < limit {
 		recs, offs, next, err := cl.ReadBlockWith(&d.block, off, 0)
 		if errors.Is(err, io.EOF) {
@@ -71,8 +72,10 @@ func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
 			}
 			if id, ok := isWrittenBack(rec); ok {
 				found(id, offs[i])
-			} else if id, ok := cancelTarget(rec); ok && d.svc.shadowing.Load() {
-				d.sawCancel(id, offs[i]) // cancels.go
+			} else if shadowing {
+				if id, ok := cancelTarget(rec); ok {
+					d.sawCancel(id, offs[i]) // cancels.go
+				}
 			}
 		}
 		if next <= off {
