@@ -215,16 +215,19 @@ func finalResult(events []nodeEvent) nodeEvent {
 	return nodeEvent{Failures: []string{"no result event"}}
 }
 
-// installNodeDeps runs `npm ci` when node_modules is missing or older than
-// package-lock.json (npm records what it installed in
+// installNodeDeps installs the ali-ons client's dependencies (installNodeDepsIn).
+func installNodeDeps(t *testing.T) { t.Helper(); installNodeDepsIn(t, nodeClientDir) }
+
+// installNodeDepsIn runs `npm ci` in dir when its node_modules is missing or
+// older than its package-lock.json (npm records what it installed in
 // node_modules/.package-lock.json).
-func installNodeDeps(t *testing.T) {
+func installNodeDepsIn(t *testing.T, dir string) {
 	t.Helper()
-	lock, err := os.Stat(filepath.Join(nodeClientDir, "package-lock.json"))
+	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		t.Fatalf("the Node.js client's lock file: %v", err)
 	}
-	installed, err := os.Stat(filepath.Join(nodeClientDir, "node_modules", ".package-lock.json"))
+	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
 	if err == nil && !installed.ModTime().Before(lock.ModTime()) {
 		return
 	}
@@ -235,10 +238,10 @@ func installNodeDeps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = nodeClientDir
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", nodeClientDir, err, out)
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 	}
 }
 
