@@ -56,6 +56,12 @@ type producerOptions struct {
 	SendTimeout time.Duration
 	// Security signs the requests and sets TLS (nil: plaintext, unsigned).
 	Security *security
+	// GRPCEndpoint is the broker's gRPC endpoint (host:port), for the
+	// RocketMQ 5 SDK producer (kind "grpc").
+	GRPCEndpoint string
+	// Topics are the topics the producer will send to (the v5 SDK
+	// fetches their routes at start; the remoting clients ignore it).
+	Topics []string
 }
 
 // producerKinds are the producers --client can name.
@@ -63,6 +69,7 @@ var producerKinds = map[string]func(producerOptions) (messageProducer, error){
 	"native":   newNativeProducer, // netloop/producer
 	"official": newGoProducer,     // the official RocketMQ Go client
 	"go":       newGoProducer,     // the name --client had before the native producer
+	"grpc":     newGRPCProducer,   // the RocketMQ 5 Go SDK over gRPC (--protocol grpc)
 }
 
 // clientNames lists the --client values.
