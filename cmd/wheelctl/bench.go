@@ -33,7 +33,8 @@ func (c *benchCommon) addFlags(cmd *cobra.Command) {
 
 func newBenchCmd(g *globals) *cobra.Command {
 	c := groupCmd("bench", "Benchmarks: produce, consume and timer messages",
-		newBenchProduceCmd(g), newBenchConsumeCmd(g), newBenchTimerCmd(g, "timer"), newBenchAllCmd(g), newBenchReplicatedCmd(g))
+		newBenchProduceCmd(g), newBenchConsumeCmd(g), newBenchTimerCmd(g, "timer"), newBenchAllCmd(g), newBenchReplicatedCmd(g),
+		newBenchRedeliveryCmd(g))
 	c.Long = `Benchmarks with a progress bar on stderr (when it is a terminal) and a final table, or --json.
 
 Without --namesrv (or --broker for timer) they start a wheelmq in this process on a temporary
@@ -55,6 +56,7 @@ func benchLogger(w io.Writer) zerolog.Logger { return zerolog.New(w).Level(zerol
 // benchTargetBroker is the broker a produce or consume benchmark drives.
 type benchTargetBroker struct {
 	namesrv string
+	grpc    string // the broker's gRPC endpoint ("": unknown)
 	desc    string
 	stop    func()
 	group   *procGroup // a spawned group (--replicas), else nil

@@ -38,7 +38,7 @@ client (--clients is ignored).`,
 		Example: "  wheelctl bench consume --mode async --duration 10s\n  wheelctl bench consume --count 100000 --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(16); err != nil {
+			if err := o.validate(cmd, 16); err != nil {
 				return err
 			}
 			if err := common.checkFlush(); err != nil {
@@ -83,18 +83,24 @@ type receiver struct {
 func (r *receiver) onMessages(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 	now := time.Now()
 	for _, m := range msgs {
-		if len(m.Body) < 16 {
-			continue
-		}
-		if binary.BigEndian.Uint64(m.Body[8:]) == warmSeq {
-			r.warmOnce.Do(func() { close(r.warm) })
-			continue
-		}
-		r.lat.add(now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(m.Body)))))
-		r.received.Add(1)
-		r.last.Store(now.UnixNano())
+		r.arrived(m.Body, now)
 	}
 	return consumer.ConsumeSuccess, nil
+}
+
+// arrived counts one stamped body that arrived at now (the warm-up one
+// only opens warm).
+func (r *receiver) arrived(body []byte, now time.Time) {
+	if len(body) < 16 {
+		return
+	}
+	if binary.BigEndian.Uint64(body[8:]) == warmSeq {
+		r.warmOnce.Do(func() { close(r.warm) })
+		return
+	}
+	r.lat.add(now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(body)))))
+	r.received.Add(1)
+	r.last.Store(now.UnixNano())
 }
 
 // runConsumeBench runs producers and a consumer against target.
@@ -112,7 +118,11 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 		topic = fmt.Sprintf("bench_consume_%d", time.Now().UnixNano())
 	}
 	o.topic = topic
-	p, err := newProducer(o.client, producerOptions{Namesrv: target.namesrv, Group: "wheelctl_bench", Retries: 1, Security: &g.sec})
+	if o.grpcEndpoint == "" {
+		o.grpcEndpoint = target.grpc
+	}
+	p, err := newProducer(o.client, producerOptions{Namesrv: target.namesrv, Group: "wheelctl_bench", Retries: 1, Security: &g.sec,
+		GRPCEndpoint: o.grpcEndpoint, Topics: []string{topic}})
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +133,23 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 		return nil, err
 	}
 	rcv := &receiver{warm: make(chan struct{})}
+	group := fmt.Sprintf("wheelctl_bench_%d", time.Now().UnixNano())
+	if o.protocol == "grpc" {
+		stop, err := consumeSimple(ctx, o.grpcEndpoint, group, topic, &g.sec, rcv)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		rep.Client += " + v5 SimpleConsumer"
+		return finishConsumeBench(ctx, g, rep, rcv, p, o, topic, drain)
+	}
 	secOpts, err := officialConsumerOptions(&g.sec)
 	if err != nil {
 		return nil, err
 	}
 	c, err := consumer.NewPushConsumer(append([]consumer.Option{
 		consumer.WithNsResolver(primitive.NewPassthroughResolver(admin.NameServers(target.namesrv))),
-		consumer.WithGroupName(fmt.Sprintf("wheelctl_bench_%d", time.Now().UnixNano())),
+		consumer.WithGroupName(group),
 		consumer.WithInstance(fmt.Sprintf("wheelctl-bench-%d", time.Now().UnixNano())),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 	}, secOpts...)...)
@@ -143,6 +163,13 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 		return nil, fmt.Errorf("start consumer: %w", err)
 	}
 	defer func() { _ = c.Shutdown() }()
+	return finishConsumeBench(ctx, g, rep, rcv, p, o, topic, drain)
+}
+
+// finishConsumeBench waits for the consumer's first (warm-up) message, runs
+// the producers and waits up to drain for the consumer to get everything.
+func finishConsumeBench(ctx context.Context, g *globals, rep *benchReport, rcv *receiver, p messageProducer, o produceOpts,
+	topic string, drain time.Duration) (*benchReport, error) {
 	select { // the consumer is assigned its queues and pulling
 	case <-rcv.warm:
 	case <-time.After(60 * time.Second):

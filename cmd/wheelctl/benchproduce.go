@@ -22,6 +22,7 @@ type produceOpts struct {
 	duration                time.Duration
 	count                   int64
 	mode, topic, client     string
+	protocol, grpcEndpoint  string // --protocol remoting|grpc; the broker's gRPC endpoint
 	peer                    bool
 	group                   groupFlags // --replicas: a spawned single broker or group
 }
@@ -37,11 +38,25 @@ func (o *produceOpts) addFlags(c *cobra.Command) {
 	f.IntVar(&o.window, "window", 256, "async: sends in flight per producer")
 	f.StringVar(&o.topic, "topic", "", "topic (default: a new one per run, auto-created)")
 	f.StringVar(&o.client, "client", "native", "producer implementation: "+clientNames())
+	f.StringVar(&o.protocol, "protocol", "remoting", "remoting, or grpc: the RocketMQ 5 Go SDK against the broker's gRPC endpoint "+
+		"(the producer unless --client is given; bench consume: SimpleConsumers too)")
+	f.StringVar(&o.grpcEndpoint, "grpc-endpoint", "", "the broker's gRPC endpoint host:port for --protocol grpc (default: the in-process broker's)")
+	_ = c.RegisterFlagCompletionFunc("protocol", fixedCompletion("remoting", "grpc"))
 	_ = c.RegisterFlagCompletionFunc("mode", fixedCompletion("sync", "async", "oneway"))
 }
 
-// validate checks the flags.
-func (o *produceOpts) validate(minSize int) error {
+// validate checks the flags; with --protocol grpc and no --client the
+// producer is the v5 SDK's.
+func (o *produceOpts) validate(c *cobra.Command, minSize int) error {
+	switch o.protocol {
+	case "remoting":
+	case "grpc":
+		if !c.Flags().Changed("client") {
+			o.client = "grpc"
+		}
+	default:
+		return usagef("--protocol %q: want remoting or grpc", o.protocol)
+	}
 	switch {
 	case o.mode != "sync" && o.mode != "async" && o.mode != "oneway":
 		return usagef("--mode %q: want sync, async or oneway", o.mode)
@@ -89,7 +104,7 @@ docs/benchmarks.md). The ack-only peer ignores signatures and speaks plaintext o
   wheelctl bench produce --namesrv 127.0.0.1:9876 --tls --tls-ca ca.pem --mode async         # over TLS`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(1); err != nil {
+			if err := o.validate(cmd, 1); err != nil {
 				return err
 			}
 			if err := common.checkFlush(); err != nil {
@@ -128,6 +143,9 @@ func (c *benchCommon) checkFlush() error {
 // broker.
 func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common benchCommon) (*benchReport, error) {
 	ctx := cmd.Context()
+	if o.peer && o.client == "grpc" {
+		return nil, usagef("--peer with the gRPC producer: the ack-only peer speaks remoting only; compare with a --protocol remoting run of the same broker instead")
+	}
 	if o.peer && g.sec.overTLS() {
 		return nil, usagef("--peer with --tls: the ack-only peer speaks plaintext only; compare a TLS run with a plaintext run of the same broker instead")
 	}
@@ -148,6 +166,9 @@ func runProduceBench(cmd *cobra.Command, g *globals, o produceOpts, common bench
 	}
 	defer target.stop()
 	rep.Broker = target.desc
+	if o.grpcEndpoint == "" {
+		o.grpcEndpoint = target.grpc
+	}
 	if o.peer {
 		peer, err := startNullBroker(benchLogger(g.stderr))
 		if err != nil {
@@ -202,7 +223,8 @@ func produceOnce(ctx context.Context, namesrv, label string, o produceOpts, sec 
 		}
 	}()
 	for i := range producers {
-		p, err := newProducer(o.client, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench", Retries: 1, Security: sec})
+		p, err := newProducer(o.client, producerOptions{Namesrv: namesrv, Group: "wheelctl_bench", Retries: 1, Security: sec,
+			GRPCEndpoint: o.grpcEndpoint, Topics: []string{topic}})
 		if err != nil {
 			return benchResult{}, err
 		}
