@@ -206,6 +206,11 @@ type Config struct {
 	// master serves its replicas; HAAdvertise is the address published
 	// for it (--ha-advertise; empty: HAListen).
 	HAListen, HAAdvertise string
+	// HAServerTLS and HADialTLS, when both are set, make the replication
+	// stream speak TLS: the master's HA port serves with HAServerTLS, a
+	// replica dials its master with HADialTLS (the process sets them when
+	// --tls-mode is enforcing; nil: plaintext).
+	HAServerTLS, HADialTLS *tls.Config
 	// MinInSyncReplicas refuses sends while the sync-state set (the master
 	// included) has fewer members (--min-in-sync-replicas, default 1).
 	MinInSyncReplicas int

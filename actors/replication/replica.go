@@ -39,7 +39,11 @@ func (s *Service) followOnce(f *stream) (connected bool, err error) {
 	d := net.Dialer{Timeout: handshakeTimeout}
 	var c net.Conn
 	if s.o.TLS != nil {
-		c, err = tls.DialWithDialer(&d, "tcp", f.addr, s.o.TLS)
+		cfg := s.o.TLS
+		if s.o.DialTLS != nil {
+			cfg = s.o.DialTLS
+		}
+		c, err = tls.DialWithDialer(&d, "tcp", f.addr, cfg)
 	} else {
 		c, err = d.Dial("tcp", f.addr)
 	}

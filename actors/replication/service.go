@@ -91,8 +91,12 @@ type Options struct {
 	// the listener's address.
 	Advertise string
 	// TLS, when set, wraps both ends: the listener serves with it and the
-	// follower dials with it.
+	// follower dials with it (unless DialTLS is set).
 	TLS *tls.Config
+	// DialTLS, when set, is the follower's TLS configuration instead of
+	// TLS (a server's configuration holds its certificate, a client's how
+	// it checks the server's); it takes effect only with TLS set.
+	DialTLS *tls.Config
 	// Token is the cluster token both ends must share (handshake).
 	Token string
 	// Role is the broker's role; nil is standalone.

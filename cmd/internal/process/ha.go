@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -65,7 +66,7 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 			return nil, fmt.Errorf("open epoch file: %w", err)
 		}
 		svc, err := replication.Start(env.System, replication.Options{
-			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise,
+			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise, TLS: haTLS(cfg), DialTLS: cfg.HADialTLS,
 			Token: haToken(cfg), Role: env.Role, Epochs: epochs,
 			FlushSync: cfg.Flush == writer.FlushSync, MinInSync: cfg.MinInSyncReplicas,
 			StartConfirmed: env.Store.Dispatched.Load(), Logger: env.Logger,
@@ -89,6 +90,15 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		}, nil
 	}
 	return w
+}
+
+// haTLS is the HA port's TLS configuration: HAServerTLS when both ends of
+// the stream are configured, else nil (plaintext).
+func haTLS(cfg *pipeline.Config) *tls.Config {
+	if cfg.HAServerTLS == nil || cfg.HADialTLS == nil {
+		return nil
+	}
+	return cfg.HAServerTLS
 }
 
 // haToken is the token a replica must present in the stream's handshake:

@@ -160,6 +160,10 @@ func Start(cfg Config) (*Node, error) {
 		bc.Registerer = n.registry
 		bc.Stages = n.stages
 		bc.NamesrvTLS = n.namesrvClientTLS()
+		if n.cfg.TLS.Mode == netloop.TLSEnforcing && n.tls != nil {
+			// An enforcing process speaks TLS on its replication stream too.
+			bc.HAServerTLS, bc.HADialTLS = n.tls.ServerConfig(), n.tls.ClientConfig()
+		}
 		b, err := startBroker(bc, n.portTLS())
 		if err != nil {
 			n.stopNamesrv(context.Background())
