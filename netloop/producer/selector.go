@@ -1,6 +1,8 @@
 package producer
 
 import (
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync"
@@ -102,4 +104,21 @@ func (r *roundRobin) pick(topic string, queues []Queue, lastFailed string, fault
 		}
 	}
 	return queues[r.next(topic)%n]
+}
+
+// errBadSelection reports a selector that returned a queue not in the route.
+var errBadSelection = errors.New("producer: selector returned a queue that is not in the route")
+
+// choose picks the queue of an attempt.
+func (p *Producer) choose(m *Message, queues []Queue, lastFailed string, now time.Time) (Queue, error) {
+	if p.cfg.selector == nil {
+		return p.rr.pick(m.Topic, queues, lastFailed, p.faults, now), nil
+	}
+	q := p.cfg.selector.Select(m, queues, lastFailed)
+	for _, x := range queues {
+		if x == q {
+			return q, nil
+		}
+	}
+	return Queue{}, fmt.Errorf("%w: %v", errBadSelection, q)
 }

@@ -316,81 +316,6 @@ func (o *op) prepareSingle(m *Message) error {
 	return nil
 }
 
-// stepAsync runs attempts of an async send until one is under way (its
-// answer goes to a worker) or the send is over. onWorker says whether it
-// runs on a worker (else on the caller of SendAsync).
-func (o *op) stepAsync(onWorker bool) {
-	for o.attempt < 1+o.p.cfg.retries {
-		o.attempt++
-		c, req, err := o.begin()
-		if err == nil {
-			err = c.GoTransient(req, o.remaining(), o.onAnswer)
-			if err == nil {
-				return
-			}
-		}
-		_, err = o.finishAttempt(nil, err)
-		o.errs = append(o.errs, err)
-		if !o.retryable(err) {
-			break
-		}
-		if f, stale := o.staleRoute(err); stale && o.attempt < 1+o.p.cfg.retries {
-			o.awaitRouteAsync(f, time.Now().Add(o.p.cfg.sendTimeout))
-			return
-		}
-	}
-	o.finish(nil, o.failure(), onWorker)
-}
-
-// completeAsync handles the answer to an async attempt, on a worker.
-func (o *op) completeAsync() {
-	res, err := o.finishAttempt(o.ansRes, o.ansErr)
-	if err == nil {
-		o.finish(res, nil, true)
-		return
-	}
-	o.errs = append(o.errs, err)
-	if o.retryable(err) && o.attempt < 1+o.p.cfg.retries {
-		if f, stale := o.staleRoute(err); stale {
-			// The op keeps its permit, so the queue has room for the post.
-			o.awaitRouteAsync(f, time.Now().Add(o.p.cfg.sendTimeout))
-			return
-		}
-		if d := o.backoff(err); d > 0 {
-			// The op keeps its permit, so the queue has room for this post.
-			time.AfterFunc(d, func() { o.p.post(completion{op: o, retry: true}) })
-			return
-		}
-		o.stepAsync(true)
-		return
-	}
-	o.finish(nil, o.failure(), true)
-}
-
-// finish ends an async send: its callback runs on a worker.
-func (o *op) finish(res *SendResult, err error, onWorker bool) {
-	if onWorker {
-		o.callback(res, err)
-		return
-	}
-	o.p.post(completion{op: o, done: true, res: res, err: err})
-}
-
-// callback releases the send's permit, frees the op and runs the caller's
-// callback; a panic in it is logged and does not stop the worker.
-func (o *op) callback(res *SendResult, err error) {
-	p, cb, topic := o.p, o.cb, o.pr.topic
-	p.limit.release(o.permit)
-	o.free()
-	defer p.active.Done()
-	defer func() {
-		if r := recover(); r != nil {
-			p.log.Error().Interface("panic", r).Str("topic", topic).Msg("producer: async send callback panicked")
-		}
-	}()
-	cb(res, err)
-}
-
 // begin starts an attempt within its deadline: it finds the route, picks a
 // queue, runs the Before hooks and gets the broker's connection. It returns
 // the request to write.
@@ -571,20 +496,3 @@ type routeError struct{ err error }
 
 func (e *routeError) Error() string { return e.err.Error() }
 func (e *routeError) Unwrap() error { return e.err }
-
-// errBadSelection reports a selector that returned a queue not in the route.
-var errBadSelection = errors.New("producer: selector returned a queue that is not in the route")
-
-// choose picks the queue of an attempt.
-func (p *Producer) choose(m *Message, queues []Queue, lastFailed string, now time.Time) (Queue, error) {
-	if p.cfg.selector == nil {
-		return p.rr.pick(m.Topic, queues, lastFailed, p.faults, now), nil
-	}
-	q := p.cfg.selector.Select(m, queues, lastFailed)
-	for _, x := range queues {
-		if x == q {
-			return q, nil
-		}
-	}
-	return Queue{}, fmt.Errorf("%w: %v", errBadSelection, q)
-}
