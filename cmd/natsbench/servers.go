@@ -127,7 +127,7 @@ func startWheelmq(ctx context.Context, bin, dir string, extra ...string) (*wheel
 		addrs[i] = a
 	}
 	args := append([]string{"--data", filepath.Join(dir, "wheelmq-data"), "--listen", addrs[0], "--namesrv-listen", addrs[1],
-		"--metrics-listen", addrs[2], "--flush", "async", "--log-level", "warn", "--log-format", "json"}, extra...)
+		"--metrics-listen", addrs[2], "--grpc-listen=", "--flush", "async", "--log-level", "warn", "--log-format", "json"}, extra...)
 	s, err := start(ctx, "wheelmq", dir, "http://"+addrs[2]+"/healthz", bin, args...)
 	if err != nil {
 		return nil, err

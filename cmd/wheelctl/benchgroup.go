@@ -145,7 +145,7 @@ func (g *procGroup) start(ctx context.Context) error {
 			data = filepath.Join(g.repDir, b.name)
 		}
 		args := []string{"broker", "--namesrv", nsList, "--broker-name", "broker-a", "--listen", b.addr,
-			"--metrics-listen", b.metrics, "--flush", g.spec.flush, "--data", data}
+			"--metrics-listen", b.metrics, "--grpc-listen=", "--flush", g.spec.flush, "--data", data}
 		if g.spec.pprof {
 			args = append(args, "--pprof")
 		}

@@ -210,7 +210,7 @@ func startSpawned(ctx context.Context, o targetOpts) (*spawnedTarget, error) {
 // exec starts the binary on the target's ports and directory.
 func (t *spawnedTarget) exec() error {
 	t.cmd = exec.Command(t.bin, "--data", t.dir, "--listen", t.addr, "--namesrv-listen", t.nsAddr,
-		"--metrics-listen", t.metrics, "--log-level", "warn", "--log-format", "json")
+		"--metrics-listen", t.metrics, "--grpc-listen=", "--log-level", "warn", "--log-format", "json")
 	t.cmd.Stderr = os.Stderr
 	if err := t.cmd.Start(); err != nil {
 		return fmt.Errorf("spawn %s: %w", t.bin, err)

@@ -158,7 +158,7 @@ func TestCluster(t *testing.T) {
 	for _, name := range []string{"broker-a", "broker-b"} {
 		addr := processtest.FreeAddr(t)
 		brokers[name] = startWheelmq(t, bin, name, addr, "broker", "--namesrv", strings.Join(nsList, ";"),
-			"--broker-name", name, "--listen", addr, "--data", t.TempDir())
+			"--broker-name", name, "--listen", addr, "--grpc-listen=", "--data", t.TempDir())
 	}
 	both := []string{"broker-a", "broker-b"}
 	for _, ns := range nsList {

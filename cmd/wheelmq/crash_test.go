@@ -46,6 +46,7 @@ type proc struct {
 	namesrv string
 	broker  string
 	metrics string
+	grpc    string        // the gRPC endpoint (RocketMQ 5 SDKs)
 	exited  chan struct{} // closed when the process has ended
 	waitErr error         // its exit status, once exited is closed
 	stderr  bytes.Buffer  // a copy of its stderr (read once exited is closed)
@@ -108,9 +109,10 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, 
 		namesrv: processtest.FreeAddr(t),
 		broker:  processtest.FreeAddr(t),
 		metrics: processtest.FreeAddr(t),
+		grpc:    processtest.FreeAddr(t),
 	}
 	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
-		"--metrics-listen", p.metrics, "--log-level", "warn"}, extra...)
+		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = io.MultiWriter(os.Stderr, &p.stderr)
 	if err := p.cmd.Start(); err != nil {

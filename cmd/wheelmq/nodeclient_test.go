@@ -260,16 +260,18 @@ func buildWheelmq(t *testing.T) string {
 
 // wheelmqProc is a running broker with its embedded name server.
 type wheelmqProc struct {
-	namesrv, broker, metrics string
+	namesrv, broker, metrics, grpc string
 }
 
-// startWheelmq runs bin on free loopback ports and a temp data dir (and
-// the extra flags), waits for /healthz, and kills it when the test ends.
+// startWheelmq runs bin on free loopback ports (its gRPC endpoint too) and
+// a temp data dir (and the extra flags), waits for /healthz, and kills it
+// when the test ends.
 func startWheelmq(t *testing.T, bin string, extra ...string) *wheelmqProc {
 	t.Helper()
-	p := &wheelmqProc{namesrv: processtest.FreeAddr(t), broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t)}
+	p := &wheelmqProc{namesrv: processtest.FreeAddr(t), broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t),
+		grpc: processtest.FreeAddr(t)}
 	cmd := exec.Command(bin, append([]string{"--data", t.TempDir(), "--listen", p.broker, "--namesrv-listen", p.namesrv,
-		"--metrics-listen", p.metrics, "--log-level", "warn"}, extra...)...)
+		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

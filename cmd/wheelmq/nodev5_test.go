@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // nodeV5Dir holds the RocketMQ 5 Node.js SDK's package.json, lock file and
@@ -33,8 +32,7 @@ func TestNodeV5SDK(t *testing.T) {
 	}
 	installNodeDepsIn(t, nodeV5Dir)
 	bin := buildWheelmq(t)
-	grpcAddr := processtest.FreeAddr(t)
-	startWheelmq(t, bin, "--grpc-listen", grpcAddr)
+	grpcAddr := startWheelmq(t, bin).grpc
 
 	const plain = 5
 	const timerMs = 3000

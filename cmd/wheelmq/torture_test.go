@@ -207,7 +207,7 @@ func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*torturePr
 	}
 	defer logf.Close() // the child keeps its own descriptor
 	p.cmd = exec.Command(bin, "--data", dir, "--listen", p.broker, "--namesrv-listen", processtest.FreeAddr(t),
-		"--metrics-listen", p.metrics, "--log-level", "warn", "--log-format", "json", "--flush", flush)
+		"--metrics-listen", p.metrics, "--grpc-listen=", "--log-level", "warn", "--log-format", "json", "--flush", flush)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		return nil, false, fmt.Errorf("start wheelmq: %w", err)

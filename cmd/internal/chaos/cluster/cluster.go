@@ -166,7 +166,7 @@ func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 	}
 	args := []string{"broker", "--namesrv", strings.Join(ns, ";"), "--cluster", c.cfg.Cluster,
 		"--broker-name", group, "--listen", b.Listen, "--advertise", b.Client.Addr(), "--data", b.Dir,
-		"--metrics-listen", b.Metrics, "--log-level", "info"}
+		"--metrics-listen", b.Metrics, "--grpc-listen=", "--log-level", "info"}
 	if !c.cfg.NoReplication {
 		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--replication", "controller",
 			"--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
