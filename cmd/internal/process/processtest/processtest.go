@@ -151,6 +151,12 @@ func InvokeSigned(t testing.TB, addr string, req *remoting.Command, creds auth.C
 	return invoke(t, addr, req, creds, nil)
 }
 
+// InvokeSignedTLS is InvokeSigned over TLS with cfg.
+func InvokeSignedTLS(t testing.TB, addr string, cfg *tls.Config, req *remoting.Command, creds auth.Credentials) *remoting.Command {
+	t.Helper()
+	return invoke(t, addr, req, creds, cfg)
+}
+
 // invoke sends req, signed by creds (empty: unsigned), over TLS with cfg
 // (nil: plaintext).
 func invoke(t testing.TB, addr string, req *remoting.Command, creds auth.Credentials, cfg *tls.Config) *remoting.Command {
