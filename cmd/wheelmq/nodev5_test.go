@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
 )
 
 // nodeV5Dir holds the RocketMQ 5 Node.js SDK's package.json, lock file and
