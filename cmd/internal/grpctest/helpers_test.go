@@ -12,6 +12,7 @@ import (
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
+	gcreds "google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
@@ -158,3 +159,6 @@ func tempDir(t *testing.T, name string) string {
 	}
 	return d
 }
+
+// insecureCreds is plaintext transport credentials.
+func insecureCreds() gcreds.TransportCredentials { return insecure.NewCredentials() }
