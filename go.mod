@@ -23,6 +23,8 @@ require (
 	github.com/tidwall/wal v1.2.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.46.0
+	google.golang.org/grpc v1.72.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -115,8 +117,6 @@ require (
 	google.golang.org/api v0.230.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20250422160041-2d3770c4ea7f // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250422160041-2d3770c4ea7f // indirect
-	google.golang.org/grpc v1.72.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	stathat.com/c/consistent v1.0.0 // indirect
 )

@@ -105,6 +105,9 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"replication: none (a standalone broker) or controller (a raft controller elects the master; sends are confirmed by the sync-state set)")
 	haListen := fs.String("ha-listen", "", "replication port host:port, where a master serves its replicas (--replication controller)")
 	haAdvertise := fs.String("ha-advertise", "", "replication address published to the controller (default: --ha-listen)")
+	grpcListen := fs.String("grpc-listen", "0.0.0.0:8081",
+		"gRPC endpoint for the RocketMQ 5 SDKs (apache.rocketmq.v2.MessagingService, TLS and plaintext on one port; empty: off)")
+	grpcAdvertise := fs.String("grpc-advertise", "", "gRPC endpoint host:port routes name (default: like --advertise, with --grpc-listen's port)")
 	minInSync := fs.Int("min-in-sync-replicas", def.MinInSyncReplicas,
 		"sends are refused (SYSTEM_ERROR \"in-sync replicas not enough\") while the sync-state set, master included, has fewer members")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -229,6 +232,9 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
 		Pprof: *pprofOn, Console: *consoleOn,
 		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
+	if o.node.RunBroker {
+		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise}
+	}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
 		o.node.NamesrvDir = filepath.Join(*data, "namesrv")
@@ -268,7 +274,7 @@ var modeFlags = map[string][]string{
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
-		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas"},
+		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas", "grpc-listen", "grpc-advertise"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

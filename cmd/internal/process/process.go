@@ -43,6 +43,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -80,6 +81,8 @@ type Config struct {
 	// TLS configures TLS on every remoting port and on the broker's
 	// connections to name servers (the zero value: plaintext only).
 	TLS TLSConfig
+	// GRPC configures the RocketMQ 5 gRPC endpoint (grpc.go; zero: none).
+	GRPC GRPCConfig
 	// Logger is the process logger.
 	Logger zerolog.Logger
 }
@@ -110,6 +113,7 @@ type Node struct {
 	// name server's port too once the broker runs.
 	brokerUsers lateUsers
 	console     *consoleBackend // the web console's backend (nil: no console)
+	grpc        *grpcgw.Gateway // the gRPC endpoint (nil: none)
 	http        *http.Server
 	httpAddr    string
 	stopOnce    sync.Once
@@ -174,6 +178,10 @@ func Start(cfg Config) (*Node, error) {
 		n.broker = b
 		n.brokerUsers.set(b.pipe.ACL())
 		n.net.add(b.server)
+		if err := n.startGRPC(); err != nil {
+			_ = n.Stop(context.Background())
+			return nil, err
+		}
 	}
 	if cfg.MetricsListen != "" {
 		if err := n.startHTTP(); err != nil {
@@ -423,6 +431,7 @@ func (n *Node) stop(ctx context.Context) error {
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
 	}
+	errs = append(errs, n.stopGRPC(ctx))
 	if n.broker != nil {
 		errs = append(errs, n.broker.Stop(ctx))
 	}

@@ -1,0 +1,246 @@
+package grpcgw
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
+)
+
+// Defaults of Options.
+const (
+	// DefaultIdleTimeout ends a session with no Telemetry stream and no
+	// RPC for this long (the Apache proxy's 120 s).
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultHandshakeTimeout bounds a connection's TLS sniff and handshake.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultRequestTimeout bounds one internal remoting request.
+	DefaultRequestTimeout = 5 * time.Second
+	// recvMargin is what MaxRecvMsgSize allows beyond the largest body
+	// (headers, properties, protobuf framing).
+	recvMargin = 1 << 20
+)
+
+// Options configures a Gateway.
+type Options struct {
+	// Listen is the gRPC port's address (e.g. 0.0.0.0:8081).
+	Listen string
+	// Advertise is the host:port put into routes' endpoints ("": the
+	// bound address, a wildcard host turned into 127.0.0.1).
+	Advertise string
+	// BrokerAddr is this broker's remoting address, dialed over loopback.
+	BrokerAddr string
+	// BrokerTLS, when set, makes the internal connections speak TLS (a
+	// broker port that enforces TLS).
+	BrokerTLS *tls.Config
+	// BrokerName names the broker in routes and receipt handles.
+	BrokerName string
+	// TLSMode is what the port accepts (as the process's --tls-mode);
+	// without TLSConfig only plaintext is served.
+	TLSMode netloop.TLSMode
+	// TLSConfig is the server TLS configuration (the process's
+	// certificate, reloaded through GetConfigForClient); nil: no TLS.
+	TLSConfig *tls.Config
+	// HandshakeTimeout bounds the sniff and TLS handshake (zero: default).
+	HandshakeTimeout time.Duration
+	// Guard, when set, is the ACL: callers must sign, internal requests
+	// are signed as their account.
+	Guard *auth.Guard
+	// MaxMessageSize is the broker's largest body: Settings'
+	// max_body_size and, with a margin, the largest gRPC message taken.
+	MaxMessageSize int
+	// AutoCreateTopic makes QueryRoute create an unknown topic (as a first
+	// send would) instead of answering TOPIC_NOT_FOUND.
+	AutoCreateTopic bool
+	// DefaultQueueNums is the queue count of a topic QueryRoute creates.
+	DefaultQueueNums int
+	// AcceptTypes maps a topic's attributes (GET_TOPIC_CONFIG's
+	// "attributes") to the message types its route accepts (nil:
+	// DefaultAcceptTypes).
+	AcceptTypes func(attrs map[string]string) []v2.MessageType
+	// IdleTimeout ends idle sessions (zero: DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// RequestTimeout bounds one internal request (zero: default).
+	RequestTimeout time.Duration
+	// Registerer receives the wheelmq_grpc_* metrics (nil: none).
+	Registerer prometheus.Registerer
+	// Logger logs the gateway's events.
+	Logger zerolog.Logger
+}
+
+// Gateway is a running gRPC endpoint.
+type Gateway struct {
+	v2.UnimplementedMessagingServiceServer
+	opts Options
+	log  zerolog.Logger
+	m    *metrics
+	srv  *grpc.Server
+	ln   net.Listener
+	adv  string
+	rr   roundRobin
+	sess sessions
+	stop chan struct{}
+	// stopCtx ends with Stop: calls that wait (receives) end with it.
+	stopCtx    context.Context
+	stopCancel context.CancelFunc
+	wg         sync.WaitGroup
+	once       sync.Once
+	closed     chan struct{}
+}
+
+// New checks the options and builds a gateway; Start listens.
+func New(o Options) (*Gateway, error) {
+	if o.BrokerAddr == "" {
+		return nil, errors.New("grpc gateway: no broker address")
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = 4 << 20
+	}
+	if o.DefaultQueueNums <= 0 {
+		o.DefaultQueueNums = 4
+	}
+	if o.AcceptTypes == nil {
+		o.AcceptTypes = DefaultAcceptTypes
+	}
+	g := &Gateway{opts: o, log: o.Logger.With().Str("component", "grpc").Logger(), m: newMetrics(),
+		stop: make(chan struct{}), closed: make(chan struct{})}
+	g.sess.m = map[string]*session{}
+	g.stopCtx, g.stopCancel = context.WithCancel(context.Background())
+	if err := g.m.register(o.Registerer); err != nil {
+		return nil, fmt.Errorf("grpc gateway metrics: %w", err)
+	}
+	return g, nil
+}
+
+// Start listens and serves in the background.
+func (g *Gateway) Start() error {
+	ln, err := net.Listen("tcp", g.opts.Listen)
+	if err != nil {
+		return fmt.Errorf("grpc listen %s: %w", g.opts.Listen, err)
+	}
+	g.ln = countingListener{Listener: ln, m: g.m}
+	g.adv = g.opts.Advertise
+	if g.adv == "" {
+		g.adv = dialable(ln.Addr().String())
+	}
+	creds := newSniffCreds(g.opts.TLSMode, g.opts.TLSConfig, g.opts.HandshakeTimeout, func(isTLS bool) {
+		g.m.denied.WithLabelValues(map[bool]string{true: "tls", false: "plaintext"}[isTLS]).Inc()
+	})
+	g.srv = grpc.NewServer(
+		grpc.Creds(creds),
+		grpc.MaxRecvMsgSize(g.opts.MaxMessageSize+recvMargin),
+		grpc.MaxSendMsgSize(32*(g.opts.MaxMessageSize+recvMargin)),
+		grpc.ConnectionTimeout(g.opts.HandshakeTimeout),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}),
+		grpc.ChainUnaryInterceptor(g.m.unary),
+		grpc.ChainStreamInterceptor(g.m.stream),
+	)
+	v2.RegisterMessagingServiceServer(g.srv, g)
+	g.wg.Add(2)
+	go func() {
+		defer g.wg.Done()
+		if err := g.srv.Serve(g.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			g.log.Error().Err(err).Msg("grpc server stopped")
+		}
+	}()
+	go g.reapLoop()
+	g.log.Info().Str("listen", ln.Addr().String()).Str("advertise", g.adv).Str("tls_mode", creds.mode.String()).Msg("grpc gateway started")
+	return nil
+}
+
+// Addr is the bound address ("" before Start).
+func (g *Gateway) Addr() string {
+	if g.ln == nil {
+		return ""
+	}
+	return g.ln.Addr().String()
+}
+
+// Advertise is the address routes carry.
+func (g *Gateway) Advertise() string { return g.adv }
+
+// Stop stops serving: streams end, sessions' held auto-renew handles are
+// released and their connections closed, and every goroutine is waited for
+// (ctx bounds the graceful part; then calls are cut).
+func (g *Gateway) Stop(ctx context.Context) error {
+	g.once.Do(func() {
+		close(g.stop)
+		g.stopCancel()
+		if g.srv != nil {
+			done := make(chan struct{})
+			go func() { g.srv.GracefulStop(); close(done) }()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				g.srv.Stop()
+				<-done
+			}
+		}
+		g.sess.closeAll()
+		g.wg.Wait()
+		close(g.closed)
+	})
+	<-g.closed
+	return nil
+}
+
+// reapLoop ends idle sessions until Stop.
+func (g *Gateway) reapLoop() {
+	defer g.wg.Done()
+	t := time.NewTicker(reapEvery(g.opts.IdleTimeout))
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case now := <-t.C:
+			for _, s := range g.sess.idle(now, g.opts.IdleTimeout) {
+				g.log.Info().Str("client_id", s.id).Msg("grpc session idle: closed")
+				s.end(context.Background(), false)
+			}
+		}
+	}
+}
+
+// reapEvery is how often idle sessions are looked for.
+func reapEvery(idle time.Duration) time.Duration {
+	if d := idle / 4; d > 0 && d < 10*time.Second {
+		return d
+	}
+	return 10 * time.Second
+}
+
+// dialable turns a wildcard listen address into a loopback one.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
