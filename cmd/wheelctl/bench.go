@@ -80,12 +80,13 @@ func openBenchBroker(cmd *cobra.Command, g *globals, flush string) (*benchTarget
 	log := benchLogger(g.stderr)
 	bc := pipeline.DefaultConfig()
 	bc.DataDir, bc.Listen, bc.Flush, bc.Logger = dir, "127.0.0.1:0", mode, log
-	n, err := process.Start(process.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: log})
+	n, err := process.Start(process.Config{Broker: bc, RunBroker: true, NamesrvListen: "127.0.0.1:0", Logger: log,
+		GRPC: process.GRPCConfig{Listen: "127.0.0.1:0"}})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start wheelmq in-process: %w", err)
 	}
-	return &benchTargetBroker{namesrv: n.NamesrvAddr(), desc: "in-process (" + flush + " flush)", stop: func() {
+	return &benchTargetBroker{namesrv: n.NamesrvAddr(), grpc: n.GRPCAddr(), desc: "in-process (" + flush + " flush)", stop: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = n.Stop(ctx)
