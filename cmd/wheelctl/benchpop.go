@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -127,12 +126,4 @@ func popHandleTimes(handle string) (popMs, invisibleMs int64, ok bool) {
 		return 0, 0, false
 	}
 	return p, i, true
-}
-
-// bodySeq reads the sequence number stampingProducer wrote into a body.
-func bodySeq(body []byte) (uint64, bool) {
-	if len(body) < 16 {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(body[8:]), true
 }
