@@ -46,6 +46,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/actors/retention"
@@ -95,6 +96,8 @@ type Pipeline struct {
 	disk        retention.Disk
 	appends     *writer.Inbox
 	parked      atomic.Int64 // parked pulls (pull.Options.Parked)
+	popParked   atomic.Int64 // parked pops (pop.Options.Parked)
+	popEngine   atomic.Pointer[pop.Engine]
 	settings    settingsState
 
 	// Replication (replication.go; nil/zero with ReplicationNone).
@@ -273,6 +276,16 @@ func (p *Pipeline) spawn() error {
 		return err
 	}
 	p.pulls.Store(pulls)
+	eng := pop.New(pop.Options{
+		Store: p.store, BrokerName: cfg.BrokerName, Parked: &p.popParked,
+		Offsets: func() *stage.Stage { return p.Stage(offsets.StageName) },
+		Logger:  logFor(pop.StageName),
+	})
+	p.popEngine.Store(eng)
+	spawns = append(spawns, struct {
+		name     string
+		producer stage.Producer
+	}{pop.StageName, eng.Producer()})
 	for _, s := range spawns {
 		if _, err := p.spawnStage(s.name, s.producer); err != nil {
 			return err
@@ -381,6 +394,11 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 	if p.parked.Load() > 0 {
 		p.Stage(pull.StageName).Send(&pull.Arrived{Queues: slices.Clone(a)})
 	}
+	if p.popParked.Load() > 0 {
+		if st := p.Stage(pop.StageName); st != nil {
+			st.Send(&pop.Arrived{Queues: slices.Clone(a)})
+		}
+	}
 	p.indexKick.Kick()
 }
 
@@ -466,6 +484,9 @@ func (p *Pipeline) Stage(name string) *stage.Stage {
 	}
 	return s
 }
+
+// Pop is the POP engine (nil until its stage was spawned).
+func (p *Pipeline) Pop() *pop.Engine { return p.popEngine.Load() }
 
 // Pulls is the pull side's stages (nil until they were spawned).
 func (p *Pipeline) Pulls() *pull.Service { return p.pulls.Load() }

@@ -78,6 +78,17 @@ const (
 	IllegalOperation        int32 = 604
 )
 
+// POP request codes (RocketMQ 5 RequestCode), served by actors/pop.
+const (
+	PopMessage                 int32 = 200050
+	AckMessage                 int32 = 200051
+	PeekMessage                int32 = 200052
+	ChangeMessageInvisibleTime int32 = 200053
+	Notification               int32 = 200054
+	PollingInfo                int32 = 200055
+	BatchAckMessage            int32 = 200151
+)
+
 // wheelmq extensions to the request codes (outside RocketMQ's ranges).
 const (
 	// CancelTimerMessage cancels a pending timer message by the offset

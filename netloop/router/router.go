@@ -49,6 +49,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
@@ -196,32 +197,36 @@ type handler struct {
 }
 
 var handlers = map[int32]handler{
-	remoting.SendMessage:             {(*Router).handleSend, []string{writer.StageName}},
-	remoting.SendMessageV2:           {(*Router).handleSend, []string{writer.StageName}},
-	remoting.SendBatchMessage:        {(*Router).handleSend, []string{writer.StageName}},
-	remoting.SendReplyMessage:        {(*Router).handleSend, []string{writer.StageName}},
-	remoting.SendReplyMessageV2:      {(*Router).handleSend, []string{writer.StageName}},
-	remoting.PullMessage:             {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
-	remoting.LitePullMessage:         {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
-	remoting.QueryConsumerOffset:     {(*Router).handleQueryOffset, []string{offsets.StageName}},
-	remoting.UpdateConsumerOffset:    {(*Router).handleUpdateOffset, []string{offsets.StageName}},
-	remoting.GetMaxOffset:            {(*Router).handleQueueBounds, nil},
-	remoting.GetMinOffset:            {(*Router).handleQueueBounds, nil},
-	remoting.SearchOffsetByTimestamp: {(*Router).handleSearchOffset, []string{pull.StageName}},
-	remoting.HeartBeat:               {(*Router).handleHeartbeat, []string{clients.StageName}},
-	remoting.UnregisterClient:        {(*Router).handleUnregister, []string{clients.StageName}},
-	remoting.GetConsumerListByGroup:  {(*Router).handleConsumerList, []string{clients.StageName}},
-	remoting.EndTransaction:          {(*Router).handleEndTransaction, []string{txcheck.StageName, writer.StageName}},
-	remoting.LockBatchMQ:             {(*Router).handleLockBatch, []string{clients.StageName}},
-	remoting.UnlockBatchMQ:           {(*Router).handleUnlockBatch, []string{clients.StageName}},
-	remoting.UpdateAndCreateTopic:    {(*Router).handleCreateTopic, []string{topics.StageName}},
-	remoting.DeleteTopicInBroker:     {(*Router).handleDeleteTopic, []string{topics.StageName, offsets.StageName}},
-	remoting.GetAllTopicConfig:       {(*Router).handleAllTopicConfig, nil},
-	remoting.ConsumerSendMsgBack:     {(*Router).handleSendBack, []string{pull.StageName, writer.StageName}},
-	remoting.CancelTimerMessage:      {(*Router).handleCancelTimer, []string{pull.StageName, writer.StageName}},
-	remoting.CheckClientConfig:       {(*Router).handleCheckClientConfig, nil},
-	remoting.QueryMessage:            {(*Router).handleQueryMessage, []string{index.StageName}},
-	remoting.ViewMessageByID:         {(*Router).handleViewMessage, []string{index.StageName}},
+	remoting.SendMessage:                {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendMessageV2:              {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendBatchMessage:           {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendReplyMessage:           {(*Router).handleSend, []string{writer.StageName}},
+	remoting.SendReplyMessageV2:         {(*Router).handleSend, []string{writer.StageName}},
+	remoting.PullMessage:                {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
+	remoting.LitePullMessage:            {(*Router).handlePull, []string{pull.StageName, dispatch.StageName}},
+	remoting.PopMessage:                 {(*Router).handlePop, []string{pop.StageName, dispatch.StageName}},
+	remoting.AckMessage:                 {(*Router).handleAck, []string{pop.StageName}},
+	remoting.ChangeMessageInvisibleTime: {(*Router).handleChangeInvisible, []string{pop.StageName}},
+	remoting.BatchAckMessage:            {(*Router).handleBatchAck, []string{pop.StageName}},
+	remoting.QueryConsumerOffset:        {(*Router).handleQueryOffset, []string{offsets.StageName}},
+	remoting.UpdateConsumerOffset:       {(*Router).handleUpdateOffset, []string{offsets.StageName}},
+	remoting.GetMaxOffset:               {(*Router).handleQueueBounds, nil},
+	remoting.GetMinOffset:               {(*Router).handleQueueBounds, nil},
+	remoting.SearchOffsetByTimestamp:    {(*Router).handleSearchOffset, []string{pull.StageName}},
+	remoting.HeartBeat:                  {(*Router).handleHeartbeat, []string{clients.StageName}},
+	remoting.UnregisterClient:           {(*Router).handleUnregister, []string{clients.StageName}},
+	remoting.GetConsumerListByGroup:     {(*Router).handleConsumerList, []string{clients.StageName}},
+	remoting.EndTransaction:             {(*Router).handleEndTransaction, []string{txcheck.StageName, writer.StageName}},
+	remoting.LockBatchMQ:                {(*Router).handleLockBatch, []string{clients.StageName}},
+	remoting.UnlockBatchMQ:              {(*Router).handleUnlockBatch, []string{clients.StageName}},
+	remoting.UpdateAndCreateTopic:       {(*Router).handleCreateTopic, []string{topics.StageName}},
+	remoting.DeleteTopicInBroker:        {(*Router).handleDeleteTopic, []string{topics.StageName, offsets.StageName}},
+	remoting.GetAllTopicConfig:          {(*Router).handleAllTopicConfig, nil},
+	remoting.ConsumerSendMsgBack:        {(*Router).handleSendBack, []string{pull.StageName, writer.StageName}},
+	remoting.CancelTimerMessage:         {(*Router).handleCancelTimer, []string{pull.StageName, writer.StageName}},
+	remoting.CheckClientConfig:          {(*Router).handleCheckClientConfig, nil},
+	remoting.QueryMessage:               {(*Router).handleQueryMessage, []string{index.StageName}},
+	remoting.ViewMessageByID:            {(*Router).handleViewMessage, []string{index.StageName}},
 }
 
 // OnCommand implements netloop.Handler.

@@ -1,0 +1,159 @@
+package pop
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Remarks of refused acks and changes.
+const (
+	remarkExpired = "receipt handle is expired"
+	remarkBad     = "receipt handle is malformed"
+)
+
+// ack applies an ACK_MESSAGE.
+func (e *Engine) ack(group, topic, extraInfo string, queueID int32, offset int64) (int32, string) {
+	h, err := ParseHandle(extraInfo)
+	if err != nil {
+		e.m.Refused.Add(1)
+		return CodeInvalidParam, remarkBad + ": " + err.Error()
+	}
+	if queueID >= 0 && queueID != h.QueueID {
+		e.m.Refused.Add(1)
+		return CodeInvalidParam, remarkBad + ": queueId differs from the handle's"
+	}
+	_ = offset // the handle's offset is the one acked (RocketMQ: header offset == handle offset)
+	return e.ackHandle(group, topic, h)
+}
+
+// live returns the live delivery the handle names.
+func (e *Engine) live(group, topic string, h Handle) (qkey, *qstate, bool) {
+	k := qkey{group, topic, h.QueueID}
+	s := e.queues[k]
+	if s == nil {
+		return k, nil, false
+	}
+	d, ok := s.inflight[h.Offset]
+	if !ok || d.popTime != h.PopTime || d.invisible != h.InvisibleTime || d.deadline() <= e.opts.Now().UnixMilli() {
+		return k, s, false
+	}
+	return k, s, true
+}
+
+// ackHandle acks the delivery h names, if it is live.
+func (e *Engine) ackHandle(group, topic string, h Handle) (int32, string) {
+	k, s, ok := e.live(group, topic, h)
+	if !ok {
+		e.m.Refused.Add(1)
+		return CodeNoMessage, remarkExpired
+	}
+	e.inflight.Add(-1)
+	if s.ack(h.Offset) {
+		e.commit(k, s)
+	}
+	e.m.Acks.Add(1)
+	return CodeSuccess, ""
+}
+
+// change serves a CHANGE_MESSAGE_INVISIBLETIME.
+func (e *Engine) change(m *Change) {
+	h, err := ParseHandle(m.ExtraInfo)
+	if err != nil {
+		e.m.Refused.Add(1)
+		m.Reply(CodeInvalidParam, remarkBad+": "+err.Error(), Handle{})
+		return
+	}
+	k, s, ok := e.live(m.Group, m.Topic, h)
+	if !ok {
+		e.m.Refused.Add(1)
+		m.Reply(CodeNoMessage, remarkExpired, Handle{})
+		return
+	}
+	d := s.inflight[h.Offset]
+	now := e.opts.Now().UnixMilli()
+	d.popTime = max(now, d.popTime+1)
+	d.invisible = max(m.InvisibleMs, 0)
+	s.inflight[h.Offset] = d
+	e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: h.Offset, popTime: d.popTime})
+	h.PopTime, h.InvisibleTime = d.popTime, d.invisible
+	e.m.Changes.Add(1)
+	m.Reply(CodeSuccess, "", h)
+}
+
+// expire makes the deliveries past their deadline visible again (attempt+1),
+// wakes the pops parked on their topics and answers long polls past their
+// poll time.
+func (e *Engine) expire(ctx actor.Context) {
+	now := e.opts.Now()
+	ms := now.UnixMilli()
+	woke := map[qkey]bool{}
+	e.heap.due(ms, func(de deadlineEntry) {
+		s := e.queues[de.key]
+		if s == nil {
+			return
+		}
+		d, ok := s.inflight[de.off]
+		if !ok || d.popTime != de.popTime || d.deadline() > ms {
+			return // acked, or changed (a later entry stands for it)
+		}
+		delete(s.inflight, de.off)
+		e.inflight.Add(-1)
+		s.visible[de.off] = d.attempt + 1
+		e.m.Expiries.Add(1)
+		woke[qkey{de.key.group, de.key.topic, 0}] = true
+	})
+	kept := e.parked[:0]
+	for _, p := range e.parked {
+		if !now.Before(p.PollUntil) {
+			e.unparked(p)
+			p.Reply(&Result{Code: CodePollingTimeout, Remark: "pop long polling timed out"})
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(e.parked[len(kept):])
+	e.parked = kept
+	if len(woke) > 0 {
+		e.rerun(ctx, func(p *Pop) bool { return woke[qkey{p.Group, p.Topic, 0}] })
+	}
+}
+
+func (e *Engine) unparked(p *Pop) {
+	e.opts.Parked.Add(-1)
+	if e.byConn[p.ConnID]--; e.byConn[p.ConnID] <= 0 {
+		delete(e.byConn, p.ConnID)
+	}
+}
+
+// rerun runs again the parked pops match selects.
+func (e *Engine) rerun(ctx actor.Context, match func(*Pop) bool) {
+	var again []*Pop
+	kept := e.parked[:0]
+	for _, p := range e.parked {
+		if match(p) {
+			e.unparked(p)
+			again = append(again, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(e.parked[len(kept):])
+	e.parked = kept
+	for _, p := range again {
+		e.pop(p, ctx)
+	}
+}
+
+// answerParked answers every parked or waiting pop (the stage stops or
+// restarts).
+func (e *Engine) answerParked() {
+	for _, p := range e.parked {
+		e.unparked(p)
+		p.Reply(&Result{Code: CodePollingTimeout, Remark: "pop stage restarting"})
+	}
+	e.parked = nil
+	for _, p := range e.waiting {
+		p.Reply(&Result{Code: CodeSystemError, Remark: "pop stage restarting"})
+	}
+	e.waiting = nil
+	clear(e.pending)
+}

@@ -1,0 +1,200 @@
+package pop
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// Metrics counts the engine's work (read by the pipeline's collectors).
+type Metrics struct {
+	Pops, Delivered, Acks, Changes, Expiries, Refused atomic.Int64
+}
+
+// Counters returns the engine's counters.
+func (e *Engine) Counters() *Metrics { return &e.m }
+
+// maxPopNums bounds maxMsgNums (RocketMQ caps a pop at 32 by default).
+const maxPopNums = 32
+
+// pop serves p, parks it, or waits for its queues' starts.
+func (e *Engine) pop(p *Pop, ctx actor.Context) {
+	queues := e.queuesOf(p)
+	if !e.ensure(p, queues, ctx) {
+		e.waiting = append(e.waiting, p)
+		return
+	}
+	res := e.collect(p, queues)
+	now := e.opts.Now()
+	if res.Count == 0 && now.Before(p.PollUntil) {
+		if e.byConn[p.ConnID] >= e.opts.MaxParkedPerConn {
+			p.Reply(&Result{Code: CodePollingFull, Remark: "too many pop requests parked on this connection"})
+			return
+		}
+		e.byConn[p.ConnID]++
+		e.parked = append(e.parked, p)
+		e.opts.Parked.Add(1)
+		return
+	}
+	e.m.Pops.Add(1)
+	p.Reply(res)
+}
+
+// queuesOf lists the queues a pop reads, from a rotating start for -1.
+func (e *Engine) queuesOf(p *Pop) []int32 {
+	if p.QueueID >= 0 {
+		return []int32{p.QueueID}
+	}
+	n := max(p.Queues, 1)
+	start := int32(e.rr % uint32(n))
+	e.rr++
+	out := make([]int32, 0, n)
+	for i := range n {
+		out = append(out, (start+i)%n)
+	}
+	return out
+}
+
+// collect takes up to MaxNums messages from the queues: redeliveries first
+// (lowest offset first), then offsets never popped.
+func (e *Engine) collect(p *Pop, queues []int32) *Result {
+	now := e.opts.Now().UnixMilli()
+	want := min(max(p.MaxNums, 1), maxPopNums)
+	res := &Result{Code: CodeNoMessage, Remark: "No message", PopTime: now, InvisibleTime: p.InvisibleMs}
+	var starts, offs []string
+	for _, q := range queues {
+		k := p.key(q)
+		s := e.queues[k]
+		cq := e.opts.Store.Queues.Lookup(p.Topic, q)
+		if s == nil || cq == nil {
+			continue
+		}
+		if m := cq.MinOffset(); s.next < m { // trimmed by retention
+			for off := s.committed; off < m; off++ {
+				s.ack(off)
+			}
+			s.next = max(s.next, m)
+			s.committed = max(s.committed, m)
+		}
+		before := s.committed
+		var taken []string
+		first := int64(-1)
+		deliver := func(off int64, attempt int32) bool {
+			if res.Count >= want {
+				return false
+			}
+			rec, ok, skip := e.read(cq, off, p)
+			if skip {
+				s.ack(off)
+				return true
+			}
+			if !ok {
+				return false
+			}
+			h := Handle{StartOffset: off, PopTime: now, InvisibleTime: p.InvisibleMs, BrokerName: e.opts.BrokerName, QueueID: q, Offset: off}
+			b, err := reencode(rec, attempt, h.String())
+			if err != nil {
+				e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int32("queue", q).Int64("offset", off).Msg("pop: re-encode failed")
+				s.ack(off)
+				return true
+			}
+			res.Body = append(res.Body, b...)
+			res.Count++
+			d := delivery{popTime: now, invisible: p.InvisibleMs, attempt: attempt}
+			delete(s.visible, off)
+			s.inflight[off] = d
+			e.inflight.Add(1)
+			e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: now})
+			if first < 0 {
+				first = off
+			}
+			taken = append(taken, strconv.FormatInt(off, 10))
+			return true
+		}
+		for _, off := range s.visibleSorted() {
+			if !deliver(off, s.visible[off]) {
+				break
+			}
+		}
+		for end := cq.MaxOffset(); s.next < end && res.Count < want; {
+			off := s.next
+			s.next++
+			if !deliver(off, 1) {
+				s.next--
+				break
+			}
+		}
+		if s.committed != before {
+			e.commit(k, s)
+		}
+		res.RestNum += cq.MaxOffset() - s.next + int64(len(s.visible))
+		if len(taken) > 0 {
+			starts = append(starts, "0 "+strconv.Itoa(int(q))+" "+strconv.FormatInt(first, 10))
+			offs = append(offs, "0 "+strconv.Itoa(int(q))+" "+strings.Join(taken, ","))
+		}
+	}
+	if res.Count > 0 {
+		res.Code, res.Remark = CodeSuccess, "FOUND"
+		res.StartOffsetInfo, res.MsgOffsetInfo = strings.Join(starts, ";"), strings.Join(offs, ";")
+		e.m.Delivered.Add(int64(res.Count))
+	}
+	return res
+}
+
+// commit writes the queue's committed offset to the offsets stage.
+func (e *Engine) commit(k qkey, s *qstate) {
+	if e.opts.Offsets == nil {
+		return
+	}
+	if st := e.opts.Offsets(); st != nil {
+		st.Send(&offsets.Commit{Group: k.group, Topic: k.topic, QueueID: k.queue, Offset: s.committed})
+	}
+}
+
+// read returns the record at queue offset off when it passes p's filter;
+// skip means the offset has nothing to deliver (a hole, filtered out, or
+// damaged) and counts as acked; !ok && !skip is a read error (retried by
+// the next pop).
+func (e *Engine) read(cq *consumequeue.Queue, off int64, p *Pop) (rec []byte, ok, skip bool) {
+	units, err := cq.Read(off, 1)
+	if err != nil || len(units) == 0 {
+		if err != nil {
+			e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int64("offset", off).Msg("pop: consume queue read failed")
+		}
+		return nil, false, false
+	}
+	u := units[0]
+	if u.IsHole() || !p.Filter.Match(u.TagsCode) {
+		return nil, false, true
+	}
+	rec, err = e.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
+	if err != nil {
+		e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int64("offset", off).Int64("commitlog_offset", u.Offset).
+			Msg("pop: commitlog read failed")
+		return nil, false, false
+	}
+	if p.Filter.NeedsRecord() && !p.Filter.MatchRecord(rec) {
+		return nil, false, true
+	}
+	return rec, true, false
+}
+
+// reencode returns rec with reconsumeTimes = attempt-1 and property POP_CK.
+func reencode(rec []byte, attempt int32, ck string) ([]byte, error) {
+	r, _, err := message.Decode(rec)
+	if err != nil {
+		return nil, err
+	}
+	r.ReconsumeTimes = attempt - 1
+	r.Properties = message.AppendProperty(append([]byte(nil), r.Properties...), PropPopCK, ck)
+	return r.Encode(nil)
+}
+
+// PropPopCK is the property carrying a popped message's receipt handle.
+const PropPopCK = "POP_CK"

@@ -1,0 +1,297 @@
+// Package pop is the POP consumption engine: the "pop" stage owns the
+// per-(group, topic, queue) state of RocketMQ 5's POP model (deliveries
+// invisible until a deadline, acked one by one, redelivered in place with
+// attempt+1) and serves POP_MESSAGE, ACK_MESSAGE, BATCH_ACK_MESSAGE and
+// CHANGE_MESSAGE_INVISIBLETIME for the router. See docs/pop.md.
+package pop
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage"
+)
+
+// StageName names the POP stage.
+const StageName = "pop"
+
+// Initial-offset modes of PopMessageRequestHeader.initMode (RocketMQ
+// ConsumeInitMode).
+const (
+	InitMin = 0
+	InitMax = 1
+)
+
+// Response codes of the POP family (RocketMQ ResponseCode).
+const (
+	CodeSuccess        int32 = 0
+	CodeNoMessage      int32 = 19  // NO_MESSAGE (= PULL_NOT_FOUND)
+	CodePollingFull    int32 = 209 // POLLING_FULL
+	CodePollingTimeout int32 = 210 // POLLING_TIMEOUT
+	CodeSystemError    int32 = 1
+	CodeInvalidParam   int32 = 29
+)
+
+// Pop asks for up to MaxNums messages of (Group, Topic), from queue
+// QueueID or, when it is -1, from every one of its Queues.
+type Pop struct {
+	Group, Topic string
+	QueueID      int32
+	Queues       int32
+	MaxNums      int
+	InvisibleMs  int64
+	PollUntil    time.Time // zero or past: answer at once
+	Filter       pull.Filter
+	InitMode     int
+	ConnID       uint64
+	Reply        func(*Result)
+	stage.FailFunc
+}
+
+// Result is a pop's answer: Code CodeSuccess with Body (the records, each
+// re-encoded with POP_CK and reconsumeTimes = attempt-1), or CodeNoMessage
+// / CodePollingTimeout / CodePollingFull.
+type Result struct {
+	Code            int32
+	Remark          string
+	Body            []byte
+	Count           int
+	PopTime         int64
+	InvisibleTime   int64
+	RestNum         int64
+	StartOffsetInfo string
+	MsgOffsetInfo   string
+}
+
+// Ack acks one delivery by its receipt handle (extraInfo).
+type Ack struct {
+	Group, Topic string
+	QueueID      int32
+	ExtraInfo    string
+	Offset       int64
+	Reply        func(code int32, remark string)
+	stage.FailFunc
+}
+
+// AckItem is one entry of a batch ack: a queue and the offsets acked in
+// it, all popped at PopTime with InvisibleTime.
+type AckItem struct {
+	Group, Topic  string
+	QueueID       int32
+	PopTime       int64
+	InvisibleTime int64
+	Offsets       []int64
+}
+
+// BatchAck acks several deliveries; Reply gets how many were live.
+type BatchAck struct {
+	Items []AckItem
+	Reply func(code int32, remark string, acked int)
+	stage.FailFunc
+}
+
+// Change moves a delivery's deadline to now + InvisibleMs and gives it a
+// new receipt handle (a later popTime); the old one is refused from then on.
+type Change struct {
+	Group, Topic string
+	QueueID      int32
+	ExtraInfo    string
+	Offset       int64
+	InvisibleMs  int64
+	Reply        func(code int32, remark string, h Handle)
+	stage.FailFunc
+}
+
+// Arrived tells the stage messages arrived (dispatch news): parked pops of
+// those topics run again.
+type Arrived struct{ Queues []dispatch.Arrival }
+
+// Options configures the stage.
+type Options struct {
+	Store      *storage.Store
+	BrokerName string
+	// Offsets is the offsets stage: a new queue's start is its committed
+	// offset; committed offsets are written there as they advance.
+	Offsets func() *stage.Stage
+	// Parked counts the parked pops (the pipeline forwards Arrived only
+	// while it is positive).
+	Parked *atomic.Int64
+	// MaxParkedPerConn bounds the parked pops of one connection.
+	MaxParkedPerConn int
+	// Now is the clock (tests); nil: time.Now.
+	Now    func() time.Time
+	Logger zerolog.Logger
+}
+
+// Engine is the POP state; it outlives restarts of its stage.
+type Engine struct {
+	opts     Options
+	queues   map[qkey]*qstate
+	pending  map[qkey]bool // offsets queried, answer not in yet
+	waiting  []*Pop        // pops waiting for offsets answers
+	parked   []*Pop
+	byConn   map[uint64]int
+	heap     deadlineHeap
+	rr       uint32
+	m        Metrics
+	inflight atomic.Int64
+}
+
+// New returns an engine; Producer builds its stage.
+func New(opts Options) *Engine {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Parked == nil {
+		opts.Parked = new(atomic.Int64)
+	}
+	if opts.MaxParkedPerConn <= 0 {
+		opts.MaxParkedPerConn = 64
+	}
+	return &Engine{opts: opts, queues: map[qkey]*qstate{}, pending: map[qkey]bool{}, byConn: map[uint64]int{}}
+}
+
+// Inflight is the number of deliveries in flight.
+func (e *Engine) Inflight() int64 { return e.inflight.Load() }
+
+// Producer returns the stage's producer.
+func (e *Engine) Producer() stage.Producer {
+	return func(self *stage.Stage) actor.Actor { return &popActor{e: e, timer: self.NewTimer()} }
+}
+
+type tick struct{}
+
+type initDone struct {
+	key qkey
+	off int64
+	ok  bool
+}
+
+// tickEvery is how often deadlines and long polls are checked.
+const tickEvery = 10 * time.Millisecond
+
+type popActor struct {
+	e     *Engine
+	timer *stage.Timer
+}
+
+// Receive implements actor.Actor.
+func (a *popActor) Receive(ctx actor.Context) {
+	e := a.e
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.timer.Arm(tickEvery, tick{})
+	case tick:
+		e.expire(ctx)
+		a.timer.Arm(tickEvery, tick{})
+	case *Pop:
+		e.pop(m, ctx)
+	case *initDone:
+		e.initialized(m, ctx)
+	case *Ack:
+		code, remark := e.ack(m.Group, m.Topic, m.ExtraInfo, m.QueueID, m.Offset)
+		m.Reply(code, remark)
+	case *BatchAck:
+		n := 0
+		for _, it := range m.Items {
+			for _, off := range it.Offsets {
+				h := Handle{PopTime: it.PopTime, InvisibleTime: it.InvisibleTime, QueueID: it.QueueID, Offset: off}
+				if code, _ := e.ackHandle(it.Group, it.Topic, h); code == CodeSuccess {
+					n++
+				}
+			}
+		}
+		m.Reply(CodeSuccess, "", n)
+	case *Change:
+		e.change(m)
+	case *Arrived:
+		topics := map[string]bool{}
+		for _, q := range m.Queues {
+			topics[q.Topic] = true
+		}
+		e.rerun(ctx, func(p *Pop) bool { return topics[p.Topic] })
+	case *actor.Restarting, *actor.Stopping:
+		a.timer.Stop()
+		e.answerParked()
+	}
+}
+
+// key of a pop's queue.
+func (p *Pop) key(q int32) qkey { return qkey{p.Group, p.Topic, q} }
+
+// initialized installs a queue's start and runs the pops that waited.
+func (e *Engine) initialized(m *initDone, ctx actor.Context) {
+	delete(e.pending, m.key)
+	if _, ok := e.queues[m.key]; !ok {
+		start := m.off
+		if !m.ok {
+			start = e.initialOffset(m.key, InitMin)
+		}
+		e.queues[m.key] = newQState(start)
+	}
+	w := e.waiting
+	e.waiting = nil
+	for _, p := range w {
+		e.pop(p, ctx)
+	}
+}
+
+// initialOffset is where a group with no committed offset starts.
+func (e *Engine) initialOffset(k qkey, mode int) int64 {
+	q := e.opts.Store.Queues.Lookup(k.topic, k.queue)
+	if q == nil {
+		return 0
+	}
+	if mode == InitMax && q.MinOffset() > 0 {
+		return q.MaxOffset()
+	}
+	return q.MinOffset()
+}
+
+// ensure starts offsets queries for the queues of p without state; it
+// reports whether all are there.
+func (e *Engine) ensure(p *Pop, queues []int32, ctx actor.Context) bool {
+	all := true
+	self := ctx.Self()
+	root := ctx.ActorSystem().Root
+	for _, q := range queues {
+		k := p.key(q)
+		if _, ok := e.queues[k]; ok {
+			continue
+		}
+		var st *stage.Stage
+		if e.opts.Offsets != nil {
+			st = e.opts.Offsets()
+		}
+		if st == nil {
+			e.queues[k] = newQState(e.initialOffset(k, p.InitMode))
+			continue
+		}
+		all = false
+		if e.pending[k] {
+			continue
+		}
+		e.pending[k] = true
+		mode := p.InitMode
+		st.Send(&offsets.Query{Group: k.group, Topic: k.topic, QueueID: k.queue,
+			Reply: func(off int64, ok bool) {
+				if !ok {
+					off, ok = e.initialOffsetSafe(k, mode), true
+				}
+				root.Send(self, &initDone{key: k, off: off, ok: ok})
+			},
+			FailFunc: func(error) { root.Send(self, &initDone{key: k}) }})
+	}
+	return all
+}
+
+// initialOffsetSafe reads only the queue's atomics (it runs on the offsets
+// stage).
+func (e *Engine) initialOffsetSafe(k qkey, mode int) int64 { return e.initialOffset(k, mode) }
