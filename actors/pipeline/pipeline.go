@@ -277,7 +277,7 @@ func (p *Pipeline) spawn() error {
 	}
 	p.pulls.Store(pulls)
 	eng := pop.New(pop.Options{
-		Store: p.store, BrokerName: cfg.BrokerName, Parked: &p.popParked,
+		Store: p.store, BrokerName: cfg.BrokerName, Parked: &p.popParked, Append: p.appends.Push,
 		Offsets: func() *stage.Stage { return p.Stage(offsets.StageName) },
 		Logger:  logFor(pop.StageName),
 	})

@@ -11,15 +11,15 @@ const (
 )
 
 // ack applies an ACK_MESSAGE.
-func (e *Engine) ack(group, topic, extraInfo string, queueID int32, offset int64) (int32, string) {
+func (e *Engine) ack(group, topic, extraInfo string, queueID int32, offset int64) (int32, string, entry) {
 	h, err := ParseHandle(extraInfo)
 	if err != nil {
 		e.m.Refused.Add(1)
-		return CodeInvalidParam, remarkBad + ": " + err.Error()
+		return CodeInvalidParam, remarkBad + ": " + err.Error(), entry{}
 	}
 	if queueID >= 0 && queueID != h.QueueID {
 		e.m.Refused.Add(1)
-		return CodeInvalidParam, remarkBad + ": queueId differs from the handle's"
+		return CodeInvalidParam, remarkBad + ": queueId differs from the handle's", entry{}
 	}
 	_ = offset // the handle's offset is the one acked (RocketMQ: header offset == handle offset)
 	return e.ackHandle(group, topic, h)
@@ -40,18 +40,18 @@ func (e *Engine) live(group, topic string, h Handle) (qkey, *qstate, bool) {
 }
 
 // ackHandle acks the delivery h names, if it is live.
-func (e *Engine) ackHandle(group, topic string, h Handle) (int32, string) {
+func (e *Engine) ackHandle(group, topic string, h Handle) (int32, string, entry) {
 	k, s, ok := e.live(group, topic, h)
 	if !ok {
 		e.m.Refused.Add(1)
-		return CodeNoMessage, remarkExpired
+		return CodeNoMessage, remarkExpired, entry{}
 	}
 	e.inflight.Add(-1)
 	if s.ack(h.Offset) {
 		e.commit(k, s)
 	}
 	e.m.Acks.Add(1)
-	return CodeSuccess, ""
+	return CodeSuccess, "", entry{kind: 'A', key: k, off: h.Offset, popTime: h.PopTime, invisible: h.InvisibleTime}
 }
 
 // change serves a CHANGE_MESSAGE_INVISIBLETIME.
@@ -76,7 +76,13 @@ func (e *Engine) change(m *Change) {
 	e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: h.Offset, popTime: d.popTime})
 	h.PopTime, h.InvisibleTime = d.popTime, d.invisible
 	e.m.Changes.Add(1)
-	m.Reply(CodeSuccess, "", h)
+	e.journal([]entry{{kind: 'C', key: k, off: h.Offset, popTime: d.popTime, invisible: d.invisible, attempt: d.attempt}}, func(err error) {
+		if err != nil {
+			m.Reply(CodeSystemError, err.Error(), Handle{})
+			return
+		}
+		m.Reply(CodeSuccess, "", h)
+	})
 }
 
 // expire makes the deliveries past their deadline visible again (attempt+1),

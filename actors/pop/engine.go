@@ -43,7 +43,14 @@ func (e *Engine) pop(p *Pop, ctx actor.Context) {
 		return
 	}
 	e.m.Pops.Add(1)
-	p.Reply(res)
+	e.journal(res.entries, func(err error) {
+		if err != nil {
+			// The deliveries stay in flight and expire: nothing is lost.
+			p.Reply(&Result{Code: CodeSystemError, Remark: err.Error()})
+			return
+		}
+		p.Reply(res)
+	})
 }
 
 // queuesOf lists the queues a pop reads, from a rotating start for -1.
@@ -111,6 +118,7 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			s.inflight[off] = d
 			e.inflight.Add(1)
 			e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: now})
+			res.entries = append(res.entries, entry{kind: 'P', key: k, off: off, popTime: now, invisible: p.InvisibleMs, attempt: attempt})
 			if first < 0 {
 				first = off
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -68,6 +69,8 @@ type Result struct {
 	RestNum         int64
 	StartOffsetInfo string
 	MsgOffsetInfo   string
+
+	entries []entry // the journal's record of the deliveries
 }
 
 // Ack acks one delivery by its receipt handle (extraInfo).
@@ -125,6 +128,9 @@ type Options struct {
 	Parked *atomic.Int64
 	// MaxParkedPerConn bounds the parked pops of one connection.
 	MaxParkedPerConn int
+	// Append appends journal records through the CommitLog writer (nil:
+	// no journal, tests).
+	Append func(*writer.Append)
 	// Now is the clock (tests); nil: time.Now.
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -142,6 +148,8 @@ type Engine struct {
 	rr       uint32
 	m        Metrics
 	inflight atomic.Int64
+	replayed map[qkey][]entry // journal entries of queues without state yet
+	replayOK bool             // the journal was read (once per process)
 }
 
 // New returns an engine; Producer builds its stage.
@@ -187,6 +195,10 @@ func (a *popActor) Receive(ctx actor.Context) {
 	e := a.e
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		if !e.replayOK {
+			e.replay()
+			e.replayOK = true
+		}
 		a.timer.Arm(tickEvery, tick{})
 	case tick:
 		e.expire(ctx)
@@ -196,19 +208,35 @@ func (a *popActor) Receive(ctx actor.Context) {
 	case *initDone:
 		e.initialized(m, ctx)
 	case *Ack:
-		code, remark := e.ack(m.Group, m.Topic, m.ExtraInfo, m.QueueID, m.Offset)
-		m.Reply(code, remark)
+		code, remark, en := e.ack(m.Group, m.Topic, m.ExtraInfo, m.QueueID, m.Offset)
+		if code != CodeSuccess {
+			m.Reply(code, remark)
+			break
+		}
+		e.journal([]entry{en}, func(err error) {
+			if err != nil {
+				m.Reply(CodeSystemError, err.Error())
+				return
+			}
+			m.Reply(CodeSuccess, "")
+		})
 	case *BatchAck:
-		n := 0
+		var ens []entry
 		for _, it := range m.Items {
 			for _, off := range it.Offsets {
 				h := Handle{PopTime: it.PopTime, InvisibleTime: it.InvisibleTime, QueueID: it.QueueID, Offset: off}
-				if code, _ := e.ackHandle(it.Group, it.Topic, h); code == CodeSuccess {
-					n++
+				if code, _, en := e.ackHandle(it.Group, it.Topic, h); code == CodeSuccess {
+					ens = append(ens, en)
 				}
 			}
 		}
-		m.Reply(CodeSuccess, "", n)
+		e.journal(ens, func(err error) {
+			if err != nil {
+				m.Reply(CodeSystemError, err.Error(), 0)
+				return
+			}
+			m.Reply(CodeSuccess, "", len(ens))
+		})
 	case *Change:
 		e.change(m)
 	case *Arrived:
@@ -234,7 +262,9 @@ func (e *Engine) initialized(m *initDone, ctx actor.Context) {
 		if !m.ok {
 			start = e.initialOffset(m.key, InitMin)
 		}
-		e.queues[m.key] = newQState(start)
+		s := newQState(start)
+		e.queues[m.key] = s
+		e.applyReplayed(m.key, s)
 	}
 	w := e.waiting
 	e.waiting = nil
@@ -271,7 +301,9 @@ func (e *Engine) ensure(p *Pop, queues []int32, ctx actor.Context) bool {
 			st = e.opts.Offsets()
 		}
 		if st == nil {
-			e.queues[k] = newQState(e.initialOffset(k, p.InitMode))
+			s := newQState(e.initialOffset(k, p.InitMode))
+			e.queues[k] = s
+			e.applyReplayed(k, s)
 			continue
 		}
 		all = false

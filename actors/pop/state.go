@@ -43,6 +43,12 @@ func (s *qstate) ack(off int64) bool {
 		return false
 	}
 	s.acked[off] = struct{}{}
+	return s.advance()
+}
+
+// advance moves committed over the acked offsets; it reports whether it
+// moved.
+func (s *qstate) advance() bool {
 	moved := false
 	for s.committed < s.next {
 		if _, ok := s.acked[s.committed]; !ok {

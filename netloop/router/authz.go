@@ -47,7 +47,7 @@ var Permissions = auth.Table{
 	remoting.PopMessage:                 consumerGroupAndTopic,
 	remoting.AckMessage:                 consumerGroupAndTopic,
 	remoting.ChangeMessageInvisibleTime: consumerGroupAndTopic,
-	remoting.BatchAckMessage:            auth.DeferredRule("SUB on each entry's topic and group (checked per entry)", auth.PermSub),
+	remoting.BatchAckMessage:            auth.DeferredRule("SUB on each entry's topic (checked per entry)", auth.PermSub),
 	remoting.LitePullMessage:            consumerGroupAndTopic,
 	remoting.QueryConsumerOffset:        consumerGroupAndTopic,
 	remoting.UpdateConsumerOffset:       consumerGroupAndTopic,

@@ -158,6 +158,9 @@ func (r *Router) handleBatchAck(c *netloop.Conn, cmd *remoting.Command) *Refusal
 		if ref := r.consumeAllowed(a.ConsumerGroup); ref != nil {
 			return ref
 		}
+		if ref := r.deferredCheck(c, cmd, a.Topic); ref != nil {
+			return ref
+		}
 		it := pop.AckItem{Group: a.ConsumerGroup, Topic: a.Topic, QueueID: a.QueueID, PopTime: a.PopTime, InvisibleTime: a.InvisibleTime}
 		for i, b := range a.BitSet {
 			for bit := range 8 {

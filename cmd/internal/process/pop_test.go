@@ -176,7 +176,28 @@ func TestPop(t *testing.T) {
 	if r := processtest.Invoke(t, addr, ackReq(group, topic, late[0])); r.Code != remoting.Success {
 		t.Fatalf("ack late: %d %s", r.Code, r.Remark)
 	}
-	// Restart on the same data: nothing acked comes back; a new send does.
+	// Three more: the middle one acked (a gap), the others in flight over
+	// the restart.
+	for _, b := range []string{"a-x", "a-y", "a-z"} {
+		send(b, "A")
+	}
+	var xyz []popped
+	for deadline := time.Now().Add(10 * time.Second); len(xyz) < 3 && time.Now().Before(deadline); {
+		_, ms := doPop(t, addr, popReq(group, topic, -1, 4000, 1000, "A"))
+		xyz = append(xyz, ms...)
+	}
+	if len(xyz) != 3 {
+		t.Fatalf("popped %+v, want a-x, a-y, a-z", xyz)
+	}
+	for _, m := range xyz {
+		if m.body == "a-y" {
+			if r := processtest.Invoke(t, addr, ackReq(group, topic, m)); r.Code != remoting.Success {
+				t.Fatalf("ack a-y: %d %s", r.Code, r.Remark)
+			}
+		}
+	}
+	// Restart on the same data: nothing acked comes back, nothing in
+	// flight before its deadline; a new send does.
 	stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := n.Stop(stopCtx); err != nil {
@@ -196,5 +217,25 @@ func TestPop(t *testing.T) {
 	}
 	if len(after) != 1 || after[0].body != "a-after" {
 		t.Fatalf("after restart popped %+v, want only a-after", after)
+	}
+	if r := processtest.Invoke(t, addr, ackReq(group, topic, after[0])); r.Code != remoting.Success {
+		t.Fatalf("ack a-after: %d %s", r.Code, r.Remark)
+	}
+	// The two in flight come back after their deadline, attempt 2.
+	var back []popped
+	for deadline := time.Now().Add(15 * time.Second); len(back) < 2 && time.Now().Before(deadline); {
+		_, ms := doPop(t, addr, popReq(group, topic, -1, 30000, 2000, "A"))
+		back = append(back, ms...)
+	}
+	if len(back) != 2 {
+		t.Fatalf("after the deadline popped %+v, want a-x and a-z", back)
+	}
+	for _, m := range back {
+		if (m.body != "a-x" && m.body != "a-z") || m.reconsumeTimes != 1 {
+			t.Fatalf("redelivery after restart %+v: want a-x or a-z with reconsumeTimes 1", m)
+		}
+	}
+	if code, ms := doPop(t, addr, popReq(group, topic, -1, 30000, 0, "A")); len(ms) != 0 {
+		t.Fatalf("pop after all: code %d %+v", code, ms)
 	}
 }

@@ -1,0 +1,162 @@
+package pop
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// JournalTopic is the system topic of the POP journal: one record per
+// pop ("P"), ack ("A") and change ("C") of a delivery, appended through the
+// CommitLog writer before the request is answered, replayed at start.
+const JournalTopic = "rmq_sys_wheelmq_pop"
+
+// entry is one journal line: "v1 KIND group topic queue offset popTime
+// invisibleTime attempt" (space separated; RocketMQ group and topic names
+// have no spaces).
+type entry struct {
+	kind      byte // 'P', 'A', 'C'
+	key       qkey
+	off       int64
+	popTime   int64
+	invisible int64
+	attempt   int32
+}
+
+func (e entry) encode() ([]byte, error) {
+	line := fmt.Sprintf("v1 %c %s %s %d %d %d %d %d", e.kind, e.key.group, e.key.topic, e.key.queue, e.off,
+		e.popTime, e.invisible, e.attempt)
+	r := message.Record{Topic: JournalTopic, Body: []byte(line), BornTimestamp: e.popTime, StoreTimestamp: e.popTime}
+	return r.Encode(nil)
+}
+
+func parseEntry(body []byte) (entry, error) {
+	f := strings.Fields(string(body))
+	if len(f) != 9 || f[0] != "v1" || len(f[1]) != 1 {
+		return entry{}, fmt.Errorf("pop journal: bad entry %q", body)
+	}
+	n := make([]int64, 5)
+	for i := range n {
+		v, err := strconv.ParseInt(f[4+i], 10, 64)
+		if err != nil {
+			return entry{}, fmt.Errorf("pop journal: entry %q field %d: %w", body, 4+i, err)
+		}
+		n[i] = v
+	}
+	q, err := strconv.ParseInt(f[4], 10, 32)
+	if err != nil {
+		return entry{}, fmt.Errorf("pop journal: entry %q queue: %w", body, err)
+	}
+	return entry{kind: f[1][0], key: qkey{f[2], f[3], int32(q)}, off: n[1], popTime: n[2], invisible: n[3], attempt: int32(n[4])}, nil
+}
+
+// journal appends entries and calls done once the writer answered (err
+// nil: stored under the broker's flush mode). Without a writer (tests)
+// done runs at once.
+func (e *Engine) journal(entries []entry, done func(error)) {
+	if e.opts.Append == nil || len(entries) == 0 {
+		done(nil)
+		return
+	}
+	recs := make([][]byte, 0, len(entries))
+	for _, en := range entries {
+		b, err := en.encode()
+		if err != nil {
+			done(fmt.Errorf("pop journal: encode: %w", err))
+			return
+		}
+		recs = append(recs, b)
+	}
+	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: JournalTopic}, Records: recs, Reply: func(res writer.Result) {
+		if res.Err != nil {
+			done(fmt.Errorf("pop journal: append: %w", res.Err))
+			return
+		}
+		done(nil)
+	}})
+}
+
+// replay reads the journal's consume queue into e.replayed (per queue, in
+// order); initialized applies a queue's entries over its committed offset.
+func (e *Engine) replay() {
+	e.replayed = map[qkey][]entry{}
+	cq := e.opts.Store.Queues.Lookup(JournalTopic, 0)
+	if cq == nil {
+		return
+	}
+	n := 0
+	for off, end := cq.MinOffset(), cq.MaxOffset(); off < end; {
+		units, err := cq.Read(off, 256)
+		if err != nil || len(units) == 0 {
+			e.opts.Logger.Error().Err(err).Int64("offset", off).Msg("pop journal: replay stopped at an unreadable unit")
+			break
+		}
+		for _, u := range units {
+			off++
+			if u.IsHole() {
+				continue
+			}
+			rec, err := e.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
+			if err != nil {
+				e.opts.Logger.Error().Err(err).Int64("commitlog_offset", u.Offset).Msg("pop journal: record unreadable, skipped")
+				continue
+			}
+			body, err := message.PeekBody(rec)
+			if err != nil {
+				continue
+			}
+			en, err := parseEntry(body)
+			if err != nil {
+				e.opts.Logger.Warn().Err(err).Msg("pop journal: entry skipped")
+				continue
+			}
+			e.replayed[en.key] = append(e.replayed[en.key], en)
+			n++
+		}
+	}
+	e.opts.Logger.Info().Int("entries", n).Int("queues", len(e.replayed)).Msg("pop journal replayed")
+}
+
+// applyReplayed rebuilds s from the journal's entries of k: deliveries in
+// flight keep their deadlines; offsets below the last popped one that the
+// journal does not hold in flight were acked or skipped.
+func (e *Engine) applyReplayed(k qkey, s *qstate) {
+	ens, ok := e.replayed[k]
+	if !ok {
+		return
+	}
+	delete(e.replayed, k)
+	for _, en := range ens {
+		if en.off < s.committed {
+			continue
+		}
+		switch en.kind {
+		case 'P':
+			s.next = max(s.next, en.off+1)
+			s.inflight[en.off] = delivery{popTime: en.popTime, invisible: en.invisible, attempt: en.attempt}
+			delete(s.acked, en.off)
+		case 'C':
+			if d, ok := s.inflight[en.off]; ok {
+				d.popTime, d.invisible = en.popTime, en.invisible
+				s.inflight[en.off] = d
+			}
+		case 'A':
+			delete(s.inflight, en.off)
+			s.acked[en.off] = struct{}{}
+		}
+	}
+	for off := s.committed; off < s.next; off++ {
+		if _, ok := s.inflight[off]; !ok {
+			s.acked[off] = struct{}{}
+		}
+	}
+	s.advance()
+	for off, d := range s.inflight {
+		e.inflight.Add(1)
+		e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: d.popTime})
+	}
+	e.commit(k, s)
+}
