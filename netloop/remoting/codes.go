@@ -91,6 +91,9 @@ const (
 
 // wheelmq extensions to the request codes (outside RocketMQ's ranges).
 const (
+	// RecallMessage withdraws a pending timer message by its recall handle
+	// (RECALL_MESSAGE, RocketMQ 5.3.2+).
+	RecallMessage int32 = 370
 	// CancelTimerMessage cancels a pending timer message by the offset
 	// message id of its stored copy (wheelctl cancel). extFields: msgId.
 	CancelTimerMessage int32 = 3501

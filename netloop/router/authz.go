@@ -41,6 +41,7 @@ var Permissions = auth.Table{
 	remoting.SendReplyMessage:   sendRule,
 	remoting.SendReplyMessageV2: sendRule,
 	remoting.EndTransaction:     auth.DeferredRule("PUB on the half message's topic (checked once it is read)", auth.PermPub),
+	remoting.RecallMessage:      auth.FieldRule("PUB on topic", auth.FieldNeed{Field: "topic", Kind: auth.KindTopic, Perm: auth.PermPub}),
 	remoting.CancelTimerMessage: auth.DeferredRule("PUB on the timer message's topic (checked once it is read)", auth.PermPub),
 
 	remoting.PullMessage:                consumerGroupAndTopic,

@@ -58,7 +58,10 @@ type sendHeader struct {
 	reconsumeTimes    int32
 	maxReconsumeTimes int32
 	hasMaxReconsume   bool
-	batch             bool
+	// recallDueMs is the due time of a timer message (not a cancel), whose
+	// answer carries a recall handle; 0 otherwise.
+	recallDueMs int64
+	batch       bool
 	// gate, when set, holds the SEND_OK until the topic's route is
 	// registered: the send made the topic (routegate.go).
 	gate *routeGate
@@ -222,6 +225,7 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 			topic, queueID, ref = r.toHalfTopic(h, props, topic, queueID, time.Now().UnixMilli())
 		} else {
 			topic, queueID, ref = r.applyTimer(props, topic, queueID)
+			h.recallDueMs = recallDue(props, topic)
 		}
 		if ref != nil {
 			return ref
@@ -294,6 +298,9 @@ func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	resp.SetField("queueId", strconv.Itoa(int(queueID)))
 	resp.SetField("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
 	resp.SetField("transactionId", strings.Join(uniq, ","))
+	if h.recallDueMs > 0 && len(uniq) == 1 {
+		resp.SetField("recallHandle", RecallHandle(h.topic, r.cfg.BrokerName, h.recallDueMs, uniq[0]))
+	}
 	resp.SetField("MSG_REGION", "DefaultRegion")
 	resp.SetField("TRACE_ON", "true")
 	r.sendVia(res.Out, c, cmd, resp)
