@@ -150,6 +150,11 @@ type Engine struct {
 	inflight atomic.Int64
 	replayed map[qkey][]entry // journal entries of queues without state yet
 	replayOK bool             // the journal was read (once per process)
+	// startEnd is the CommitLog's end when the engine was made: the journal
+	// is read once the consume queues are dispatched up to it.
+	startEnd     int64
+	recoverSince time.Time // first try to read the journal
+	held         []heldMsg // requests that came before the journal was read
 }
 
 // New returns an engine; Producer builds its stage.
@@ -163,7 +168,11 @@ func New(opts Options) *Engine {
 	if opts.MaxParkedPerConn <= 0 {
 		opts.MaxParkedPerConn = 64
 	}
-	return &Engine{opts: opts, queues: map[qkey]*qstate{}, pending: map[qkey]bool{}, byConn: map[uint64]int{}}
+	e := &Engine{opts: opts, queues: map[qkey]*qstate{}, pending: map[qkey]bool{}, byConn: map[uint64]int{}}
+	if opts.Store != nil {
+		e.startEnd = opts.Store.CommitLog.MaxOffset()
+	}
+	return e
 }
 
 // Inflight is the number of deliveries in flight.
@@ -195,23 +204,54 @@ func (a *popActor) Receive(ctx actor.Context) {
 	e := a.e
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		if !e.replayOK {
-			e.replay()
-			e.replayOK = true
-		}
+		e.recovered()
 		a.timer.Arm(tickEvery, tick{})
 	case tick:
+		if !e.replayOK {
+			if e.recovered() {
+				held := e.held
+				e.held = nil
+				for _, h := range held {
+					a.serve(ctx, h.msg)
+				}
+			} else {
+				e.answerHeld(false)
+			}
+		}
 		e.expire(ctx)
 		a.timer.Arm(tickEvery, tick{})
-	case *Pop:
-		e.pop(m, ctx)
+	case *Pop, *Ack, *BatchAck, *Change:
+		if !e.recovered() {
+			e.hold(m)
+			break
+		}
+		a.serve(ctx, m)
 	case *initDone:
 		e.initialized(m, ctx)
+	case *Arrived:
+		topics := map[string]bool{}
+		for _, q := range m.Queues {
+			topics[q.Topic] = true
+		}
+		e.rerun(ctx, func(p *Pop) bool { return topics[p.Topic] })
+	case *actor.Restarting, *actor.Stopping:
+		a.timer.Stop()
+		e.answerParked()
+		e.answerHeld(true)
+	}
+}
+
+// serve runs one request once the journal is read.
+func (a *popActor) serve(ctx actor.Context, msg any) {
+	e := a.e
+	switch m := msg.(type) {
+	case *Pop:
+		e.pop(m, ctx)
 	case *Ack:
 		code, remark, en := e.ack(m.Group, m.Topic, m.ExtraInfo, m.QueueID, m.Offset)
 		if code != CodeSuccess {
 			m.Reply(code, remark)
-			break
+			return
 		}
 		e.journal([]entry{en}, func(err error) {
 			if err != nil {
@@ -239,15 +279,6 @@ func (a *popActor) Receive(ctx actor.Context) {
 		})
 	case *Change:
 		e.change(m)
-	case *Arrived:
-		topics := map[string]bool{}
-		for _, q := range m.Queues {
-			topics[q.Topic] = true
-		}
-		e.rerun(ctx, func(p *Pop) bool { return topics[p.Topic] })
-	case *actor.Restarting, *actor.Stopping:
-		a.timer.Stop()
-		e.answerParked()
 	}
 }
 

@@ -1,0 +1,85 @@
+package pop
+
+import (
+	"time"
+)
+
+// Recovery at start: the journal is read from its consume queue, which the
+// dispatch stage rebuilds from the CommitLog after a crash. Reading it
+// before the dispatch stage has indexed the CommitLog as it was at start
+// would miss the newest acks (an acked message delivered again) and pops
+// (a delivery in flight offered early), so requests that reach the stage
+// before then are held, and answered when the journal is in.
+
+// maxRecoverWait bounds the wait for the dispatch stage: past it the
+// journal is read as far as it is indexed (acks beyond it may deliver a
+// message again: duplicates, never a loss) and an error is logged.
+const maxRecoverWait = 30 * time.Second
+
+// maxHeld bounds how long a request waits for the journal before it is
+// answered "recovering" (pops: at their poll time, if earlier).
+const maxHeld = 5 * time.Second
+
+// remarkRecovering answers the requests that waited too long.
+const remarkRecovering = "pop state is being recovered from its journal, retry"
+
+// heldMsg is a request that came before the journal was read.
+type heldMsg struct {
+	msg any
+	at  time.Time
+}
+
+// recovered reports whether the journal has been read, reading it once the
+// dispatch stage has indexed the CommitLog up to its end at start.
+func (e *Engine) recovered() bool {
+	if e.replayOK {
+		return true
+	}
+	now := e.opts.Now()
+	if e.recoverSince.IsZero() {
+		e.recoverSince = now
+	}
+	if d := e.opts.Store.Dispatched.Load(); d < e.startEnd {
+		if now.Sub(e.recoverSince) < maxRecoverWait {
+			return false
+		}
+		e.opts.Logger.Error().Int64("dispatched", d).Int64("commitlog_end_at_start", e.startEnd).
+			Dur("waited", now.Sub(e.recoverSince)).
+			Msg("pop journal: the consume queues did not reach the CommitLog's end at start; reading the journal as far as it is indexed (acks beyond it may deliver messages again)")
+	}
+	e.replay()
+	e.replayOK = true
+	return true
+}
+
+// hold keeps m until the journal is read.
+func (e *Engine) hold(m any) { e.held = append(e.held, heldMsg{msg: m, at: e.opts.Now()}) }
+
+// answerHeld answers the held requests past their wait (all of them when
+// all is set: the stage restarts).
+func (e *Engine) answerHeld(all bool) {
+	now := e.opts.Now()
+	kept := e.held[:0]
+	for _, h := range e.held {
+		late := all || now.Sub(h.at) >= maxHeld
+		if p, ok := h.msg.(*Pop); ok && !now.Before(p.PollUntil) && now.Sub(h.at) >= 100*time.Millisecond {
+			late = true
+		}
+		if !late {
+			kept = append(kept, h)
+			continue
+		}
+		switch m := h.msg.(type) {
+		case *Pop:
+			m.Reply(&Result{Code: CodePollingTimeout, Remark: remarkRecovering})
+		case *Ack:
+			m.Reply(CodeSystemError, remarkRecovering)
+		case *BatchAck:
+			m.Reply(CodeSystemError, remarkRecovering, 0)
+		case *Change:
+			m.Reply(CodeSystemError, remarkRecovering, Handle{})
+		}
+	}
+	clear(e.held[len(kept):])
+	e.held = kept
+}
