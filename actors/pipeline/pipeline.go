@@ -98,6 +98,7 @@ type Pipeline struct {
 	parked      atomic.Int64 // parked pulls (pull.Options.Parked)
 	popParked   atomic.Int64 // parked pops (pop.Options.Parked)
 	popEngine   atomic.Pointer[pop.Engine]
+	popLate     prometheus.Histogram // wheelmq_pop_redelivery_late_seconds
 	settings    settingsState
 
 	// Replication (replication.go; nil/zero with ReplicationNone).
@@ -134,7 +135,7 @@ func Open(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("broker start: %w", err)
 	}
 	p := &Pipeline{cfg: cfg, store: st, byName: map[string]*stage.Stage{}, txLow: txcheck.NewWatermark(),
-		booted: time.Now(), appends: writer.NewInbox(), parkRefused: prometheus.NewCounter(prometheus.CounterOpts{
+		booted: time.Now(), appends: writer.NewInbox(), popLate: newPopLate(), parkRefused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wheelmq_pull_park_refused_total",
 			Help: "Long polls answered at once (PULL_NOT_FOUND) because their connection had its bound of parked pulls.",
 		})}
@@ -168,6 +169,7 @@ func Open(cfg Config) (*Pipeline, error) {
 	})
 	if cfg.Registerer != nil {
 		registerMetrics(cfg.Registerer, p)
+		registerPopMetrics(cfg.Registerer, p)
 		timer.RegisterWheelGauges(cfg.Registerer, wheel)
 	}
 	if err := p.spawn(); err != nil {
@@ -279,7 +281,15 @@ func (p *Pipeline) spawn() error {
 	eng := pop.New(pop.Options{
 		Store: p.store, BrokerName: cfg.BrokerName, Parked: &p.popParked, Append: p.appends.Push,
 		Offsets: func() *stage.Stage { return p.Stage(offsets.StageName) },
-		Logger:  logFor(pop.StageName),
+		Late:    func(ms int64) { p.popLate.Observe(float64(ms) / 1000) },
+		MaxAttempts: func(group string) int32 {
+			if g, ok := p.groupView.Get(group); ok {
+				return g.RetryMaxTimes + 1
+			}
+			return meta.DefaultRetryMaxTimes + 1
+		},
+		EnsureTopic: p.EnsureGroupTopic,
+		Logger:      logFor(pop.StageName),
 	})
 	p.popEngine.Store(eng)
 	spawns = append(spawns, struct {
@@ -389,6 +399,11 @@ func (p *Pipeline) arrived(a []dispatch.Arrival) {
 		}
 		if q.Topic == metarec.Topic {
 			p.toMetaLog(metalog.Kick{})
+		}
+		if q.Topic == pop.ReviveTopic {
+			if st := p.Stage(pop.StageName); st != nil {
+				st.Send(&pop.Revived{})
+			}
 		}
 	}
 	if p.parked.Load() > 0 {

@@ -73,10 +73,9 @@ func (e *Engine) change(m *Change) {
 	d.popTime = max(now, d.popTime+1)
 	d.invisible = max(m.InvisibleMs, 0)
 	s.inflight[h.Offset] = d
-	e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: h.Offset, popTime: d.popTime})
 	h.PopTime, h.InvisibleTime = d.popTime, d.invisible
 	e.m.Changes.Add(1)
-	e.journal([]entry{{kind: 'C', key: k, off: h.Offset, popTime: d.popTime, invisible: d.invisible, attempt: d.attempt}}, func(err error) {
+	e.record([]entry{{kind: 'C', key: k, off: h.Offset, popTime: d.popTime, invisible: d.invisible, attempt: d.attempt}}, func(err error) {
 		if err != nil {
 			m.Reply(CodeSystemError, err.Error(), Handle{})
 			return
@@ -85,27 +84,52 @@ func (e *Engine) change(m *Change) {
 	})
 }
 
-// expire makes the deliveries past their deadline visible again (attempt+1),
-// wakes the pops parked on their topics and answers long polls past their
-// poll time.
+// expireOne makes the delivery of off popped at popTime visible again
+// (attempt+1) if it is still in flight and past its deadline (or force);
+// a live one not yet due goes to the heap, checked again by the tick. It
+// reports whether the delivery became visible.
+func (e *Engine) expireOne(k qkey, off, popTime, nowMs int64, force bool) bool {
+	s := e.queues[k]
+	if s == nil {
+		return false
+	}
+	d, ok := s.inflight[off]
+	if !ok || d.popTime != popTime {
+		return false // acked, or changed (a later record stands for it)
+	}
+	if !force && d.deadline() > nowMs {
+		e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: popTime})
+		return false
+	}
+	delete(s.inflight, off)
+	e.inflight.Add(-1)
+	e.m.Expiries.Add(1)
+	if d.attempt >= e.maxAttempts(k.group) {
+		e.deadLetter(k, off, d.attempt)
+		return false
+	}
+	s.visible[off] = d.attempt + 1
+	return true
+}
+
+// wake runs again the pops parked on the (group, topic)s of woke.
+func (e *Engine) wake(ctx actor.Context, woke map[qkey]bool) {
+	if len(woke) > 0 {
+		e.rerun(ctx, func(p *Pop) bool { return woke[qkey{p.Group, p.Topic, 0}] })
+	}
+}
+
+// expire makes the deliveries of the heap past their deadline visible
+// again, wakes the pops parked on their topics and answers long polls past
+// their poll time.
 func (e *Engine) expire(ctx actor.Context) {
 	now := e.opts.Now()
 	ms := now.UnixMilli()
 	woke := map[qkey]bool{}
 	e.heap.due(ms, func(de deadlineEntry) {
-		s := e.queues[de.key]
-		if s == nil {
-			return
+		if e.expireOne(de.key, de.off, de.popTime, ms, false) {
+			woke[qkey{de.key.group, de.key.topic, 0}] = true
 		}
-		d, ok := s.inflight[de.off]
-		if !ok || d.popTime != de.popTime || d.deadline() > ms {
-			return // acked, or changed (a later entry stands for it)
-		}
-		delete(s.inflight, de.off)
-		e.inflight.Add(-1)
-		s.visible[de.off] = d.attempt + 1
-		e.m.Expiries.Add(1)
-		woke[qkey{de.key.group, de.key.topic, 0}] = true
 	})
 	kept := e.parked[:0]
 	for _, p := range e.parked {
@@ -118,9 +142,7 @@ func (e *Engine) expire(ctx actor.Context) {
 	}
 	clear(e.parked[len(kept):])
 	e.parked = kept
-	if len(woke) > 0 {
-		e.rerun(ctx, func(p *Pop) bool { return woke[qkey{p.Group, p.Topic, 0}] })
-	}
+	e.wake(ctx, woke)
 }
 
 func (e *Engine) unparked(p *Pop) {

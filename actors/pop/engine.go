@@ -14,7 +14,7 @@ import (
 
 // Metrics counts the engine's work (read by the pipeline's collectors).
 type Metrics struct {
-	Pops, Delivered, Acks, Changes, Expiries, Refused atomic.Int64
+	Pops, Delivered, Acks, Changes, Expiries, Refused, DeadLettered atomic.Int64
 }
 
 // Counters returns the engine's counters.
@@ -43,7 +43,7 @@ func (e *Engine) pop(p *Pop, ctx actor.Context) {
 		return
 	}
 	e.m.Pops.Add(1)
-	e.journal(res.entries, func(err error) {
+	e.record(res.entries, func(err error) {
 		if err != nil {
 			// The deliveries stay in flight and expire: nothing is lost.
 			p.Reply(&Result{Code: CodeSystemError, Remark: err.Error()})
@@ -117,7 +117,6 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			delete(s.visible, off)
 			s.inflight[off] = d
 			e.inflight.Add(1)
-			e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: now})
 			res.entries = append(res.entries, entry{kind: 'P', key: k, off: off, popTime: now, invisible: p.InvisibleMs, attempt: attempt})
 			if first < 0 {
 				first = off

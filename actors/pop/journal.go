@@ -83,6 +83,9 @@ func (e *Engine) journal(entries []entry, done func(error)) {
 // order); initialized applies a queue's entries over its committed offset.
 func (e *Engine) replay() {
 	e.replayed = map[qkey][]entry{}
+	if rq := e.opts.Store.Queues.Lookup(ReviveTopic, 0); rq != nil {
+		e.reviveNext = rq.MaxOffset() // earlier ones: see rearm
+	}
 	cq := e.opts.Store.Queues.Lookup(JournalTopic, 0)
 	if cq == nil {
 		return
@@ -154,9 +157,6 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 		}
 	}
 	s.advance()
-	for off, d := range s.inflight {
-		e.inflight.Add(1)
-		e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: d.popTime})
-	}
+	e.rearm(k, s)
 	e.commit(k, s)
 }

@@ -131,6 +131,15 @@ type Options struct {
 	// Append appends journal records through the CommitLog writer (nil:
 	// no journal, tests).
 	Append func(*writer.Append)
+	// MaxAttempts is how many deliveries a group's messages get before the
+	// dead-letter queue (nil: RocketMQ's default retryMaxTimes 16, + 1).
+	MaxAttempts func(group string) int32
+	// EnsureTopic creates a topic (the groups' %DLQ% topics) if it is
+	// missing and calls done (nil: topics are not created).
+	EnsureTopic func(name string, done func(error))
+	// Late observes, for each delivery the wheel made visible again, how
+	// many ms after its deadline that happened (nil: not observed).
+	Late func(ms int64)
 	// Now is the clock (tests); nil: time.Now.
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -155,6 +164,9 @@ type Engine struct {
 	startEnd     int64
 	recoverSince time.Time // first try to read the journal
 	held         []heldMsg // requests that came before the journal was read
+	reviveNext   int64     // the next revive record to read
+	self         *actor.PID
+	root         *actor.RootContext
 }
 
 // New returns an engine; Producer builds its stage.
@@ -204,6 +216,7 @@ func (a *popActor) Receive(ctx actor.Context) {
 	e := a.e
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		e.self, e.root = ctx.Self(), ctx.ActorSystem().Root
 		e.recovered()
 		a.timer.Arm(tickEvery, tick{})
 	case tick:
@@ -228,6 +241,21 @@ func (a *popActor) Receive(ctx actor.Context) {
 		a.serve(ctx, m)
 	case *initDone:
 		e.initialized(m, ctx)
+	case *Revived:
+		if e.replayOK { // else the journal's replay handles past deadlines
+			e.readRevives(ctx)
+		}
+	case *deadLettered:
+		e.deadLettered(m)
+	case *reviveFailed:
+		woke := map[qkey]bool{}
+		now := e.opts.Now().UnixMilli()
+		for _, en := range m.entries {
+			if e.expireOne(en.key, en.off, en.popTime, now, true) {
+				woke[qkey{en.key.group, en.key.topic, 0}] = true
+			}
+		}
+		e.wake(ctx, woke)
 	case *Arrived:
 		topics := map[string]bool{}
 		for _, q := range m.Queues {
@@ -270,7 +298,7 @@ func (a *popActor) serve(ctx actor.Context, msg any) {
 				}
 			}
 		}
-		e.journal(ens, func(err error) {
+		e.record(ens, func(err error) {
 			if err != nil {
 				m.Reply(CodeSystemError, err.Error(), 0)
 				return

@@ -1,0 +1,60 @@
+package pipeline
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wheelmq/wheelmq/actors/pop"
+)
+
+// newPopLate is the histogram of how late the timer wheel made POP
+// deliveries visible again after their invisibility deadline.
+func newPopLate() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "wheelmq_pop_redelivery_late_seconds",
+		Help:    "How long after its invisibility deadline an un-acked POP delivery became visible again (timer wheel).",
+		Buckets: []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+	})
+}
+
+// registerPopMetrics exposes the POP engine's counters (read at scrape
+// time from the engine, which outlives restarts of its stage).
+func registerPopMetrics(reg prometheus.Registerer, p *Pipeline) {
+	counter := func(name, help string, f func(*pop.Metrics) *atomic.Int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
+			if e := p.popEngine.Load(); e != nil {
+				return float64(f(e.Counters()).Load())
+			}
+			return 0
+		})
+	}
+	reg.MustRegister(
+		p.popLate,
+		counter("wheelmq_pop_requests_total", "POP_MESSAGE requests answered (found or not).",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.Pops }),
+		counter("wheelmq_pop_delivered_total", "Messages handed out by pops (redeliveries included).",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.Delivered }),
+		counter("wheelmq_pop_acks_total", "Deliveries acked (ACK_MESSAGE, BATCH_ACK_MESSAGE, gRPC AckMessage).",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.Acks }),
+		counter("wheelmq_pop_changes_total", "Invisible-time changes of live deliveries.",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.Changes }),
+		counter("wheelmq_pop_expiries_total", "Deliveries not acked by their deadline, made visible again.",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.Expiries }),
+		counter("wheelmq_pop_refused_total", "Acks and changes refused: a stale, unknown or malformed receipt handle.",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.Refused }),
+		counter("wheelmq_pop_dead_lettered_total", "Messages moved to their group's %DLQ% topic after the group's max attempts.",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.DeadLettered }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_pop_inflight", Help: "POP deliveries in flight (popped, neither acked nor expired).",
+		}, func() float64 {
+			if e := p.popEngine.Load(); e != nil {
+				return float64(e.Inflight())
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_pop_parked", Help: "POP long polls parked in the pop stage.",
+		}, func() float64 { return float64(p.popParked.Load()) }),
+	)
+}

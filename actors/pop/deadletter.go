@@ -1,0 +1,145 @@
+package pop
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// A delivery that expires after the group's max attempts (its
+// retryMaxTimes + 1: 17 by default, as RocketMQ counts for the v5 SDKs) is
+// not offered again: the stage copies the message to the group's %DLQ%
+// topic (RETRY_TOPIC, ORIGIN_MESSAGE_ID and MAX_RECONSUME_TIMES set, as a
+// send-back to the DLQ does) and, once that is stored, acks it. Until then
+// the offset is neither in flight nor visible; if the copy fails it
+// becomes visible again and the next expiry tries again. A crash between
+// the copy and the ack copies it once more (at least once).
+
+// deadLettered is the outcome of a copy to the DLQ.
+type deadLettered struct {
+	key     qkey
+	off     int64
+	attempt int32
+	err     error
+}
+
+// maxAttempts is how many deliveries the group's messages get.
+func (e *Engine) maxAttempts(group string) int32 {
+	if e.opts.MaxAttempts == nil {
+		return meta.DefaultRetryMaxTimes + 1
+	}
+	return e.opts.MaxAttempts(group)
+}
+
+// deadLetter copies the message of k at off, delivered attempt times, to
+// the group's DLQ; the stage hears back with deadLettered.
+func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
+	fail := func(err error) { e.deadLettered(&deadLettered{key: k, off: off, attempt: attempt, err: err}) }
+	cq := e.opts.Store.Queues.Lookup(k.topic, k.queue)
+	if cq == nil {
+		fail(fmt.Errorf("pop dlq: no consume queue %s:%d", k.topic, k.queue))
+		return
+	}
+	units, err := cq.Read(off, 1)
+	if err != nil || len(units) == 0 || units[0].IsHole() {
+		fail(fmt.Errorf("pop dlq: read %s:%d offset %d: %v", k.topic, k.queue, off, err))
+		return
+	}
+	raw, err := e.opts.Store.CommitLog.ReadAt(units[0].Offset, units[0].Size)
+	if err != nil {
+		fail(fmt.Errorf("pop dlq: read commitlog offset %d: %w", units[0].Offset, err))
+		return
+	}
+	enc, err := dlqRecord(raw, k, attempt, e.maxAttempts(k.group), e.opts.Now().UnixMilli())
+	if err != nil {
+		fail(err)
+		return
+	}
+	dlq := meta.DLQTopic(k.group)
+	self, root := e.self, e.root
+	back := func(err error) {
+		if self != nil {
+			root.Send(self, &deadLettered{key: k, off: off, attempt: attempt, err: err})
+		}
+	}
+	appendIt := func(err error) {
+		if err != nil {
+			back(fmt.Errorf("pop dlq: create %s: %w", dlq, err))
+			return
+		}
+		e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: dlq}, Records: [][]byte{enc}, Reply: func(res writer.Result) {
+			if res.Err != nil {
+				back(fmt.Errorf("pop dlq: append to %s: %w", dlq, res.Err))
+				return
+			}
+			back(nil)
+		}})
+	}
+	if e.opts.Append == nil {
+		fail(fmt.Errorf("pop dlq: no writer"))
+		return
+	}
+	if e.opts.EnsureTopic == nil {
+		appendIt(nil)
+		return
+	}
+	e.opts.EnsureTopic(dlq, appendIt)
+}
+
+// dlqRecord is raw as stored in the DLQ of k's group.
+func dlqRecord(raw []byte, k qkey, attempt, maxAttempts int32, nowMs int64) ([]byte, error) {
+	r, _, err := message.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("pop dlq: decode: %w", err)
+	}
+	props := message.DecodeProperties(r.Properties)
+	if _, ok := props[message.PropRetryTopic]; !ok {
+		props[message.PropRetryTopic] = k.topic
+	}
+	if _, ok := props[message.PropOriginMessageID]; !ok {
+		props[message.PropOriginMessageID] = props[message.PropUniqKey]
+	}
+	props[message.PropMaxReconsumeTimes] = strconv.Itoa(int(maxAttempts - 1))
+	for _, p := range []string{message.PropTimerOutMS, message.PropRealTopic, message.PropRealQueueID,
+		message.PropTimerDeliverMS, message.PropTimerDelaySec, message.PropTimerDelayMS, message.PropDelay,
+		message.PropTimerEnqueueMS, message.PropTimerDequeueMS, PropPopCK} {
+		delete(props, p)
+	}
+	out := message.Record{Topic: meta.DLQTopic(k.group), QueueID: 0, Flag: r.Flag, SysFlag: r.SysFlag,
+		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, StoreTimestamp: nowMs, StoreHost: r.StoreHost,
+		ReconsumeTimes: attempt, Body: r.Body, Properties: message.EncodeProperties(props)}
+	b, err := out.Encode(nil)
+	if err != nil {
+		return nil, fmt.Errorf("pop dlq: encode: %w", err)
+	}
+	return b, nil
+}
+
+// deadLettered acks a message copied to the DLQ, or makes it visible
+// again when the copy failed.
+func (e *Engine) deadLettered(m *deadLettered) {
+	s := e.queues[m.key]
+	if s == nil {
+		return
+	}
+	log := e.opts.Logger.With().Str("group", m.key.group).Str("topic", m.key.topic).Int32("queue", m.key.queue).
+		Int64("offset", m.off).Int32("attempts", m.attempt).Logger()
+	if m.err != nil {
+		log.Error().Err(m.err).Msg("pop: message not moved to the dead-letter queue; it is offered again")
+		s.visible[m.off] = m.attempt + 1
+		return
+	}
+	if s.ack(m.off) {
+		e.commit(m.key, s)
+	}
+	e.m.DeadLettered.Add(1)
+	log.Info().Str("dlq", meta.DLQTopic(m.key.group)).Msg("pop: message moved to the dead-letter queue after its max attempts")
+	e.record([]entry{{kind: 'A', key: m.key, off: m.off}}, func(err error) {
+		if err != nil {
+			log.Error().Err(err).Msg("pop journal: dead-letter ack not stored (the message may be copied again after a restart)")
+		}
+	})
+}
