@@ -16,10 +16,10 @@ import (
 // TestPopDeadLetterAfterMaxAttempts: a group with retryMaxTimes 1 gets two
 // deliveries of a message it never acks (each expiry on the timer wheel,
 // never before its deadline); after the second expires the message is in
-// the group's %DLQ% topic with its id and RETRY_TOPIC, and is not popped
-// again.
+// the group's %DLQ% topic with its id and RETRY_TOPIC, is not popped
+// again, and /metrics counts it.
 func TestPopDeadLetterAfterMaxAttempts(t *testing.T) {
-	n := processtest.Start(t, processtest.Options{Dir: t.TempDir()})
+	n := processtest.Start(t, processtest.Options{Dir: t.TempDir(), Metrics: true})
 	addr := n.BrokerAddr()
 	topic, group := processtest.Unique("popdlq"), processtest.Unique("popdlqg")
 	processtest.CreateTopic(t, n, topic, 1)
@@ -71,5 +71,13 @@ func TestPopDeadLetterAfterMaxAttempts(t *testing.T) {
 	if props[message.PropUniqKey] != res.MsgID || props[message.PropRetryTopic] != topic || dlq[0].ReconsumeTimes != 2 {
 		t.Fatalf("DLQ record: uniq %q (sent %q), RETRY_TOPIC %q, reconsumeTimes %d", props[message.PropUniqKey], res.MsgID,
 			props[message.PropRetryTopic], dlq[0].ReconsumeTimes)
+	}
+	for name, want := range map[string]float64{
+		"wheelmq_pop_dead_lettered_total": 1, "wheelmq_pop_expiries_total": 2, "wheelmq_pop_redelivery_late_seconds_count": 1,
+		"wheelmq_pop_inflight": 0,
+	} {
+		if got := scrape(t, n.MetricsAddr(), name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }
