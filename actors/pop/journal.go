@@ -35,7 +35,7 @@ func (e entry) encode() ([]byte, error) {
 
 func parseEntry(body []byte) (entry, error) {
 	f := strings.Fields(string(body))
-	if len(f) != 9 || f[0] != "v1" || len(f[1]) != 1 {
+	if len(f) != 9 || f[0] != "v1" || (f[1] != "P" && f[1] != "A" && f[1] != "C") {
 		return entry{}, fmt.Errorf("pop journal: bad entry %q", body)
 	}
 	n := make([]int64, 5)
