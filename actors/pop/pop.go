@@ -231,6 +231,9 @@ func (a *popActor) Receive(ctx actor.Context) {
 				e.answerHeld(false)
 			}
 		}
+		if e.replayOK {
+			e.readRevives(ctx) // any a missed Revived left (a restart of the stage)
+		}
 		e.expire(ctx)
 		a.timer.Arm(tickEvery, tick{})
 	case *Pop, *Ack, *BatchAck, *Change:
