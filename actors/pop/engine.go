@@ -30,7 +30,19 @@ func (e *Engine) pop(p *Pop, ctx actor.Context) {
 		e.waiting = append(e.waiting, p)
 		return
 	}
-	res := e.collect(p, queues)
+	if p.Mode == ModePeek {
+		p.Reply(e.peek(p, queues))
+		return
+	}
+	var res *Result
+	if p.Mode == ModeNotify {
+		res = &Result{Code: CodeNoMessage, Remark: "No message"}
+		if e.hasMessage(p, queues) {
+			res = &Result{Code: CodeSuccess, Remark: "has message", Count: 1}
+		}
+	} else {
+		res = e.collect(p, queues)
+	}
 	now := e.opts.Now()
 	if res.Count == 0 && now.Before(p.PollUntil) {
 		if e.byConn[p.ConnID] >= e.opts.MaxParkedPerConn {
@@ -40,6 +52,10 @@ func (e *Engine) pop(p *Pop, ctx actor.Context) {
 		e.byConn[p.ConnID]++
 		e.parked = append(e.parked, p)
 		e.opts.Parked.Add(1)
+		return
+	}
+	if p.Mode == ModeNotify {
+		p.Reply(res)
 		return
 	}
 	e.m.Pops.Add(1)

@@ -51,6 +51,7 @@ type Pop struct {
 	PollUntil    time.Time // zero or past: answer at once
 	Filter       pull.Filter
 	InitMode     int
+	Mode         int // ModePop, ModePeek or ModeNotify
 	ConnID       uint64
 	Reply        func(*Result)
 	stage.FailFunc
@@ -236,6 +237,8 @@ func (a *popActor) Receive(ctx actor.Context) {
 		}
 		e.expire(ctx)
 		a.timer.Arm(tickEvery, tick{})
+	case *PollingInfo:
+		m.Reply(e.pollingInfo(m))
 	case *Pop, *Ack, *BatchAck, *Change:
 		if !e.recovered() {
 			e.hold(m)

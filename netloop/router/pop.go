@@ -1,7 +1,8 @@
 package router
 
 // The POP family (actors/pop): POP_MESSAGE (200050), ACK_MESSAGE (200051),
-// CHANGE_MESSAGE_INVISIBLETIME (200053) and BATCH_ACK_MESSAGE (200151), in
+// CHANGE_MESSAGE_INVISIBLETIME (200053) and BATCH_ACK_MESSAGE (200151)
+// (PEEK, NOTIFICATION and POLLING_INFO: popinfo.go), in
 // RocketMQ 5.3's header layouts (PopMessageRequestHeader, ...).
 
 import (
@@ -12,7 +13,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // maxPopPoll caps a pop's pollTime.
@@ -31,17 +31,9 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	cfg, ok := r.topicView.Get(topic)
-	if !ok {
-		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
-	}
-	if cfg.Perm&meta.PermRead == 0 {
-		return refuse(remoting.NoPermission, "the topic[%s] peeking message is forbidden", topic)
-	}
-	queues := max(cfg.ReadQueueNums, cfg.WriteQueueNums)
-	if queueID < -1 || queueID >= queues {
-		return refuse(remoting.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			queueID, topic, cfg.ReadQueueNums, c.RemoteAddr())
+	queues, ref := r.popQueues(c, topic, queueID)
+	if ref != nil {
+		return ref
 	}
 	if maxNums <= 0 || maxNums > 32 {
 		return refuse(remoting.InvalidParameter, "the broker[%s] pop message's num is greater than 32", r.cfg.BrokerName)
