@@ -77,7 +77,7 @@ func (e *Engine) change(m *Change) {
 	e.m.Changes.Add(1)
 	e.record([]entry{{kind: 'C', key: k, off: h.Offset, popTime: d.popTime, invisible: d.invisible, attempt: d.attempt}}, func(err error) {
 		if err != nil {
-			m.Reply(CodeSystemError, err.Error(), Handle{})
+			m.Reply(failCode(err), err.Error(), Handle{})
 			return
 		}
 		m.Reply(CodeSuccess, "", h)

@@ -62,7 +62,7 @@ func (e *Engine) pop(p *Pop, ctx actor.Context) {
 	e.record(res.entries, func(err error) {
 		if err != nil {
 			// The deliveries stay in flight and expire: nothing is lost.
-			p.Reply(&Result{Code: CodeSystemError, Remark: err.Error()})
+			p.Reply(&Result{Code: failCode(err), Remark: err.Error()})
 			return
 		}
 		p.Reply(res)

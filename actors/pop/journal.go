@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -159,4 +160,18 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 	s.advance()
 	e.rearm(k, s)
 	e.commit(k, s)
+}
+
+// CodeServiceNotAvailable answers requests a replica (or a fenced master)
+// cannot serve: POP state is written on the master (RocketMQ's
+// SERVICE_NOT_AVAILABLE; clients try the master).
+const CodeServiceNotAvailable int32 = 14
+
+// failCode is the answer to a request whose journal records were not
+// stored.
+func failCode(err error) int32 {
+	if errors.Is(err, writer.ErrNotMaster) || errors.Is(err, writer.ErrFenced) {
+		return CodeServiceNotAvailable
+	}
+	return CodeSystemError
 }

@@ -289,7 +289,7 @@ func (a *popActor) serve(ctx actor.Context, msg any) {
 		}
 		e.journal([]entry{en}, func(err error) {
 			if err != nil {
-				m.Reply(CodeSystemError, err.Error())
+				m.Reply(failCode(err), err.Error())
 				return
 			}
 			m.Reply(CodeSuccess, "")
@@ -306,7 +306,7 @@ func (a *popActor) serve(ctx actor.Context, msg any) {
 		}
 		e.record(ens, func(err error) {
 			if err != nil {
-				m.Reply(CodeSystemError, err.Error(), 0)
+				m.Reply(failCode(err), err.Error(), 0)
 				return
 			}
 			m.Reply(CodeSuccess, "", len(ens))
