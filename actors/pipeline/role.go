@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/txcheck"
@@ -189,6 +190,9 @@ func (p *Pipeline) masterStagesRunning() bool {
 // startMasterStages spawns the master-only stages not running.
 func (p *Pipeline) startMasterStages() error {
 	var errs []error
+	if s := p.Stage(pop.StageName); s != nil {
+		s.Send(&pop.Reload{}) // the old master's POP journal is in the CommitLog
+	}
 	if s := p.Stage(txcheck.StageName); s == nil || s.Stopped() {
 		if _, err := p.spawnStage(txcheck.StageName, p.txcheckProducer()); err != nil {
 			errs = append(errs, err)

@@ -237,6 +237,8 @@ func (a *popActor) Receive(ctx actor.Context) {
 		}
 		e.expire(ctx)
 		a.timer.Arm(tickEvery, tick{})
+	case *Reload:
+		e.reload()
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
 	case *Pop, *Ack, *BatchAck, *Change:
@@ -322,6 +324,9 @@ func (p *Pop) key(q int32) qkey { return qkey{p.Group, p.Topic, q} }
 // initialized installs a queue's start and runs the pops that waited.
 func (e *Engine) initialized(m *initDone, ctx actor.Context) {
 	delete(e.pending, m.key)
+	if !e.replayOK {
+		return // asked before a Reload: asked again once the journal is read
+	}
 	if _, ok := e.queues[m.key]; !ok {
 		start := m.off
 		if !m.ok {

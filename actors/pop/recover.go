@@ -83,3 +83,22 @@ func (e *Engine) answerHeld(all bool) {
 	clear(e.held[len(kept):])
 	e.held = kept
 }
+
+// Reload drops the POP state and reads the journal again once the consume
+// queues reach the CommitLog's current end: a replica promoted to master
+// holds the old master's journal records (replication copied them into its
+// CommitLog) but not the state they describe.
+type Reload struct{}
+
+// reload serves Reload.
+func (e *Engine) reload() {
+	e.answerParked()
+	e.answerHeld(true)
+	e.queues, e.pending, e.replayed = map[qkey]*qstate{}, map[qkey]bool{}, nil
+	e.heap = nil
+	e.inflight.Store(0)
+	e.replayOK, e.recoverSince = false, time.Time{}
+	e.startEnd = e.opts.Store.CommitLog.MaxOffset()
+	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
+	e.recovered()
+}
