@@ -95,6 +95,7 @@ type Router struct {
 	sends     sendPool       // the hot path's requests (fastsend.go)
 	conns     sync.Map       // connection id -> *connState of the open connections
 	guard     *auth.Guard    // the ACL (authz.go); nil: off
+	modes     modeTable      // the consumption model of each (group, topic) (requestmode.go)
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -208,6 +209,7 @@ var handlers = map[int32]handler{
 	remoting.AckMessage:                 {(*Router).handleAck, []string{pop.StageName}},
 	remoting.ChangeMessageInvisibleTime: {(*Router).handleChangeInvisible, []string{pop.StageName}},
 	remoting.BatchAckMessage:            {(*Router).handleBatchAck, []string{pop.StageName}},
+	remoting.SetMessageRequestMode:      {(*Router).handleSetRequestMode, nil},
 	remoting.QueryConsumerOffset:        {(*Router).handleQueryOffset, []string{offsets.StageName}},
 	remoting.UpdateConsumerOffset:       {(*Router).handleUpdateOffset, []string{offsets.StageName}},
 	remoting.GetMaxOffset:               {(*Router).handleQueueBounds, nil},
