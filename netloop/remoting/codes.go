@@ -87,6 +87,9 @@ const (
 	Notification               int32 = 200054
 	PollingInfo                int32 = 200055
 	BatchAckMessage            int32 = 200151
+	// SetMessageRequestMode sets a (topic, group)'s consumption model,
+	// PULL or POP (RocketMQ 5, mqadmin setConsumeMode).
+	SetMessageRequestMode int32 = 401
 )
 
 // wheelmq extensions to the request codes (outside RocketMQ's ranges).

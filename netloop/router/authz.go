@@ -88,6 +88,7 @@ var Permissions = auth.Table{
 
 	// Admin: topics, groups, offsets, broker-wide views and settings.
 	remoting.UpdateAndCreateTopic:             auth.Admin,
+	remoting.SetMessageRequestMode:            auth.Admin,
 	remoting.UpdateAndCreateTopicList:         auth.Admin,
 	remoting.DeleteTopicInBroker:              auth.Admin,
 	remoting.GetAllTopicConfig:                auth.Admin,

@@ -6,7 +6,6 @@ package router
 // RocketMQ 5.3's header layouts (PopMessageRequestHeader, ...).
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -21,16 +20,11 @@ const maxPopPoll = 60 * time.Second
 func (r *Router) popStage() interface{ Send(any) } { return r.p.Stage(pop.StageName) }
 
 func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	p := fieldParser{cmd: cmd}
-	group, topic := p.str("consumerGroup"), p.str("topic")
-	queueID := int32(p.int("queueId", true, 0))
-	maxNums := p.int("maxMsgNums", true, 32)
-	invisible := p.int("invisibleTime", true, 0)
-	poll := time.Duration(p.int("pollTime", false, 0)) * time.Millisecond
-	initMode := int(p.int("initMode", false, pop.InitMin))
-	if ref := p.refusal(); ref != nil {
+	h, ref := parsePopHeader(cmd)
+	if ref != nil {
 		return ref
 	}
+	group, topic, queueID, maxNums, invisible, poll, initMode := h.Group, h.Topic, h.QueueID, h.MaxNums, h.InvisibleMs, h.Poll, h.InitMode
 	queues, ref := r.popQueues(c, topic, queueID)
 	if ref != nil {
 		return ref
@@ -44,7 +38,10 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if ref := r.consumeAllowed(group); ref != nil {
 		return ref
 	}
-	filter, err := r.filters.Get(cmd.Field("expType"), cmd.Field("exp"), 0)
+	if ref := r.modes.popAllowed(group, topic, time.Now()); ref != nil {
+		return ref
+	}
+	filter, err := r.filters.Get(h.ExpType, h.Exp, 0)
 	if err != nil {
 		return refuse(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
 	}
@@ -57,6 +54,9 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		Group: group, Topic: topic, QueueID: queueID, Queues: queues, MaxNums: int(maxNums), InvisibleMs: invisible,
 		PollUntil: until, Filter: filter, InitMode: initMode, ConnID: c.ID(), FailFunc: r.failWith(c, cmd),
 		Reply: func(res *pop.Result) {
+			if res.Code == remoting.Success {
+				r.modes.popped(group, topic, res.MsgOffsetInfo, res.PopTime+res.InvisibleTime)
+			}
 			resp := remoting.NewResponse(cmd, res.Code, res.Remark)
 			resp.SetField("popTime", strconv.FormatInt(res.PopTime, 10))
 			resp.SetField("invisibleTime", strconv.FormatInt(res.InvisibleTime, 10))
@@ -74,31 +74,31 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 }
 
 func (r *Router) handleAck(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	p := fieldParser{cmd: cmd}
-	group, topic, extra := p.str("consumerGroup"), p.str("topic"), p.str("extraInfo")
-	queueID := int32(p.int("queueId", true, 0))
-	offset := p.int("offset", true, 0)
-	if ref := p.refusal(); ref != nil {
+	h, ref := parseAckHeader(cmd, false)
+	if ref != nil {
 		return ref
 	}
+	group, topic, extra, queueID, offset := h.Group, h.Topic, h.ExtraInfo, h.QueueID, h.Offset
 	if _, ok := r.topicView.Get(topic); !ok {
 		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
 	}
 	r.popStage().Send(&pop.Ack{Group: group, Topic: topic, QueueID: queueID, ExtraInfo: extra, Offset: offset,
 		FailFunc: r.failWith(c, cmd),
-		Reply:    func(code int32, remark string) { r.reply(c, cmd, code, remark) }})
+		Reply: func(code int32, remark string) {
+			if code == remoting.Success {
+				r.modes.acked(group, topic, queueID, offset)
+			}
+			r.reply(c, cmd, code, remark)
+		}})
 	return nil
 }
 
 func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	p := fieldParser{cmd: cmd}
-	group, topic, extra := p.str("consumerGroup"), p.str("topic"), p.str("extraInfo")
-	queueID := int32(p.int("queueId", true, 0))
-	offset := p.int("offset", true, 0)
-	invisible := p.int("invisibleTime", true, 0)
-	if ref := p.refusal(); ref != nil {
+	hd, ref := parseAckHeader(cmd, true)
+	if ref != nil {
 		return ref
 	}
+	group, topic, extra, queueID, offset, invisible := hd.Group, hd.Topic, hd.ExtraInfo, hd.QueueID, hd.Offset, hd.InvisibleMs
 	if _, ok := r.topicView.Get(topic); !ok {
 		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
 	}
@@ -107,6 +107,7 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 		Reply: func(code int32, remark string, h pop.Handle) {
 			resp := remoting.NewResponse(cmd, code, remark)
 			if code == remoting.Success {
+				r.modes.changed(group, topic, queueID, offset, h.PopTime+h.InvisibleTime)
 				resp.SetField("reviveQid", "0")
 				resp.SetField("invisibleTime", strconv.FormatInt(h.InvisibleTime, 10))
 				resp.SetField("popTime", strconv.FormatInt(h.PopTime, 10))
@@ -116,57 +117,27 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 	return nil
 }
 
-// batchAckBody is RocketMQ's BatchAckMessageRequestBody.
-type batchAckBody struct {
-	BrokerName string     `json:"brokerName"`
-	Acks       []batchAck `json:"acks"`
-}
-
-// batchAck is RocketMQ's BatchAck: bitSet is java.util.BitSet.toByteArray
-// (bit i of byte i/8 set: startOffset+i acked), base64 in JSON.
-type batchAck struct {
-	ConsumerGroup string `json:"consumerGroup"`
-	Topic         string `json:"topic"`
-	Retry         string `json:"retry"`
-	StartOffset   int64  `json:"startOffset"`
-	QueueID       int32  `json:"queueId"`
-	ReviveQueueID int32  `json:"reviveQueueId"`
-	PopTime       int64  `json:"popTime"`
-	InvisibleTime int64  `json:"invisibleTime"`
-	BitSet        []byte `json:"bitSet"`
-}
-
-// maxBatchAckOffsets bounds the offsets one BATCH_ACK_MESSAGE may name.
-const maxBatchAckOffsets = 64 * 1024
-
 func (r *Router) handleBatchAck(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	var body batchAckBody
-	if err := json.Unmarshal(cmd.Body, &body); err != nil {
-		return refuse(remoting.InvalidParameter, "batch ack body is not a BatchAckMessageRequestBody: %v", err)
+	_, items, ref := parseBatchAck(cmd.Body)
+	if ref != nil {
+		return ref
 	}
-	var items []pop.AckItem
-	total := 0
-	for _, a := range body.Acks {
-		if ref := r.consumeAllowed(a.ConsumerGroup); ref != nil {
+	for _, it := range items {
+		if ref := r.consumeAllowed(it.Group); ref != nil {
 			return ref
 		}
-		if ref := r.deferredCheck(c, cmd, a.Topic); ref != nil {
+		if ref := r.deferredCheck(c, cmd, it.Topic); ref != nil {
 			return ref
 		}
-		it := pop.AckItem{Group: a.ConsumerGroup, Topic: a.Topic, QueueID: a.QueueID, PopTime: a.PopTime, InvisibleTime: a.InvisibleTime}
-		for i, b := range a.BitSet {
-			for bit := range 8 {
-				if b&(1<<bit) != 0 {
-					it.Offsets = append(it.Offsets, a.StartOffset+int64(i*8+bit))
-				}
-			}
-		}
-		if total += len(it.Offsets); total > maxBatchAckOffsets {
-			return refuse(remoting.InvalidParameter, "batch ack names more than %d offsets", maxBatchAckOffsets)
-		}
-		items = append(items, it)
 	}
 	r.popStage().Send(&pop.BatchAck{Items: items, FailFunc: r.failWith(c, cmd),
-		Reply: func(code int32, remark string, _ int) { r.reply(c, cmd, code, remark) }})
+		Reply: func(code int32, remark string, _ int) {
+			if code == remoting.Success {
+				for _, it := range items {
+					r.modes.acked(it.Group, it.Topic, it.QueueID, it.Offsets...)
+				}
+			}
+			r.reply(c, cmd, code, remark)
+		}})
 	return nil
 }

@@ -45,6 +45,10 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if ref := r.consumeAllowed(group); ref != nil {
 		return ref
 	}
+	suspend = min(suspend, maxSuspend)
+	if ref := r.modes.pullAllowed(group, topic, suspend, time.Now()); ref != nil {
+		return ref
+	}
 	if sysFlag&pull.FlagCommitOffset != 0 && commitOffset >= 0 {
 		r.offsetsSt.Send(&offsets.Commit{Group: group, Topic: topic, QueueID: queueID, Offset: commitOffset})
 	}
@@ -64,9 +68,6 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		filter = f
 	} else {
 		filter = pull.Filter{All: true} // clients filter by tag again
-	}
-	if suspend > maxSuspend {
-		suspend = maxSuspend
 	}
 	req := &pull.Request{
 		Cmd: cmd, Group: group, Topic: topic, QueueID: queueID, Offset: offset, MaxNums: maxNums,

@@ -95,6 +95,7 @@ type Router struct {
 	sends     sendPool       // the hot path's requests (fastsend.go)
 	conns     sync.Map       // connection id -> *connState of the open connections
 	guard     *auth.Guard    // the ACL (authz.go); nil: off
+	modes     modeTable      // the consumption model of each (group, topic) (requestmode.go)
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -211,6 +212,7 @@ var handlers = map[int32]handler{
 	remoting.PeekMessage:                {(*Router).handlePeek, []string{pop.StageName}},
 	remoting.Notification:               {(*Router).handleNotification, []string{pop.StageName, dispatch.StageName}},
 	remoting.PollingInfo:                {(*Router).handlePollingInfo, []string{pop.StageName}},
+	remoting.SetMessageRequestMode:      {(*Router).handleSetRequestMode, nil},
 	remoting.QueryConsumerOffset:        {(*Router).handleQueryOffset, []string{offsets.StageName}},
 	remoting.UpdateConsumerOffset:       {(*Router).handleUpdateOffset, []string{offsets.StageName}},
 	remoting.GetMaxOffset:               {(*Router).handleQueueBounds, nil},
