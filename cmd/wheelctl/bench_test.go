@@ -79,3 +79,24 @@ func TestBenchConsumeJSON(t *testing.T) {
 		t.Errorf("producers %+v, consumer %+v", p, c)
 	}
 }
+
+// TestBenchRedeliveryJSON is the short run of `task bench:redelivery`:
+// every message comes back once after its invisibility deadline, none
+// early, against the in-process broker.
+func TestBenchRedeliveryJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a 10 s invisible time")
+	}
+	out := mustRun(t, "bench", "redelivery", "--count", "20", "--receivers", "4", "--drain", "10s", "--json")
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json does not parse: %v\n%s", err, out)
+	}
+	if rep.Kind != "redelivery" || len(rep.Results) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	r := rep.Results[0]
+	if r.Messages != 20 || r.Errors != 0 || r.Latency == nil || r.FirstError != "" {
+		t.Fatalf("result %+v", r)
+	}
+}
