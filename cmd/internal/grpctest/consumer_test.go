@@ -64,7 +64,7 @@ func sendBodies(t *testing.T, p rmq.Producer, topic, tag string, n int) {
 // TestSimpleConsumer: receive with a tag filter and ack (nothing comes
 // again); a message left un-acked comes back after its invisible time with
 // delivery attempt 2; a changed invisible time gives a new handle and the
-// old one is refused; the SQL92 filter selects by property.
+// old one is refused (SQL92 and the DLQ: consumer_dlq_test.go).
 func TestSimpleConsumer(t *testing.T) {
 	withSSL(t, false)
 	n := node(t, nil, nil)
