@@ -5,7 +5,8 @@ package main
 // rest is left in flight; the broker is SIGKILLed and started again on the
 // same data directory. Afterwards no acked message is delivered again,
 // every un-acked one is (none lost), and none of those in flight before the
-// kill comes back before its invisibility deadline.
+// kill comes back before its invisibility deadline. Then, all acked, a
+// graceful restart delivers nothing.
 
 import (
 	"context"
@@ -107,8 +108,10 @@ func TestSIGKILLKeepsPopState(t *testing.T) {
 
 	p2 := startProc(t, bin, dir, "--flush", "sync")
 	c2 := v5SimpleConsumer(t, p2.grpc, group, topic)
-	defer func() { _ = c2.GracefulStop() }()
+	stop2 := sync.OnceFunc(func() { _ = c2.GracefulStop() })
+	defer stop2()
 	got := map[string]bool{}
+	var lastPop2 time.Time
 	ctx2, cancel2 := context.WithTimeout(context.Background(), invisible+30*time.Second)
 	defer cancel2()
 	for len(got) < len(inFlight) && ctx2.Err() == nil {
@@ -117,6 +120,7 @@ func TestSIGKILLKeepsPopState(t *testing.T) {
 			continue
 		}
 		now := time.Now()
+		lastPop2 = now
 		for _, m := range msgs {
 			body := string(m.GetBody())
 			switch {
@@ -142,6 +146,25 @@ func TestSIGKILLKeepsPopState(t *testing.T) {
 		}
 	}
 	t.Logf("%d acked before the kill, %d in flight at the kill, %d redelivered after the restart", len(acked), len(inFlight), len(got))
+
+	// A graceful restart with everything acked: nothing comes again, also
+	// past the deadlines of the deliveries acked after the SIGKILL.
+	stop2()
+	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = p2.wait(t, 30*time.Second)
+	p3 := startProc(t, bin, dir, "--flush", "sync")
+	c3 := v5SimpleConsumer(t, p3.grpc, group, topic)
+	defer func() { _ = c3.GracefulStop() }()
+	ctx3, cancel3 := context.WithDeadline(context.Background(), lastPop2.Add(invisible+time.Second))
+	defer cancel3()
+	for ctx3.Err() == nil {
+		msgs, _ := c3.Receive(ctx3, 16, invisible)
+		for _, m := range msgs {
+			t.Errorf("%s delivered after a graceful restart with every message acked", m.GetBody())
+		}
+	}
 }
 
 // handleDeadline is popTime + invisibleTime of a receipt handle in
