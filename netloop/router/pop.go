@@ -17,6 +17,10 @@ import (
 // maxPopPoll caps a pop's pollTime.
 const maxPopPoll = 60 * time.Second
 
+// maxPopInvisible bounds a pop's invisibleTime (its deadline is a timer
+// on the wheel; RocketMQ's proxy allows 12 h to gRPC clients).
+const maxPopInvisible = 30 * 24 * time.Hour
+
 func (r *Router) popStage() interface{ Send(any) } { return r.p.Stage(pop.StageName) }
 
 func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
@@ -32,8 +36,9 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if maxNums <= 0 || maxNums > 32 {
 		return refuse(remoting.InvalidParameter, "the broker[%s] pop message's num is greater than 32", r.cfg.BrokerName)
 	}
-	if invisible < 0 {
-		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal", invisible)
+	if invisible < 0 || invisible > maxPopInvisible.Milliseconds() {
+		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal: it must be within [0, %d] ms", invisible,
+			maxPopInvisible.Milliseconds())
 	}
 	if ref := r.consumeAllowed(group); ref != nil {
 		return ref
@@ -99,6 +104,10 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 		return ref
 	}
 	group, topic, extra, queueID, offset, invisible := hd.Group, hd.Topic, hd.ExtraInfo, hd.QueueID, hd.Offset, hd.InvisibleMs
+	if invisible < 0 || invisible > maxPopInvisible.Milliseconds() {
+		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal: it must be within [0, %d] ms", invisible,
+			maxPopInvisible.Milliseconds())
+	}
 	if _, ok := r.topicView.Get(topic); !ok {
 		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
 	}

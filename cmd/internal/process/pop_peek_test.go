@@ -83,3 +83,20 @@ func TestPeekNotificationPollingInfo(t *testing.T) {
 		t.Fatalf("notification after the pop: hasMsg=%q", r.Field("hasMsg"))
 	}
 }
+
+// TestPopRefusesBadInvisibleTime: an invisible time below 0 or beyond 30
+// days (its deadline is a timer on the wheel) is refused, and the broker
+// keeps serving the queue.
+func TestPopRefusesBadInvisibleTime(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{Dir: t.TempDir()})
+	topic, group := processtest.Unique("popinv"), processtest.Unique("popinvg")
+	processtest.CreateTopic(t, n, topic, 1)
+	for _, inv := range []int64{-1, 30*24*3600*1000 + 1, 1 << 62} {
+		if code, got := doPop(t, n.BrokerAddr(), popReq(group, topic, 0, inv, 0, "*")); code != remoting.InvalidParameter || len(got) != 0 {
+			t.Fatalf("invisibleTime %d: code %d, %d messages", inv, code, len(got))
+		}
+	}
+	if code, _ := doPop(t, n.BrokerAddr(), popReq(group, topic, 0, 1000, 0, "*")); code != 19 {
+		t.Fatalf("a good pop after the refusals: code %d, want NO_MESSAGE (19)", code)
+	}
+}
