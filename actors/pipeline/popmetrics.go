@@ -54,6 +54,15 @@ func registerPopMetrics(reg prometheus.Registerer, p *Pipeline) {
 			return 0
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wheelmq_pop_journal_replayed_entries",
+			Help: "POP journal entries read at the last start (from the stored replay start, docs/pop.md).",
+		}, func() float64 {
+			if e := p.popEngine.Load(); e != nil {
+				return float64(e.ReplayedEntries())
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_pop_parked", Help: "POP long polls parked in the pop stage.",
 		}, func() float64 { return float64(p.popParked.Load()) }),
 	)

@@ -109,6 +109,7 @@ func (e *Engine) expireOne(k qkey, off, popTime, nowMs int64, force bool) bool {
 		return false
 	}
 	s.visible[off] = d.attempt + 1
+	s.visibleJOff[off] = d.jOff
 	return true
 }
 

@@ -37,6 +37,7 @@ func (e *Engine) maxAttempts(group string) int32 {
 // deadLetter copies the message of k at off, delivered attempt times, to
 // the group's DLQ; the stage hears back with deadLettered.
 func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
+	e.dlqPending++ // holds the journal's replay start (compact.go)
 	fail := func(err error) { e.deadLettered(&deadLettered{key: k, off: off, attempt: attempt, err: err}) }
 	cq := e.opts.Store.Queues.Lookup(k.topic, k.queue)
 	if cq == nil {
@@ -121,6 +122,7 @@ func dlqRecord(raw []byte, k qkey, attempt, maxAttempts int32, nowMs int64) ([]b
 // deadLettered acks a message copied to the DLQ, or makes it visible
 // again when the copy failed.
 func (e *Engine) deadLettered(m *deadLettered) {
+	e.dlqPending = max(e.dlqPending-1, 0)
 	s := e.queues[m.key]
 	if s == nil {
 		return
@@ -130,6 +132,7 @@ func (e *Engine) deadLettered(m *deadLettered) {
 	if m.err != nil {
 		log.Error().Err(m.err).Msg("pop: message not moved to the dead-letter queue; it is offered again")
 		s.visible[m.off] = m.attempt + 1
+		s.visibleJOff[m.off] = 0 // its entry is unknown here: hold the replay start
 		return
 	}
 	if s.ack(m.off) {

@@ -129,7 +129,7 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			}
 			res.Body = append(res.Body, b...)
 			res.Count++
-			d := delivery{popTime: now, invisible: p.InvisibleMs, attempt: attempt}
+			d := delivery{popTime: now, invisible: p.InvisibleMs, attempt: attempt, jOff: -1}
 			delete(s.visible, off)
 			s.inflight[off] = d
 			e.inflight.Add(1)

@@ -19,7 +19,8 @@ const JournalTopic = "rmq_sys_wheelmq_pop"
 // invisibleTime attempt" (space separated; RocketMQ group and topic names
 // have no spaces).
 type entry struct {
-	kind      byte // 'P', 'A', 'C'
+	kind      byte  // 'P', 'A', 'C'
+	jOff      int64 // journal offset (set by the replay)
 	key       qkey
 	off       int64
 	popTime   int64
@@ -71,10 +72,14 @@ func (e *Engine) journal(entries []entry, done func(error)) {
 		}
 		recs = append(recs, b)
 	}
+	self, root := e.self, e.root
 	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: JournalTopic}, Records: recs, Reply: func(res writer.Result) {
 		if res.Err != nil {
 			done(fmt.Errorf("pop journal: append: %w", res.Err))
 			return
+		}
+		if self != nil {
+			root.Send(self, &journaled{entries: entries, first: res.QueueOffset})
 		}
 		done(nil)
 	}})
@@ -83,7 +88,7 @@ func (e *Engine) journal(entries []entry, done func(error)) {
 // replay reads the journal's consume queue into e.replayed (per queue, in
 // order); initialized applies a queue's entries over its committed offset.
 func (e *Engine) replay() {
-	e.replayed = map[qkey][]entry{}
+	e.replayed, e.replayedFirst = map[qkey][]entry{}, map[qkey]int64{}
 	if rq := e.opts.Store.Queues.Lookup(ReviveTopic, 0); rq != nil {
 		e.reviveNext = rq.MaxOffset() // earlier ones: see rearm
 	}
@@ -92,13 +97,15 @@ func (e *Engine) replay() {
 		return
 	}
 	n := 0
-	for off, end := cq.MinOffset(), cq.MaxOffset(); off < end; {
+	from := max(cq.MinOffset(), e.replayStartOff)
+	for off, end := from, cq.MaxOffset(); off < end; {
 		units, err := cq.Read(off, 256)
 		if err != nil || len(units) == 0 {
 			e.opts.Logger.Error().Err(err).Int64("offset", off).Msg("pop journal: replay stopped at an unreadable unit")
 			break
 		}
 		for _, u := range units {
+			jOff := off
 			off++
 			if u.IsHole() {
 				continue
@@ -117,11 +124,17 @@ func (e *Engine) replay() {
 				e.opts.Logger.Warn().Err(err).Msg("pop journal: entry skipped")
 				continue
 			}
+			en.jOff = jOff
+			if _, ok := e.replayedFirst[en.key]; !ok {
+				e.replayedFirst[en.key] = jOff
+			}
 			e.replayed[en.key] = append(e.replayed[en.key], en)
 			n++
 		}
 	}
-	e.opts.Logger.Info().Int("entries", n).Int("queues", len(e.replayed)).Msg("pop journal replayed")
+	e.replayedEntries.Store(int64(n))
+	e.opts.Logger.Info().Int("entries", n).Int("queues", len(e.replayed)).Int64("from", from).Int64("journal_end", cq.MaxOffset()).
+		Msg("pop journal replayed")
 }
 
 // applyReplayed rebuilds s from the journal's entries of k: deliveries in
@@ -139,8 +152,10 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 		}
 		switch en.kind {
 		case 'P':
-			s.next = max(s.next, en.off+1)
-			s.inflight[en.off] = delivery{popTime: en.popTime, invisible: en.invisible, attempt: en.attempt}
+			if en.off+1 >= s.next {
+				s.next, s.topJOff = en.off+1, en.jOff
+			}
+			s.inflight[en.off] = delivery{popTime: en.popTime, invisible: en.invisible, attempt: en.attempt, jOff: en.jOff}
 			delete(s.acked, en.off)
 		case 'C':
 			if d, ok := s.inflight[en.off]; ok {

@@ -166,8 +166,18 @@ type Engine struct {
 	recoverSince time.Time // first try to read the journal
 	held         []heldMsg // requests that came before the journal was read
 	reviveNext   int64     // the next revive record to read
-	self         *actor.PID
-	root         *actor.RootContext
+	// The journal's replay start (compact.go).
+	replayedFirst   map[qkey]int64 // first journal offset of each queue's replayed entries
+	replayedEntries atomic.Int64   // entries the last replay read
+	replayStartOff  int64          // where the replay starts
+	startAsked      bool           // the offsets stage was asked for it
+	startKnown      bool           // and answered (or could not be asked)
+	askedAt         time.Time
+	storedStart     int64 // the replay start last stored
+	lastCompact     time.Time
+	dlqPending      int // dead-letter copies under way
+	self            *actor.PID
+	root            *actor.RootContext
 }
 
 // New returns an engine; Producer builds its stage.
@@ -187,6 +197,9 @@ func New(opts Options) *Engine {
 	}
 	return e
 }
+
+// ReplayedEntries is how many journal entries the last start read.
+func (e *Engine) ReplayedEntries() int64 { return e.replayedEntries.Load() }
 
 // Inflight is the number of deliveries in flight.
 func (e *Engine) Inflight() int64 { return e.inflight.Load() }
@@ -223,15 +236,12 @@ func (a *popActor) Receive(ctx actor.Context) {
 	case tick:
 		if !e.replayOK {
 			if e.recovered() {
-				held := e.held
-				e.held = nil
-				for _, h := range held {
-					a.serve(ctx, h.msg)
-				}
+				a.serveHeld(ctx)
 			} else {
 				e.answerHeld(false)
 			}
 		}
+		e.compact()
 		if e.replayOK {
 			e.readRevives(ctx) // any a missed Revived left (a restart of the stage)
 		}
@@ -239,6 +249,16 @@ func (a *popActor) Receive(ctx actor.Context) {
 		a.timer.Arm(tickEvery, tick{})
 	case *Reload:
 		e.reload()
+	case *journaled:
+		e.noteJournaled(m)
+	case *replayFrom:
+		e.startKnown = true
+		if m.ok {
+			e.replayStartOff, e.storedStart = m.off, m.off
+		}
+		if !e.replayOK && e.recovered() {
+			a.serveHeld(ctx)
+		}
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
 	case *Pop, *Ack, *BatchAck, *Change:
@@ -274,6 +294,15 @@ func (a *popActor) Receive(ctx actor.Context) {
 		a.timer.Stop()
 		e.answerParked()
 		e.answerHeld(true)
+	}
+}
+
+// serveHeld serves the requests held while the journal was read.
+func (a *popActor) serveHeld(ctx actor.Context) {
+	held := a.e.held
+	a.e.held = nil
+	for _, h := range held {
+		a.serve(ctx, h.msg)
 	}
 }
 

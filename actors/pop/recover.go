@@ -47,6 +47,20 @@ func (e *Engine) recovered() bool {
 			Dur("waited", now.Sub(e.recoverSince)).
 			Msg("pop journal: the consume queues did not reach the CommitLog's end at start; reading the journal as far as it is indexed (acks beyond it may deliver messages again)")
 	}
+	if !e.startAsked {
+		e.startAsked, e.askedAt = true, now
+		if e.askReplayStart() {
+			return false // replayFrom comes back
+		}
+		e.startKnown = true
+	}
+	if !e.startKnown {
+		if now.Sub(e.askedAt) < maxReplayStartWait {
+			return false
+		}
+		e.startKnown = true
+		e.opts.Logger.Warn().Msg("pop journal: the offsets stage did not answer for the replay start; reading the whole journal")
+	}
 	e.replay()
 	e.replayOK = true
 	return true
@@ -98,6 +112,7 @@ func (e *Engine) reload() {
 	e.heap = nil
 	e.inflight.Store(0)
 	e.replayOK, e.recoverSince = false, time.Time{}
+	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending = false, false, 0, 0
 	e.startEnd = e.opts.Store.CommitLog.MaxOffset()
 	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
 	e.recovered()

@@ -16,6 +16,7 @@ type delivery struct {
 	popTime   int64 // ms
 	invisible int64 // ms
 	attempt   int32 // 1 for the first delivery
+	jOff      int64 // journal offset of its pop entry (0 or -1 while unknown)
 }
 
 func (d delivery) deadline() int64 { return d.popTime + d.invisible }
@@ -27,11 +28,15 @@ type qstate struct {
 	inflight  map[int64]delivery // popped, neither acked nor expired
 	visible   map[int64]int32    // expired, waiting for redelivery: the next attempt
 	acked     map[int64]struct{} // acked offsets at or above committed
+	// topJOff is the journal offset of the pop entry of next-1 (-1 unknown);
+	// visibleJOff that of the latest pop entry of each visible offset.
+	topJOff     int64
+	visibleJOff map[int64]int64
 }
 
 func newQState(start int64) *qstate {
 	return &qstate{committed: start, next: start, inflight: map[int64]delivery{},
-		visible: map[int64]int32{}, acked: map[int64]struct{}{}}
+		visible: map[int64]int32{}, acked: map[int64]struct{}{}, topJOff: -1, visibleJOff: map[int64]int64{}}
 }
 
 // ack marks off done and advances committed over what is done; it reports

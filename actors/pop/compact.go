@@ -1,0 +1,159 @@
+package pop
+
+import (
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/offsets"
+)
+
+// The journal's replay start. Reading the whole retained journal at every
+// start would take as long as the traffic of the retention window, so the
+// stage keeps, in the offsets stage (group JournalGroup, topic
+// JournalTopic, queue 0), the lowest journal offset a replay still needs,
+// and a start reads from there. Below it every entry concerns offsets a
+// replay does not need to see:
+//
+//   - a delivery in flight or waiting for redelivery needs its latest pop
+//     entry (its popTime, invisibleTime and attempt);
+//   - a queue with offsets popped above its committed offset needs the pop
+//     entry of its highest popped offset (the replay finds the queue's next
+//     offset there; popped offsets below it that are neither in flight nor
+//     waiting count as acked);
+//   - a queue whose entries were replayed but not yet used since the start
+//     needs all of them.
+//
+// The committed offsets go to the same stage before the replay start that
+// relies on them, so a flush of its table never holds a start newer than
+// the offsets it assumes. A delivery whose pop entry is not yet stored
+// (its offset unknown) or a dead-letter copy under way holds the start
+// where it is.
+
+// JournalGroup is the system consumer group under which the journal's
+// replay start is kept.
+const JournalGroup = "CID_RMQ_SYS_WHEELMQ_POP"
+
+// compactEvery is how often the replay start is computed.
+const compactEvery = time.Second
+
+// maxReplayStartWait bounds the wait for the offsets stage's answer.
+const maxReplayStartWait = 10 * time.Second
+
+// journaled tells the stage where entries were stored in the journal.
+type journaled struct {
+	entries []entry
+	first   int64 // journal queue offset of entries[0]
+}
+
+// replayFrom is the offsets stage's answer: the persisted replay start.
+type replayFrom struct {
+	off int64
+	ok  bool
+}
+
+// noteJournaled records the journal offsets of pop entries.
+func (e *Engine) noteJournaled(m *journaled) {
+	for i, en := range m.entries {
+		if en.kind != 'P' {
+			continue
+		}
+		s := e.queues[en.key]
+		if s == nil {
+			continue
+		}
+		j := m.first + int64(i)
+		if d, ok := s.inflight[en.off]; ok && d.popTime == en.popTime && d.jOff < 0 {
+			d.jOff = j
+			s.inflight[en.off] = d
+		}
+		if en.off == s.next-1 {
+			s.topJOff = j
+		}
+	}
+}
+
+// askReplayStart asks the offsets stage for the persisted replay start;
+// it reports false when there is none to ask (replay from the start).
+func (e *Engine) askReplayStart() bool {
+	if e.opts.Offsets == nil || e.self == nil {
+		return false
+	}
+	st := e.opts.Offsets()
+	if st == nil {
+		return false
+	}
+	self, root := e.self, e.root
+	st.Send(&offsets.Query{Group: JournalGroup, Topic: JournalTopic, QueueID: 0,
+		Reply:    func(off int64, ok bool) { root.Send(self, &replayFrom{off: off, ok: ok}) },
+		FailFunc: func(error) { root.Send(self, &replayFrom{}) }})
+	return true
+}
+
+// replayStart computes the lowest journal offset a replay needs now; ok
+// is false while some entry's offset is not known yet.
+func (e *Engine) replayStart() (int64, bool) {
+	if e.dlqPending > 0 {
+		return 0, false
+	}
+	cq := e.opts.Store.Queues.Lookup(JournalTopic, 0)
+	if cq == nil {
+		return 0, false
+	}
+	start := cq.MaxOffset()
+	for k, first := range e.replayedFirst {
+		if _, waiting := e.replayed[k]; !waiting {
+			delete(e.replayedFirst, k)
+			continue
+		}
+		start = min(start, first)
+	}
+	for _, s := range e.queues {
+		if s.next > s.committed {
+			if s.topJOff < 0 {
+				return 0, false
+			}
+			start = min(start, s.topJOff)
+		}
+		for _, d := range s.inflight {
+			if d.jOff < 0 {
+				return 0, false
+			}
+			start = min(start, d.jOff)
+		}
+		for off, j := range s.visibleJOff {
+			if _, ok := s.visible[off]; !ok {
+				delete(s.visibleJOff, off)
+				continue
+			}
+			if j < 0 {
+				return 0, false
+			}
+			start = min(start, j)
+		}
+		for off := range s.visible {
+			if _, ok := s.visibleJOff[off]; !ok {
+				return 0, false // made visible without a known entry
+			}
+		}
+	}
+	return start, true
+}
+
+// compact stores the replay start when it moved.
+func (e *Engine) compact() {
+	if e.opts.Offsets == nil || !e.replayOK {
+		return
+	}
+	now := e.opts.Now()
+	if now.Sub(e.lastCompact) < compactEvery {
+		return
+	}
+	e.lastCompact = now
+	start, ok := e.replayStart()
+	if !ok || start <= e.storedStart {
+		return
+	}
+	if st := e.opts.Offsets(); st != nil {
+		st.Send(&offsets.Commit{Group: JournalGroup, Topic: JournalTopic, QueueID: 0, Offset: start})
+		e.storedStart = start
+	}
+}
