@@ -51,8 +51,11 @@ type Pop struct {
 	PollUntil    time.Time // zero or past: answer at once
 	Filter       pull.Filter
 	InitMode     int
-	ConnID       uint64
-	Reply        func(*Result)
+	// Orderly asks for FIFO delivery per message group (fifo.go): the
+	// group is orderly, or the request says order=true.
+	Orderly bool
+	ConnID  uint64
+	Reply   func(*Result)
 	stage.FailFunc
 }
 

@@ -27,6 +27,7 @@ type qstate struct {
 	inflight  map[int64]delivery // popped, neither acked nor expired
 	visible   map[int64]int32    // expired, waiting for redelivery: the next attempt
 	acked     map[int64]struct{} // acked offsets at or above committed
+	fifo      *fifoState         // FIFO per message group (fifo.go); nil: off
 }
 
 func newQState(start int64) *qstate {
@@ -37,6 +38,7 @@ func newQState(start int64) *qstate {
 // ack marks off done and advances committed over what is done; it reports
 // whether committed moved.
 func (s *qstate) ack(off int64) bool {
+	s.fifo.done(off)
 	delete(s.inflight, off)
 	delete(s.visible, off)
 	if off < s.committed {
