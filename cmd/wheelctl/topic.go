@@ -85,7 +85,7 @@ spread over all of them.
 TRANSACTION, MIXED; mqadmin updateTopic -a +message.type=FIFO): brokers refuse messages of
 another type, and gRPC routes accept only that type. --attributes passes a whole modification
 list ("+message.type=FIFO,-reserve.time"). A FIFO topic is consumed in order per message group
-by an orderly consumer group ('wheelctl group create --orderly').`,
+by an orderly consumer group (consumeMessageOrderly: mqadmin updateSubGroup -o true).`,
 		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create payments --message-type FIFO\n  wheelctl topic create orders --cluster DefaultCluster --namesrv '10.0.0.1:9876;10.0.0.2:9876'\n  wheelctl topic create audit --perm r --broker 10.0.0.3:10911",
 		Args:    exactArgs("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
