@@ -127,7 +127,7 @@ func TestDecodeJSONBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := meta.TopicConfig{TopicName: "orders", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}
-	if len(tcs) != 3 || tcs["orders"] != want || dv.Counter != 3 {
+	if len(tcs) != 3 || !tcs["orders"].Equal(want) || dv.Counter != 3 {
 		t.Errorf("topics %+v dv %+v", tcs, dv)
 	}
 	for _, body := range []string{`null`, `{}`, `{"topicConfigSerializeWrapper":{}}`} {

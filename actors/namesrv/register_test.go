@@ -41,7 +41,7 @@ func TestNewRegisterRequest(t *testing.T) {
 		t.Fatalf("register: %d %s", resp.Code, resp.Remark)
 	}
 	b := r.Brokers()[0]
-	if b.Timeout != 30*time.Second || b.DataVersion.Counter != 2 || b.Topics["TBW102"] != tbw {
+	if b.Timeout != 30*time.Second || b.DataVersion.Counter != 2 || !b.Topics["TBW102"].Equal(tbw) {
 		t.Errorf("entry %+v", b)
 	}
 	if resp := r.Handle(NewUnregisterRequest(info), t0); resp.Code != remoting.Success || r.Len() != 0 {

@@ -52,6 +52,14 @@ type Config struct {
 	// on the first heartbeat, pull or send-back that names an unknown one
 	// (default true); without it such pulls are refused.
 	AutoCreateGroup bool
+	// TopicMessageTypeCheck refuses a send whose message type (from its
+	// properties: meta.MessageTypeOf) the topic's message.type does not
+	// take, as RocketMQ 5's proxy (enableTopicMessageTypeCheck, default
+	// true) does; topics with no type or MIXED take every type.
+	TopicMessageTypeCheck bool
+	// MixedMessageType lets UPDATE_AND_CREATE_TOPIC set message.type=MIXED
+	// (RocketMQ's enableMixedMessageType, default false).
+	MixedMessageType bool
 	// DefaultQueueNums is the queue count of TBW102 (default 8).
 	DefaultQueueNums int32
 	// MaxMessageSize caps a message body (default 4 MiB).
@@ -250,6 +258,7 @@ func DefaultConfig() Config {
 		Flush:                 writer.FlushAsync,
 		AutoCreateTopic:       true,
 		AutoCreateGroup:       true,
+		TopicMessageTypeCheck: true,
 		DefaultQueueNums:      8,
 		MaxMessageSize:        4 << 20,
 		MaxFrame:              remoting.DefaultMaxFrame,

@@ -39,6 +39,10 @@ type Settings struct {
 	AutoCreateGroup       bool
 	MaxInflightPerConn    int64
 	MaxParkedPullsPerConn int
+	// TopicMessageTypeCheck and MixedMessageType are Config's, read by the
+	// router for every send and topic update.
+	TopicMessageTypeCheck bool
+	MixedMessageType      bool
 
 	Retention           time.Duration
 	RetentionAt         string
@@ -74,6 +78,7 @@ func (p *Pipeline) initSettings(now time.Time) error {
 		Version:        meta.DataVersion{Timestamp: now.UnixMilli()},
 		MaxMessageSize: c.MaxMessageSize, AutoCreateTopic: c.AutoCreateTopic, AutoCreateGroup: c.AutoCreateGroup,
 		MaxInflightPerConn: c.MaxInflightPerConn, MaxParkedPullsPerConn: c.MaxParkedPullsPerConn,
+		TopicMessageTypeCheck: c.TopicMessageTypeCheck, MixedMessageType: c.MixedMessageType,
 		Retention: c.Retention, RetentionAt: c.RetentionAt, DiskCleanRatio: c.DiskCleanRatio,
 		DiskForceCleanRatio: max(min(c.DiskForceCleanRatio, c.DiskFullRatio), c.DiskCleanRatio),
 		DiskFullRatio:       c.DiskFullRatio,

@@ -47,6 +47,9 @@ func (e *Engine) ackHandle(group, topic string, h Handle) (int32, string, entry)
 		return CodeNoMessage, remarkExpired, entry{}
 	}
 	e.inflight.Add(-1)
+	if s.fifo != nil {
+		s.ackedJOff[h.Offset] = s.inflight[h.Offset].jOff
+	}
 	if s.ack(h.Offset) {
 		e.commit(k, s)
 	}

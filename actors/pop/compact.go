@@ -20,7 +20,10 @@ import (
 //     offset there; popped offsets below it that are neither in flight nor
 //     waiting count as acked);
 //   - a queue whose entries were replayed but not yet used since the start
-//     needs all of them.
+//     needs all of them;
+//   - a FIFO queue needs the pop entries of its acked offsets above its
+//     committed offset too (its replay takes a popped offset whose ack it
+//     does not see for one passed over, fifo.go).
 //
 // The committed offsets go to the same stage before the replay start that
 // relies on them, so a flush of its table never holds a start newer than
@@ -132,6 +135,18 @@ func (e *Engine) replayStart() (int64, bool) {
 		for off := range s.visible {
 			if _, ok := s.visibleJOff[off]; !ok {
 				return 0, false // made visible without a known entry
+			}
+		}
+		if s.fifo != nil { // its replay infers passed-over offsets from the acks it sees
+			for off, j := range s.ackedJOff {
+				if off < s.committed {
+					delete(s.ackedJOff, off)
+					continue
+				}
+				if j < 0 {
+					return 0, false
+				}
+				start = min(start, j)
 			}
 		}
 	}

@@ -85,7 +85,8 @@ func (e *Engine) queuesOf(p *Pop) []int32 {
 }
 
 // collect takes up to MaxNums messages from the queues: redeliveries first
-// (lowest offset first), then offsets never popped.
+// (lowest offset first), then (FIFO) offsets passed over, then offsets
+// never popped.
 func (e *Engine) collect(p *Pop, queues []int32) *Result {
 	now := e.opts.Now().UnixMilli()
 	want := min(max(p.MaxNums, 1), maxPopNums)
@@ -98,6 +99,7 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 		if s == nil || cq == nil {
 			continue
 		}
+		e.fifoMode(k, s, p.Orderly)
 		if m := cq.MinOffset(); s.next < m { // trimmed by retention
 			for off := s.committed; off < m; off++ {
 				s.ack(off)
@@ -119,6 +121,9 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			}
 			if !ok {
 				return false
+			}
+			if ok, stop := s.fifo.admit(off, rec); !ok { // FIFO: its message group is busy (fifo.go)
+				return !stop
 			}
 			h := Handle{StartOffset: off, PopTime: now, InvisibleTime: p.InvisibleMs, BrokerName: e.opts.BrokerName, QueueID: q, Offset: off}
 			b, err := reencode(rec, attempt, h.String())
@@ -145,6 +150,7 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 				break
 			}
 		}
+		s.fifo.eachWaiting(func(off int64) bool { return deliver(off, 1) })
 		for end := cq.MaxOffset(); s.next < end && res.Count < want; {
 			off := s.next
 			s.next++
@@ -156,12 +162,14 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 		if s.committed != before {
 			e.commit(k, s)
 		}
-		res.RestNum += cq.MaxOffset() - s.next + int64(len(s.visible))
+		res.RestNum += cq.MaxOffset() - s.next + int64(len(s.visible)+s.fifo.waitingLen())
+		e.fifoStopped(k, s)
 		if len(taken) > 0 {
 			starts = append(starts, "0 "+strconv.Itoa(int(q))+" "+strconv.FormatInt(first, 10))
 			offs = append(offs, "0 "+strconv.Itoa(int(q))+" "+strings.Join(taken, ","))
 		}
 	}
+	e.fifoNotes(res.entries)
 	if res.Count > 0 {
 		res.Code, res.Remark = CodeSuccess, "FOUND"
 		res.StartOffsetInfo, res.MsgOffsetInfo = strings.Join(starts, ";"), strings.Join(offs, ";")

@@ -16,8 +16,9 @@ import (
 const JournalTopic = "rmq_sys_wheelmq_pop"
 
 // entry is one journal line: "v1 KIND group topic queue offset popTime
-// invisibleTime attempt" (space separated; RocketMQ group and topic names
-// have no spaces).
+// invisibleTime attempt [g:messageGroup]" (space separated; RocketMQ group
+// and topic names have no spaces; the tenth field marks a FIFO delivery,
+// fifo.go).
 type entry struct {
 	kind      byte  // 'P', 'A', 'C'
 	jOff      int64 // journal offset (set by the replay)
@@ -26,18 +27,23 @@ type entry struct {
 	popTime   int64
 	invisible int64
 	attempt   int32
+	fifo      bool   // a FIFO delivery ('P'), of message group group
+	group     string // its message group
 }
 
 func (e entry) encode() ([]byte, error) {
 	line := fmt.Sprintf("v1 %c %s %s %d %d %d %d %d", e.kind, e.key.group, e.key.topic, e.key.queue, e.off,
 		e.popTime, e.invisible, e.attempt)
+	if e.fifo {
+		line += " " + fifoField(e.group)
+	}
 	r := message.Record{Topic: JournalTopic, Body: []byte(line), BornTimestamp: e.popTime, StoreTimestamp: e.popTime}
 	return r.Encode(nil)
 }
 
 func parseEntry(body []byte) (entry, error) {
 	f := strings.Fields(string(body))
-	if len(f) != 9 || f[0] != "v1" || (f[1] != "P" && f[1] != "A" && f[1] != "C") {
+	if (len(f) != 9 && len(f) != 10) || f[0] != "v1" || (f[1] != "P" && f[1] != "A" && f[1] != "C") {
 		return entry{}, fmt.Errorf("pop journal: bad entry %q", body)
 	}
 	n := make([]int64, 5)
@@ -52,7 +58,14 @@ func parseEntry(body []byte) (entry, error) {
 	if err != nil {
 		return entry{}, fmt.Errorf("pop journal: entry %q queue: %w", body, err)
 	}
-	return entry{kind: f[1][0], key: qkey{f[2], f[3], int32(q)}, off: n[1], popTime: n[2], invisible: n[3], attempt: int32(n[4])}, nil
+	en := entry{kind: f[1][0], key: qkey{f[2], f[3], int32(q)}, off: n[1], popTime: n[2], invisible: n[3], attempt: int32(n[4])}
+	if len(f) == 10 {
+		if en.group, err = parseFIFOField(f[9]); err != nil {
+			return entry{}, err
+		}
+		en.fifo = true
+	}
+	return en, nil
 }
 
 // journal appends entries and calls done once the writer answered (err
@@ -146,12 +159,14 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 		return
 	}
 	delete(e.replayed, k)
+	popJOff := map[int64]int64{}
 	for _, en := range ens {
 		if en.off < s.committed {
 			continue
 		}
 		switch en.kind {
 		case 'P':
+			popJOff[en.off] = en.jOff
 			if en.off+1 >= s.next {
 				s.next, s.topJOff = en.off+1, en.jOff
 			}
@@ -165,6 +180,11 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 		case 'A':
 			delete(s.inflight, en.off)
 			s.acked[en.off] = struct{}{}
+			if j, ok := popJOff[en.off]; ok {
+				s.ackedJOff[en.off] = j
+			} else {
+				s.ackedJOff[en.off] = en.jOff
+			}
 		}
 	}
 	for off := s.committed; off < s.next; off++ {
@@ -172,6 +192,7 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 			s.acked[off] = struct{}{}
 		}
 	}
+	e.replayFIFO(k, s, ens) // FIFO: offsets passed over, not acked
 	s.advance()
 	e.rearm(k, s)
 	e.commit(k, s)

@@ -52,8 +52,11 @@ type Pop struct {
 	Filter       pull.Filter
 	InitMode     int
 	Mode         int // ModePop, ModePeek or ModeNotify
-	ConnID       uint64
-	Reply        func(*Result)
+	// Orderly asks for FIFO delivery per message group (fifo.go): the
+	// group is orderly, or the request says order=true.
+	Orderly bool
+	ConnID  uint64
+	Reply   func(*Result)
 	stage.FailFunc
 }
 

@@ -32,16 +32,22 @@ type qstate struct {
 	// visibleJOff that of the latest pop entry of each visible offset.
 	topJOff     int64
 	visibleJOff map[int64]int64
+	// ackedJOff: the pop entry's journal offset of each acked offset above
+	// committed (a FIFO queue's replay needs their acks: fifo.go).
+	ackedJOff map[int64]int64
+	fifo      *fifoState // FIFO per message group (fifo.go); nil: off
 }
 
 func newQState(start int64) *qstate {
 	return &qstate{committed: start, next: start, inflight: map[int64]delivery{},
-		visible: map[int64]int32{}, acked: map[int64]struct{}{}, topJOff: -1, visibleJOff: map[int64]int64{}}
+		visible: map[int64]int32{}, acked: map[int64]struct{}{}, topJOff: -1, visibleJOff: map[int64]int64{},
+		ackedJOff: map[int64]int64{}}
 }
 
 // ack marks off done and advances committed over what is done; it reports
 // whether committed moved.
 func (s *qstate) ack(off int64) bool {
+	s.fifo.done(off)
 	delete(s.inflight, off)
 	delete(s.visible, off)
 	if off < s.committed {
@@ -60,6 +66,7 @@ func (s *qstate) advance() bool {
 			break
 		}
 		delete(s.acked, s.committed)
+		delete(s.ackedJOff, s.committed)
 		s.committed++
 		moved = true
 	}

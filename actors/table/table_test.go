@@ -70,10 +70,10 @@ func TestStartMergesDefaultsUnderTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]meta.TopicConfig{"D": onFile["D"], "E": r.opts.Defaults["E"], "X": onFile["X"]}
-	if len(r.published) != 1 || !maps.Equal(r.published[0], want) || r.versions[0].Counter != 5 {
+	if len(r.published) != 1 || !maps.EqualFunc(r.published[0], want, meta.TopicConfig.Equal) || r.versions[0].Counter != 5 {
 		t.Fatalf("published %v (%v), want %v at counter 5: the file wins over the defaults", r.published, r.versions, want)
 	}
-	if c, ok := tab.Get("X"); !ok || c != onFile["X"] {
+	if c, ok := tab.Get("X"); !ok || !c.Equal(onFile["X"]) {
 		t.Errorf("Get(X) = %+v, %v", c, ok)
 	}
 	if r.changed != 0 {
@@ -97,7 +97,7 @@ func TestChangePersistsThenPublishes(t *testing.T) {
 		}
 		records, ver := r.onFile(t)
 		last := r.published[len(r.published)-1]
-		if !maps.Equal(records, last) || ver != r.versions[len(r.versions)-1] || ver.Counter != int64(i+1) {
+		if !maps.EqualFunc(records, last, meta.TopicConfig.Equal) || ver != r.versions[len(r.versions)-1] || ver.Counter != int64(i+1) {
 			t.Errorf("change %d: file %v (%+v), published %v (%+v)", i, records, ver, last, r.versions[len(r.versions)-1])
 		}
 		if r.changed != i+1 {
@@ -161,7 +161,7 @@ func TestLoadFallsBackToTheBackupAndSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if records["G"] != good["G"] || ver.Counter != 1 {
+	if !records["G"].Equal(good["G"]) || ver.Counter != 1 {
 		t.Errorf("Load = %v (%+v), want the backup's table", records, ver)
 	}
 	if !strings.Contains(r.log.String(), "using backup file") {

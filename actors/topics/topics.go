@@ -11,6 +11,7 @@
 package topics
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -69,7 +70,13 @@ func (e *Ensure) Fail(err error) { e.Done(meta.TopicConfig{}, err) }
 // Put creates or replaces a topic (UPDATE_AND_CREATE_TOPIC).
 type Put struct {
 	Config meta.TopicConfig
-	Done   func(error)
+	// Attributes, when not nil, is a parsed attribute modification list
+	// (meta.ParseAttributes: "+key" / "-key"), applied to the topic's
+	// current attributes (meta.AlterAttributes) in place of
+	// Config.Attributes; Done gets an error wrapping meta.ErrAttribute
+	// when it is refused. Nil: Config is stored as it is (replication).
+	Attributes map[string]string
+	Done       func(error)
 }
 
 // Fail implements stage.Failable.
@@ -79,7 +86,10 @@ func (p *Put) Fail(err error) { p.Done(err) }
 // (UPDATE_AND_CREATE_TOPIC_LIST): all of them or none.
 type PutMany struct {
 	Configs []meta.TopicConfig
-	Done    func(error)
+	// Attributes maps a topic to its attribute modification list, as
+	// Put.Attributes (topics not named keep their current attributes).
+	Attributes map[string]map[string]string
+	Done       func(error)
 }
 
 // Fail implements stage.Failable.
@@ -137,6 +147,21 @@ func Load(fs vfs.FS, path string, defaults map[string]meta.TopicConfig, log zero
 	return table.Load(tableOptions(Options{FS: fs, Path: path, Defaults: defaults, Logger: log}))
 }
 
+// alter gives c its attributes: mods applied to the stored topic's
+// attributes when apply is set (a new topic: creation rules), else c's own.
+func (m *Manager) alter(c meta.TopicConfig, mods map[string]string, apply bool) (meta.TopicConfig, error) {
+	if !apply {
+		return c, nil
+	}
+	old, exists := m.table.Get(c.TopicName)
+	attrs, err := meta.AlterAttributes(!exists, old.Attributes, mods)
+	if err != nil {
+		return c, fmt.Errorf("topic %s attributes: %w", c.TopicName, err)
+	}
+	c.Attributes = attrs
+	return c, nil
+}
+
 // Receive implements actor.Actor.
 func (m *Manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
@@ -156,8 +181,17 @@ func (m *Manager) Receive(ctx actor.Context) {
 		}
 		msg.Done(msg.Config, err)
 	case *PutMany:
+		cfgs := make([]meta.TopicConfig, 0, len(msg.Configs))
+		for _, c := range msg.Configs {
+			c, err := m.alter(c, msg.Attributes[c.TopicName], true)
+			if err != nil {
+				msg.Done(err)
+				return
+			}
+			cfgs = append(cfgs, c)
+		}
 		err := m.table.Change(func(t map[string]meta.TopicConfig) {
-			for _, c := range msg.Configs {
+			for _, c := range cfgs {
 				t[c.TopicName] = c
 			}
 		})
@@ -166,10 +200,17 @@ func (m *Manager) Receive(ctx actor.Context) {
 		}
 		msg.Done(err)
 	case *Put:
-		err := m.table.Change(func(t map[string]meta.TopicConfig) { t[msg.Config.TopicName] = msg.Config })
+		c, err := m.alter(msg.Config, msg.Attributes, msg.Attributes != nil)
+		if err != nil {
+			m.opts.Logger.Warn().Err(err).Str("topic", c.TopicName).Msg("topic update refused")
+			msg.Done(err)
+			return
+		}
+		err = m.table.Change(func(t map[string]meta.TopicConfig) { t[c.TopicName] = c })
 		if err == nil {
-			m.opts.Logger.Info().Str("topic", msg.Config.TopicName).Int32("read_queues", msg.Config.ReadQueueNums).
-				Int32("write_queues", msg.Config.WriteQueueNums).Int32("perm", msg.Config.Perm).Msg("topic updated")
+			m.opts.Logger.Info().Str("topic", c.TopicName).Int32("read_queues", c.ReadQueueNums).
+				Int32("write_queues", c.WriteQueueNums).Int32("perm", c.Perm).
+				Str("attributes", meta.FormatAttributes(c.Attributes)).Msg("topic updated")
 		}
 		msg.Done(err)
 	case *Delete:

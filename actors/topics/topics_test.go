@@ -154,14 +154,14 @@ func TestEnsurePutDeletePersist(t *testing.T) {
 	}{
 		{"ensure creates", func() error {
 			got, err := r.ensure(t, a)
-			if got != a {
+			if !reflect.DeepEqual(got, a) {
 				t.Errorf("Ensure returned %+v, want %+v", got, a)
 			}
 			return err
 		}, 1, &a},
 		{"ensure keeps the existing topic", func() error {
 			got, err := r.ensure(t, meta.NewTopicConfig("A", 16))
-			if got != a {
+			if !reflect.DeepEqual(got, a) {
 				t.Errorf("Ensure of an existing topic returned %+v, want the existing %+v", got, a)
 			}
 			return err
@@ -184,7 +184,7 @@ func TestEnsurePutDeletePersist(t *testing.T) {
 		switch {
 		case st.wantA == nil && ok:
 			t.Errorf("%s: A still in the view: %+v", st.name, got)
-		case st.wantA != nil && (!ok || got != *st.wantA):
+		case st.wantA != nil && (!ok || !reflect.DeepEqual(got, *st.wantA)):
 			t.Errorf("%s: view A = %+v (%v), want %+v", st.name, got, ok, *st.wantA)
 		}
 		// The file always holds exactly the published table.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,17 +70,23 @@ func parsePerm(s string) (int, error) {
 
 func newTopicCreateCmd(g *globals) *cobra.Command {
 	var queues int
-	var perm, cluster string
+	var perm, cluster, msgType, attrs string
 	var order bool
 	c := &cobra.Command{
-		Use:   "create TOPIC [--queues N] [--perm rw] [--broker ADDR | --cluster NAME]",
+		Use:   "create TOPIC [--queues N] [--perm rw] [--message-type FIFO] [--broker ADDR | --cluster NAME]",
 		Short: "Create a topic (or update its queue counts and permission)",
 		Long: `Create a topic with UPDATE_AND_CREATE_TOPIC on --broker, on every master broker of --cluster
 (from the name server's GET_BROKER_CLUSTER_INFO), or on every master broker the name server knows.
 One line per broker; a broker that fails does not stop the others, and the command then exits 1.
 The brokers then register the topic's route with every name server, so producers and consumers
-spread over all of them.`,
-		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create orders --cluster DefaultCluster --namesrv '10.0.0.1:9876;10.0.0.2:9876'\n  wheelctl topic create audit --perm r --broker 10.0.0.3:10911",
+spread over all of them.
+
+--message-type sets the topic's message.type attribute (RocketMQ 5: NORMAL, FIFO, DELAY,
+TRANSACTION, MIXED; mqadmin updateTopic -a +message.type=FIFO): brokers refuse messages of
+another type, and gRPC routes accept only that type. --attributes passes a whole modification
+list ("+message.type=FIFO,-reserve.time"). A FIFO topic is consumed in order per message group
+by an orderly consumer group (consumeMessageOrderly: mqadmin updateSubGroup -o true).`,
+		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create payments --message-type FIFO\n  wheelctl topic create orders --cluster DefaultCluster --namesrv '10.0.0.1:9876;10.0.0.2:9876'\n  wheelctl topic create audit --perm r --broker 10.0.0.3:10911",
 		Args:    exactArgs("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := parsePerm(perm)
@@ -101,7 +108,21 @@ spread over all of them.`,
 			if err != nil {
 				return err
 			}
-			tc := admin.TopicConfig{TopicName: args[0], ReadQueueNums: queues, WriteQueueNums: queues, Perm: p, Order: order}
+			tc := admin.TopicConfig{TopicName: args[0], ReadQueueNums: queues, WriteQueueNums: queues, Perm: p, Order: order,
+				AttributeMods: attrs}
+			if msgType != "" {
+				t := meta.MessageType(strings.ToUpper(msgType))
+				if !slices.Contains(topicMessageTypes, t) {
+					return usagef("--message-type %s: want one of %v", msgType, topicMessageTypes)
+				}
+				if attrs != "" {
+					return usagef("give --message-type or --attributes, not both")
+				}
+				tc.AttributeMods = "+" + meta.AttrMessageType + "=" + string(t)
+			}
+			if _, err := meta.ParseAttributes(tc.AttributeMods); err != nil {
+				return usageErr(err)
+			}
 			return createOnBrokers(cmd.Context(), g, s, brokers, tc)
 		},
 	}
@@ -109,9 +130,16 @@ spread over all of them.`,
 	c.Flags().StringVar(&perm, "perm", "rw", "permission: rw, r or w")
 	c.Flags().StringVar(&cluster, "cluster", "", "create on every master broker of this cluster")
 	c.Flags().BoolVar(&order, "order", false, "mark the topic as ordered")
+	c.Flags().StringVar(&msgType, "message-type", "", "the topic's message.type: NORMAL, FIFO, DELAY, TRANSACTION or MIXED")
+	c.Flags().StringVar(&attrs, "attributes", "", "attribute modifications as mqadmin -a takes them (+key=value,-key)")
 	_ = c.RegisterFlagCompletionFunc("perm", fixedCompletion("rw", "r", "w"))
+	_ = c.RegisterFlagCompletionFunc("message-type", fixedCompletion("NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED"))
 	return c
 }
+
+// topicMessageTypes are the values of topic create --message-type.
+var topicMessageTypes = []meta.MessageType{meta.MessageTypeNormal, meta.MessageTypeFIFO, meta.MessageTypeDelay,
+	meta.MessageTypeTransaction, meta.MessageTypeMixed}
 
 // createOnBrokers creates tc on every broker, one line each, going on
 // after a failure; it fails when any broker did.
@@ -123,8 +151,12 @@ func createOnBrokers(ctx context.Context, g *globals, s *admin.Session, brokers 
 			failed = append(failed, b.Name+" ("+b.Addr+")")
 			continue
 		}
-		fmt.Fprintf(g.stdout, "created topic %s on %s (%s): %d queues, perm %s\n",
-			tc.TopicName, b.Name, b.Addr, tc.WriteQueueNums, admin.PermString(tc.Perm))
+		attrs := ""
+		if tc.AttributeMods != "" {
+			attrs = ", attributes " + tc.AttributeMods
+		}
+		fmt.Fprintf(g.stdout, "created topic %s on %s (%s): %d queues, perm %s%s\n",
+			tc.TopicName, b.Name, b.Addr, tc.WriteQueueNums, admin.PermString(tc.Perm), attrs)
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("create %s failed on %d of %d brokers: %s", tc.TopicName, len(failed), len(brokers),

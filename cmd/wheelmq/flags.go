@@ -63,6 +63,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	autoCreate := fs.Bool("auto-create-topic", def.AutoCreateTopic, "let producers create topics through TBW102")
 	autoGroup := fs.Bool("auto-create-group", def.AutoCreateGroup,
 		"create unknown consumer groups on their first heartbeat (else their pulls are refused)")
+	typeCheck := fs.Bool("topic-message-type-check", def.TopicMessageTypeCheck,
+		"refuse a message whose type (FIFO, DELAY, TRANSACTION, NORMAL) its topic's message.type does not take (RocketMQ's enableTopicMessageTypeCheck)")
+	mixedType := fs.Bool("mixed-message-type", def.MixedMessageType,
+		"let topics be given message.type=MIXED (RocketMQ's enableMixedMessageType)")
 	maxMsg := fs.Int("max-message-size", def.MaxMessageSize, "largest accepted message body in bytes")
 	var onCorruption corruption.Policy
 	fs.Var(&onCorruption, "on-corruption",
@@ -194,6 +198,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc.BrokerName, bc.Cluster, bc.Flush, bc.AutoCreateTopic = *name, *cluster, fm, *autoCreate
 	bc.MaxMessageSize, bc.Index, bc.OnCorruption, bc.AutoCreateGroup = *maxMsg, *indexOn, onCorruption, *autoGroup
 	bc.TransactionTimeout, bc.TransactionCheckInterval, bc.TransactionCheckMax = *txTimeout, *txInterval, *txMax
+	bc.TopicMessageTypeCheck, bc.MixedMessageType = *typeCheck, *mixedType
 	if *deqWorkers < 1 || *deqWorkers > timer.MaxDequeueWorkers {
 		problems = append(problems, fmt.Sprintf("timer dequeue workers %d must be in 1..%d", *deqWorkers, timer.MaxDequeueWorkers))
 	} else {

@@ -71,6 +71,10 @@ type Options struct {
 	// "attributes") to the message types its route accepts (nil:
 	// DefaultAcceptTypes).
 	AcceptTypes func(attrs map[string]string) []v2.MessageType
+	// TypeCheck reports whether sends are checked against their topic's
+	// message.type (the broker's enableTopicMessageTypeCheck; answered to
+	// producers as Settings' validate_message_type); nil: always.
+	TypeCheck func() bool
 	// IdleTimeout ends idle sessions (zero: DefaultIdleTimeout).
 	IdleTimeout time.Duration
 	// RequestTimeout bounds one internal request (zero: default).
@@ -123,6 +127,9 @@ func New(o Options) (*Gateway, error) {
 	}
 	if o.AcceptTypes == nil {
 		o.AcceptTypes = DefaultAcceptTypes
+	}
+	if o.TypeCheck == nil {
+		o.TypeCheck = func() bool { return true }
 	}
 	g := &Gateway{opts: o, log: o.Logger.With().Str("component", "grpc").Logger(), m: newMetrics(),
 		stop: make(chan struct{}), closed: make(chan struct{})}

@@ -36,9 +36,11 @@ type groupInfo struct {
 // topicAttrMessageType is the topic attribute naming its message type.
 const topicAttrMessageType = "message.type"
 
-// DefaultAcceptTypes is the accept_message_types of a topic's attributes:
-// its message.type (MIXED: all), or, without one, every type a remoting
-// topic could take (NORMAL, FIFO, DELAY, TRANSACTION).
+// DefaultAcceptTypes is the accept_message_types of a topic's attributes,
+// as RocketMQ's RouteActivity.parseTopicMessageType answers them: its
+// message.type (MIXED: NORMAL, FIFO, DELAY, TRANSACTION), or, without one
+// (RocketMQ reads none as NORMAL; wheelmq's untyped topics take every
+// type, see meta.MessageType.Accepts), the four as MIXED.
 func DefaultAcceptTypes(attrs map[string]string) []v2.MessageType {
 	all := []v2.MessageType{v2.MessageType_NORMAL, v2.MessageType_FIFO, v2.MessageType_DELAY, v2.MessageType_TRANSACTION}
 	switch attrs[topicAttrMessageType] {
@@ -50,6 +52,8 @@ func DefaultAcceptTypes(attrs map[string]string) []v2.MessageType {
 		return []v2.MessageType{v2.MessageType_DELAY}
 	case "TRANSACTION":
 		return []v2.MessageType{v2.MessageType_TRANSACTION}
+	case "PRIORITY":
+		return []v2.MessageType{v2.MessageType_PRIORITY}
 	}
 	return all
 }

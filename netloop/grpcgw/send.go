@@ -112,7 +112,7 @@ func (g *Gateway) sendOne(ctx context.Context, s *session, m *v2.Message) *v2.Se
 	if typ == v2.MessageType_MESSAGE_TYPE_UNSPECIFIED {
 		typ = typeOf(f.props, f.sysFlag)
 	}
-	if _, typed := ti.Attributes[topicAttrMessageType]; typed && !slices.Contains(g.opts.AcceptTypes(ti.Attributes), typ) {
+	if _, typed := ti.Attributes[topicAttrMessageType]; typed && g.opts.TypeCheck() && !slices.Contains(g.opts.AcceptTypes(ti.Attributes), typ) {
 		return fail(statusf(v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, "topic %s (message.type %s) does not accept %s messages",
 			quote(topic), ti.Attributes[topicAttrMessageType], typ))
 	}

@@ -2,6 +2,7 @@ package grpcgw
 
 import (
 	"fmt"
+	"strings"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
@@ -43,6 +44,9 @@ func fromRemoting(resp *remoting.Command, what string) *v2.Status {
 	case remoting.NoPermission:
 		return &v2.Status{Code: v2.Code_FORBIDDEN, Message: msg}
 	case remoting.MessageIllegal:
+		if strings.HasPrefix(resp.Remark, "TopicMessageType validate failed") { // the broker's type check (router/msgtype.go)
+			return &v2.Status{Code: v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Message: msg}
+		}
 		return &v2.Status{Code: v2.Code_BAD_REQUEST, Message: msg}
 	case remoting.InvalidParameter, remoting.SubscriptionParseFailed:
 		return &v2.Status{Code: v2.Code_BAD_REQUEST, Message: msg}

@@ -126,7 +126,7 @@ func (g *Gateway) applySettings(ctx context.Context, s *session, in *v2.Settings
 			ExponentialBackoff: &v2.ExponentialBackoff{Initial: durationpb.New(10 * time.Millisecond),
 				Max: durationpb.New(time.Second), Multiplier: 2}}}
 		ps.Publishing.MaxBodySize = int32(g.opts.MaxMessageSize)
-		ps.Publishing.ValidateMessageType = true
+		ps.Publishing.ValidateMessageType = g.opts.TypeCheck()
 		var topics []string
 		for _, t := range ps.Publishing.GetTopics() {
 			topics = append(topics, t.GetName())

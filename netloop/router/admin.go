@@ -5,6 +5,7 @@ package router
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -28,9 +29,13 @@ func (r *Router) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if err != nil {
 		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
-	r.topicsSt.Send(&topics.Put{Config: cfg, Done: func(err error) {
+	mods, ref := r.topicAttributes(cmd.Field("attributes"))
+	if ref != nil {
+		return ref
+	}
+	r.topicsSt.Send(&topics.Put{Config: cfg, Attributes: mods, Done: func(err error) {
 		if err != nil {
-			r.reply(c, cmd, remoting.SystemError, err.Error())
+			r.reply(c, cmd, attrErrorCode(err), err.Error())
 			return
 		}
 		// Admin tools ask for the route right after: answer once the name
@@ -38,6 +43,32 @@ func (r *Router) handleCreateTopic(c *netloop.Conn, cmd *remoting.Command) *Refu
 		r.answerOnceRouted(c, cmd, name)
 	}})
 	return nil
+}
+
+// topicAttributes parses UPDATE_AND_CREATE_TOPIC's attributes header
+// (meta.ParseAttributes; the topics stage applies it to the topic's
+// current attributes) and refuses message.type=MIXED unless the broker
+// allows it (RocketMQ's enableMixedMessageType).
+func (r *Router) topicAttributes(s string) (map[string]string, *Refusal) {
+	mods, err := meta.ParseAttributes(s)
+	if err != nil {
+		return nil, &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
+	}
+	if meta.MessageType(mods["+"+meta.AttrMessageType]) == meta.MessageTypeMixed && !r.p.Settings().MixedMessageType {
+		return nil, &Refusal{Code: remoting.InvalidParameter,
+			Remark: "MIXED message type is not supported. (set enableMixedMessageType / --mixed-message-type to allow it)"}
+	}
+	return mods, nil
+}
+
+// attrErrorCode is the answer code of a topic update the stage refused:
+// INVALID_PARAMETER for its attributes (RocketMQ answers SYSTEM_ERROR with
+// the same words), SYSTEM_ERROR otherwise.
+func attrErrorCode(err error) int32 {
+	if errors.Is(err, meta.ErrAttribute) {
+		return remoting.InvalidParameter
+	}
+	return remoting.SystemError
 }
 
 func (r *Router) handleDeleteTopic(c *netloop.Conn, cmd *remoting.Command) *Refusal {
@@ -88,10 +119,14 @@ func (r *Router) handleTopicConfig(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if !ok {
 		return refuse(remoting.TopicNotExist, "No topic in this broker. topic: %s", topic)
 	}
+	attrs := cfg.Attributes
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
 	body, err := json.Marshal(struct {
 		meta.TopicConfig
 		Attributes map[string]string `json:"attributes"`
-	}{cfg, map[string]string{}})
+	}{cfg, attrs})
 	r.sendBody(c, cmd, body, err)
 	return nil
 }

@@ -33,6 +33,9 @@ type topicConfigWire struct {
 	TopicFilterType lenient.String `json:"topicFilterType"`
 	TopicSysFlag    lenient.Int32  `json:"topicSysFlag"`
 	Order           lenient.Bool   `json:"order"`
+	// Attributes are RocketMQ's modification list as a map ("+key":
+	// value, "-key": ""), as MQClientAPIImpl fills it.
+	Attributes map[string]string `json:"attributes"`
 }
 
 // checkTopicConfig applies UPDATE_AND_CREATE_TOPIC's checks to one topic.
@@ -66,6 +69,7 @@ func (r *Router) handleCreateTopicList(c *netloop.Conn, cmd *remoting.Command) *
 	}
 	cfgs := make([]meta.TopicConfig, 0, len(body.TopicConfigList))
 	names := make([]string, 0, len(body.TopicConfigList))
+	mods := map[string]map[string]string{}
 	for i, w := range body.TopicConfigList {
 		cfg, err := checkTopicConfig(string(w.TopicName), int32(w.ReadQueueNums), int32(w.WriteQueueNums), int32(w.Perm),
 			string(w.TopicFilterType), bool(w.Order))
@@ -73,11 +77,16 @@ func (r *Router) handleCreateTopicList(c *netloop.Conn, cmd *remoting.Command) *
 			return refuse(remoting.InvalidParameter, "topic %d (%s): %v", i, w.TopicName, err)
 		}
 		cfg.TopicSysFlag = int32(w.TopicSysFlag)
+		m, ref := r.topicAttributes(meta.FormatModifications(w.Attributes))
+		if ref != nil {
+			return refuse(remoting.InvalidParameter, "topic %d (%s): %s", i, w.TopicName, ref.Remark)
+		}
+		mods[cfg.TopicName] = m
 		cfgs, names = append(cfgs, cfg), append(names, cfg.TopicName)
 	}
-	r.topicsSt.Send(&topics.PutMany{Configs: cfgs, Done: func(err error) {
+	r.topicsSt.Send(&topics.PutMany{Configs: cfgs, Attributes: mods, Done: func(err error) {
 		if err != nil {
-			r.reply(c, cmd, remoting.SystemError, err.Error())
+			r.reply(c, cmd, attrErrorCode(err), err.Error())
 			return
 		}
 		r.answerOnceRouted(c, cmd, names...)

@@ -96,6 +96,16 @@ var brokerKeys = []brokerKey{
 			b, err := boolean(val)
 			return func(s *pipeline.Settings) { s.AutoCreateGroup = b }, err
 		}},
+	{name: "enableTopicMessageTypeCheck", show: func(v *configView) string { return strconv.FormatBool(v.live.TopicMessageTypeCheck) },
+		set: func(_ *configView, val string) (apply, error) {
+			b, err := boolean(val)
+			return func(s *pipeline.Settings) { s.TopicMessageTypeCheck = b }, err
+		}},
+	{name: "enableMixedMessageType", show: func(v *configView) string { return strconv.FormatBool(v.live.MixedMessageType) },
+		set: func(_ *configView, val string) (apply, error) {
+			b, err := boolean(val)
+			return func(s *pipeline.Settings) { s.MixedMessageType = b }, err
+		}},
 	{name: "fileReservedTime", show: func(v *configView) string { return strconv.FormatFloat(v.live.Retention.Hours(), 'f', -1, 64) },
 		set: func(_ *configView, val string) (apply, error) {
 			h, err := intIn(val, 0, 1<<20, "hours (0: no limit by age)")

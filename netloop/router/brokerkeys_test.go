@@ -25,7 +25,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/
 func TestBrokerKeysAllowList(t *testing.T) {
 	want := []string{
 		"autoCreateSubscriptionGroup", "autoCreateTopicEnable", "deleteWhen", "diskMaxUsedSpaceRatio",
-		"diskSpaceCleanForciblyRatio", "diskSpaceWarningLevelRatio", "fileReservedTime", "log-level",
+		"diskSpaceCleanForciblyRatio", "diskSpaceWarningLevelRatio", "enableMixedMessageType", "enableTopicMessageTypeCheck", "fileReservedTime", "log-level",
 		"max-conn-parked-pulls", "max-conn-requests", "maxMessageSize", "transactionCheckInterval",
 		"transactionCheckMax", "transactionTimeOut",
 	}

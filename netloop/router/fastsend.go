@@ -222,7 +222,7 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 		return false
 	}
 	uniqAt, uniqLen, ok := scanProperties(h.properties)
-	if !ok || cs.inflight.Load() >= live.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
+	if !ok || !r.fastTypeOK(cfg, h.properties) || cs.inflight.Load() >= live.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
 		return false
 	}
 	if r.guard != nil && !r.guard.AllowView(c.RemoteAddrPort(), v, auth.Need{Kind: auth.KindTopic, Name: topic, Perm: auth.PermPub}, &cs.acl) {

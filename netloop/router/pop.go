@@ -50,6 +50,13 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if err != nil {
 		return refuse(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
 	}
+	// FIFO per message group (actors/pop/fifo.go): the group is orderly
+	// (consumeMessageOrderly, as the gRPC proxy asks order=fifo from it) or
+	// the request asks order=true.
+	orderly := cmd.Field("order") == "true"
+	if g, err := r.groupConfig(group); err == nil && g.ConsumeMessageOrderly {
+		orderly = true
+	}
 	poll = min(poll, maxPopPoll)
 	var until time.Time
 	if poll > 0 {
@@ -57,7 +64,7 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	}
 	r.popStage().Send(&pop.Pop{
 		Group: group, Topic: topic, QueueID: queueID, Queues: queues, MaxNums: int(maxNums), InvisibleMs: invisible,
-		PollUntil: until, Filter: filter, InitMode: initMode, ConnID: c.ID(), FailFunc: r.failWith(c, cmd),
+		PollUntil: until, Filter: filter, InitMode: initMode, Orderly: orderly, ConnID: c.ID(), FailFunc: r.failWith(c, cmd),
 		Reply: func(res *pop.Result) {
 			if res.Code == remoting.Success {
 				r.modes.popped(group, topic, res.MsgOffsetInfo, res.PopTime+res.InvisibleTime)

@@ -14,6 +14,8 @@ package router
 //   - queue id beyond the topic's queues                   -> 29
 //   - empty body, body over the size limit, properties over 32767 bytes,
 //     malformed batch                                      -> 13 MESSAGE_ILLEGAL
+//   - a message type (FIFO, DELAY, TRANSACTION, NORMAL) the topic's
+//     message.type does not take (msgtype.go)          -> 13
 //   - too many sends waiting for the writer (all connections) -> 2 SYSTEM_BUSY
 // (the per-connection bounds of every request are checked before: see
 // admit in router.go)
@@ -217,6 +219,9 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	}
 	if !h.batch {
 		props = message.DecodeProperties([]byte(h.properties))
+		if ref := r.checkMessageType(cfg, props); ref != nil {
+			return ref
+		}
 		if to := props[message.PropReplyToClient]; to != "" && !isReply(cmd.Code) {
 			r.noteRequester(c, to)
 		}

@@ -3,9 +3,9 @@ package meta
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -64,7 +64,7 @@ func FuzzParseTopics(f *testing.F) {
 			t.Fatal(err)
 		}
 		again, err := parseTopics(data)
-		if err != nil || !maps.Equal(again.TopicConfigTable, tf.TopicConfigTable) || again.DataVersion != tf.DataVersion {
+		if err != nil || !reflect.DeepEqual(again.TopicConfigTable, tf.TopicConfigTable) || again.DataVersion != tf.DataVersion {
 			t.Fatalf("round trip: %v", err)
 		}
 	})

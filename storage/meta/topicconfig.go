@@ -1,5 +1,7 @@
 package meta
 
+import "maps"
+
 // Permission bits of a topic or broker (RocketMQ PermName).
 const (
 	// PermPriority marks a priority topic.
@@ -29,4 +31,17 @@ type TopicConfig struct {
 	TopicSysFlag int32 `json:"topicSysFlag"`
 	// Order marks an ordered topic.
 	Order bool `json:"order"`
+	// Attributes are the topic's attributes (message.type, queue.type,
+	// cleanup.policy, reserve.time; see topicattrs.go), plain keys; nil
+	// when it has none (then absent from the JSON, which RocketMQ reads as
+	// an empty map).
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+// Equal reports whether c and o are the same configuration (attributes nil
+// and empty are the same).
+func (c TopicConfig) Equal(o TopicConfig) bool {
+	return c.TopicName == o.TopicName && c.ReadQueueNums == o.ReadQueueNums && c.WriteQueueNums == o.WriteQueueNums &&
+		c.Perm == o.Perm && c.TopicFilterType == o.TopicFilterType && c.TopicSysFlag == o.TopicSysFlag &&
+		c.Order == o.Order && maps.Equal(c.Attributes, o.Attributes)
 }

@@ -106,8 +106,9 @@ func parseTopics(data []byte) (topicsFile, error) {
 	for name, c := range f.TopicConfigTable {
 		if c.TopicName == "" {
 			c.TopicName = name
-			f.TopicConfigTable[name] = c
 		}
+		c.Attributes = plainAttributes(c.Attributes)
+		f.TopicConfigTable[name] = c
 		switch {
 		case name == "":
 			return f, fmt.Errorf("empty topic name")

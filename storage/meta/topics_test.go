@@ -3,9 +3,9 @@ package meta
 import (
 	"bytes"
 	"errors"
-	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,25 +22,25 @@ func TestDefaultTopics(t *testing.T) {
 		want       map[string]TopicConfig
 	}{
 		{"auto create", "broker-a", "DefaultCluster", true, map[string]TopicConfig{
-			"SELF_TEST_TOPIC":            {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
-			"broker-a":                   {"broker-a", 1, 1, 7, "SINGLE_TAG", 0, false},
-			"DefaultCluster":             {"DefaultCluster", 1, 1, 7, "SINGLE_TAG", 0, false},
-			"TBW102":                     {"TBW102", 8, 8, 7, "SINGLE_TAG", 0, false},
-			"DefaultCluster_REPLY_TOPIC": {"DefaultCluster_REPLY_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
+			"SELF_TEST_TOPIC":            {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false, nil},
+			"broker-a":                   {"broker-a", 1, 1, 7, "SINGLE_TAG", 0, false, nil},
+			"DefaultCluster":             {"DefaultCluster", 1, 1, 7, "SINGLE_TAG", 0, false, nil},
+			"TBW102":                     {"TBW102", 8, 8, 7, "SINGLE_TAG", 0, false, nil},
+			"DefaultCluster_REPLY_TOPIC": {"DefaultCluster_REPLY_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false, nil},
 		}},
 		{"no auto create", "b", "c", false, map[string]TopicConfig{
-			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
-			"b":               {"b", 1, 1, 7, "SINGLE_TAG", 0, false},
-			"c":               {"c", 1, 1, 7, "SINGLE_TAG", 0, false},
-			"c_REPLY_TOPIC":   {"c_REPLY_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
+			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false, nil},
+			"b":               {"b", 1, 1, 7, "SINGLE_TAG", 0, false, nil},
+			"c":               {"c", 1, 1, 7, "SINGLE_TAG", 0, false, nil},
+			"c_REPLY_TOPIC":   {"c_REPLY_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false, nil},
 		}},
 		{"empty names skipped", "", "", false, map[string]TopicConfig{
-			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false},
+			"SELF_TEST_TOPIC": {"SELF_TEST_TOPIC", 1, 1, 6, "SINGLE_TAG", 0, false, nil},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := DefaultTopics(tt.broker, tt.cluster, tt.autoCreate); !maps.Equal(got, tt.want) {
+			if got := DefaultTopics(tt.broker, tt.cluster, tt.autoCreate); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("DefaultTopics = %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -88,7 +88,7 @@ func TestTopicsRoundTripAndGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !maps.Equal(got, sampleTopics()) || gotV != v {
+	if !reflect.DeepEqual(got, sampleTopics()) || gotV != v {
 		t.Fatalf("LoadTopics = %+v, %+v", got, gotV)
 	}
 	noTempFiles(t, filepath.Dir(path))
@@ -100,10 +100,10 @@ func TestLoadTopicsJavaStyle(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]TopicConfig{
-		"TBW102":    {"TBW102", 8, 8, 7, "SINGLE_TAG", 0, false},
-		"TopicTest": {"TopicTest", 4, 2, 6, "MULTI_TAG", 1, true},
+		"TBW102":    {"TBW102", 8, 8, 7, "SINGLE_TAG", 0, false, nil},
+		"TopicTest": {"TopicTest", 4, 2, 6, "MULTI_TAG", 1, true, map[string]string{"message.type": "NORMAL"}},
 	}
-	if !maps.Equal(got, want) || v != (DataVersion{Timestamp: 1700000000000, Counter: 3}) {
+	if !reflect.DeepEqual(got, want) || v != (DataVersion{Timestamp: 1700000000000, Counter: 3}) {
 		t.Fatalf("LoadTopics = %+v, %+v", got, v)
 	}
 }
@@ -161,7 +161,7 @@ func TestTopicsBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The backup holds v1.
-	if got, v, err := LoadTopics(nil, path+BackupSuffix); err != nil || !maps.Equal(got, v1) || v.Counter != 1 {
+	if got, v, err := LoadTopics(nil, path+BackupSuffix); err != nil || !reflect.DeepEqual(got, v1) || v.Counter != 1 {
 		t.Fatalf("backup = %v, %v, %v", got, v, err)
 	}
 
@@ -169,7 +169,7 @@ func TestTopicsBackup(t *testing.T) {
 	mustWrite(t, path, `{"topicConfigTable":`)
 	var logBuf bytes.Buffer
 	got, v, err := LoadTopics(nil, path, WithLogger(zerolog.New(&logBuf)))
-	if err != nil || !maps.Equal(got, v1) || v.Counter != 1 {
+	if err != nil || !reflect.DeepEqual(got, v1) || v.Counter != 1 {
 		t.Fatalf("fallback = %v, %v, %v", got, v, err)
 	}
 	if !strings.Contains(logBuf.String(), `"level":"warn"`) || !strings.Contains(logBuf.String(), path) {
@@ -180,7 +180,7 @@ func TestTopicsBackup(t *testing.T) {
 	if err := SaveTopics(nil, path, v2, DataVersion{Counter: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := LoadTopics(nil, path+BackupSuffix); err != nil || !maps.Equal(got, v1) {
+	if got, _, err := LoadTopics(nil, path+BackupSuffix); err != nil || !reflect.DeepEqual(got, v1) {
 		t.Fatalf("backup after saving over corrupt main = %v, %v", got, err)
 	}
 
@@ -188,7 +188,7 @@ func TestTopicsBackup(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := LoadTopics(nil, path); err != nil || !maps.Equal(got, v1) {
+	if got, _, err := LoadTopics(nil, path); err != nil || !reflect.DeepEqual(got, v1) {
 		t.Fatalf("missing main = %v, %v", got, err)
 	}
 
@@ -262,7 +262,7 @@ func TestTopicTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, v, err := LoadTopics(nil, path)
-	if err != nil || !maps.Equal(got, t1.Map()) || v != t1.Version() {
+	if err != nil || !reflect.DeepEqual(got, t1.Map()) || v != t1.Version() {
 		t.Fatalf("Save/Load = %v, %v, %v", got, v, err)
 	}
 }

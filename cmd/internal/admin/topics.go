@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // Permission bits of a topic (RocketMQ PermName).
@@ -44,6 +45,11 @@ type TopicConfig struct {
 	TopicFilterType string `json:"topicFilterType"`
 	TopicSysFlag    int    `json:"topicSysFlag"`
 	Order           bool   `json:"order"`
+	// Attributes are the topic's attributes (message.type, ...), plain keys.
+	Attributes map[string]string `json:"attributes,omitempty"`
+	// AttributeMods, when set, is sent as UPDATE_AND_CREATE_TOPIC's
+	// attributes header as it is ("+k=v,-k"); else Attributes, as "+k=v".
+	AttributeMods string `json:"-"`
 }
 
 // CreateTopic creates or updates a topic on one broker.
@@ -52,12 +58,18 @@ func (s *Session) CreateTopic(ctx context.Context, broker string, tc TopicConfig
 	if filter == "" {
 		filter = "SINGLE_TAG"
 	}
-	_, err := s.Call(ctx, broker, remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
+	h := map[string]string{
 		"topic": tc.TopicName, "defaultTopic": "TBW102",
 		"readQueueNums": strconv.Itoa(tc.ReadQueueNums), "writeQueueNums": strconv.Itoa(tc.WriteQueueNums),
 		"perm": strconv.Itoa(tc.Perm), "topicFilterType": filter, "topicSysFlag": strconv.Itoa(tc.TopicSysFlag),
 		"order": strconv.FormatBool(tc.Order),
-	}, nil))
+	}
+	if mods := tc.AttributeMods; mods != "" {
+		h["attributes"] = mods
+	} else if len(tc.Attributes) > 0 {
+		h["attributes"] = meta.FormatAttributes(tc.Attributes)
+	}
+	_, err := s.Call(ctx, broker, remoting.NewRequest(remoting.UpdateAndCreateTopic, h, nil))
 	return err
 }
 
