@@ -18,7 +18,7 @@ import (
 //   - a queue with offsets popped above its committed offset needs the pop
 //     entry of its highest popped offset (the replay finds the queue's next
 //     offset there; popped offsets below it that are neither in flight nor
-//     waiting count as acked);
+//     waiting count as acked; offsets above it are read again);
 //   - a queue whose entries were replayed but not yet used since the start
 //     needs all of them;
 //   - a FIFO queue needs the pop entries of its acked offsets above its
@@ -68,8 +68,8 @@ func (e *Engine) noteJournaled(m *journaled) {
 			d.jOff = j
 			s.inflight[en.off] = d
 		}
-		if en.off == s.next-1 {
-			s.topJOff = j
+		if en.off >= s.topOff {
+			s.topOff, s.topJOff = en.off, j
 		}
 	}
 }
@@ -110,7 +110,7 @@ func (e *Engine) replayStart() (int64, bool) {
 		start = min(start, first)
 	}
 	for _, s := range e.queues {
-		if s.next > s.committed {
+		if s.topOff >= s.committed {
 			if s.topJOff < 0 {
 				return 0, false
 			}

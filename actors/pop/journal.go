@@ -167,8 +167,9 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 		switch en.kind {
 		case 'P':
 			popJOff[en.off] = en.jOff
-			if en.off+1 >= s.next {
-				s.next, s.topJOff = en.off+1, en.jOff
+			s.next = max(s.next, en.off+1)
+			if en.off >= s.topOff {
+				s.topOff, s.topJOff = en.off, en.jOff
 			}
 			s.inflight[en.off] = delivery{popTime: en.popTime, invisible: en.invisible, attempt: en.attempt, jOff: en.jOff}
 			delete(s.acked, en.off)

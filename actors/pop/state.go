@@ -28,8 +28,10 @@ type qstate struct {
 	inflight  map[int64]delivery // popped, neither acked nor expired
 	visible   map[int64]int32    // expired, waiting for redelivery: the next attempt
 	acked     map[int64]struct{} // acked offsets at or above committed
-	// topJOff is the journal offset of the pop entry of next-1 (-1 unknown);
-	// visibleJOff that of the latest pop entry of each visible offset.
+	// topOff is the highest offset popped (-1 none) and topJOff the journal
+	// offset of its pop entry (-1 unknown); visibleJOff that of the latest
+	// pop entry of each visible offset.
+	topOff      int64
 	topJOff     int64
 	visibleJOff map[int64]int64
 	// ackedJOff: the pop entry's journal offset of each acked offset above
@@ -40,7 +42,7 @@ type qstate struct {
 
 func newQState(start int64) *qstate {
 	return &qstate{committed: start, next: start, inflight: map[int64]delivery{},
-		visible: map[int64]int32{}, acked: map[int64]struct{}{}, topJOff: -1, visibleJOff: map[int64]int64{},
+		visible: map[int64]int32{}, acked: map[int64]struct{}{}, topOff: -1, topJOff: -1, visibleJOff: map[int64]int64{},
 		ackedJOff: map[int64]int64{}}
 }
 

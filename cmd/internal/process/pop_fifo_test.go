@@ -168,6 +168,7 @@ func TestPopFIFOPerMessageGroup(t *testing.T) {
 	send("B", "B3")
 	time.Sleep(300 * time.Millisecond)
 	none()
+	time.Sleep(1200 * time.Millisecond) // the journal's replay start is stored (every second)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := n.Stop(stopCtx); err != nil {
