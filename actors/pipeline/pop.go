@@ -4,9 +4,32 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pop"
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
+
+// newPopEngine makes the POP engine (it outlives restarts of its stage).
+func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
+	eng := pop.New(pop.Options{
+		Store: p.store, BrokerName: p.cfg.BrokerName, Parked: &p.popParked, Append: p.appends.Push,
+		Offsets: func() *stage.Stage { return p.Stage(offsets.StageName) },
+		Late:    func(ms int64) { p.popLate.Observe(float64(ms) / 1000) },
+		MaxAttempts: func(group string) int32 {
+			if g, ok := p.groupView.Get(group); ok {
+				return g.RetryMaxTimes + 1
+			}
+			return meta.DefaultRetryMaxTimes + 1
+		},
+		EnsureTopic: p.EnsureGroupTopic,
+		Logger:      log,
+	})
+	p.popEngine.Store(eng)
+	return eng
+}
 
 // newPopLate is the histogram of how late the timer wheel made POP
 // deliveries visible again after their invisibility deadline.
