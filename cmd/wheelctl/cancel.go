@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wheelmq/wheelmq/cmd/internal/admin"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -62,7 +62,7 @@ func newCancelCmd(g *globals) *cobra.Command {
 // recallByHandle sends RECALL_MESSAGE for handle to the master of the
 // broker it names (or --broker) and prints the result.
 func recallByHandle(ctx context.Context, g *globals, handle string) error {
-	h, err := admin.ParseRecallHandle(handle)
+	h, err := remoting.ParseRecallHandle(handle)
 	if err != nil {
 		return usagef("--recall-handle: %v", err)
 	}
@@ -80,10 +80,10 @@ func recallByHandle(ctx context.Context, g *globals, handle string) error {
 	}
 	msgID, err := s.Recall(ctx, broker, h.Topic, handle)
 	if err != nil {
-		return fmt.Errorf("recall %s of topic %s: %w", h.UniqKey, h.Topic, err)
+		return fmt.Errorf("recall %s of topic %s: %w", h.Uniq, h.Topic, err)
 	}
 	if msgID == "" {
-		msgID = h.UniqKey
+		msgID = h.Uniq
 	}
 	due := time.UnixMilli(h.DueMs).UTC().Format(timeLayout)
 	fmt.Fprintf(g.stdout, "recalled %s (topic %s, due %s) on %s (%s)\n", msgID, h.Topic, due, h.BrokerName, broker)

@@ -18,10 +18,7 @@ package router
 // changes nothing, as in RocketMQ.
 
 import (
-	"encoding/base64"
-	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/timer"
@@ -31,54 +28,12 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// recallHandleVersion opens every handle this broker hands out.
-const recallHandleVersion = "v1"
-
-// RecallHandle is RocketMQ's v1 recall handle of the timer message uniq
-// of topic on brokerName, due at dueMs.
-func RecallHandle(topic, brokerName string, dueMs int64, uniq string) string {
-	raw := recallHandleVersion + " " + topic + " " + brokerName + " " + strconv.FormatInt(dueMs, 10) + " " + uniq
-	return base64.URLEncoding.EncodeToString([]byte(raw))
-}
-
-// Recall is a decoded recall handle.
-type Recall struct {
-	Topic, BrokerName, Uniq string
-	DueMs                   int64
-}
-
-// errRecallHandle is a handle that does not decode.
-var errRecallHandle = errors.New("recall handle is invalid")
-
-// ParseRecallHandle decodes a v1 recall handle (base64url with or without
-// padding, as Java's encoder and others write it).
-func ParseRecallHandle(h string) (Recall, error) {
-	if h == "" || len(h) > 4096 {
-		return Recall{}, errRecallHandle
-	}
-	raw, err := base64.URLEncoding.DecodeString(h)
-	if err != nil {
-		if raw, err = base64.RawURLEncoding.DecodeString(h); err != nil {
-			return Recall{}, errRecallHandle
-		}
-	}
-	f := strings.Split(string(raw), " ")
-	if len(f) != 5 || f[0] != recallHandleVersion || f[1] == "" || f[2] == "" || f[4] == "" {
-		return Recall{}, errRecallHandle
-	}
-	due, err := strconv.ParseInt(f[3], 10, 64)
-	if err != nil {
-		return Recall{}, errRecallHandle
-	}
-	return Recall{Topic: f[1], BrokerName: f[2], DueMs: due, Uniq: f[4]}, nil
-}
-
 func (r *Router) handleRecall(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	topic := cmd.Field("topic")
 	if _, ok := r.topicView.Get(topic); !ok {
 		return refuse(remoting.TopicNotExist, "recall failed, the topic[%s] not exist", topic)
 	}
-	h, err := ParseRecallHandle(cmd.Field("recallHandle"))
+	h, err := remoting.ParseRecallHandle(cmd.Field("recallHandle"))
 	switch {
 	case err != nil:
 		return refuse(remoting.IllegalOperation, "%v", err)

@@ -304,7 +304,7 @@ func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	resp.SetField("queueOffset", strconv.FormatInt(res.QueueOffset, 10))
 	resp.SetField("transactionId", strings.Join(uniq, ","))
 	if h.recallDueMs > 0 && len(uniq) == 1 {
-		resp.SetField("recallHandle", RecallHandle(h.topic, r.cfg.BrokerName, h.recallDueMs, uniq[0]))
+		resp.SetField("recallHandle", remoting.RecallHandle(h.topic, r.cfg.BrokerName, h.recallDueMs, uniq[0]))
 	}
 	resp.SetField("MSG_REGION", "DefaultRegion")
 	resp.SetField("TRACE_ON", "true")

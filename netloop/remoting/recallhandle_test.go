@@ -1,4 +1,4 @@
-package router
+package remoting
 
 import (
 	"encoding/base64"
