@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -111,40 +112,19 @@ func (e *Engine) replay() {
 	}
 	n := 0
 	from := max(cq.MinOffset(), e.replayStartOff)
-	for off, end := from, cq.MaxOffset(); off < end; {
-		units, err := cq.Read(off, 256)
-		if err != nil || len(units) == 0 {
-			e.opts.Logger.Error().Err(err).Int64("offset", off).Msg("pop journal: replay stopped at an unreadable unit")
-			break
+	e.eachBody(cq, from, "pop journal", func(jOff int64, body []byte) {
+		en, err := parseEntry(body)
+		if err != nil {
+			e.opts.Logger.Warn().Err(err).Msg("pop journal: entry skipped")
+			return
 		}
-		for _, u := range units {
-			jOff := off
-			off++
-			if u.IsHole() {
-				continue
-			}
-			rec, err := e.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
-			if err != nil {
-				e.opts.Logger.Error().Err(err).Int64("commitlog_offset", u.Offset).Msg("pop journal: record unreadable, skipped")
-				continue
-			}
-			body, err := message.PeekBody(rec)
-			if err != nil {
-				continue
-			}
-			en, err := parseEntry(body)
-			if err != nil {
-				e.opts.Logger.Warn().Err(err).Msg("pop journal: entry skipped")
-				continue
-			}
-			en.jOff = jOff
-			if _, ok := e.replayedFirst[en.key]; !ok {
-				e.replayedFirst[en.key] = jOff
-			}
-			e.replayed[en.key] = append(e.replayed[en.key], en)
-			n++
+		en.jOff = jOff
+		if _, ok := e.replayedFirst[en.key]; !ok {
+			e.replayedFirst[en.key] = jOff
 		}
-	}
+		e.replayed[en.key] = append(e.replayed[en.key], en)
+		n++
+	})
 	e.replayedEntries.Store(int64(n))
 	e.opts.Logger.Info().Int("entries", n).Int("queues", len(e.replayed)).Int64("from", from).Int64("journal_end", cq.MaxOffset()).
 		Msg("pop journal replayed")
@@ -211,4 +191,35 @@ func failCode(err error) int32 {
 		return CodeServiceNotAvailable
 	}
 	return CodeSystemError
+}
+
+// eachBody calls f with the queue offset and body of each record of cq
+// from offset from to its end (holes and unreadable records skipped and
+// logged under what); it returns the offset it stopped at (the end, or an
+// unreadable unit, read again next time).
+func (e *Engine) eachBody(cq *consumequeue.Queue, from int64, what string, f func(off int64, body []byte)) int64 {
+	off := from
+	for end := cq.MaxOffset(); off < end; {
+		units, err := cq.Read(off, 256)
+		if err != nil || len(units) == 0 {
+			e.opts.Logger.Error().Err(err).Int64("offset", off).Msg(what + ": stopped at an unreadable unit")
+			return off
+		}
+		for _, u := range units {
+			at := off
+			off++
+			if u.IsHole() {
+				continue
+			}
+			rec, err := e.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
+			if err != nil {
+				e.opts.Logger.Error().Err(err).Int64("commitlog_offset", u.Offset).Msg(what + ": record unreadable, skipped")
+				continue
+			}
+			if body, err := message.PeekBody(rec); err == nil {
+				f(at, body)
+			}
+		}
+	}
+	return off
 }

@@ -189,41 +189,21 @@ func (e *Engine) readRevives(ctx actor.Context) {
 	e.reviveNext = max(e.reviveNext, cq.MinOffset())
 	now := e.opts.Now().UnixMilli()
 	woke := map[qkey]bool{}
-	for end := cq.MaxOffset(); e.reviveNext < end; {
-		units, err := cq.Read(e.reviveNext, 256)
-		if err != nil || len(units) == 0 {
-			e.opts.Logger.Error().Err(err).Int64("offset", e.reviveNext).Msg("pop revive: unreadable unit, retried on the next revive")
-			break
+	e.reviveNext = e.eachBody(cq, e.reviveNext, "pop revive", func(_ int64, body []byte) {
+		r, err := parseRevive(body)
+		if err != nil {
+			e.opts.Logger.Warn().Err(err).Msg("pop revive: record skipped")
+			return
 		}
-		for _, u := range units {
-			e.reviveNext++
-			if u.IsHole() {
-				continue
-			}
-			rec, err := e.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
-			if err != nil {
-				e.opts.Logger.Error().Err(err).Int64("commitlog_offset", u.Offset).Msg("pop revive: record unreadable, skipped")
-				continue
-			}
-			body, err := message.PeekBody(rec)
-			if err != nil {
-				continue
-			}
-			r, err := parseRevive(body)
-			if err != nil {
-				e.opts.Logger.Warn().Err(err).Msg("pop revive: record skipped")
-				continue
-			}
-			for _, off := range r.offs {
-				if e.expireOne(r.key, off, r.popTime, now, false) {
-					woke[qkey{r.key.group, r.key.topic, 0}] = true
-					if e.opts.Late != nil {
-						e.opts.Late(now - r.deadline())
-					}
+		for _, off := range r.offs {
+			if e.expireOne(r.key, off, r.popTime, now, false) {
+				woke[qkey{r.key.group, r.key.topic, 0}] = true
+				if e.opts.Late != nil {
+					e.opts.Late(now - r.deadline())
 				}
 			}
 		}
-	}
+	})
 	e.wake(ctx, woke)
 }
 
