@@ -86,19 +86,9 @@ func TestSimpleConsumerDeadLetter(t *testing.T) {
 	if len(got) != 1 || got[0].GetDeliveryAttempt() != 1 {
 		t.Fatalf("first receive: %d messages", len(got))
 	}
-	cl, err := remoting.Dial(context.Background(), n.BrokerAddr(), remoting.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var dlq []message.Record
-	for deadline := time.Now().Add(20 * time.Second); len(dlq) == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		dlq, err = processtest.ReadQueue(rctx, cl, meta.DLQTopic(group), 0)
-		rcancel()
-	}
+	dlq := processtest.WaitQueue(t, n.BrokerAddr(), meta.DLQTopic(group), 0, 1, 20*time.Second)
 	if len(dlq) != 1 {
-		t.Fatalf("DLQ: %d records, %v", len(dlq), err)
+		t.Fatalf("DLQ: %d records, want 1", len(dlq))
 	}
 	if again := receiveUntil(t, c, 1, 10*time.Second, 3*time.Second); len(again) != 0 {
 		t.Fatalf("offered again (attempt %d) past the group's max attempts", again[0].GetDeliveryAttempt())

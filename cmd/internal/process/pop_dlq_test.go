@@ -8,7 +8,6 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -53,17 +52,7 @@ func TestPopDeadLetterAfterMaxAttempts(t *testing.T) {
 	if code, got := doPop(t, addr, popReq(group, topic, -1, invisible, 1000, "*")); len(got) != 0 {
 		t.Fatalf("popped after the max attempts (code %d): %+v", code, got)
 	}
-	cl, err := remoting.Dial(context.Background(), addr, remoting.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var dlq []message.Record
-	for deadline := time.Now().Add(10 * time.Second); len(dlq) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		dlq, _ = processtest.ReadQueue(ctx, cl, meta.DLQTopic(group), 0)
-		cancel()
-	}
+	dlq := processtest.WaitQueue(t, addr, meta.DLQTopic(group), 0, 1, 10*time.Second)
 	if len(dlq) != 1 || string(dlq[0].Body) != "doomed" {
 		t.Fatalf("DLQ holds %d records, want the message", len(dlq))
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"testing"
 	"time"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -86,5 +87,28 @@ func ReadQueue(ctx context.Context, c *remoting.Client, topic string, queueID in
 			return out, fmt.Errorf("read %s/%d at %d: nextBeginOffset %q", topic, queueID, offset, resp.Field("nextBeginOffset"))
 		}
 		offset = next
+	}
+}
+
+// WaitQueue reads topic/queueID on the broker at addr until it holds at
+// least n records or within passed, and returns what it read last.
+func WaitQueue(t testing.TB, addr, topic string, queueID int32, n int, within time.Duration) []message.Record {
+	t.Helper()
+	cl, err := remoting.Dial(context.Background(), addr, remoting.ClientOptions{})
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	defer cl.Close()
+	var recs []message.Record
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		recs, err = ReadQueue(ctx, cl, topic, queueID)
+		cancel()
+		if len(recs) >= n || time.Now().After(deadline) {
+			if err != nil && len(recs) < n {
+				t.Logf("read %s/%d: %v", topic, queueID, err)
+			}
+			return recs
+		}
 	}
 }
