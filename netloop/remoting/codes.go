@@ -87,6 +87,10 @@ const (
 	Notification               int32 = 200054
 	PollingInfo                int32 = 200055
 	BatchAckMessage            int32 = 200151
+	// QueryAssignment asks the broker which queues of a topic a consumer
+	// of a group reads, and in which mode (a Java push consumer with
+	// setClientRebalance(false)).
+	QueryAssignment int32 = 400
 	// SetMessageRequestMode sets a (topic, group)'s consumption model,
 	// PULL or POP (RocketMQ 5, mqadmin setConsumeMode).
 	SetMessageRequestMode int32 = 401

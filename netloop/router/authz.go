@@ -89,6 +89,7 @@ var Permissions = auth.Table{
 	// Admin: topics, groups, offsets, broker-wide views and settings.
 	remoting.UpdateAndCreateTopic:             auth.Admin,
 	remoting.SetMessageRequestMode:            auth.Admin,
+	remoting.QueryAssignment:                  auth.DeferredRule("SUB on the body's topic (checked once it is read)", auth.PermSub),
 	remoting.UpdateAndCreateTopicList:         auth.Admin,
 	remoting.DeleteTopicInBroker:              auth.Admin,
 	remoting.GetAllTopicConfig:                auth.Admin,

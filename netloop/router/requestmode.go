@@ -200,6 +200,16 @@ func (t *modeTable) setMode(group, topic, mode string) {
 	t.state(modeKey{group, topic}).set = mode
 }
 
+// mode is the mode 401 set for (group, topic), "" none.
+func (t *modeTable) mode(group, topic string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[modeKey{group, topic}]; ok {
+		return s.set
+	}
+	return ""
+}
+
 // later is the later of a and b.
 func later(a, b time.Time) time.Time {
 	if b.After(a) {

@@ -213,6 +213,7 @@ var handlers = map[int32]handler{
 	remoting.Notification:               {(*Router).handleNotification, []string{pop.StageName, dispatch.StageName}},
 	remoting.PollingInfo:                {(*Router).handlePollingInfo, []string{pop.StageName}},
 	remoting.SetMessageRequestMode:      {(*Router).handleSetRequestMode, nil},
+	remoting.QueryAssignment:            {(*Router).handleQueryAssignment, []string{clients.StageName}},
 	remoting.QueryConsumerOffset:        {(*Router).handleQueryOffset, []string{offsets.StageName}},
 	remoting.UpdateConsumerOffset:       {(*Router).handleUpdateOffset, []string{offsets.StageName}},
 	remoting.GetMaxOffset:               {(*Router).handleQueueBounds, nil},
