@@ -53,7 +53,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"consume", "--topic", "t", "--tag-expr", "a", "--sql", "b > 1"}, "not both"},
 		{[]string{"cancel", "--msg-id", "xyz"}, "not an offset message id"},
 		{[]string{"cancel"}, "give one of --msg-id and --recall-handle"},
-		{[]string{"cancel", "--recall-handle", "bm90IGEgaGFuZGxl"}, "not a v1 recall handle"},
+		{[]string{"cancel", "--recall-handle", "bm90IGEgaGFuZGxl"}, "recall handle is invalid"},
 		{[]string{"bench", "produce", "--mode", "fast"}, "want sync, async or oneway"},
 		{[]string{"bench", "consume", "--size", "8"}, "--size 8"},
 		{[]string{"bench", "produce", "--producers", "2", "--clients", "3"}, "--clients between"},
