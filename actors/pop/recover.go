@@ -2,6 +2,9 @@ package pop
 
 import (
 	"time"
+
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/stage"
 )
 
 // Recovery at start: the journal is read from its consume queue, which the
@@ -63,6 +66,7 @@ func (e *Engine) recovered() bool {
 	}
 	e.replay()
 	e.replayOK = true
+	e.initReplayed()
 	return true
 }
 
@@ -116,4 +120,38 @@ func (e *Engine) reload() {
 	e.startEnd = e.opts.Store.CommitLog.MaxOffset()
 	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
 	e.recovered()
+}
+
+// initReplayed rebuilds, right after the replay, the state of every queue
+// the journal has entries of (over its committed offset, from the offsets
+// stage), instead of on its first pop: deliveries in flight get their
+// deadlines back on the wheel even when their consumers do not come back,
+// and the journal's replay start is not held by queues nobody pops.
+func (e *Engine) initReplayed() {
+	var st *stage.Stage
+	if e.opts.Offsets != nil {
+		st = e.opts.Offsets()
+	}
+	for k := range e.replayed {
+		if _, ok := e.queues[k]; ok || e.pending[k] {
+			continue
+		}
+		if st == nil || e.self == nil {
+			s := newQState(e.initialOffset(k, InitMin))
+			e.queues[k] = s
+			e.applyReplayed(k, s)
+			continue
+		}
+		e.pending[k] = true
+		k := k
+		self, root := e.self, e.root
+		st.Send(&offsets.Query{Group: k.group, Topic: k.topic, QueueID: k.queue,
+			Reply: func(off int64, ok bool) {
+				if !ok {
+					off, ok = e.initialOffsetSafe(k, InitMin), true
+				}
+				root.Send(self, &initDone{key: k, off: off, ok: ok})
+			},
+			FailFunc: func(error) { root.Send(self, &initDone{key: k}) }})
+	}
 }
