@@ -178,7 +178,8 @@ type Engine struct {
 	askedAt         time.Time
 	storedStart     int64 // the replay start last stored
 	lastCompact     time.Time
-	dlqPending      int // dead-letter copies under way
+	dlqPending      int  // dead-letter copies under way
+	lagLogged       bool // the wait for the dispatch stage was given up (logged once)
 	self            *actor.PID
 	root            *actor.RootContext
 }

@@ -42,10 +42,11 @@ func (e *Engine) recovered() bool {
 	if e.recoverSince.IsZero() {
 		e.recoverSince = now
 	}
-	if d := e.opts.Store.Dispatched.Load(); d < e.startEnd {
+	if d := e.opts.Store.Dispatched.Load(); d < e.startEnd && !e.lagLogged {
 		if now.Sub(e.recoverSince) < maxRecoverWait {
 			return false
 		}
+		e.lagLogged = true
 		e.opts.Logger.Error().Int64("dispatched", d).Int64("commitlog_end_at_start", e.startEnd).
 			Dur("waited", now.Sub(e.recoverSince)).
 			Msg("pop journal: the consume queues did not reach the CommitLog's end at start; reading the journal as far as it is indexed (acks beyond it may deliver messages again)")
@@ -116,7 +117,7 @@ func (e *Engine) reload() {
 	e.heap = nil
 	e.inflight.Store(0)
 	e.replayOK, e.recoverSince = false, time.Time{}
-	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending = false, false, 0, 0
+	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending, e.lagLogged = false, false, 0, 0, false
 	e.startEnd = e.opts.Store.CommitLog.MaxOffset()
 	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
 	e.recovered()
