@@ -35,6 +35,14 @@ func (s *Store) DurableEnd() int64 {
 	return s.CommitLog.FlushedOffset()
 }
 
+// DurableLogEnd is the durable end, at most the CommitLog's end: the offset
+// up to which the dispatch stage indexes the log now (under replication it
+// waits for the replicas' confirmation), so what a stage that reads consume
+// queues at start (the timer's catch-up, the POP journal) can wait for.
+func (s *Store) DurableLogEnd() int64 {
+	return min(s.DurableEnd(), s.CommitLog.MaxOffset())
+}
+
 // SetDurableEnd replaces what DurableEnd reports (nil: the CommitLog's
 // flushed offset). Call it before the stages start.
 func (s *Store) SetDurableEnd(d DurableEnd) {

@@ -163,8 +163,8 @@ type Engine struct {
 	inflight atomic.Int64
 	replayed map[qkey][]entry // journal entries of queues without state yet
 	replayOK bool             // the journal was read (once per process)
-	// startEnd is the CommitLog's end when the engine was made: the journal
-	// is read once the consume queues are dispatched up to it.
+	// startEnd is the CommitLog's durable end when the engine was made: the
+	// journal is read once the consume queues are dispatched up to it.
 	startEnd     int64
 	recoverSince time.Time // first try to read the journal
 	held         []heldMsg // requests that came before the journal was read
@@ -197,7 +197,7 @@ func New(opts Options) *Engine {
 	}
 	e := &Engine{opts: opts, queues: map[qkey]*qstate{}, pending: map[qkey]bool{}, byConn: map[uint64]int{}}
 	if opts.Store != nil {
-		e.startEnd = opts.Store.CommitLog.MaxOffset()
+		e.startEnd = opts.Store.DurableLogEnd()
 	}
 	return e
 }

@@ -118,7 +118,7 @@ func (e *Engine) reload() {
 	e.inflight.Store(0)
 	e.replayOK, e.recoverSince = false, time.Time{}
 	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending, e.lagLogged = false, false, 0, 0, false
-	e.startEnd = e.opts.Store.CommitLog.MaxOffset()
+	e.startEnd = e.opts.Store.DurableLogEnd()
 	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
 	e.recovered()
 }

@@ -27,6 +27,9 @@ func TestRecoveryWaitsForDispatch(t *testing.T) {
 	if _, err := st.CommitLog.Append([][]byte{rec}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.CommitLog.Sync(); err != nil { // durable, as a log recovered at start is
+		t.Fatal(err)
+	}
 	now := time.UnixMilli(1_000_000)
 	e := New(Options{Store: st, Now: func() time.Time { return now }, Logger: zerolog.Nop()})
 	if e.startEnd <= 0 {

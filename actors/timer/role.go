@@ -37,7 +37,7 @@ func (d *dequeuePut) scanLimit() int64 {
 	if !d.svc.shadowing.Load() {
 		return d.svc.opts.Store.CommitLog.MaxOffset()
 	}
-	return min(d.svc.opts.Store.DurableEnd(), d.svc.opts.Store.CommitLog.MaxOffset())
+	return d.svc.opts.Store.DurableLogEnd()
 }
 
 // scan reads the CommitLog from d.scanned up to limit, a block at a time,
@@ -185,7 +185,7 @@ type catchUp struct {
 
 func (s *Service) newCatchUp() catchUp {
 	st := s.opts.Store
-	return catchUp{logEnd: min(st.DurableEnd(), st.CommitLog.MaxOffset()), queueEnd: -1}
+	return catchUp{logEnd: st.DurableLogEnd(), queueEnd: -1}
 }
 
 // done reports whether the catch-up finished.
