@@ -102,12 +102,8 @@ func (e *Engine) replayStart() (int64, bool) {
 		return 0, false
 	}
 	start := cq.MaxOffset()
-	for k, first := range e.replayedFirst {
-		if _, waiting := e.replayed[k]; !waiting {
-			delete(e.replayedFirst, k)
-			continue
-		}
-		start = min(start, first)
+	for _, ens := range e.replayed { // queues not rebuilt yet: all their entries
+		start = min(start, ens[0].jOff)
 	}
 	for _, s := range e.queues {
 		if s.topOff >= s.committed {

@@ -3,8 +3,11 @@ package pop
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
@@ -86,7 +89,11 @@ func (e *Engine) journal(entries []entry, done func(error)) {
 		}
 		recs = append(recs, b)
 	}
-	self, root := e.self, e.root
+	var self *actor.PID // told where the pop entries went (compact.go)
+	if slices.ContainsFunc(entries, func(en entry) bool { return en.kind == 'P' }) {
+		self = e.self
+	}
+	root := e.root
 	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: JournalTopic}, Records: recs, Reply: func(res writer.Result) {
 		if res.Err != nil {
 			done(fmt.Errorf("pop journal: append: %w", res.Err))
@@ -102,7 +109,7 @@ func (e *Engine) journal(entries []entry, done func(error)) {
 // replay reads the journal's consume queue into e.replayed (per queue, in
 // order); initialized applies a queue's entries over its committed offset.
 func (e *Engine) replay() {
-	e.replayed, e.replayedFirst = map[qkey][]entry{}, map[qkey]int64{}
+	e.replayed = map[qkey][]entry{}
 	if rq := e.opts.Store.Queues.Lookup(ReviveTopic, 0); rq != nil {
 		e.reviveNext = rq.MaxOffset() // earlier ones: see rearm
 	}
@@ -119,9 +126,6 @@ func (e *Engine) replay() {
 			return
 		}
 		en.jOff = jOff
-		if _, ok := e.replayedFirst[en.key]; !ok {
-			e.replayedFirst[en.key] = jOff
-		}
 		e.replayed[en.key] = append(e.replayed[en.key], en)
 		n++
 	})

@@ -170,11 +170,10 @@ type Engine struct {
 	held         []heldMsg // requests that came before the journal was read
 	reviveNext   int64     // the next revive record to read
 	// The journal's replay start (compact.go).
-	replayedFirst   map[qkey]int64 // first journal offset of each queue's replayed entries
-	replayedEntries atomic.Int64   // entries the last replay read
-	replayStartOff  int64          // where the replay starts
-	startAsked      bool           // the offsets stage was asked for it
-	startKnown      bool           // and answered (or could not be asked)
+	replayedEntries atomic.Int64 // entries the last replay read
+	replayStartOff  int64        // where the replay starts
+	startAsked      bool         // the offsets stage was asked for it
+	startKnown      bool         // and answered (or could not be asked)
 	askedAt         time.Time
 	storedStart     int64 // the replay start last stored
 	lastCompact     time.Time

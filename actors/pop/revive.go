@@ -187,6 +187,9 @@ func (e *Engine) readRevives(ctx actor.Context) {
 		return
 	}
 	e.reviveNext = max(e.reviveNext, cq.MinOffset())
+	if e.reviveNext >= cq.MaxOffset() {
+		return // the tick's usual case: nothing new
+	}
 	now := e.opts.Now().UnixMilli()
 	woke := map[qkey]bool{}
 	e.reviveNext = e.eachBody(cq, e.reviveNext, "pop revive", func(_ int64, body []byte) {
