@@ -21,6 +21,15 @@ const maxPopPoll = 60 * time.Second
 // on the wheel; RocketMQ's proxy allows 12 h to gRPC clients).
 const maxPopInvisible = 30 * 24 * time.Hour
 
+// checkInvisible refuses an invisibleTime outside [0, maxPopInvisible].
+func checkInvisible(ms int64) *Refusal {
+	if ms < 0 || ms > maxPopInvisible.Milliseconds() {
+		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal: it must be within [0, %d] ms", ms,
+			maxPopInvisible.Milliseconds())
+	}
+	return nil
+}
+
 func (r *Router) popStage() interface{ Send(any) } { return r.p.Stage(pop.StageName) }
 
 func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
@@ -36,9 +45,8 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if maxNums <= 0 || maxNums > 32 {
 		return refuse(remoting.InvalidParameter, "the broker[%s] pop message's num is greater than 32", r.cfg.BrokerName)
 	}
-	if invisible < 0 || invisible > maxPopInvisible.Milliseconds() {
-		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal: it must be within [0, %d] ms", invisible,
-			maxPopInvisible.Milliseconds())
+	if ref := checkInvisible(invisible); ref != nil {
+		return ref
 	}
 	if ref := r.consumeAllowed(group); ref != nil {
 		return ref
@@ -111,9 +119,8 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 		return ref
 	}
 	group, topic, extra, queueID, offset, invisible := hd.Group, hd.Topic, hd.ExtraInfo, hd.QueueID, hd.Offset, hd.InvisibleMs
-	if invisible < 0 || invisible > maxPopInvisible.Milliseconds() {
-		return refuse(remoting.InvalidParameter, "invisibleTime %d is illegal: it must be within [0, %d] ms", invisible,
-			maxPopInvisible.Milliseconds())
+	if ref := checkInvisible(invisible); ref != nil {
+		return ref
 	}
 	if _, ok := r.topicView.Get(topic); !ok {
 		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)

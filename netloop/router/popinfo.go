@@ -36,7 +36,7 @@ func (r *Router) popQueues(c *netloop.Conn, topic string, queueID int32) (int32,
 func (r *Router) handlePeek(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	group, topic := p.str("consumerGroup"), p.str("topic")
-	queueID := int32(p.int("queueId", true, 0))
+	queueID := int32(p.intBits("queueId", true, 0, 32))
 	maxNums := p.int("maxMsgNums", true, 32)
 	if ref := p.refusal(); ref != nil {
 		return ref
@@ -71,7 +71,7 @@ func (r *Router) handlePeek(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 func (r *Router) handleNotification(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	group, topic := p.str("consumerGroup"), p.str("topic")
-	queueID := int32(p.int("queueId", true, 0))
+	queueID := int32(p.intBits("queueId", true, 0, 32))
 	poll := time.Duration(p.int("pollTime", false, 0)) * time.Millisecond
 	if ref := p.refusal(); ref != nil {
 		return ref
@@ -108,7 +108,7 @@ func (r *Router) handleNotification(c *netloop.Conn, cmd *remoting.Command) *Ref
 func (r *Router) handlePollingInfo(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	group, topic := p.str("consumerGroup"), p.str("topic")
-	queueID := int32(p.int("queueId", true, 0))
+	queueID := int32(p.intBits("queueId", true, 0, 32))
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
