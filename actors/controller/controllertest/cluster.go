@@ -6,9 +6,12 @@ package controllertest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,7 +61,16 @@ func Start(t testing.TB, n int, lease time.Duration) *Cluster {
 		c.peers = append(c.peers, node.RaftAddr)
 	}
 	for i := range c.Nodes {
-		c.StartNode(i)
+		// The remoting address is only this node's (not in peers): if
+		// another process took it since FreeAddr, take another one.
+		err := c.startNode(i)
+		for try := 0; err != nil && errors.Is(err, syscall.EADDRINUSE) && try < 5; try++ {
+			c.Nodes[i].NetAddr = FreeAddr(t)
+			err = c.startNode(i)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		for i := range c.Nodes {
@@ -71,19 +83,27 @@ func Start(t testing.TB, n int, lease time.Duration) *Cluster {
 // StartNode (re)starts node i on its directory and addresses.
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
+	if err := c.startNode(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// startNode starts node i's controller and its remoting server.
+func (c *Cluster) startNode(i int) error {
 	n := c.Nodes[i]
 	log := c.Logger.With().Int("node", i).Logger()
 	ctl, err := controller.Start(controller.Config{Listen: n.RaftAddr, Peers: c.peers, Dir: n.Dir, Lease: c.Lease,
 		RemotingAddr: func() string { return n.NetAddr }, Logger: log})
 	if err != nil {
-		c.t.Fatalf("start controller %d: %v", i, err)
+		return fmt.Errorf("start controller %d: %w", i, err)
 	}
 	srv := netloop.NewServer(netloop.Config{Name: "controller", Addr: n.NetAddr, NumEventLoop: 1, Logger: log}, &handler{ctl: ctl})
 	if err := srv.Start(); err != nil {
 		_ = ctl.Stop(context.Background())
-		c.t.Fatalf("start controller %d server: %v", i, err)
+		return fmt.Errorf("start controller %d server: %w", i, err)
 	}
 	n.Ctl, n.Server = ctl, srv
+	return nil
 }
 
 // StopNode stops node i: the controller first (so that the connections
