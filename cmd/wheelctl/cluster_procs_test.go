@@ -83,7 +83,7 @@ type wmProc struct {
 
 func startWheelmq(t *testing.T, bin, name, addr string, args ...string) *wmProc {
 	t.Helper()
-	p := &wmProc{name: name, bin: bin, addr: addr, metrics: processtest.FreeAddr(t),
+	p := &wmProc{name: name, bin: bin, addr: addr, metrics: processtest.ReserveAddr(t),
 		log: filepath.Join(t.TempDir(), name+".log")}
 	p.args = append(args, "--metrics-listen", p.metrics, "--log-level", "warn", "--log-format", "json")
 	t.Cleanup(func() {

@@ -106,10 +106,10 @@ func startAgainOnExit[P any](t *testing.T, try func() (p P, portTaken bool, err 
 func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, error) {
 	t.Helper()
 	p := &proc{
-		namesrv: processtest.FreeAddr(t),
-		broker:  processtest.FreeAddr(t),
-		metrics: processtest.FreeAddr(t),
-		grpc:    processtest.FreeAddr(t),
+		namesrv: processtest.ReserveAddr(t),
+		broker:  processtest.ReserveAddr(t),
+		metrics: processtest.ReserveAddr(t),
+		grpc:    processtest.ReserveAddr(t),
 	}
 	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)

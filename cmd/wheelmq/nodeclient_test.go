@@ -268,8 +268,8 @@ type wheelmqProc struct {
 // when the test ends.
 func startWheelmq(t *testing.T, bin string, extra ...string) *wheelmqProc {
 	t.Helper()
-	p := &wheelmqProc{namesrv: processtest.FreeAddr(t), broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t),
-		grpc: processtest.FreeAddr(t)}
+	p := &wheelmqProc{namesrv: processtest.ReserveAddr(t), broker: processtest.ReserveAddr(t), metrics: processtest.ReserveAddr(t),
+		grpc: processtest.ReserveAddr(t)}
 	cmd := exec.Command(bin, append([]string{"--data", t.TempDir(), "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)...)
 	var logs bytes.Buffer

@@ -199,14 +199,14 @@ func startTortureProc(t *testing.T, bin, dir, logs, flush string) *tortureProc {
 // ended before it was healthy because an address was in use.
 func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*tortureProc, bool, error) {
 	t.Helper()
-	p := &tortureProc{broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t), done: make(chan struct{})}
+	p := &tortureProc{broker: processtest.ReserveAddr(t), metrics: processtest.ReserveAddr(t), done: make(chan struct{})}
 	logPath := filepath.Join(logs, "broker.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, false, fmt.Errorf("open broker log: %w", err)
 	}
 	defer logf.Close() // the child keeps its own descriptor
-	p.cmd = exec.Command(bin, "--data", dir, "--listen", p.broker, "--namesrv-listen", processtest.FreeAddr(t),
+	p.cmd = exec.Command(bin, "--data", dir, "--listen", p.broker, "--namesrv-listen", processtest.ReserveAddr(t),
 		"--metrics-listen", p.metrics, "--grpc-listen=", "--log-level", "warn", "--log-format", "json", "--flush", flush)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
-	"github.com/wheelmq/wheelmq/actors/controller/controllertest"
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -25,7 +25,7 @@ import (
 // admin reads answer on the same port.
 func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	dir := t.TempDir()
-	raftAddr := controllertest.FreeAddr(t)
+	raftAddr := portres.Hold(t)
 	n, err := Start(Config{NamesrvListen: "127.0.0.1:0", NamesrvDir: filepath.Join(dir, "namesrv"),
 		Controller: controller.Config{Listen: raftAddr, Dir: filepath.Join(dir, "controller")}, Logger: zerolog.Nop()})
 	if err != nil {
@@ -133,7 +133,7 @@ func TestThreeNameServersWithControllers(t *testing.T) {
 	dir := t.TempDir()
 	var peers []string
 	for i := 0; i < 3; i++ {
-		peers = append(peers, controllertest.FreeAddr(t))
+		peers = append(peers, portres.Hold(t))
 	}
 	nodes := make([]*Node, 3)
 	var addrs []string

@@ -112,7 +112,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	c := &Cluster{cfg: cfg}
 	var peers []string
 	for i := 0; i < 3; i++ {
-		n := &Namesrv{Index: i, Addr: processtest.FreeAddr(t), Controller: processtest.FreeAddr(t), Metrics: processtest.FreeAddr(t),
+		n := &Namesrv{Index: i, Addr: processtest.ReserveAddr(t), Controller: processtest.ReserveAddr(t), Metrics: processtest.ReserveAddr(t),
 			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("ns%d", i))}
 		peers = append(peers, n.Controller)
 		c.Namesrvs = append(c.Namesrvs, n)
@@ -153,7 +153,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 }
 
 func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
-	b := &Broker{Group: group, Index: idx, Listen: processtest.FreeAddr(t), HAListen: processtest.FreeAddr(t), Metrics: processtest.FreeAddr(t),
+	b := &Broker{Group: group, Index: idx, Listen: processtest.ReserveAddr(t), HAListen: processtest.ReserveAddr(t), Metrics: processtest.ReserveAddr(t),
 		Dir: filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d", group, idx))}
 	name := b.String()
 	b.Client = newProxy(t, name+" client", b.Listen, c.cfg.Log)
