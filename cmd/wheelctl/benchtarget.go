@@ -27,8 +27,8 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
