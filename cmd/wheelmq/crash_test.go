@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -20,16 +19,11 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
-// buildBinary compiles cmd/wheelmq once per test run.
+// buildBinary returns cmd/wheelmq built once for the whole package
+// (processtest.Binary; TestMain removes it).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wheelmq")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build wheelmq: %v", err)
-	}
-	return bin
+	return processtest.Binary(t)
 }
 
 // portInUse reports whether a broker's output says it could not listen

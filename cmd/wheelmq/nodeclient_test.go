@@ -245,17 +245,10 @@ func installNodeDepsIn(t *testing.T, dir string) {
 	}
 }
 
-// buildWheelmq compiles this package's binary into a temp dir.
+// buildWheelmq returns the package's wheelmq binary (processtest.Binary).
 func buildWheelmq(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wheelmq")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build wheelmq: %v\n%s", err, out)
-	}
-	return bin
+	return processtest.Binary(t)
 }
 
 // wheelmqProc is a running broker with its embedded name server.
