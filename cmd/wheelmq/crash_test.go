@@ -183,6 +183,7 @@ func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
 // pending (some due before the restart, some after): after the restart
 // every acknowledged timer is delivered exactly once and none early.
 func TestSIGKILLWithPendingTimers(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -50,6 +50,7 @@ type nodeEvent struct {
 }
 
 func TestNodeClient(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary and a Node.js client")
 	}
