@@ -236,8 +236,12 @@ func TestTimersFireOnceAcrossTruncation(t *testing.T) {
 	clock.Store(t0 + 550) // U5: B fires it, A shadows
 	waitFor(t, "B to fire U5", func() bool { return b.copyCount("U5", due["U5"]) == 1 })
 	a.receive(b)
-	time.Sleep(100 * time.Millisecond) // A's shadow side matches B's copies
-	b.close()                          // B dies
+	// A's shadow side matches B's copies: its acknowledged position then
+	// reaches the clock.
+	waitFor(t, "A's shadow side to match B's copies", func() bool {
+		return !a.wheel.Checkpoint().Acked.Less(timerwheel.Cursor{Ms: t0 + 550})
+	})
+	b.close() // B dies
 
 	before := len(a.delivered())
 	a.promote(3)

@@ -162,9 +162,9 @@ func TestConsumerGroupSplitsQueues(t *testing.T) {
 	group := processtest.Unique("cg")
 	_, rec1 := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
 	_, rec2 := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
-	time.Sleep(3 * time.Second) // both registered, notified, rebalanced
-
 	p := processtest.Producer(t, n.NamesrvAddr())
+	settled := waitSplit(t, p, topic, rec1, rec2)
+
 	var want []string
 	for i := 0; i < 80; i++ {
 		body := fmt.Sprintf("m-%d", i)
@@ -178,9 +178,65 @@ func TestConsumerGroupSplitsQueues(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond)
-	got := append(rec1.Snapshot(), rec2.Snapshot()...)
+	got := append(rec1.Snapshot()[settled[0]:], rec2.Snapshot()[settled[1]:]...)
 	sameSet(t, bodies(got), want)
 	if rec1.Len() == 0 || rec2.Len() == 0 {
 		t.Fatalf("queues not split: consumer 1 got %d, consumer 2 got %d", rec1.Len(), rec2.Len())
+	}
+}
+
+// syncSender is what waitSplit needs of a producer.
+type syncSender interface {
+	SendSync(ctx context.Context, msgs ...*primitive.Message) (*primitive.SendResult, error)
+}
+
+// waitSplit sends rounds of probe messages (8 a round, over the topic's
+// queues) until one round reaches both consumers, each probe exactly once:
+// both consumers then hold queues and none is held by both, so the group
+// has rebalanced. It returns how many messages each had received by then.
+func waitSplit(t *testing.T, p syncSender, topic string, rec1, rec2 *processtest.Received) [2]int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for round := 0; ; round++ {
+		from := [2]int{rec1.Len(), rec2.Len()}
+		probes := map[string]bool{}
+		for i := range 8 {
+			body := fmt.Sprintf("probe-%d-%d", round, i)
+			if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte(body))); err != nil {
+				t.Fatalf("send probe: %v", err)
+			}
+			probes[body] = true
+		}
+		count := func() (map[string]int, [2]int) {
+			seen, per := map[string]int{}, [2]int{}
+			for i, rec := range []*processtest.Received{rec1, rec2} {
+				for _, m := range rec.Snapshot()[from[i]:] {
+					if probes[string(m.Body)] {
+						seen[string(m.Body)]++
+						per[i]++
+					}
+				}
+			}
+			return seen, per
+		}
+		for {
+			seen, _ := count()
+			if len(seen) == len(probes) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // a second copy of a probe would arrive now
+		seen, per := count()
+		once := len(seen) == len(probes)
+		for _, c := range seen {
+			once = once && c == 1
+		}
+		if once && per[0] > 0 && per[1] > 0 {
+			return [2]int{rec1.Len(), rec2.Len()}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group did not rebalance within 30 s: last probe round %d: %d of %d probes, per consumer %v", round, len(seen), len(probes), per)
+		}
 	}
 }

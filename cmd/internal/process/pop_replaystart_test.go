@@ -3,9 +3,11 @@ package process_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -49,7 +51,15 @@ func TestPopJournalReplayStart(t *testing.T) {
 		mustOK(t, "ack", processtest.Invoke(t, n.BrokerAddr(), ackReq(group, topic, m)))
 		acked[m.body] = true
 	}
-	time.Sleep(1500 * time.Millisecond) // the replay start is computed every second
+	// The replay start is computed every second and kept as the offset of
+	// the journal's system group: wait until it has passed the 40 entries
+	// of the first twenty pops and acks.
+	haWait(t, "the journal's replay start stored past the acked entries", func() bool {
+		resp := processtest.Invoke(t, n.BrokerAddr(), remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+			"consumerGroup": pop.JournalGroup, "topic": pop.JournalTopic, "queueId": "0"}, nil))
+		off, err := strconv.ParseInt(resp.Field("offset"), 10, 64)
+		return resp.Code == remoting.Success && err == nil && off >= 40
+	})
 	stopCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := n.Stop(stopCtx); err != nil {

@@ -35,12 +35,13 @@ func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
 	if !rec1.WaitFor(len(first), 30*time.Second) {
 		t.Fatalf("first consumer got %d of %d", rec1.Len(), len(first))
 	}
-	time.Sleep(200 * time.Millisecond)    // let the consume results settle into the offset table
-	if err := c1.Shutdown(); err != nil { // persists its offsets to the broker
+	// The client persists its offsets every 5 s: once the broker holds
+	// them at the queues' ends, the shutdown cannot leave anything behind.
+	processtest.WaitCommitted(t, n1.BrokerAddr(), group, topic, 2, 20*time.Second)
+	if err := c1.Shutdown(); err != nil {
 		t.Fatalf("consumer shutdown: %v", err)
 	}
 	_ = p1.Shutdown()
-	time.Sleep(300 * time.Millisecond)
 	stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := n1.Stop(stopCtx); err != nil {
