@@ -137,6 +137,7 @@ func TestTopicConsumeByWho(t *testing.T) {
 // queue for 10 s on RESET_CONSUMER_CLIENT_OFFSET and on OFFSET_MOVED, as
 // the Java client does, and takes it up again at its next rebalance.
 func TestResetOfficialPushConsumer(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic, group := processtest.Unique("resetpush"), processtest.Unique("resetpushgroup")
 	processtest.CreateTopic(t, n, topic, 1)

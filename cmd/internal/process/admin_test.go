@@ -162,6 +162,7 @@ func TestAdminTopicsAndGroups(t *testing.T) {
 // connections, topic stats, the earliest store time, the broker runtime
 // info and the consumer's running info are checked on the way.
 func TestAdminStatsAndConnections(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic, group := processtest.Unique("stats"), processtest.Unique("cg")
 	processtest.CreateTopic(t, n, topic, 2)

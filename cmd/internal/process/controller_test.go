@@ -130,6 +130,7 @@ func stageCounter(t *testing.T, n *Node, name, stageName string) float64 {
 // through any of them (CONTROLLER_NOT_LEADER redirects to the leader's
 // name-server port), and stays master when the leader's process stops.
 func TestThreeNameServersWithControllers(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	var peers []string
 	for i := 0; i < 3; i++ {

@@ -65,6 +65,7 @@ func startMember(t *testing.T, namesrv []string) *process.Node {
 // failed attempt at most (the producer waits for the new route instead of
 // spending its retries on the dead address).
 func TestNativeProducerAfterMasterLoss(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	ns := startControllers(t)
 	a := startMember(t, ns)
 	haWait(t, "first member master", func() bool {

@@ -19,6 +19,7 @@ import (
 // the acked ones: the journal came over with the CommitLog and the new
 // master read it when it was promoted.
 func TestPopStateSurvivesFailover(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("controllers and a failover")
 	}

@@ -93,6 +93,7 @@ func TestTopicMessageType(t *testing.T) {
 // are delivered; A's next comes once its head is acked; the same holds
 // after a restart.
 func TestPopFIFOPerMessageGroup(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	n := processtest.Start(t, processtest.Options{Dir: dir})
 	addr := n.BrokerAddr()

@@ -18,6 +18,7 @@ import (
 // beginning, and still redelivers exactly the un-acked message, after its
 // deadline, and nothing acked.
 func TestPopJournalReplayStart(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	n := processtest.Start(t, processtest.Options{Dir: dir, Metrics: true})
 	topic, group := processtest.Unique("popjs"), processtest.Unique("popjsg")

@@ -67,6 +67,7 @@ func ackReq(group, topic string, m popped) *remoting.Command {
 // come back in place with reconsumeTimes+1, tag-filtered, and a long
 // poll woken by a send; then a restart redelivers nothing acked.
 func TestPop(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	n := processtest.Start(t, processtest.Options{Dir: dir})
 	addr := n.BrokerAddr()
@@ -169,8 +170,10 @@ func TestPop(t *testing.T) {
 		_, _ = p.SendSync(ctx, m)
 	}()
 	start := time.Now()
-	_, late := doPop(t, addr, popReq(group, topic, -1, 30000, 5000, "A"))
-	if len(late) != 1 || late[0].body != "a-late" || time.Since(start) > 3*time.Second {
+	// A poll of 8 s (within Invoke's 10 s): a pop that was not woken ends
+	// after the 6 s bound, which leaves a loaded machine room.
+	_, late := doPop(t, addr, popReq(group, topic, -1, 30000, 8000, "A"))
+	if len(late) != 1 || late[0].body != "a-late" || time.Since(start) > 6*time.Second {
 		t.Fatalf("long poll got %+v after %v", late, time.Since(start))
 	}
 	if r := processtest.Invoke(t, addr, ackReq(group, topic, late[0])); r.Code != remoting.Success {

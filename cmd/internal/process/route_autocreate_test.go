@@ -181,6 +181,7 @@ func startRouted(t *testing.T, delay time.Duration) (*process.Node, string) {
 // that creates a topic once every name server acknowledged a registration
 // that includes it.
 func TestAutoCreatedTopicRoutedAtFirstSendOK(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	for _, setup := range routeSetups {
 		t.Run(setup.name, func(t *testing.T) {
 			_, nsAddr := startRouted(t, setup.delay)
@@ -350,6 +351,7 @@ func (b *blackHole) release() {
 // name server's acknowledgement, by the reason: the sends after the first
 // to a topic are not held (they would be counted too).
 func TestDownNameServerDelaysFirstSendOnly(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	for _, tc := range []struct {
 		name   string
 		down   func(t *testing.T) (addr string, release func())

@@ -17,6 +17,7 @@ import (
 // message and one with the admin request, and leaves a third alone: only the
 // third arrives. A cancel for an unknown key is a no-op.
 func TestTimerCancel(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("cancel")
 	processtest.CreateTopic(t, n, topic, 1)

@@ -152,6 +152,7 @@ func consumedExactly(t *testing.T, n *process.Node, rec *processtest.Received, w
 // check (to commit or to rollback). Consumers get exactly the committed
 // messages, once each.
 func TestTransactionsWithGoProducer(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{Mutate: fastChecks})
 	topic, group := processtest.Unique("tx"), processtest.Unique("txpg")
 	processtest.CreateTopic(t, n, topic, 2)
