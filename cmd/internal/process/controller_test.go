@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
-	"github.com/wheelmq/wheelmq/actors/controller/controllertest"
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/role"
@@ -25,7 +25,7 @@ import (
 // admin reads answer on the same port.
 func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	dir := t.TempDir()
-	raftAddr := controllertest.FreeAddr(t)
+	raftAddr := freeAddr(t)
 	n, err := Start(Config{NamesrvListen: "127.0.0.1:0", NamesrvDir: filepath.Join(dir, "namesrv"),
 		Controller: controller.Config{Listen: raftAddr, Dir: filepath.Join(dir, "controller")}, Logger: zerolog.Nop()})
 	if err != nil {
@@ -133,7 +133,7 @@ func TestThreeNameServersWithControllers(t *testing.T) {
 	dir := t.TempDir()
 	var peers []string
 	for i := 0; i < 3; i++ {
-		peers = append(peers, controllertest.FreeAddr(t))
+		peers = append(peers, freeAddr(t))
 	}
 	nodes := make([]*Node, 3)
 	var addrs []string
@@ -199,4 +199,17 @@ func TestThreeNameServersWithControllers(t *testing.T) {
 	if st := h.Get(); st.Kind != role.Master || st.Fenced || st.Epoch != 1 {
 		t.Fatalf("after the controller failover: %+v", st)
 	}
+}
+
+// freeAddr returns a loopback address with a port free right now (another
+// process may take it before the controller binds it; to be replaced by
+// main's processtest.ReserveAddr when it lands).
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
