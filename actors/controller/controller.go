@@ -132,6 +132,9 @@ type Controller struct {
 // SecurityExternal (Config.Transport).
 func (c *Controller) RaftSecurityMode() string { return c.secMode }
 
+// RaftAddr is this node's raft address (and server id).
+func (c *Controller) RaftAddr() string { return c.cfg.advertise() }
+
 // RaftRefused counts the raft connections refused since Start (accepted
 // ones that failed authentication, and dialed ones whose peer did).
 func (c *Controller) RaftRefused() int64 {
