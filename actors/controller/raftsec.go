@@ -75,9 +75,12 @@ type RaftTLS struct {
 
 // Raft security modes, as Controller.RaftSecurityMode reports them.
 const (
+	// SecurityMTLSSecret: mutual TLS, and the secret's challenge inside.
 	SecurityMTLSSecret = "mtls+secret"
-	SecurityMTLS       = "mtls"
-	SecuritySecret     = "secret"
+	// SecurityMTLS: mutual TLS.
+	SecurityMTLS = "mtls"
+	// SecuritySecret: the cluster secret's challenge.
+	SecuritySecret = "secret"
 	// SecurityInsecure: no authentication, allowed by Insecure.
 	SecurityInsecure = "insecure"
 	// SecurityLoopback: no authentication, on a loopback address.
