@@ -60,6 +60,7 @@ type procGroup struct {
 	repDir   string // the replicas' stores ("": under dir)
 	namesrvs []*spawnedProc
 	brokers  []*spawnedProc
+	ports    portHolder // every process's ports, held until close
 }
 
 // groupStartLimit bounds the start of a group: ports, controller
@@ -105,11 +106,11 @@ func (g *procGroup) start(ctx context.Context) error {
 	}
 	ctlPorts := make([]string, nNS)
 	for i := range nNS {
-		addr, err := freeLoopback()
+		addr, err := g.ports.take()
 		if err != nil {
 			return err
 		}
-		ctl, err := freeLoopback()
+		ctl, err := g.ports.take()
 		if err != nil {
 			return err
 		}
@@ -134,10 +135,10 @@ func (g *procGroup) start(ctx context.Context) error {
 	for i := range max(g.spec.replicas, 1) {
 		b := &spawnedProc{name: fmt.Sprintf("broker%d", i+1)}
 		var err error
-		if b.addr, err = freeLoopback(); err != nil {
+		if b.addr, err = g.ports.take(); err != nil {
 			return err
 		}
-		if b.metrics, err = freeLoopback(); err != nil {
+		if b.metrics, err = g.ports.take(); err != nil {
 			return err
 		}
 		data := filepath.Join(g.dir, b.name)
@@ -150,7 +151,7 @@ func (g *procGroup) start(ctx context.Context) error {
 			args = append(args, "--pprof")
 		}
 		if g.spec.replicas >= 2 {
-			ha, err := freeLoopback()
+			ha, err := g.ports.take()
 			if err != nil {
 				return err
 			}
@@ -282,6 +283,7 @@ func (g *procGroup) close() {
 			_ = p.log.Close()
 		}
 	}
+	g.ports.release()
 	if !g.spec.keep {
 		_ = os.RemoveAll(g.dir)
 		if g.repDir != "" {

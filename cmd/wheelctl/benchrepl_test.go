@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // TestSyncSetRe: the /healthz role line's sync-state set is read, and only
@@ -50,10 +50,7 @@ func TestBenchReplicatedProcs(t *testing.T) {
 	if os.Getenv("WHEELMQ_BENCH_PROCS") == "" {
 		t.Skip("set WHEELMQ_BENCH_PROCS=1 to spawn wheelmq processes")
 	}
-	bin := filepath.Join(t.TempDir(), "wheelmq")
-	if out, err := exec.Command("go", "build", "-o", bin, "../wheelmq").CombinedOutput(); err != nil {
-		t.Fatalf("build wheelmq: %v\n%s", err, out)
-	}
+	bin := processtest.Binary(t)
 	out := mustRun(t, "bench", "replicated", "--wheelmq", bin, "--runs", "1", "--duration", "500ms",
 		"--flush", "async", "--groups", "2", "--workloads", "sync16,async", "--json")
 	var samples []replSample

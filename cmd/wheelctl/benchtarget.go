@@ -28,6 +28,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -179,6 +180,7 @@ type spawnedTarget struct {
 	bin, dir, addr, nsAddr, metrics string
 	cmd                             *exec.Cmd
 	keep                            bool
+	ports                           portHolder // the process's ports, held until close
 }
 
 func startSpawned(ctx context.Context, o targetOpts) (*spawnedTarget, error) {
@@ -192,7 +194,7 @@ func startSpawned(ctx context.Context, o targetOpts) (*spawnedTarget, error) {
 	t := &spawnedTarget{bin: o.spawn, dir: dir, keep: o.keep || o.data != ""}
 	ports := make([]string, 3)
 	for i := range ports {
-		if ports[i], err = freeLoopback(); err != nil {
+		if ports[i], err = t.ports.take(); err != nil {
 			return nil, err
 		}
 	}
@@ -254,6 +256,7 @@ func (t *spawnedTarget) close() {
 			<-done
 		}
 	}
+	t.ports.release()
 	if !t.keep {
 		_ = os.RemoveAll(t.dir)
 	}
@@ -279,14 +282,28 @@ func (t *externalTarget) metric(name string) (float64, bool) {
 	return scrapeMetric(t.metrics, name)
 }
 
-// freeLoopback returns a loopback address with a currently free port.
-func freeLoopback() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// portHolder holds the loopback ports of the processes a benchmark spawns
+// for as long as they may run (package portres): no other bind or
+// connection on the machine takes one between its pick and the process's
+// bind, or while the process restarts.
+type portHolder struct{ held []*portres.Reservation }
+
+// take reserves a port and returns its address.
+func (h *portHolder) take() (string, error) {
+	r, err := portres.Reserve()
 	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
+		return "", fmt.Errorf("reserve a loopback port: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	h.held = append(h.held, r)
+	return r.Addr(), nil
+}
+
+// release frees every port taken (once their processes have exited).
+func (h *portHolder) release() {
+	for _, r := range h.held {
+		_ = r.Close()
+	}
+	h.held = nil
 }
 
 // waitServing waits until addr accepts connections.

@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wheelmq/wheelmq/netloop/portres"
 )
 
 // runCLI runs one wheelctl command line in this process.
@@ -68,16 +69,11 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 }
 
-// closedAddr returns a loopback address nothing listens on.
+// closedAddr returns a loopback address nothing listens on: a port this
+// test holds (portres.Hold), so no other test's server appears there.
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return portres.Hold(t)
 }
 
 func TestUnreachableIsOneLine(t *testing.T) {

@@ -5,12 +5,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,50 +21,20 @@ import (
 // clusterWait bounds every wait of the cluster test.
 const clusterWait = 20 * time.Second
 
-// wheelmqBin is the wheelmq binary, built once per test run into binDir
-// (removed by TestMain).
-var wheelmqBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-var binDir string
-
 func TestMain(m *testing.M) {
 	if os.Getenv(childCLIEnv) == "1" { // this test binary as wheelctl (see runChild)
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
+	processtest.RemoveBinary()
 	os.Exit(code)
 }
 
-// buildWheelmq compiles cmd/wheelmq once for the whole package.
+// buildWheelmq returns cmd/wheelmq built once for the whole package
+// (processtest.Binary).
 func buildWheelmq(t *testing.T) string {
 	t.Helper()
-	wheelmqBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "wheelctl-test-bin-")
-		if err != nil {
-			wheelmqBin.err = err
-			return
-		}
-		binDir = dir
-		path := filepath.Join(dir, "wheelmq")
-		cmd := exec.Command("go", "build", "-o", path, "../wheelmq")
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			wheelmqBin.err = fmt.Errorf("build wheelmq: %w", err)
-			return
-		}
-		wheelmqBin.path = path
-	})
-	if wheelmqBin.err != nil {
-		t.Fatal(wheelmqBin.err)
-	}
-	return wheelmqBin.path
+	return processtest.Binary(t)
 }
 
 // wmProc is one wheelmq process of the cluster; start runs it again with
@@ -83,7 +51,7 @@ type wmProc struct {
 
 func startWheelmq(t *testing.T, bin, name, addr string, args ...string) *wmProc {
 	t.Helper()
-	p := &wmProc{name: name, bin: bin, addr: addr, metrics: processtest.FreeAddr(t),
+	p := &wmProc{name: name, bin: bin, addr: addr, metrics: processtest.ReserveAddr(t),
 		log: filepath.Join(t.TempDir(), name+".log")}
 	p.args = append(args, "--metrics-listen", p.metrics, "--log-level", "warn", "--log-format", "json")
 	t.Cleanup(func() {

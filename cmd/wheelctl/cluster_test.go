@@ -150,13 +150,13 @@ func TestCluster(t *testing.T) {
 		t.Skip("builds and runs wheelmq processes")
 	}
 	bin := buildWheelmq(t)
-	ns1addr, ns2addr := processtest.FreeAddr(t), processtest.FreeAddr(t)
+	ns1addr, ns2addr := processtest.ReserveAddr(t), processtest.ReserveAddr(t)
 	ns1 := startWheelmq(t, bin, "namesrv-1", ns1addr, "namesrv", "--listen", ns1addr, "--data", t.TempDir())
 	startWheelmq(t, bin, "namesrv-2", ns2addr, "namesrv", "--listen", ns2addr, "--data", t.TempDir())
 	nsList := []string{ns1addr, ns2addr}
 	brokers := map[string]*wmProc{}
 	for _, name := range []string{"broker-a", "broker-b"} {
-		addr := processtest.FreeAddr(t)
+		addr := processtest.ReserveAddr(t)
 		brokers[name] = startWheelmq(t, bin, name, addr, "broker", "--namesrv", strings.Join(nsList, ";"),
 			"--broker-name", name, "--listen", addr, "--grpc-listen=", "--data", t.TempDir())
 	}

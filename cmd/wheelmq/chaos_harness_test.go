@@ -24,6 +24,7 @@ import (
 // history checks clean (nothing acknowledged lost, no early or
 // cancelled timer, queue offsets unique).
 func TestChaosHarness(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -38,6 +38,7 @@ import (
 // WHEELMQ_CHAOS_DURATION (default 15m). WHEELMQ_CHAOS_SEED replays a seed;
 // WHEELMQ_CHAOS_HISTORY keeps the JSONL history at that path.
 func TestChaosReplication(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

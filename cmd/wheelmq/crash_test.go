@@ -8,9 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,21 +18,15 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
-// buildBinary compiles cmd/wheelmq once per test run.
+// buildBinary returns cmd/wheelmq built once for the whole package
+// (processtest.Binary; TestMain removes it).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wheelmq")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build wheelmq: %v", err)
-	}
-	return bin
+	return processtest.Binary(t)
 }
 
-// portInUse reports whether a broker's output says it could not listen
-// because the address is taken.
-func portInUse(output string) bool { return strings.Contains(output, "address already in use") }
+// lastBytes is the end of s, at most n bytes of it.
+func lastBytes(s string, n int) string { return s[max(0, len(s)-n):] }
 
 // testHTTP is the HTTP client of this package's tests: every health and
 // metrics request has a deadline (a port taken by another listener must not
@@ -66,57 +58,33 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) error {
 	}
 }
 
-// startProc runs the binary on fresh loopback ports and waits for /healthz.
-// A port found free can be taken by another process (an outgoing
-// connection of a test running alongside) before the broker binds it: when
-// the process exits before it is healthy because an address is in use, it
-// is started again on new ports (at most three attempts); any other exit
-// fails the test.
+// startProc runs the binary on loopback ports the test holds
+// (processtest.ReserveAddr) and waits for /healthz; a process that exits
+// or stays unhealthy fails the test with the tail of its output.
 func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
 	t.Helper()
-	return startAgainOnExit(t, func() (*proc, bool, error) { return tryStartProc(t, bin, dir, extra...) })
-}
-
-// startAgainOnExit calls try, which starts a process on fresh ports, until
-// it returns a healthy one; a process that could not bind its ports
-// (portTaken true) is tried again, at most three times in all. Any other
-// failure ends the test.
-func startAgainOnExit[P any](t *testing.T, try func() (p P, portTaken bool, err error)) P {
-	t.Helper()
-	var why error
-	for attempt := 1; attempt <= 3; attempt++ {
-		p, portTaken, err := try()
-		if err == nil {
-			return p
-		}
-		if !portTaken {
-			t.Fatal(err)
-		}
-		why = err
-		t.Logf("wheelmq could not bind its ports (attempt %d), starting again on new ports: %v", attempt, err)
+	p, err := tryStartProc(t, bin, dir, extra...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("wheelmq did not start: %v", why)
-	var zero P
-	return zero
+	return p
 }
 
-// tryStartProc starts the binary once and waits up to 20 s for /healthz;
-// portTaken reports that it exited before it was healthy because an address
-// it was to listen on is in use.
-func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, error) {
+// tryStartProc starts the binary once and waits up to 20 s for /healthz.
+func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, error) {
 	t.Helper()
 	p := &proc{
-		namesrv: processtest.FreeAddr(t),
-		broker:  processtest.FreeAddr(t),
-		metrics: processtest.FreeAddr(t),
-		grpc:    processtest.FreeAddr(t),
+		namesrv: processtest.ReserveAddr(t),
+		broker:  processtest.ReserveAddr(t),
+		metrics: processtest.ReserveAddr(t),
+		grpc:    processtest.ReserveAddr(t),
 	}
 	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = io.MultiWriter(os.Stderr, &p.stderr)
 	if err := p.cmd.Start(); err != nil {
-		return nil, false, fmt.Errorf("start wheelmq: %w", err)
+		return nil, fmt.Errorf("start wheelmq: %w", err)
 	}
 	p.exited = make(chan struct{})
 	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }() // ends with the process (Cleanup kills it)
@@ -127,16 +95,16 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, bool, 
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p, false, nil
+				return p, nil
 			}
 		}
 		select {
 		case <-p.exited:
-			return nil, portInUse(p.stderr.String()), fmt.Errorf("wheelmq exited: %v (last health check: %v)", p.waitErr, err)
+			return nil, fmt.Errorf("wheelmq exited: %v (last health check: %v)\n%s", p.waitErr, err, lastBytes(p.stderr.String(), 4000))
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, false, fmt.Errorf("wheelmq did not become healthy: %w", err)
+			return nil, fmt.Errorf("wheelmq did not become healthy: %w\n%s", err, lastBytes(p.stderr.String(), 4000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -215,6 +183,7 @@ func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
 // pending (some due before the restart, some after): after the restart
 // every acknowledged timer is delivered exactly once and none early.
 func TestSIGKILLWithPendingTimers(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

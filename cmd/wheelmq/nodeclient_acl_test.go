@@ -20,6 +20,7 @@ import (
 // OnsChannel and JSON-number header fields, the official Go client never
 // does. Its right keys send and receive; a wrong secret is refused.
 func TestNodeClientACL(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary and a Node.js client")
 	}

@@ -50,6 +50,7 @@ type nodeEvent struct {
 }
 
 func TestNodeClient(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary and a Node.js client")
 	}
@@ -245,17 +246,10 @@ func installNodeDepsIn(t *testing.T, dir string) {
 	}
 }
 
-// buildWheelmq compiles this package's binary into a temp dir.
+// buildWheelmq returns the package's wheelmq binary (processtest.Binary).
 func buildWheelmq(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wheelmq")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build wheelmq: %v\n%s", err, out)
-	}
-	return bin
+	return processtest.Binary(t)
 }
 
 // wheelmqProc is a running broker with its embedded name server.
@@ -268,8 +262,8 @@ type wheelmqProc struct {
 // when the test ends.
 func startWheelmq(t *testing.T, bin string, extra ...string) *wheelmqProc {
 	t.Helper()
-	p := &wheelmqProc{namesrv: processtest.FreeAddr(t), broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t),
-		grpc: processtest.FreeAddr(t)}
+	p := &wheelmqProc{namesrv: processtest.ReserveAddr(t), broker: processtest.ReserveAddr(t), metrics: processtest.ReserveAddr(t),
+		grpc: processtest.ReserveAddr(t)}
 	cmd := exec.Command(bin, append([]string{"--data", t.TempDir(), "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)...)
 	var logs bytes.Buffer

@@ -21,6 +21,7 @@ import (
 const nodeV5Dir = "testdata/nodev5"
 
 func TestNodeV5SDK(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary and the RocketMQ 5 Node.js SDK")
 	}

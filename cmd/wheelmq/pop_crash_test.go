@@ -50,6 +50,7 @@ func v5SimpleConsumer(t *testing.T, endpoint, group, topic string) rmq.SimpleCon
 }
 
 func TestSIGKILLKeepsPopState(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -100,6 +100,7 @@ func killDuringDeletion(t *testing.T, p *proc, n float64) {
 // its queue's minimum is consumed (nothing kept is lost), and every timer
 // is delivered, none early.
 func TestSIGKILLDuringRetention(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -186,31 +186,34 @@ type tortureProc struct {
 	done    chan struct{} // closed when the process has exited
 }
 
-// startTortureProc starts the binary on dir with fresh ports, its log
-// appended to logs/broker.log, and waits for /healthz. A process that
-// cannot bind its ports (a port found free was taken meanwhile by another
-// process) is started again on new ports, at most three times.
+// startTortureProc starts the binary on dir with ports the test holds
+// (processtest.ReserveAddr), its log appended to logs/broker.log, and
+// waits for /healthz; a process that exits or stays unhealthy fails the
+// test (the log's tail is printed then).
 func startTortureProc(t *testing.T, bin, dir, logs, flush string) *tortureProc {
 	t.Helper()
-	return startAgainOnExit(t, func() (*tortureProc, bool, error) { return tryStartTortureProc(t, bin, dir, logs, flush) })
+	p, err := tryStartTortureProc(t, bin, dir, logs, flush)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
-// tryStartTortureProc starts the binary once; portTaken reports that it
-// ended before it was healthy because an address was in use.
-func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*tortureProc, bool, error) {
+// tryStartTortureProc starts the binary once.
+func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*tortureProc, error) {
 	t.Helper()
-	p := &tortureProc{broker: processtest.FreeAddr(t), metrics: processtest.FreeAddr(t), done: make(chan struct{})}
+	p := &tortureProc{broker: processtest.ReserveAddr(t), metrics: processtest.ReserveAddr(t), done: make(chan struct{})}
 	logPath := filepath.Join(logs, "broker.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, false, fmt.Errorf("open broker log: %w", err)
+		return nil, fmt.Errorf("open broker log: %w", err)
 	}
 	defer logf.Close() // the child keeps its own descriptor
-	p.cmd = exec.Command(bin, "--data", dir, "--listen", p.broker, "--namesrv-listen", processtest.FreeAddr(t),
+	p.cmd = exec.Command(bin, "--data", dir, "--listen", p.broker, "--namesrv-listen", processtest.ReserveAddr(t),
 		"--metrics-listen", p.metrics, "--grpc-listen=", "--log-level", "warn", "--log-format", "json", "--flush", flush)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
-		return nil, false, fmt.Errorf("start wheelmq: %w", err)
+		return nil, fmt.Errorf("start wheelmq: %w", err)
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
@@ -226,18 +229,16 @@ func tryStartTortureProc(t *testing.T, bin, dir, logs, flush string) (*torturePr
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p, false, nil
+				return p, nil
 			}
 		}
 		select {
 		case <-p.done:
-			out, _ := os.ReadFile(logPath)
-			return nil, portInUse(string(out[max(0, len(out)-2000):])),
-				fmt.Errorf("wheelmq exited during start: %v", p.cmd.ProcessState)
+			return nil, fmt.Errorf("wheelmq exited during start: %v (its log's tail follows)", p.cmd.ProcessState)
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, false, fmt.Errorf("wheelmq did not become healthy: %w", err)
+			return nil, fmt.Errorf("wheelmq did not become healthy: %w (its log's tail follows)", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

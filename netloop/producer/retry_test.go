@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/netloop/mqclient"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/producer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -195,14 +195,7 @@ func TestContextDeadlineBoundsTheSend(t *testing.T) {
 }
 
 func TestNameServerProblems(t *testing.T) {
-	dead := func() string { // a port nobody listens on
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
+	dead := portres.Hold(t)                                     // a port nobody listens on
 	mute := startFake(t, func(*fakeConn, *remoting.Command) {}) // accepts, never answers
 	fc := newFakeCluster(t, "a")
 	fc.setRoute("T", routeSpec{brokers: []string{"a"}, queues: 1, perm: 6})

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wheelmq/wheelmq/netloop/portres"
 )
 
 // peer is the server side of one test connection.
@@ -298,12 +300,7 @@ func TestClientMaxFrame(t *testing.T) {
 }
 
 func TestDialError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := portres.Hold(t) // nobody listens there
 	if _, err := Dial(context.Background(), addr, ClientOptions{}); err == nil {
 		t.Fatal("Dial to a closed port succeeded")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wheelmq/wheelmq/netloop/portres"
 )
 
 func TestNormalize(t *testing.T) {
@@ -127,14 +129,9 @@ func TestCallDeadline(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := portres.Hold(t) // nobody listens there
 	s := &Session{Timeout: time.Second}
-	_, err = s.Brokers(context.Background(), addr)
+	_, err := s.Brokers(context.Background(), addr)
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || ue.Addr != addr {
 		t.Fatalf("got %v, want UnreachableError for %s", err, addr)

@@ -57,6 +57,7 @@ func TestSimpleConsumerSQL92(t *testing.T) {
 // delivery) that never acks: after its invisible time the message is not
 // offered again but stored in %DLQ%<group> with its message id.
 func TestSimpleConsumerDeadLetter(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("waits out a 10 s invisible time")
 	}

@@ -66,6 +66,7 @@ func sendBodies(t *testing.T, p rmq.Producer, topic, tag string, n int) {
 // delivery attempt 2; a changed invisible time gives a new handle and the
 // old one is refused (SQL92 and the DLQ: consumer_dlq_test.go).
 func TestSimpleConsumer(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_simple")

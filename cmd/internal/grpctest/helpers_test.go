@@ -23,8 +23,10 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// sslMu serializes tests that flip the SDK's package-level EnableSsl.
-var sslMu sync.Mutex
+// sslMu guards the SDK's package-level EnableSsl: a test that needs it on
+// holds it exclusively (and restores it), tests with it off (the default
+// TestMain sets) share it and may run in parallel.
+var sslMu sync.RWMutex
 
 func TestMain(m *testing.M) {
 	// The SDK logs to ~/logs/rocketmqlogs at info level by default.
@@ -34,6 +36,7 @@ func TestMain(m *testing.M) {
 	}
 	_ = os.Setenv("rocketmq.client.logLevel", "error")
 	rmq.ResetLogger()
+	rmq.EnableSsl = false // withSSL turns it on for the tests that need it
 	code := m.Run()
 	if dir != "" {
 		_ = os.RemoveAll(dir)
@@ -52,13 +55,17 @@ func node(t *testing.T, mutate func(*pipeline.Config), mutateNode func(*process.
 	}})
 }
 
-// plaintext runs f with the SDK speaking plaintext (EnableSsl false).
+// withSSL sets the SDK's EnableSsl for the rest of the test (see sslMu).
 func withSSL(t *testing.T, on bool) {
 	t.Helper()
+	if !on {
+		sslMu.RLock()
+		t.Cleanup(sslMu.RUnlock)
+		return
+	}
 	sslMu.Lock()
-	old := rmq.EnableSsl
-	rmq.EnableSsl = on
-	t.Cleanup(func() { rmq.EnableSsl = old; sslMu.Unlock() })
+	rmq.EnableSsl = true
+	t.Cleanup(func() { rmq.EnableSsl = false; sslMu.Unlock() })
 }
 
 // sdkConfig is an SDK configuration for the node's gRPC endpoint.

@@ -42,6 +42,7 @@ func (l *pushLog) snapshot() []delivery {
 // (ChangeInvisibleDuration by the group's backoff, 1 s for attempt 1) with
 // delivery attempt 2.
 func TestPushConsumer(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_push")

@@ -15,6 +15,7 @@ import (
 // second is delivered, with its delivery time; a made-up handle is
 // refused.
 func TestProducerRecall(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_recall")

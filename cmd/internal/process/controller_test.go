@@ -3,7 +3,6 @@ package process
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -26,7 +26,7 @@ import (
 // admin reads answer on the same port.
 func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	dir := t.TempDir()
-	raftAddr := freeAddr(t)
+	raftAddr := portres.Hold(t)
 	n, err := Start(Config{NamesrvListen: "127.0.0.1:0", NamesrvDir: filepath.Join(dir, "namesrv"),
 		Controller: controller.Config{Listen: raftAddr, Dir: filepath.Join(dir, "controller")}, Logger: zerolog.Nop()})
 	if err != nil {
@@ -140,7 +140,7 @@ func TestThreeNameServersWithControllers(t *testing.T) {
 	dir := t.TempDir()
 	var peers []string
 	for i := 0; i < 3; i++ {
-		peers = append(peers, freeAddr(t))
+		peers = append(peers, portres.Hold(t))
 	}
 	nodes := make([]*Node, 3)
 	var addrs []string
@@ -206,17 +206,4 @@ func TestThreeNameServersWithControllers(t *testing.T) {
 	if st := h.Get(); st.Kind != role.Master || st.Fenced || st.Epoch != 1 {
 		t.Fatalf("after the controller failover: %+v", st)
 	}
-}
-
-// freeAddr returns a loopback address with a port free right now (another
-// process may take it before the controller binds it; to be replaced by
-// main's processtest.ReserveAddr when it lands).
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -26,7 +26,7 @@ func startControllers(t *testing.T) []string {
 	dir := t.TempDir()
 	var peers, addrs []string
 	for range 3 {
-		peers = append(peers, processtest.FreeAddr(t))
+		peers = append(peers, processtest.ReserveAddr(t))
 	}
 	for i := range 3 {
 		d := filepath.Join(dir, strconv.Itoa(i))

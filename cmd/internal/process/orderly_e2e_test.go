@@ -179,6 +179,7 @@ func waitSeen(t *testing.T, log *orderLog, queues, batch, perQueue int, within t
 // at the rebalance its leaving triggers. Every consumer sees each queue's
 // messages in send order.
 func TestOrderlyConsumersLockQueues(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	const queues, perQueue = 4, 8
 	n := processtest.Start(t, processtest.Options{Mutate: func(c *pipeline.Config) {
 		// A queue that rebalance takes from a Go consumer is not unlocked by

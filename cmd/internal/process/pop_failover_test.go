@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -53,6 +54,11 @@ func TestPopStateSurvivesFailover(t *testing.T) {
 			acked[m.body] = true
 		}
 	}
+	// The group runs with one in-sync replica required (the master), so
+	// the pops' and acks' journal records are acknowledged before the
+	// replica holds them: the claim is that what the replica holds carries
+	// the POP state over, so the master stops once its whole log is there.
+	waitReplicated(t, a, b)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := a.Stop(stopCtx); err != nil {
@@ -84,4 +90,14 @@ func TestPopStateSurvivesFailover(t *testing.T) {
 	if len(back) != 5 {
 		t.Fatalf("%d of 5 un-acked messages came back on the new master: %v", len(back), back)
 	}
+}
+
+// waitReplicated waits until replica's CommitLog ends where master's does
+// (both read at one moment).
+func waitReplicated(t *testing.T, master, replica *process.Node) {
+	t.Helper()
+	ml, rl := master.Broker().Pipeline().Store().CommitLog, replica.Broker().Pipeline().Store().CommitLog
+	haWait(t, "the replica to hold the master's whole CommitLog", func() bool {
+		return rl.MaxOffset() == ml.MaxOffset()
+	})
 }

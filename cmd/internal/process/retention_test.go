@@ -70,6 +70,7 @@ func queueOffsetCall(t *testing.T, n *process.Node, code int32, topic string, ts
 // GET_MIN_OFFSET / SEARCH_OFFSET_BY_TIMESTAMP answer from what is kept,
 // also after a restart.
 func TestRetentionKeepsPendingTimers(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	clock := &fakeClock{}
 	const window = time.Hour

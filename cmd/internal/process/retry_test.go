@@ -16,6 +16,7 @@ import (
 // the message comes back through %RETRY%<group> after the delay, on its
 // original topic, with its reconsume count raised.
 func TestConsumeRetryLater(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("retry")
 	processtest.CreateTopic(t, n, topic, 1)

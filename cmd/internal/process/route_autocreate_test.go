@@ -355,7 +355,7 @@ func TestDownNameServerDelaysFirstSendOnly(t *testing.T) {
 		down   func(t *testing.T) (addr string, release func())
 		reason string
 	}{
-		{"refused", func(t *testing.T) (string, func()) { return processtest.FreeAddr(t), func() {} }, "failed"},
+		{"refused", func(t *testing.T) (string, func()) { return processtest.ReserveAddr(t), func() {} }, "failed"},
 		{"never answers", func(t *testing.T) (string, func()) {
 			b := startBlackHole(t)
 			return b.ln.Addr().String(), b.release

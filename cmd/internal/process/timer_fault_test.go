@@ -40,6 +40,7 @@ func scrape(t *testing.T, addr, sample string) float64 {
 // once, one while a batch of the other may be waiting in dequeue_put for
 // its turn in release order.
 func TestTimerStagesSurviveFaults(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	for _, s := range []string{timer.StageEnqueueGet, timer.StageEnqueuePut, timer.StageDequeueGet,
 		timer.StageDequeueMessage, timer.StageDequeuePut, timer.StageFlush, writer.StageName} {
 		t.Run(s, func(t *testing.T) { faultRun(t, []string{s}) })

@@ -111,9 +111,10 @@ func Start(t testing.TB, cfg Config) *Cluster {
 		cfg.Cluster = DefaultCluster
 	}
 	c := &Cluster{cfg: cfg}
+	t.Cleanup(func() { c.logTails(t) }) // runs last: after every process is stopped
 	var peers []string
 	for i := 0; i < 3; i++ {
-		n := &Namesrv{Index: i, Addr: processtest.FreeAddr(t), Controller: processtest.FreeAddr(t), Metrics: processtest.FreeAddr(t),
+		n := &Namesrv{Index: i, Addr: processtest.ReserveAddr(t), Controller: processtest.ReserveAddr(t), Metrics: processtest.ReserveAddr(t),
 			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("ns%d", i))}
 		peers = append(peers, n.Controller)
 		c.Namesrvs = append(c.Namesrvs, n)
@@ -164,7 +165,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 }
 
 func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
-	b := &Broker{Group: group, Index: idx, Listen: processtest.FreeAddr(t), HAListen: processtest.FreeAddr(t), Metrics: processtest.FreeAddr(t),
+	b := &Broker{Group: group, Index: idx, Listen: processtest.ReserveAddr(t), HAListen: processtest.ReserveAddr(t), Metrics: processtest.ReserveAddr(t),
 		Dir: filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d", group, idx))}
 	name := b.String()
 	b.Client = newProxy(t, name+" client", b.Listen, c.cfg.Log)
@@ -241,4 +242,31 @@ func (b *Broker) WaitHealthy(timeout time.Duration) error {
 // WaitHealthy waits for the name server's /healthz (after a restart).
 func (n *Namesrv) WaitHealthy(timeout time.Duration) error {
 	return waitHealthy(n.Metrics, n.Proc, timeout)
+}
+
+// tailLines is how much of each process's output a failed test prints.
+const tailLines = 40
+
+// logTails prints, when the test failed, the last lines each process
+// wrote: what explains the failure is usually there.
+func (c *Cluster) logTails(t testing.TB) {
+	if !t.Failed() {
+		return
+	}
+	var procs []*Proc
+	for _, n := range c.Namesrvs {
+		procs = append(procs, n.Proc)
+	}
+	for _, g := range c.Groups {
+		for _, b := range g.Brokers {
+			procs = append(procs, b.Proc)
+		}
+	}
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(p.Output(), "\n"), "\n")
+		t.Logf("--- the last %d lines of %s:\n%s", tailLines, p.Name, strings.Join(lines[max(0, len(lines)-tailLines):], "\n"))
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,18 +62,6 @@ type Options struct {
 	// requests (the wait for the registration): for nodes whose ports
 	// enforce TLS.
 	ClientTLS *tls.Config
-}
-
-// FreeAddr returns a 127.0.0.1 address whose port was free a moment ago
-// (another process may still take it before the caller binds it).
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // Start runs a broker with an embedded name server on loopback, the name
