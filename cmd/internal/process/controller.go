@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
@@ -43,6 +44,12 @@ func (n *Node) startController(opts *namesrv.Options) error {
 	}
 	n.ctl = ctl
 	opts.MasterEpoch = ctl.MasterEpoch
+	if err := n.registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "wheelmq_controller_raft_refused_total",
+		Help: "Raft connections of the controller refused by its authentication (accepted ones, and dialed ones whose peer failed it).",
+	}, func() float64 { return float64(ctl.RaftRefused()) })); err != nil {
+		n.cfg.Logger.Warn().Err(err).Msg("controller: raft refusal metric not registered")
+	}
 	return nil
 }
 

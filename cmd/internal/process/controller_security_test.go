@@ -133,6 +133,9 @@ func TestControllerRaftSecretFile(t *testing.T) {
 	if n := nodes[(l+1)%3].Controller().RaftRefused(); n == 0 {
 		t.Fatal("refusal not counted")
 	}
+	if got := gauge(t, nodes[(l+1)%3], "wheelmq_controller_raft_refused_total"); got < 1 {
+		t.Fatalf("wheelmq_controller_raft_refused_total = %v", got)
+	}
 }
 
 // TestControllerRefusesAnOpenRaftPort: off loopback, a controller with
@@ -155,4 +158,19 @@ func TestControllerRefusesAnOpenRaftPort(t *testing.T) {
 			t.Errorf("%s: %v, want an error with %q", name, err, tc.want)
 		}
 	}
+}
+
+// gauge reads an unlabelled counter of n's registry (-1: absent).
+func gauge(t *testing.T, n *process.Node, name string) float64 {
+	t.Helper()
+	mfs, err := n.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return -1
 }
