@@ -81,8 +81,6 @@ type Config struct {
 	// wheelmq_actor_*{stage="controller"} and health); nil: a registry of
 	// the controller's own, registered with no Prometheus registerer.
 	Stages *stage.Registry
-
-	layer *secureLayer // the stream layer openRaft built (nil with Transport)
 }
 
 func (c *Config) advertise() string {
@@ -138,10 +136,10 @@ func (c *Controller) RaftAddr() string { return c.cfg.advertise() }
 // RaftRefused counts the raft connections refused since Start (accepted
 // ones that failed authentication, and dialed ones whose peer did).
 func (c *Controller) RaftRefused() int64 {
-	if c.cfg.layer == nil {
+	if c.node.layer == nil {
 		return 0
 	}
-	return c.cfg.layer.refused.Load()
+	return c.node.layer.refused.Load()
 }
 
 // Start opens the controller's directory, starts raft and spawns the

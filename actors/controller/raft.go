@@ -46,7 +46,8 @@ type raftNode struct {
 	r        *raft.Raft
 	store    *raftboltdb.BoltStore
 	trans    raft.Transport
-	ownTrans bool // trans was built here (not Config.Transport): closed with the node
+	ownTrans bool         // trans was built here (not Config.Transport): closed with the node
+	layer    *secureLayer // trans's authenticating stream layer (nil with Config.Transport)
 	selfID   raft.ServerID
 }
 
@@ -75,12 +76,12 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("controller snapshot store: %w", err)
 	}
-	trans, own, err := openTransport(cfg, hlog)
+	trans, layer, err := openTransport(cfg, hlog)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
 	}
-	n := &raftNode{store: store, trans: trans, ownTrans: own, selfID: rc.LocalID}
+	n := &raftNode{store: store, trans: trans, ownTrans: layer != nil, layer: layer, selfID: rc.LocalID}
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
 		n.closeStores()
@@ -105,19 +106,19 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 	return n, nil
 }
 
-// openTransport is cfg.Transport (not the node's: own false), or a
+// openTransport is cfg.Transport (not the node's: no layer), or a
 // NetworkTransport over the authenticating stream layer (raftsec.go) on a
 // listener opened with cfg.ListenFunc.
-func openTransport(cfg *Config, hlog hclog.Logger) (raft.Transport, bool, error) {
+func openTransport(cfg *Config, hlog hclog.Logger) (raft.Transport, *secureLayer, error) {
 	if cfg.Transport != nil {
-		return cfg.Transport, false, nil
+		return cfg.Transport, nil, nil
 	}
 	adv, err := net.ResolveTCPAddr("tcp", cfg.advertise())
 	if err != nil {
-		return nil, false, fmt.Errorf("controller advertise %s: %w", cfg.advertise(), err)
+		return nil, nil, fmt.Errorf("controller advertise %s: %w", cfg.advertise(), err)
 	}
 	if adv.IP == nil || adv.IP.IsUnspecified() {
-		return nil, false, fmt.Errorf("controller advertise %s: not an address peers can reach (set Advertise)", cfg.advertise())
+		return nil, nil, fmt.Errorf("controller advertise %s: not an address peers can reach (set Advertise)", cfg.advertise())
 	}
 	listen := cfg.ListenFunc
 	if listen == nil {
@@ -125,12 +126,11 @@ func openTransport(cfg *Config, hlog hclog.Logger) (raft.Transport, bool, error)
 	}
 	ln, err := listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, false, fmt.Errorf("controller listen %s: %w", cfg.Listen, err)
+		return nil, nil, fmt.Errorf("controller listen %s: %w", cfg.Listen, err)
 	}
 	layer := newSecureLayer(ln, adv, cfg.Security, cfg.advertise(), cfg.peers(), cfg.Logger.With().Str("component", "raft-transport").Logger())
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: layer, MaxPool: 3, Timeout: 2 * time.Second, Logger: hlog})
-	cfg.layer = layer
-	return trans, true, nil
+	return trans, layer, nil
 }
 
 // close shuts raft down and closes its stores.
