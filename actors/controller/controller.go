@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,8 +36,20 @@ const (
 // Config configures a Controller.
 type Config struct {
 	// Listen is the raft TCP address (--controller-listen); "" = no
-	// controller.
+	// controller. With Transport set it is only this node's raft address
+	// (Advertise's default).
 	Listen string
+	// ListenFunc opens the raft listener (nil: net.Listen), e.g. one that
+	// sets SO_REUSEPORT, or hands out a listener the caller opened
+	// already. Unused with Transport.
+	ListenFunc func(network, address string) (net.Listener, error)
+	// Transport, when set, is the raft transport (raft.NewInmemTransport
+	// in unit tests) instead of TCP on Listen; it stays the caller's (Stop
+	// does not close it) and Security does not apply to it.
+	Transport raft.Transport
+	// Security says what protects the raft port (raftsec.go,
+	// docs/controller.md "The raft port").
+	Security RaftSecurity
 	// Advertise is the raft address peers reach this node at (and its
 	// raft server id); "" = Listen. It must be one of Peers.
 	Advertise string
@@ -106,8 +119,27 @@ type Controller struct {
 	closed    atomic.Bool                   // Stop began; set under mu
 	wg        sync.WaitGroup                // every apply waiter; Add under mu while !closed
 	panicHook atomic.Pointer[func(msg any)] // test hook: called before a request or an apply outcome is handled
+	secMode   string                        // what protects the raft port (Security* constants)
 	// Owned by the stage: rebuilt by every (re)start of its actor.
 	live *liveness
+}
+
+// RaftSecurityMode says what protects the raft port: SecurityMTLSSecret,
+// SecurityMTLS, SecuritySecret, SecurityLoopback (none, loopback only),
+// SecurityInsecure (none, allowed by RaftSecurity.Insecure) or
+// SecurityExternal (Config.Transport).
+func (c *Controller) RaftSecurityMode() string { return c.secMode }
+
+// RaftAddr is this node's raft address (and server id).
+func (c *Controller) RaftAddr() string { return c.cfg.advertise() }
+
+// RaftRefused counts the raft connections refused since Start (accepted
+// ones that failed authentication, and dialed ones whose peer did).
+func (c *Controller) RaftRefused() int64 {
+	if c.node.layer == nil {
+		return 0
+	}
+	return c.node.layer.refused.Load()
 }
 
 // Start opens the controller's directory, starts raft and spawns the
@@ -126,6 +158,13 @@ func Start(cfg Config) (*Controller, error) {
 	if !found {
 		return nil, fmt.Errorf("controller: %s is not in the peer list %v", cfg.advertise(), cfg.peers())
 	}
+	secMode := SecurityExternal
+	if cfg.Transport == nil {
+		var err error
+		if secMode, err = cfg.Security.validate(cfg.Listen); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -141,7 +180,16 @@ func Start(cfg Config) (*Controller, error) {
 		_ = node.close()
 		return nil, err
 	}
-	cfg.Logger.Info().Str("listen", cfg.Listen).Strs("peers", cfg.peers()).Str("dir", cfg.Dir).Msg("controller started")
+	c.secMode = secMode
+	switch secMode {
+	case SecurityInsecure:
+		cfg.Logger.Warn().Str("listen", cfg.Listen).
+			Msg("controller: the raft port is unauthenticated (--controller-insecure): anyone who reaches it can elect masters and stop writes")
+	case SecurityLoopback:
+		cfg.Logger.Warn().Str("listen", cfg.Listen).
+			Msg("controller: the raft port is unauthenticated (loopback only): any local process can reach it; give --controller-secret-file")
+	}
+	cfg.Logger.Info().Str("listen", cfg.Listen).Strs("peers", cfg.peers()).Str("dir", cfg.Dir).Str("raft_security", secMode).Msg("controller started")
 	return c, nil
 }
 

@@ -43,10 +43,12 @@ const (
 
 // raftNode is the raft machinery of one controller.
 type raftNode struct {
-	r      *raft.Raft
-	store  *raftboltdb.BoltStore
-	trans  *raft.NetworkTransport
-	selfID raft.ServerID
+	r        *raft.Raft
+	store    *raftboltdb.BoltStore
+	trans    raft.Transport
+	ownTrans bool         // trans was built here (not Config.Transport): closed with the node
+	layer    *secureLayer // trans's authenticating stream layer (nil with Config.Transport)
+	selfID   raft.ServerID
 }
 
 // openRaft opens (or bootstraps) the raft node of cfg over fsm.
@@ -74,17 +76,12 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("controller snapshot store: %w", err)
 	}
-	adv, err := net.ResolveTCPAddr("tcp", cfg.advertise())
+	trans, layer, err := openTransport(cfg, hlog)
 	if err != nil {
 		_ = store.Close()
-		return nil, fmt.Errorf("controller advertise %s: %w", cfg.advertise(), err)
+		return nil, err
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.Listen, adv, 3, 2*time.Second, hlog)
-	if err != nil {
-		_ = store.Close()
-		return nil, fmt.Errorf("controller listen %s: %w", cfg.Listen, err)
-	}
-	n := &raftNode{store: store, trans: trans, selfID: rc.LocalID}
+	n := &raftNode{store: store, trans: trans, ownTrans: layer != nil, layer: layer, selfID: rc.LocalID}
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
 		n.closeStores()
@@ -109,6 +106,33 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 	return n, nil
 }
 
+// openTransport is cfg.Transport (not the node's: no layer), or a
+// NetworkTransport over the authenticating stream layer (raftsec.go) on a
+// listener opened with cfg.ListenFunc.
+func openTransport(cfg *Config, hlog hclog.Logger) (raft.Transport, *secureLayer, error) {
+	if cfg.Transport != nil {
+		return cfg.Transport, nil, nil
+	}
+	adv, err := net.ResolveTCPAddr("tcp", cfg.advertise())
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller advertise %s: %w", cfg.advertise(), err)
+	}
+	if adv.IP == nil || adv.IP.IsUnspecified() {
+		return nil, nil, fmt.Errorf("controller advertise %s: not an address peers can reach (set Advertise)", cfg.advertise())
+	}
+	listen := cfg.ListenFunc
+	if listen == nil {
+		listen = net.Listen
+	}
+	ln, err := listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller listen %s: %w", cfg.Listen, err)
+	}
+	layer := newSecureLayer(ln, adv, cfg.Security, cfg.advertise(), cfg.peers(), cfg.Logger.With().Str("component", "raft-transport").Logger())
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: layer, MaxPool: 3, Timeout: 2 * time.Second, Logger: hlog})
+	return trans, layer, nil
+}
+
 // close shuts raft down and closes its stores.
 func (n *raftNode) close() error {
 	err := n.r.Shutdown().Error()
@@ -120,7 +144,9 @@ func (n *raftNode) close() error {
 }
 
 func (n *raftNode) closeStores() {
-	_ = n.trans.Close()
+	if c, ok := n.trans.(raft.WithClose); ok && n.ownTrans {
+		_ = c.Close()
+	}
 	_ = n.store.Close()
 }
 

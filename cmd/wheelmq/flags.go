@@ -50,6 +50,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	nsListen := fs.String("namesrv-listen", "0.0.0.0:9876", "embedded name server address (empty: none)")
 	ctlListen := fs.String("controller-listen", "", "raft address of the replication controller embedded in the name server (empty: no controller); data in <data>/controller")
 	ctlPeers := fs.String("controller-peers", "", "raft addresses of every controller, ';'-separated, the same list on each (default: only --controller-listen)")
+	ctlSecret := fs.String("controller-secret-file", "",
+		"file holding the controllers' cluster secret (the same on each, >= 16 bytes, e.g. openssl rand -hex 32 > file; chmod 600): every raft connection must prove it")
+	ctlInsecure := fs.Bool("controller-insecure", false,
+		"let the raft port listen on a non-loopback address with neither --controller-secret-file nor mutual TLS (anyone reaching it can elect masters)")
 	nsAddrs := fs.String("namesrv", "", "name servers to register with, ';'-separated (default: the embedded one)")
 	routeWait := fs.Duration("route-wait", def.RouteWait,
 		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
@@ -246,9 +250,17 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		o.node.OrderMessageEnable = *orderMsg
 		if *ctlListen != "" {
 			o.node.Controller = controller.Config{Listen: *ctlListen, Peers: controller.ParsePeers(*ctlPeers),
-				Dir: filepath.Join(*data, "controller")}
-		} else if *ctlPeers != "" {
-			problems = append(problems, "--controller-peers needs --controller-listen")
+				Dir: filepath.Join(*data, "controller"), Security: controller.RaftSecurity{Insecure: *ctlInsecure}}
+			o.node.ControllerSecretFile = *ctlSecret
+		} else {
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{{"controller-peers", *ctlPeers != ""}, {"controller-secret-file", *ctlSecret != ""}, {"controller-insecure", *ctlInsecure}} {
+				if f.set {
+					problems = append(problems, "--"+f.name+" needs --controller-listen")
+				}
+			}
 		}
 	}
 	problems = append(problems, tlsOpts.apply(&o.node, *data)...) // TLS: flags_tls.go
@@ -271,7 +283,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
+	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "controller-secret-file", "controller-insecure", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass"},
 	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",

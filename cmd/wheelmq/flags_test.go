@@ -445,4 +445,14 @@ func TestParseArgsController(t *testing.T) {
 	if _, err := parseArgs([]string{"broker", "--namesrv", "h:1", "--controller-listen", "a:1"}, env(nil), io.Discard); err == nil {
 		t.Fatal("--controller-listen accepted in broker mode")
 	}
+	o, err = parseArgs([]string{"namesrv", "--controller-listen", "10.0.0.1:9880", "--controller-secret-file", "/etc/wheelmq/raft.secret",
+		"--controller-insecure"}, env(nil), io.Discard)
+	if err != nil || o.node.ControllerSecretFile != "/etc/wheelmq/raft.secret" || !o.node.Controller.Security.Insecure {
+		t.Fatalf("controller security flags: %v %q %+v", err, o.node.ControllerSecretFile, o.node.Controller.Security)
+	}
+	for _, f := range []string{"--controller-secret-file=/s", "--controller-insecure"} {
+		if _, err := parseArgs([]string{"namesrv", f}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "needs --controller-listen") {
+			t.Fatalf("%s without --controller-listen: %v", f, err)
+		}
+	}
 }

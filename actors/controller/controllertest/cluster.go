@@ -1,20 +1,21 @@
 // Package controllertest runs controller groups for tests: n controllers
-// over real raft TCP, each behind a real remoting server (netloop) that
-// serves only the controller codes, with fixed ports so that a node
-// restarted on its directory comes back at the same addresses.
+// over raft's in-memory transport (raft ids "ctl-0", "ctl-1", ...), each
+// behind a real remoting server (netloop) that serves only the controller
+// codes. No port is picked ahead: a server binds 127.0.0.1:0 and the
+// controller reports the address it got; a node restarted on its
+// directory keeps its raft id and gets a new remoting address.
 package controllertest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
@@ -24,9 +25,14 @@ import (
 
 // Node is one controller and its remoting server.
 type Node struct {
-	Ctl                    *controller.Controller
-	Server                 *netloop.Server
+	Ctl    *controller.Controller
+	Server *netloop.Server
+	// Dir is the controller's directory, RaftAddr its raft id and
+	// in-memory address; NetAddr is its remoting address (set by every
+	// start, read it after).
 	Dir, RaftAddr, NetAddr string
+	trans                  *raft.InmemTransport // nil while stopped
+	netAddr                atomic.Pointer[string]
 }
 
 // Cluster is a controller group.
@@ -38,17 +44,6 @@ type Cluster struct {
 	Logger zerolog.Logger
 }
 
-// FreeAddr returns a loopback address with a port free right now.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // Start starts n controllers (lease: the brokers' lease, 0 = default).
 // They stop at the test's end.
 func Start(t testing.TB, n int, lease time.Duration) *Cluster {
@@ -56,27 +51,20 @@ func Start(t testing.TB, n int, lease time.Duration) *Cluster {
 	c := &Cluster{t: t, Lease: lease}
 	base := t.TempDir()
 	for i := 0; i < n; i++ {
-		node := &Node{Dir: filepath.Join(base, "n"+strconv.Itoa(i), "controller"), RaftAddr: FreeAddr(t), NetAddr: FreeAddr(t)}
+		node := &Node{Dir: filepath.Join(base, "n"+strconv.Itoa(i), "controller"), RaftAddr: "ctl-" + strconv.Itoa(i)}
 		c.Nodes = append(c.Nodes, node)
 		c.peers = append(c.peers, node.RaftAddr)
-	}
-	for i := range c.Nodes {
-		// The remoting address is only this node's (not in peers): if
-		// another process took it since FreeAddr, take another one.
-		err := c.startNode(i)
-		for try := 0; err != nil && errors.Is(err, syscall.EADDRINUSE) && try < 5; try++ {
-			c.Nodes[i].NetAddr = FreeAddr(t)
-			err = c.startNode(i)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	t.Cleanup(func() {
 		for i := range c.Nodes {
 			c.StopNode(i)
 		}
 	})
+	for i := range c.Nodes {
+		if err := c.startNode(i); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return c
 }
 
@@ -88,26 +76,64 @@ func (c *Cluster) StartNode(i int) {
 	}
 }
 
-// startNode starts node i's controller and its remoting server.
+// startNode starts node i's controller, on a fresh in-memory transport
+// connected both ways to the running nodes', and its remoting server.
 func (c *Cluster) startNode(i int) error {
 	n := c.Nodes[i]
 	log := c.Logger.With().Int("node", i).Logger()
+	_, trans := raft.NewInmemTransport(raft.ServerAddress(n.RaftAddr))
+	for _, o := range c.Nodes {
+		if o != n && o.trans != nil {
+			trans.Connect(raft.ServerAddress(o.RaftAddr), o.trans)
+			o.trans.Connect(raft.ServerAddress(n.RaftAddr), trans)
+		}
+	}
+	n.trans = trans
 	ctl, err := controller.Start(controller.Config{Listen: n.RaftAddr, Peers: c.peers, Dir: n.Dir, Lease: c.Lease,
-		RemotingAddr: func() string { return n.NetAddr }, Logger: log})
+		Transport: trans, RemotingAddr: n.remotingAddr, Logger: log})
 	if err != nil {
+		c.disconnect(i)
 		return fmt.Errorf("start controller %d: %w", i, err)
 	}
-	srv := netloop.NewServer(netloop.Config{Name: "controller", Addr: n.NetAddr, NumEventLoop: 1, Logger: log}, &handler{ctl: ctl})
+	srv := netloop.NewServer(netloop.Config{Name: "controller", Addr: "127.0.0.1:0", NumEventLoop: 1, Logger: log}, &handler{ctl: ctl})
 	if err := srv.Start(); err != nil {
 		_ = ctl.Stop(context.Background())
+		c.disconnect(i)
 		return fmt.Errorf("start controller %d server: %w", i, err)
 	}
-	n.Ctl, n.Server = ctl, srv
+	addr := srv.Addr()
+	n.netAddr.Store(&addr)
+	n.Ctl, n.Server, n.NetAddr = ctl, srv, addr
 	return nil
 }
 
+// remotingAddr is Config.RemotingAddr: the bound address ("" until then).
+func (n *Node) remotingAddr() string {
+	if p := n.netAddr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// disconnect cuts node i's transport off the others (a stopped node:
+// RPCs to it fail at once, as to a closed port).
+func (c *Cluster) disconnect(i int) {
+	n := c.Nodes[i]
+	if n.trans == nil {
+		return
+	}
+	for _, o := range c.Nodes {
+		if o != n && o.trans != nil {
+			o.trans.Disconnect(raft.ServerAddress(n.RaftAddr))
+		}
+	}
+	_ = n.trans.Close()
+	n.trans = nil
+}
+
 // StopNode stops node i: the controller first (so that the connections
-// its server then closes are not taken for dead brokers), then the server.
+// its server then closes are not taken for dead brokers), then the
+// server, then its transport.
 func (c *Cluster) StopNode(i int) {
 	n := c.Nodes[i]
 	if n.Ctl == nil {
@@ -121,7 +147,9 @@ func (c *Cluster) StopNode(i int) {
 	if err := n.Server.Stop(ctx); err != nil {
 		c.t.Logf("stop server %d: %v", i, err)
 	}
+	c.disconnect(i)
 	n.Ctl, n.Server = nil, nil
+	n.netAddr.Store(nil)
 }
 
 // Addrs are the remoting addresses (what brokers get as Controllers).

@@ -4,9 +4,14 @@ package process
 // actors/controller, docs/controller.md) and the broker's role on /healthz.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
@@ -24,6 +29,9 @@ func (n *Node) startController(opts *namesrv.Options) error {
 	cc := n.cfg.Controller
 	cc.Logger = n.cfg.Logger.With().Str("component", "controller").Logger()
 	cc.System, cc.Stages = n.nsSystem, n.stages
+	if err := n.controllerSecurity(&cc.Security, cc.Logger); err != nil {
+		return err
+	}
 	cc.RemotingAddr = func() string {
 		if p := n.nsAddr.Load(); p != nil {
 			return *p
@@ -36,7 +44,68 @@ func (n *Node) startController(opts *namesrv.Options) error {
 	}
 	n.ctl = ctl
 	opts.MasterEpoch = ctl.MasterEpoch
+	if err := n.registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "wheelmq_controller_raft_refused_total",
+		Help: "Raft connections of the controller refused by its authentication (accepted ones, and dialed ones whose peer failed it).",
+	}, func() float64 { return float64(ctl.RaftRefused()) })); err != nil {
+		n.cfg.Logger.Warn().Err(err).Msg("controller: raft refusal metric not registered")
+	}
 	return nil
+}
+
+// controllerSecurity fills in what protects the raft port (docs/controller.md,
+// "The raft port"): mutual TLS with the process's certificate when the
+// ports verify client certificates against a CA (--tls-client-ca) and the
+// certificate is the operator's (--tls-cert: self-signed ones chain to no
+// common CA), and the cluster secret of ControllerSecretFile.
+func (n *Node) controllerSecurity(sec *controller.RaftSecurity, log zerolog.Logger) error {
+	if n.tls != nil && n.cfg.TLS.ClientCAFile != "" && n.cfg.TLS.CertFile != "" && sec.TLS == nil {
+		sec.TLS = &controller.RaftTLS{Certificate: n.tls.Certificate, CAs: n.tls.ClientCAs}
+	}
+	if f := n.cfg.ControllerSecretFile; f != "" && sec.Secret == nil {
+		secret, err := readSecretFile(f, log)
+		if err != nil {
+			return err
+		}
+		sec.Secret = secret
+	}
+	return nil
+}
+
+// readSecretFile reads a cluster secret file: its content without
+// surrounding whitespace. A file others can read is logged.
+func readSecretFile(path string, log zerolog.Logger) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("controller secret file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		log.Warn().Str("file", path).Str("mode", st.Mode().Perm().String()).
+			Msg("controller secret file is readable by other users: chmod 600 it")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("controller secret file: %w", err)
+	}
+	secret := bytes.TrimSpace(b)
+	if len(secret) < controller.MinSecretLen {
+		return nil, fmt.Errorf("controller secret file %s: %d bytes, want at least %d (e.g. openssl rand -hex 32)", path, len(secret), controller.MinSecretLen)
+	}
+	return secret, nil
+}
+
+// writeControllerSecurity adds a warning to /healthz when the raft port
+// is unauthenticated.
+func (n *Node) writeControllerSecurity(w io.Writer) {
+	if n.ctl == nil {
+		return
+	}
+	switch n.ctl.RaftSecurityMode() {
+	case controller.SecurityInsecure:
+		_, _ = fmt.Fprintf(w, "warning: controller raft port %s is unauthenticated (--controller-insecure)\n", n.cfg.Controller.Listen)
+	case controller.SecurityLoopback:
+		_, _ = fmt.Fprintf(w, "warning: controller raft port %s is unauthenticated (loopback only; no --controller-secret-file)\n", n.cfg.Controller.Listen)
+	}
 }
 
 // stopController stops the embedded controller, if any.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,12 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	}
 	defer func() { _ = n.Stop(context.Background()) }()
 	ns := n.NamesrvAddr()
+	// An unauthenticated (loopback) raft port is a warning on /healthz.
+	var health strings.Builder
+	n.writeControllerSecurity(&health)
+	if !strings.Contains(health.String(), "warning: controller raft port "+raftAddr+" is unauthenticated") {
+		t.Fatalf("healthz lines %q", health.String())
+	}
 
 	h := role.NewHolder(role.State{})
 	m, err := member.Start(member.Options{Controllers: []string{ns}, Cluster: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911",

@@ -63,8 +63,14 @@ type Config struct {
 	// Controller runs the replication controller embedded in the name
 	// server (zero Listen: none): its raft transport on Controller.Listen,
 	// its requests on the name server's port; its Dir is required
-	// (cmd/wheelmq uses <data>/controller). RemotingAddr is set here.
+	// (cmd/wheelmq uses <data>/controller). RemotingAddr is set here, and
+	// Security.TLS / Security.Secret from TLS and ControllerSecretFile
+	// (controller.go).
 	Controller controller.Config
+	// ControllerSecretFile holds the controllers' cluster secret (the same
+	// file content on every controller, at least controller.MinSecretLen
+	// bytes, surrounding whitespace ignored); "": none.
+	ControllerSecretFile string
 	// OrderMessageEnable puts ORDER_TOPIC_CONFIG values into routes as
 	// orderTopicConf (RocketMQ's orderMessageEnable).
 	OrderMessageEnable bool
@@ -392,6 +398,7 @@ func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	n.writeRole(w)
+	n.writeControllerSecurity(w)
 }
 
 // NamesrvAddr is the embedded name server's bound address ("" if none).

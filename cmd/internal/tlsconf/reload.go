@@ -184,6 +184,14 @@ func (r *Reloader) ServerConfig() *tls.Config {
 	}
 }
 
+// Certificate is the certificate in force (the controllers' raft port
+// presents it, as server and as client).
+func (r *Reloader) Certificate() *tls.Certificate { return r.cur.Load().cert }
+
+// ClientCAs are the CAs in force that client certificates must chain to
+// (nil without ClientCAFile).
+func (r *Reloader) ClientCAs() *x509.CertPool { return r.cur.Load().server.ClientCAs }
+
 // ClientConfig is the TLS configuration of the process's connections to
 // name servers: like RocketMQ's clients it does not verify the server
 // (InsecureSkipVerify), and it presents the process's certificate when the

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // NamesrvFlags and BrokerFlags are the flags the replication parts add;
 // Supports checks a binary for them.
 var (
-	NamesrvFlags = []string{"--controller-listen", "--controller-peers"}
+	NamesrvFlags = []string{"--controller-listen", "--controller-peers", "--controller-secret-file"}
 	BrokerFlags  = []string{"--ha-listen", "--ha-advertise", "--replication", "--min-in-sync-replicas"}
 )
 
@@ -118,10 +119,20 @@ func Start(t testing.TB, cfg Config) *Cluster {
 		peers = append(peers, n.Controller)
 		c.Namesrvs = append(c.Namesrvs, n)
 	}
+	// The controllers prove a cluster secret on their raft connections,
+	// as a deployment off loopback must.
+	secret := filepath.Join(cfg.Dir, "controller.secret")
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("chaos-cluster-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range c.Namesrvs {
 		args := []string{"namesrv", "--listen", n.Addr, "--data", n.Dir, "--metrics-listen", n.Metrics, "--log-level", "info"}
 		if !cfg.NoReplication {
-			args = append(args, "--controller-listen", n.Controller, "--controller-peers", strings.Join(peers, ";"))
+			args = append(args, "--controller-listen", n.Controller, "--controller-peers", strings.Join(peers, ";"),
+				"--controller-secret-file", secret)
 		}
 		n.Proc = newProc(t, fmt.Sprintf("ns%d", n.Index), cfg.Bin, args...)
 		if err := n.Proc.Start(); err != nil {
