@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -22,12 +22,7 @@ import (
 // a fresh lease instead of electing it away.
 func TestStagePanicRestartsAndAnswers(t *testing.T) {
 	prom := prometheus.NewRegistry()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	addr := portres.Hold(t) // a port this test holds: the controller's raft binds it
 	c, err := Start(Config{Listen: addr, Dir: filepath.Join(t.TempDir(), "controller"), ScanInterval: 10 * time.Millisecond,
 		RemotingAddr: func() string { return "127.0.0.1:9876" }, Stages: stage.NewRegistry(prom),
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
