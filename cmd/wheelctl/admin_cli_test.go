@@ -151,6 +151,7 @@ func TestSendDelayConsume(t *testing.T) {
 
 // TestCancel cancels a pending timer message: it is never delivered.
 func TestCancel(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
 	topic := processtest.Unique("wheelctl_cancel")

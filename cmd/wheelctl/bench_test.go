@@ -84,6 +84,7 @@ func TestBenchConsumeJSON(t *testing.T) {
 // every message comes back once after its invisibility deadline, none
 // early, against the in-process broker.
 func TestBenchRedeliveryJSON(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("waits out a 10 s invisible time")
 	}

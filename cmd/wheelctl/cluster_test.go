@@ -146,6 +146,7 @@ func sendOfficial(t *testing.T, ns []string, l *ledger, topic, prefix string, n 
 //     from before the kill included) from both brokers; around broker-b's
 //     restart a record may reach both consumers (see checkDeliveries).
 func TestCluster(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	if testing.Short() {
 		t.Skip("builds and runs wheelmq processes")
 	}

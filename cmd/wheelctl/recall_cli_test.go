@@ -16,6 +16,7 @@ import (
 // topic route, the message is never delivered, and a handle whose due time
 // has passed is refused in one line.
 func TestCancelRecallHandle(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
 	topic := processtest.Unique("wheelctl_recall")
