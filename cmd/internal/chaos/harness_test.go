@@ -1,4 +1,4 @@
-package main
+package chaos_test
 
 import (
 	"math/rand/v2"
