@@ -73,7 +73,7 @@ func TestConformsToInmemStore(t *testing.T) {
 		probe = append(probe, step{op: "get", lo: i})
 	}
 	cases := map[string][]step{
-		"empty": nil,
+		"empty":  nil,
 		"append": {{op: "store", lo: 1, hi: 5, term: 1}, {op: "store", lo: 6, hi: 6, term: 2}},
 		"prefix compaction": {{op: "store", lo: 1, hi: 10, term: 1}, {op: "delete", lo: 1, hi: 4},
 			{op: "reopen"}, {op: "delete", lo: 5, hi: 7}},
