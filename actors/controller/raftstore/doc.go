@@ -2,8 +2,10 @@
 // storage/vfs: a raft.LogStore (LogStore, file raft.log) and a
 // raft.StableStore (StableStore, file raft-stable), so that the power-loss
 // tests (vfs/crashfs) reach the controller's raft state as they reach the
-// broker's stores. It replaces raft-boltdb (raft.db); MigrateBolt converts a
-// raft.db left by an earlier version once. See docs/controller.md and
+// broker's stores, and a raft.SnapshotStore (SnapshotStore, directory
+// raft-snapshots). It replaces raft-boltdb (raft.db) and hashicorp's
+// FileSnapshotStore (snapshots/); MigrateBolt converts what an earlier
+// version left once. See docs/controller.md and
 // docs/formats.md ("Controller raft log").
 //
 // # raft.log
@@ -57,6 +59,22 @@
 //
 // A uint64 value (SetUint64) is stored as its 8 big-endian bytes under the
 // key, as raft-boltdb does, so a migrated raft.db's values copy unchanged.
+//
+// # raft-snapshots
+//
+// SnapshotStore (a raft.SnapshotStore) keeps one file per snapshot in
+// raft-snapshots/, named <term>-<index>-<unix ms>.snap. A snapshot is
+// written to <id>.snap.tmp, fsynced, renamed and the directory fsynced, so
+// a crash leaves it whole or absent (unfinished .tmp files are removed at
+// open); the newest retain are kept. The meta sits behind the state so
+// that the state can be streamed before its size is known:
+//
+//	file    := magic state meta metaLen:u32 crc:u32   crc = CRC-32C of all bytes before it
+//	magic   := "WMQRSNP1"
+//	meta    := JSON of raft.SnapshotMeta (Version, ID, Index, Term,
+//	           Configuration, ConfigurationIndex, Size = len(state))
+//
+// A file that fails its checksum is refused by Open and left out of List.
 //
 // # Concurrency
 //

@@ -3,10 +3,12 @@ package raftstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/rs/zerolog"
@@ -19,6 +21,9 @@ import (
 const (
 	// BoltFile is raft-boltdb's file (log and stable store in one bbolt DB).
 	BoltFile = "raft.db"
+	// FileSnapshotDir is hashicorp's FileSnapshotStore directory an
+	// earlier version kept its snapshots in (left in place by MigrateBolt).
+	FileSnapshotDir = "snapshots"
 	// BoltMigratedFile is where MigrateBolt moves BoltFile once converted
 	// (kept as a backup; an operator may delete it).
 	BoltMigratedFile = "raft.db.migrated"
@@ -33,7 +38,8 @@ var stableKeys = []string{"CurrentTerm", "LastVoteTerm", "LastVoteCand"}
 // MigrateBolt converts a raft.db left in dir by an earlier version (read
 // through the OS file system: bbolt cannot use vfs) into raft.log and
 // raft-stable on fs, once: every log entry and the stable keys are copied
-// and fsynced, then raft.db is renamed to raft.db.migrated and dir fsynced.
+// and fsynced, so is the newest snapshot of the FileSnapshotStore in
+// dir/snapshots (into raft-snapshots; the old directory is left), then raft.db is renamed to raft.db.migrated and dir fsynced.
 // While raft.db exists it is the truth: new files found next to it are
 // what an interrupted conversion left, and are replaced. It reports
 // whether it converted; no raft.db is no work and no error.
@@ -43,6 +49,9 @@ func MigrateBolt(dir string, fs vfs.FS, log zerolog.Logger) (bool, error) {
 	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	} else if err != nil {
+		return false, fmt.Errorf("raftstore: migrate: %w", err)
+	}
+	if err := fs.RemoveAll(filepath.Join(dir, SnapshotDir)); err != nil {
 		return false, fmt.Errorf("raftstore: migrate: %w", err)
 	}
 	for _, name := range []string{LogFile, logTmp, StableFile} {
@@ -66,6 +75,10 @@ func MigrateBolt(dir string, fs vfs.FS, log zerolog.Logger) (bool, error) {
 	if err := bolt.Close(); err != nil {
 		return false, fmt.Errorf("raftstore: migrate: close %s: %w", src, err)
 	}
+	snap, err := copySnapshot(dir, fs)
+	if err != nil {
+		return false, fmt.Errorf("raftstore: migrate: %w", err)
+	}
 	dst := filepath.Join(dir, BoltMigratedFile)
 	if err := os.Rename(src, dst); err != nil {
 		return false, fmt.Errorf("raftstore: migrate: %w", err)
@@ -73,7 +86,7 @@ func MigrateBolt(dir string, fs vfs.FS, log zerolog.Logger) (bool, error) {
 	if err := (vfs.OS{}).SyncDir(dir); err != nil {
 		return false, fmt.Errorf("raftstore: migrate: sync %s: %w", dir, err)
 	}
-	log.Info().Str("from", src).Str("kept_as", dst).Int("entries", n).Uint64("first", first).Uint64("last", last).
+	log.Info().Str("from", src).Str("kept_as", dst).Int("entries", n).Uint64("first", first).Uint64("last", last).Str("snapshot", snap).
 		Msg("raft store migration: converted raft-boltdb's raft.db to raft.log + raft-stable")
 	return true, nil
 }
@@ -131,4 +144,43 @@ func copyBolt(dir string, fs vfs.FS, bolt *raftboltdb.BoltStore) (n int, first, 
 		}
 	}
 	return n, first, last, l.Close()
+}
+
+// copySnapshot copies the newest snapshot of the FileSnapshotStore in
+// dir/snapshots (OS file system) into a SnapshotStore on fs, and returns
+// its id ("" when there is none).
+func copySnapshot(dir string, fs vfs.FS) (string, error) {
+	old := filepath.Join(dir, FileSnapshotDir)
+	if _, err := os.Stat(old); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	fss, err := raft.NewFileSnapshotStoreWithLogger(old, 1, hclog.NewNullLogger())
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", old, err)
+	}
+	list, err := fss.List()
+	if err != nil || len(list) == 0 {
+		return "", err
+	}
+	meta, rc, err := fss.Open(list[0].ID)
+	if err != nil {
+		return "", fmt.Errorf("open snapshot %s: %w", list[0].ID, err)
+	}
+	defer rc.Close()
+	snaps, err := OpenSnapshots(dir, 1, Options{FS: fs})
+	if err != nil {
+		return "", err
+	}
+	sink, err := snaps.Create(meta.Version, meta.Index, meta.Term, meta.Configuration, meta.ConfigurationIndex, nil)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(sink, rc); err != nil {
+		_ = sink.Cancel()
+		return "", fmt.Errorf("copy snapshot %s: %w", meta.ID, err)
+	}
+	if err := sink.Close(); err != nil {
+		return "", err
+	}
+	return meta.ID, nil
 }

@@ -2,6 +2,8 @@ package raftstore
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,6 +46,24 @@ func boltDir(t *testing.T) (string, *raft.InmemStore) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	fss, err := raft.NewFileSnapshotStore(filepath.Join(dir, FileSnapshotDir), 2, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, trans := raft.NewInmemTransport("a") // FileSnapshotStore encodes the peers with it
+	defer trans.Close()
+	for _, idx := range []uint64{5, 10} {
+		sink, err := fss.Create(1, idx, 2, testConf, 1, trans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Fprintf(sink, `{"upTo":%d}`, idx); err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return dir, want
 }
 
@@ -70,6 +90,17 @@ func checkMigrated(t *testing.T, dir string, want *raft.InmemStore) {
 	cand, err3 := s.Get([]byte("LastVoteCand"))
 	if term != 5 || vt != 4 || string(cand) != "127.0.0.1:9001" || errors.Join(err1, err2, err3) != nil {
 		t.Fatalf("stable: term %d vote term %d cand %q (%v %v %v)", term, vt, cand, err1, err2, err3)
+	}
+	snaps, err := OpenSnapshots(dir, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := snaps.List()
+	if len(list) != 1 {
+		t.Fatalf("%d snapshots migrated, want the newest", len(list))
+	}
+	if m, state := readSnap(t, snaps, list[0].ID); m.Index != 10 || m.Term != 2 || state != `{"upTo":10}` {
+		t.Fatalf("migrated snapshot %+v %q", m, state)
 	}
 	if _, err := os.Stat(filepath.Join(dir, BoltFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("raft.db still in place: %v", err)
