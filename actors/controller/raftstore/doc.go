@@ -1,12 +1,11 @@
-// Package raftstore is the controller's raft log and stable store on
-// storage/vfs: a raft.LogStore (LogStore, file raft.log) and a
-// raft.StableStore (StableStore, file raft-stable), so that the power-loss
-// tests (vfs/crashfs) reach the controller's raft state as they reach the
-// broker's stores, and a raft.SnapshotStore (SnapshotStore, directory
-// raft-snapshots). It replaces raft-boltdb (raft.db) and hashicorp's
-// FileSnapshotStore (snapshots/); MigrateBolt converts what an earlier
-// version left once. See docs/controller.md and
-// docs/formats.md ("Controller raft log").
+// Package raftstore is the controller's raft storage on storage/vfs: a
+// raft.LogStore (LogStore, file raft.log), a raft.StableStore (StableStore,
+// file raft-stable) and a raft.SnapshotStore (SnapshotStore, directory
+// raft-snapshots), so that the power-loss tests (vfs/crashfs) reach the
+// controller's raft state as they reach the broker's stores. It replaces
+// raft-boltdb (raft.db) and hashicorp's FileSnapshotStore (snapshots/);
+// MigrateBolt converts what an earlier version left, once. See
+// docs/controller.md and docs/formats.md ("Controller raft storage").
 //
 // # raft.log
 //
