@@ -216,7 +216,7 @@ func runPowerCuts(t *testing.T, seed int64) {
 		for _, p := range inflight {
 			if err := g.waitFuture(p.f, 10*time.Second); err == nil {
 				res, _ := p.f.Response().(Result)
-				h.acked(p.cmd, res, p.f.Index())
+				h.acked(t, p.cmd, res, p.f.Index())
 			}
 		}
 		inflight = inflight[:0]

@@ -175,7 +175,10 @@ func (k *snapSink) Cancel() error {
 
 // reapLocked removes the snapshots beyond retain. s.mu should be held.
 func (s *SnapshotStore) reapLocked() error {
-	metas := s.listLocked()
+	metas, err := s.listLocked()
+	if err != nil {
+		return err
+	}
 	if len(metas) <= s.retain {
 		return nil
 	}
@@ -195,15 +198,19 @@ func (s *SnapshotStore) reapLocked() error {
 func (s *SnapshotStore) List() ([]*raft.SnapshotMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	metas := s.listLocked()
+	metas, err := s.listLocked()
+	if err != nil {
+		return nil, err
+	}
 	return metas[:min(len(metas), s.retain)], nil
 }
 
-func (s *SnapshotStore) listLocked() []*raft.SnapshotMeta {
+// listLocked reads every snapshot's meta, newest first. s.mu should be
+// held.
+func (s *SnapshotStore) listLocked() ([]*raft.SnapshotMeta, error) {
 	ents, err := s.fs.ReadDir(s.dir)
 	if err != nil {
-		s.log.Error().Err(err).Str("dir", s.dir).Msg("raft snapshots: cannot list")
-		return nil
+		return nil, fmt.Errorf("raftstore: list snapshots: %w", err)
 	}
 	var metas []*raft.SnapshotMeta
 	for _, e := range ents {
@@ -227,7 +234,7 @@ func (s *SnapshotStore) listLocked() []*raft.SnapshotMeta {
 		}
 		return a.ID > b.ID
 	})
-	return metas
+	return metas, nil
 }
 
 // read loads and checks snapshot id: its meta and its state bytes.
