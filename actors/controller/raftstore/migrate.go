@@ -46,7 +46,8 @@ var stableKeys = []string{"CurrentTerm", "LastVoteTerm", "LastVoteCand"}
 func MigrateBolt(dir string, fs vfs.FS, log zerolog.Logger) (bool, error) {
 	fs = vfs.Default(fs)
 	src := filepath.Join(dir, BoltFile)
-	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+	st, err := os.Stat(src)
+	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("raftstore: migrate: %w", err)
@@ -61,6 +62,10 @@ func MigrateBolt(dir string, fs vfs.FS, log zerolog.Logger) (bool, error) {
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return false, fmt.Errorf("raftstore: migrate: %w", err)
 		}
+	}
+	if st.Size() == 0 {
+		// raft-boltdb was cut before it wrote anything: nothing to keep.
+		return true, moveAside(dir, src, log, 0, 0, 0, "")
 	}
 	bolt, err := raftboltdb.New(raftboltdb.Options{Path: src,
 		BoltOptions: &bbolt.Options{ReadOnly: true, Timeout: boltOpenTimeout}})
@@ -79,16 +84,22 @@ func MigrateBolt(dir string, fs vfs.FS, log zerolog.Logger) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("raftstore: migrate: %w", err)
 	}
+	return true, moveAside(dir, src, log, n, first, last, snap)
+}
+
+// moveAside renames the converted raft.db to raft.db.migrated, durably,
+// and logs what the conversion copied.
+func moveAside(dir, src string, log zerolog.Logger, n int, first, last uint64, snap string) error {
 	dst := filepath.Join(dir, BoltMigratedFile)
 	if err := os.Rename(src, dst); err != nil {
-		return false, fmt.Errorf("raftstore: migrate: %w", err)
+		return fmt.Errorf("raftstore: migrate: %w", err)
 	}
 	if err := (vfs.OS{}).SyncDir(dir); err != nil {
-		return false, fmt.Errorf("raftstore: migrate: sync %s: %w", dir, err)
+		return fmt.Errorf("raftstore: migrate: sync %s: %w", dir, err)
 	}
 	log.Info().Str("from", src).Str("kept_as", dst).Int("entries", n).Uint64("first", first).Uint64("last", last).Str("snapshot", snap).
 		Msg("raft store migration: converted raft-boltdb's raft.db to raft.log + raft-stable")
-	return true, nil
+	return nil
 }
 
 // copyBolt copies every entry and stable key of bolt into new stores in

@@ -145,3 +145,26 @@ func TestMigrateBoltInterrupted(t *testing.T) {
 	}
 	checkMigrated(t, dir, want)
 }
+
+// TestMigrateEmptyBolt: a zero-length raft.db (raft-boltdb cut before its
+// first write) is moved aside; the new store starts empty.
+func TestMigrateEmptyBolt(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, BoltFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := MigrateBolt(dir, nil, zerolog.Nop()); err != nil || !done {
+		t.Fatalf("MigrateBolt = %v %v", done, err)
+	}
+	l, err := OpenLog(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if last, _ := l.LastIndex(); last != 0 {
+		t.Fatalf("last index %d, want an empty log", last)
+	}
+	if _, err := os.Stat(filepath.Join(dir, BoltMigratedFile)); err != nil {
+		t.Fatal(err)
+	}
+}
