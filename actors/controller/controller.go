@@ -17,6 +17,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
 // Defaults of Config.
@@ -57,8 +58,12 @@ type Config struct {
 	// (--controller-peers, the same list on every node); empty = only
 	// this one. An empty Dir bootstraps the raft group from it.
 	Peers []string
-	// Dir holds raft.db and snapshots/ (<data>/controller).
+	// Dir holds the raft log, stable store and snapshots
+	// (<data>/controller; docs/controller.md).
 	Dir string
+	// FS is the file system of Dir (vfs.OS when nil; tests pass
+	// crashfs). An earlier version's raft.db is read from the OS.
+	FS vfs.FS
 	// RemotingAddr returns this name server's remoting address, which
 	// followers name as the leader's and GET_METADATA_INFO shows; nil or
 	// "" leaves it unknown.

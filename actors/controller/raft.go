@@ -6,25 +6,24 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/controller/raftstore"
 )
 
 // Files and directories under Config.Dir (docs/controller.md).
 const (
-	// RaftDBFile is the raft-boltdb file holding the raft log and the
-	// stable store (current term, last vote).
-	RaftDBFile = "raft.db"
-	// SnapshotDir holds hashicorp/raft's FileSnapshotStore: one directory
-	// per snapshot (meta.json + state.bin, the JSON State).
-	SnapshotDir = "snapshots"
+	// RaftDBFile is the raft-boltdb file of earlier versions, converted
+	// once at start (raftstore.MigrateBolt, store.go).
+	RaftDBFile = raftstore.BoltFile
+	// SnapshotDir holds the raft snapshots (raftstore.SnapshotStore: one
+	// file per snapshot, the JSON State inside).
+	SnapshotDir = raftstore.SnapshotDir
 )
 
 // Default raft timings, tuned for a LAN/loopback controller: a leader's
@@ -44,7 +43,7 @@ const (
 // raftNode is the raft machinery of one controller.
 type raftNode struct {
 	r        *raft.Raft
-	store    *raftboltdb.BoltStore
+	store    *raftStores
 	trans    raft.Transport
 	ownTrans bool         // trans was built here (not Config.Transport): closed with the node
 	layer    *secureLayer // trans's authenticating stream layer (nil with Config.Transport)
@@ -53,9 +52,6 @@ type raftNode struct {
 
 // openRaft opens (or bootstraps) the raft node of cfg over fsm.
 func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("controller dir: %w", err)
-	}
 	out := &logWriter{log: cfg.Logger.With().Str("component", "raft").Logger()}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: out})
 	rc := raft.DefaultConfig()
@@ -67,14 +63,9 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 	rc.SnapshotThreshold = 1024
 	rc.TrailingLogs = 1024
 	rc.Logger = hlog
-	store, err := raftboltdb.NewBoltStore(filepath.Join(cfg.Dir, RaftDBFile))
+	store, err := openStores(cfg.Dir, cfg.FS, cfg.Logger.With().Str("component", "raftstore").Logger())
 	if err != nil {
-		return nil, fmt.Errorf("controller raft store: %w", err)
-	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir, SnapshotDir), 2, hlog)
-	if err != nil {
-		_ = store.Close()
-		return nil, fmt.Errorf("controller snapshot store: %w", err)
+		return nil, err
 	}
 	trans, layer, err := openTransport(cfg, hlog)
 	if err != nil {
@@ -82,7 +73,7 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 		return nil, err
 	}
 	n := &raftNode{store: store, trans: trans, ownTrans: layer != nil, layer: layer, selfID: rc.LocalID}
-	has, err := raft.HasExistingState(store, store, snaps)
+	has, err := store.hasState()
 	if err != nil {
 		n.closeStores()
 		return nil, fmt.Errorf("controller raft state: %w", err)
@@ -92,13 +83,13 @@ func openRaft(cfg *Config, fsm *FSM) (*raftNode, error) {
 		for _, p := range cfg.peers() {
 			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p), Address: raft.ServerAddress(p)})
 		}
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, conf); err != nil {
+		if err := raft.BootstrapCluster(rc, store.log, store.stable, store.snaps, trans, conf); err != nil {
 			n.closeStores()
 			return nil, fmt.Errorf("controller bootstrap: %w", err)
 		}
 		cfg.Logger.Info().Strs("peers", cfg.peers()).Str("dir", cfg.Dir).Msg("controller: bootstrapped raft from the peer list")
 	}
-	n.r, err = raft.NewRaft(rc, &raftFSM{f: fsm}, store, store, snaps, trans)
+	n.r, err = raft.NewRaft(rc, &raftFSM{f: fsm}, store.log, store.stable, store.snaps, trans)
 	if err != nil {
 		n.closeStores()
 		return nil, fmt.Errorf("controller raft: %w", err)
