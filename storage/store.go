@@ -79,6 +79,14 @@ type Store struct {
 	// Dispatched is the CommitLog offset below which every record is in the
 	// consume queues (maintained by the dispatch stage).
 	Dispatched atomic.Int64
+	// Corrections collects the derived positions found claiming more than
+	// the recovered CommitLog holds, and what was made of them (the
+	// consume queues' at Open; the stages add theirs).
+	Corrections *Corrections
+	// OpenedEnd is the CommitLog's end when Open recovered it: a derived
+	// entry that names a record at or past it and does not find it there
+	// survived a loss of the log's tail.
+	OpenedEnd int64
 
 	lock    io.Closer
 	durable atomic.Pointer[DurableEnd] // nil: the CommitLog's flushed offset
@@ -104,7 +112,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Corruption == nil {
 		opts.Corruption = corruption.NewMetrics(nil) // still reports each range once
 	}
-	s := &Store{Dir: dir, FS: fs, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption}
+	s := &Store{Dir: dir, FS: fs, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption,
+		Corrections: NewCorrections()}
 	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{
 		SegmentSize: opts.SegmentSize, Logger: opts.Logger, FS: fs,
 	})
@@ -127,14 +136,20 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.Queues = cq
 	end := cl.MaxOffset()
+	s.OpenedEnd = end
 	for _, id := range cq.Queues() {
 		q := cq.Lookup(id.Topic, id.QueueID)
 		if q == nil {
 			continue
 		}
+		before := q.MaxOffset()
 		if err := q.TruncateAbove(end); err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("storage open %s: align consume queue %s/%d: %w", dir, id.Topic, id.QueueID, err)
+		}
+		if after := q.MaxOffset(); after < before {
+			s.Corrections.Record(opts.Logger, Correction{What: FixConsumeQueue, Subject: id.String(),
+				From: before, To: after, Dropped: before - after, CommitLogEnd: end})
 		}
 	}
 	// Retention deleted the CommitLog below its minimum: the queues' minimums
