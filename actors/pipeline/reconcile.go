@@ -71,7 +71,7 @@ func (p *Pipeline) reconcileOffsets(ends storage.QueueEnds) error {
 				if group == pop.JournalGroup {
 					what = storage.FixPOPJournal // the journal's replay start (actors/pop, compact.go)
 				}
-				p.correct(storage.Correction{What: what, Subject: fmt.Sprintf("%s@%s/%d", group, topic, qid), From: off, To: end})
+				p.correct(storage.Correction{What: what, Subject: fmt.Sprintf("%s@%s/%d", topic, group, qid), From: off, To: end})
 				queues[qid] = end
 				changed++
 			}
