@@ -42,6 +42,22 @@ import (
 // ErrLocked means another process holds the data directory.
 var ErrLocked = errors.New("storage: data directory is locked by another process")
 
+// ErrUnreadable marks an error that keeps a broker from starting: its
+// CommitLog cannot be read. Everything else on disk is derived from the
+// CommitLog and is reconciled with it at start (actors/pipeline); the log
+// itself is the one thing a start cannot do without.
+var ErrUnreadable = errors.New("storage: the commitlog cannot be read")
+
+// Unreadable wraps err, met reading the CommitLog of the data directory
+// dir, with ErrUnreadable and what the operator can do about it.
+func Unreadable(dir string, err error) error {
+	cl := filepath.Join(dir, "commitlog")
+	return fmt.Errorf("%w: %w; the broker starts from whatever a readable commitlog holds (every other file is "+
+		"reconciled with it), so: check the disk and the permissions of %s, run `wheelctl store verify %s` to see "+
+		"what is damaged, then restore %s from a backup (or move %s aside to start with an empty store)",
+		ErrUnreadable, err, cl, dir, cl, dir)
+}
+
 // Options configures Open.
 type Options struct {
 	// SegmentSize is the CommitLog segment size (0: the commitlog default).
@@ -119,7 +135,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	})
 	if err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("storage open %s: %w", dir, err)
+		return nil, fmt.Errorf("storage open %s: %w", dir, Unreadable(dir, err))
 	}
 	s.CommitLog = cl
 	for _, d := range cl.Recovery().Damaged {

@@ -40,7 +40,7 @@ import (
 func (p *Pipeline) reconcile() error {
 	ends, err := p.store.QueueEnds(p.store.Dispatched.Load())
 	if err != nil {
-		return fmt.Errorf("reconcile: %w", err)
+		return fmt.Errorf("reconcile: %w", storage.Unreadable(p.store.Dir, err))
 	}
 	end := ends.End(timer.Topic, 0)
 	if was := p.wheel.RewindEnqueue(end); was > end-1 {
