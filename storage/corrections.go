@@ -30,11 +30,13 @@ const (
 	FixTransaction = "transaction"
 	// FixConsumerOffset: a consumer offset past its queue's end.
 	FixConsumerOffset = "consumer_offset"
+	// FixEpoch: replication epoch entries starting past the end.
+	FixEpoch = "epoch"
 )
 
 // CorrectionKinds lists every kind of Correction, in a fixed order.
 var CorrectionKinds = []string{FixDispatchCheckpoint, FixConsumeQueue, FixIndex, FixTimerEnqueue,
-	FixTimerEntry, FixTimerAck, FixPOPJournal, FixTransaction, FixConsumerOffset}
+	FixTimerEntry, FixTimerAck, FixPOPJournal, FixTransaction, FixConsumerOffset, FixEpoch}
 
 // Correction is one derived position that claimed more than the recovered
 // CommitLog holds (its tail was lost: a crash under async flush, a restored

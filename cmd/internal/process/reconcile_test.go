@@ -12,10 +12,14 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/dispatch"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
+	"github.com/wheelmq/wheelmq/storage/ha"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/storage/vfs"
@@ -229,5 +233,43 @@ func TestStartsFromWhatTheCommitLogHolds(t *testing.T) {
 	}
 	if v := scrape(t, n2.MetricsAddr(), "wheelmq_store_reconciled_total"); v < 4 {
 		t.Errorf("wheelmq_store_reconciled_total = %v after the acknowledgement, want the counts kept", v)
+	}
+}
+
+// TestEpochsPastTheLogDropped: replication epoch entries that start past
+// the recovered CommitLog's end (here an empty log) are dropped, the one
+// at the end kept, and the drop is a correction; a second pass finds
+// nothing.
+func TestEpochsPastTheLogDropped(t *testing.T) {
+	dir := t.TempDir()
+	st, err := storage.Open(dir, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	epochs, err := ha.OpenEpochs(st.FS, filepath.Join(dir, "ha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []ha.Epoch{{Epoch: 1, Start: 0}, {Epoch: 2, Start: 500}, {Epoch: 3, Start: 900}} {
+		if err := epochs.Append(e.Epoch, e.Start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := process.ReconcileEpochs(st, epochs, zerolog.Nop()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := epochs.Entries(); !slices.Equal(got, []ha.Epoch{{Epoch: 1, Start: 0}}) {
+		t.Fatalf("epochs %v, want [{1 0}]", got)
+	}
+	reopened, err := ha.OpenEpochs(st.FS, filepath.Join(dir, "ha"))
+	if err != nil || len(reopened.Entries()) != 1 {
+		t.Fatalf("epoch file after the reconcile: %v %v", reopened.Entries(), err)
+	}
+	p := st.Corrections.Pending()
+	if len(p) != 1 || p[0].What != storage.FixEpoch || p[0].Count != 1 || p[0].Last.From != 900 || p[0].Last.Dropped != 2 {
+		t.Fatalf("corrections %+v", p)
 	}
 }
