@@ -12,8 +12,9 @@ import (
 )
 
 // writeCorrections adds to /healthz one line per kind of correction not yet
-// acknowledged: "reconciled: consumer_offset count=2 last=g@t/0 from=3
-// to=1 dropped=0 commitlog_end=462". They do not make the broker
+// acknowledged: "reconciled: consumer_offset count=2 last="t@g/0" from=3
+// to=1 dropped=0 commitlog_end=462" (last names the latest one's subject,
+// when its kind has several). They do not make the broker
 // unhealthy: it serves what its CommitLog holds.
 func (n *Node) writeCorrections(w io.Writer) {
 	if n.broker == nil {
@@ -22,8 +23,12 @@ func (n *Node) writeCorrections(w io.Writer) {
 	pending := n.broker.Pipeline().Store().Corrections.Pending()
 	for _, p := range pending {
 		c := p.Last
-		_, _ = fmt.Fprintf(w, "reconciled: %s count=%d last=%q from=%d to=%d dropped=%d commitlog_end=%d\n",
-			p.What, p.Count, c.Subject, c.From, c.To, c.Dropped, c.CommitLogEnd)
+		subject := ""
+		if c.Subject != "" {
+			subject = fmt.Sprintf(" last=%q", c.Subject)
+		}
+		_, _ = fmt.Fprintf(w, "reconciled: %s count=%d%s from=%d to=%d dropped=%d commitlog_end=%d\n",
+			p.What, p.Count, subject, c.From, c.To, c.Dropped, c.CommitLogEnd)
 	}
 	if len(pending) > 0 {
 		_, _ = fmt.Fprintf(w, "reconciled: the CommitLog holds less than the files derived from it claimed; "+
