@@ -33,8 +33,8 @@ func openAt(t *testing.T, dir string) (*Pipeline, *prometheus.Registry) {
 
 // TestReconcileClampsPositionsPastTheLog: files derived from a CommitLog
 // that is gone (an empty log: a restored or hand-cut one) claim a consumer
-// offset, the POP journal's replay start, the dispatch checkpoint and the
-// timer replay scan start past its end. The broker starts, each is clamped
+// offset, the POP journal's replay start, the dispatch checkpoint, the
+// timer replay scan start and the transaction state past its end. The broker starts, each is clamped
 // to the end on disk, counted per kind in wheelmq_store_reconciled_total
 // and pending until acknowledged; a second start finds nothing to correct.
 func TestReconcileClampsPositionsPastTheLog(t *testing.T) {
@@ -50,6 +50,12 @@ func TestReconcileClampsPositionsPastTheLog(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	txPath := filepath.Join(dir, "config", "transactions.json")
+	if err := meta.SaveTransactionState(fs, txPath, meta.TransactionState{Version: meta.TransactionStateVersion,
+		HalfNext: 5, ScanFrom: 5000, Pending: []meta.PendingTransaction{{QueueOffset: 3, CommitLogOffset: 4000}},
+		EndedAhead: []int64{6}}); err != nil {
+		t.Fatal(err)
+	}
 	cpPath := filepath.Join(dir, "config", "checkpoint")
 	for _, k := range []string{dispatch.CheckpointKey, timer.ReplayCheckpointKey} {
 		if err := meta.UpdateCheckpoint(fs, cpPath, k, 5000); err != nil {
@@ -60,7 +66,7 @@ func TestReconcileClampsPositionsPastTheLog(t *testing.T) {
 	p, reg := openAt(t, dir)
 	fixes := p.Store().Corrections
 	want := map[string]int64{storage.FixConsumerOffset: 1, storage.FixPOPJournal: 1,
-		storage.FixDispatchCheckpoint: 1, storage.FixTimerAck: 1}
+		storage.FixDispatchCheckpoint: 1, storage.FixTimerAck: 1, storage.FixTransaction: 2}
 	for _, what := range storage.CorrectionKinds {
 		if got := fixes.Count(what); got != want[what] {
 			t.Errorf("corrections of %s: %d, want %d", what, got, want[what])
@@ -70,7 +76,7 @@ func TestReconcileClampsPositionsPastTheLog(t *testing.T) {
 		}
 	}
 	pending := fixes.Pending()
-	if len(pending) != 4 || pending[0].What != storage.FixDispatchCheckpoint || pending[0].Last.From != 5000 || pending[0].Last.To != 0 {
+	if len(pending) != 5 || pending[0].What != storage.FixDispatchCheckpoint || pending[0].Last.From != 5000 || pending[0].Last.To != 0 {
 		t.Fatalf("pending corrections %+v", pending)
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
@@ -95,6 +101,11 @@ func TestReconcileClampsPositionsPastTheLog(t *testing.T) {
 		if v := cp.Values[k]; v != 0 {
 			t.Errorf("checkpoint %s = %d on disk, want 0 (the log's end)", k, v)
 		}
+	}
+
+	ts, found, err := meta.LoadTransactionState(fs, txPath)
+	if err != nil || !found || ts.HalfNext != 0 || ts.ScanFrom != 0 || len(ts.Pending) != 0 || len(ts.EndedAhead) != 0 {
+		t.Errorf("transaction state on disk %+v (%v %v), want everything at the empty log's start", ts, found, err)
 	}
 
 	p2, _ := openAt(t, dir)
