@@ -17,11 +17,12 @@ import (
 // "Recovery"). Every derived position is a claim to check against the
 // recovered log, never a place to read from; each one found claiming more
 // is corrected and recorded in Store.Corrections (logged, counted in
-// wheelmq_store_reconciled_total, shown on /healthz until acknowledged). A crash that cut the
-// CommitLog's tail (an OS crash or power cut under async flush, or
-// damage) may leave positions that claim more than it holds; the queue
-// offsets above each queue's end are then handed out again to new messages,
-// so a position left above the end would skip them.
+// wheelmq_store_reconciled_total, shown on /healthz until acknowledged).
+// A loss of the CommitLog's tail (an OS crash or power cut under async
+// flush, damage, a restored backup, a hand-cut file) may leave positions
+// that claim more than it holds; the queue offsets above each queue's end
+// are then handed out again to new messages, so a position left above the
+// end would skip them.
 //
 // storage.Open has cut consume-queue units past the end, the dispatch
 // checkpoint was clamped to it (reconcileCheckpoints, before the dispatch
@@ -32,7 +33,8 @@ import (
 //     end (the wheel's entries that named lost messages are dropped when
 //     they come due, by the check of each released timer against its
 //     record);
-//   - consumer offsets are clamped to their queue's end;
+//   - consumer offsets are clamped to their queue's end (the POP
+//     journal's replay start among them);
 //   - the transaction state's half-queue position is clamped to the half
 //     queue's end, and what it holds about half messages from there on
 //     (open transactions, ends seen ahead) is dropped: those half messages
