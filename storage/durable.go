@@ -78,7 +78,9 @@ func (s *Store) QueueEnds(from int64) (QueueEnds, error) {
 		}
 	}
 	cl := s.CommitLog
-	off := max(from, cl.MinOffset())
+	// from is a claim, not a place to read: a checkpoint past the log's end
+	// (its tail was lost) scans nothing.
+	off := min(max(from, cl.MinOffset()), cl.MaxOffset())
 	for {
 		rec, next, err := cl.Read(off)
 		if errors.Is(err, io.EOF) {

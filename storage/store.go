@@ -42,6 +42,22 @@ import (
 // ErrLocked means another process holds the data directory.
 var ErrLocked = errors.New("storage: data directory is locked by another process")
 
+// ErrUnreadable marks an error that keeps a broker from starting: its
+// CommitLog cannot be read. Everything else on disk is derived from the
+// CommitLog and is reconciled with it at start (actors/pipeline); the log
+// itself is the one thing a start cannot do without.
+var ErrUnreadable = errors.New("storage: the commitlog cannot be read")
+
+// Unreadable wraps err, met reading the CommitLog of the data directory
+// dir, with ErrUnreadable and what the operator can do about it.
+func Unreadable(dir string, err error) error {
+	cl := filepath.Join(dir, "commitlog")
+	return fmt.Errorf("%w: %w; the broker starts from whatever a readable commitlog holds (every other file is "+
+		"reconciled with it), so: check the disk and the permissions of %s, run `wheelctl store verify %s` to see "+
+		"what is damaged, then restore %s from a backup (or move %s aside to start with an empty store)",
+		ErrUnreadable, err, cl, dir, cl, dir)
+}
+
 // Options configures Open.
 type Options struct {
 	// SegmentSize is the CommitLog segment size (0: the commitlog default).
@@ -79,6 +95,14 @@ type Store struct {
 	// Dispatched is the CommitLog offset below which every record is in the
 	// consume queues (maintained by the dispatch stage).
 	Dispatched atomic.Int64
+	// Corrections collects the derived positions found claiming more than
+	// the recovered CommitLog holds, and what was made of them (the
+	// consume queues' at Open; the stages add theirs).
+	Corrections *Corrections
+	// OpenedEnd is the CommitLog's end when Open recovered it: a derived
+	// entry that names a record at or past it and does not find it there
+	// survived a loss of the log's tail.
+	OpenedEnd int64
 
 	lock    io.Closer
 	durable atomic.Pointer[DurableEnd] // nil: the CommitLog's flushed offset
@@ -104,13 +128,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Corruption == nil {
 		opts.Corruption = corruption.NewMetrics(nil) // still reports each range once
 	}
-	s := &Store{Dir: dir, FS: fs, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption}
+	s := &Store{Dir: dir, FS: fs, lock: lock, log: opts.Logger, policy: opts.OnCorruption, corrupt: opts.Corruption,
+		Corrections: NewCorrections()}
 	cl, err := commitlog.Open(filepath.Join(dir, "commitlog"), commitlog.Options{
 		SegmentSize: opts.SegmentSize, Logger: opts.Logger, FS: fs,
 	})
 	if err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("storage open %s: %w", dir, err)
+		return nil, fmt.Errorf("storage open %s: %w", dir, Unreadable(dir, err))
 	}
 	s.CommitLog = cl
 	for _, d := range cl.Recovery().Damaged {
@@ -127,14 +152,20 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.Queues = cq
 	end := cl.MaxOffset()
+	s.OpenedEnd = end
 	for _, id := range cq.Queues() {
 		q := cq.Lookup(id.Topic, id.QueueID)
 		if q == nil {
 			continue
 		}
+		before := q.MaxOffset()
 		if err := q.TruncateAbove(end); err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("storage open %s: align consume queue %s/%d: %w", dir, id.Topic, id.QueueID, err)
+		}
+		if after := q.MaxOffset(); after < before {
+			s.Corrections.Record(opts.Logger, Correction{What: FixConsumeQueue, Subject: id.String(),
+				From: before, To: after, Dropped: before - after, CommitLogEnd: end})
 		}
 	}
 	// Retention deleted the CommitLog below its minimum: the queues' minimums

@@ -200,8 +200,9 @@ func (x *Indexer) start() {
 		cut = end
 	}
 	if cut >= 0 {
-		x.opts.Logger.Warn().Int64("index_position", pos).Int64("commitlog_end", cut).
-			Msg("index is ahead of the recovered commitlog; cutting it back")
+		// The index is ahead of the recovered commitlog: cut it back.
+		x.opts.Store.Corrections.Record(x.opts.Logger, storage.Correction{What: storage.FixIndex, From: pos, To: cut,
+			CommitLogEnd: cl.MaxOffset()})
 		if err := ix.TruncateFrom(cut); err != nil {
 			panic(fmt.Errorf("index: cut to %d: %w", cut, err))
 		}

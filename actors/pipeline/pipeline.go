@@ -181,6 +181,9 @@ func Open(cfg Config) (*Pipeline, error) {
 func (p *Pipeline) spawn() error {
 	cfg, log := p.cfg, p.cfg.Logger
 	logFor := func(name string) zerolog.Logger { return log.With().Str("stage", name).Logger() }
+	if err := p.reconcileCheckpoints(); err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
 	p.store.Dispatched.Store(dispatch.StartOffset(p.store, log))
 	if err := p.reconcile(); err != nil {
 		return fmt.Errorf("broker start: %w", err)

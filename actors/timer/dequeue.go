@@ -216,6 +216,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 				svc.opts.Metrics.Skipped.WithLabelValues(reason).Inc()
 				svc.opts.Logger.Warn().Int64("commitlog_offset", t.CommitLogOffset).Str("reason", reason).
 					Msg("due timer message dropped")
+				svc.lostEntry(t, reason)
 				continue
 			}
 			puts = append(puts, p)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -122,4 +123,17 @@ func clampReplayFrom(svc *Service, above int64) error {
 		return fmt.Errorf("timer replay checkpoint after a truncation: %w", err)
 	}
 	return nil
+}
+
+// lostEntry records a wheel entry dropped when it came due because its
+// message is not in the CommitLog (reason "unreadable" or "stale") and it
+// names an offset at or past the log's end at open: the entry survived a
+// loss of the log's tail (storage.FixTimerEntry).
+func (s *Service) lostEntry(t timerwheel.Timer, reason string) {
+	st := s.opts.Store
+	if (reason != "unreadable" && reason != "stale") || t.CommitLogOffset < st.OpenedEnd || st.Corrections == nil {
+		return
+	}
+	st.Corrections.Record(s.opts.Logger, storage.Correction{What: storage.FixTimerEntry,
+		Subject: fmt.Sprintf("due %d", t.DeliverMs), From: t.CommitLogOffset, To: -1, CommitLogEnd: st.OpenedEnd})
 }

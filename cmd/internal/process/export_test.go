@@ -2,3 +2,6 @@ package process
 
 // LoopbackOnly exposes loopbackOnly to the package's external tests.
 var LoopbackOnly = loopbackOnly
+
+// ReconcileEpochs exposes reconcileEpochs to the package's external tests.
+var ReconcileEpochs = reconcileEpochs

@@ -28,11 +28,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/replication"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
 
@@ -64,6 +67,9 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		epochs, err := ha.OpenEpochs(env.Store.FS, filepath.Join(env.Store.Dir, "ha"))
 		if err != nil {
 			return nil, fmt.Errorf("open epoch file: %w", err)
+		}
+		if err := reconcileEpochs(env.Store, epochs, env.Logger); err != nil {
+			return nil, err
 		}
 		svc, err := replication.Start(env.System, replication.Options{
 			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise, TLS: haTLS(cfg), DialTLS: cfg.HADialTLS,
@@ -206,4 +212,24 @@ func replicaLags(rs []replication.ReplicaStatus) []pipeline.ReplicaLag {
 		out = append(out, pipeline.ReplicaLag{ReplicaID: r.ReplicaID, Addr: r.Addr, LagBytes: r.LagBytes, InSync: r.InSync})
 	}
 	return out
+}
+
+// reconcileEpochs drops the epoch entries that start past the recovered
+// CommitLog's end (its tail was lost: this node holds nothing of those
+// epochs), so that the consistent point a master computes with this node
+// is not taken from an epoch history its log does not have
+// (storage.FixEpoch).
+func reconcileEpochs(st *storage.Store, epochs *ha.Epochs, log zerolog.Logger) error {
+	end := st.CommitLog.MaxOffset()
+	last, ok := epochs.Last()
+	if !ok || last.Start <= end {
+		return nil
+	}
+	before := len(epochs.Entries())
+	if err := epochs.TruncateAfter(end); err != nil {
+		return fmt.Errorf("reconcile epoch file: %w", err)
+	}
+	st.Corrections.Record(log, storage.Correction{What: storage.FixEpoch, Subject: fmt.Sprintf("epoch %d", last.Epoch),
+		From: last.Start, To: end, Dropped: int64(before - len(epochs.Entries())), CommitLogEnd: end})
+	return nil
 }

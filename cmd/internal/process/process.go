@@ -364,6 +364,7 @@ func (n *Node) startHTTP() error {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	mux.HandleFunc("/healthz", n.healthz)
+	mux.HandleFunc("POST /healthz/acknowledge", n.acknowledge)
 	if n.cfg.Console && n.cfg.RunBroker {
 		n.console = &consoleBackend{n: n}
 		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger})
@@ -399,6 +400,7 @@ func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
 	}
 	n.writeRole(w)
 	n.writeControllerSecurity(w)
+	n.writeCorrections(w)
 }
 
 // NamesrvAddr is the embedded name server's bound address ("" if none).
