@@ -15,6 +15,7 @@ import (
 // one on the same data directory: stored messages and committed consumer
 // offsets survive.
 func TestRestartKeepsMessagesAndOffsets(t *testing.T) {
+	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	topic := processtest.Unique("restart")
 	group := processtest.Unique("cg")
