@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,13 +15,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wheelmq/wheelmq/netloop/portres"
 )
 
 // server is a running process.
 type server struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
+	name  string
+	cmd   *exec.Cmd
+	log   string
+	ports []*portres.Reservation // its ports, held until it has stopped
 }
 
 // stop sends SIGTERM and waits (SIGKILL after 30 s).
@@ -39,6 +41,8 @@ func (s *server) stop() {
 		_ = s.cmd.Process.Kill()
 		<-done
 	}
+	releasePorts(s.ports)
+	s.ports = nil
 }
 
 // logTail returns the last bytes of the server's log, for error messages.
@@ -67,28 +71,44 @@ func build(ctx context.Context, root, dir string) (wheelmq, nats string, err err
 	return wheelmq, nats, nil
 }
 
-// freeAddr returns a free loopback host:port.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("free port: %w", err)
+// reservePorts holds n loopback ports (package portres) for a server
+// about to start: no other bind or connection takes one before the server
+// binds it. The server releases them when it stops.
+func reservePorts(n int) ([]*portres.Reservation, error) {
+	var held []*portres.Reservation
+	for range n {
+		r, err := portres.Reserve()
+		if err != nil {
+			releasePorts(held)
+			return nil, fmt.Errorf("reserve a loopback port: %w", err)
+		}
+		held = append(held, r)
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return held, nil
 }
 
-// start runs bin with args, its output into a log file in dir, and waits
+// releasePorts closes the reservations.
+func releasePorts(held []*portres.Reservation) {
+	for _, r := range held {
+		_ = r.Close()
+	}
+}
+
+// start runs bin with args on the ports held (released when it stops, or
+// here if it does not start), its output into a log file in dir, and waits
 // until GET url answers 200.
-func start(ctx context.Context, name, dir, url, bin string, args ...string) (*server, error) {
-	s := &server{name: name, log: filepath.Join(dir, name+".log")}
+func start(ctx context.Context, name, dir, url, bin string, ports []*portres.Reservation, args ...string) (*server, error) {
+	s := &server{name: name, log: filepath.Join(dir, name+".log"), ports: ports}
 	logf, err := os.Create(s.log)
 	if err != nil {
+		releasePorts(ports)
 		return nil, fmt.Errorf("%s log: %w", name, err)
 	}
 	defer logf.Close()
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
+		releasePorts(ports)
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -118,17 +138,14 @@ type wheelmqServer struct {
 // startWheelmq runs wheelmq with async flush (acknowledged once in the page
 // cache, fsync every 500 ms), a store under dir and the extra flags.
 func startWheelmq(ctx context.Context, bin, dir string, extra ...string) (*wheelmqServer, error) {
-	var addrs [3]string
-	for i := range addrs {
-		a, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
-		addrs[i] = a
+	ports, err := reservePorts(3)
+	if err != nil {
+		return nil, err
 	}
+	addrs := [3]string{ports[0].Addr(), ports[1].Addr(), ports[2].Addr()}
 	args := append([]string{"--data", filepath.Join(dir, "wheelmq-data"), "--listen", addrs[0], "--namesrv-listen", addrs[1],
 		"--metrics-listen", addrs[2], "--grpc-listen=", "--flush", "async", "--log-level", "warn", "--log-format", "json"}, extra...)
-	s, err := start(ctx, "wheelmq", dir, "http://"+addrs[2]+"/healthz", bin, args...)
+	s, err := start(ctx, "wheelmq", dir, "http://"+addrs[2]+"/healthz", bin, ports, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -143,17 +160,14 @@ type natsServer struct {
 
 // startNATS runs nats-server with JetStream, its store under dir.
 func startNATS(ctx context.Context, bin, dir string) (*natsServer, error) {
-	client, err := freeAddr()
+	ports, err := reservePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	monitor, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
+	client, monitor := ports[0].Addr(), ports[1].Addr()
 	_, port, _ := strings.Cut(client, ":")
 	_, mport, _ := strings.Cut(monitor, ":")
-	s, err := start(ctx, "nats-server", dir, "http://"+monitor+"/healthz?js-enabled-only=true", bin,
+	s, err := start(ctx, "nats-server", dir, "http://"+monitor+"/healthz?js-enabled-only=true", bin, ports,
 		"-a", "127.0.0.1", "-p", port, "-m", mport, "-js", "-sd", filepath.Join(dir, "nats-data"))
 	if err != nil {
 		return nil, err
