@@ -60,13 +60,21 @@ func TestTLSStream(t *testing.T) {
 	}
 }
 
-func TestTokenMismatchRefused(t *testing.T) {
+// TestWrongSecretRefused: a replica with another secret (or of another
+// group) gets nothing.
+func TestWrongSecretRefused(t *testing.T) {
 	m, _ := group(t, 0, []int64{1}, nil)
 	m.appendRecords(mrand.New(mrand.NewSource(9)), 5)
-	r := newNode(t, masterState(9), func(o *Options) { o.Token = "other-cluster" })
+	r := newNode(t, masterState(9), func(o *Options) { o.Secret = []byte("another-secret-0123456789") })
 	r.follow(m, 2, 1)
 	time.Sleep(300 * time.Millisecond)
 	if r.store.CommitLog.MaxOffset() != 0 || len(m.svc.Replicas()) != 0 {
-		t.Fatal("a replica of another cluster was served")
+		t.Fatal("a replica with another secret was served")
+	}
+	g := newNode(t, masterState(9), func(o *Options) { o.Group = "test-cluster/broker-b" })
+	g.follow(m, 2, 1)
+	time.Sleep(300 * time.Millisecond)
+	if g.store.CommitLog.MaxOffset() != 0 || len(m.svc.Replicas()) != 0 {
+		t.Fatal("a replica of another group was served")
 	}
 }
