@@ -18,10 +18,7 @@ package process
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -67,7 +64,7 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		}
 		svc, err := replication.Start(env.System, replication.Options{
 			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise, TLS: haTLS(cfg), DialTLS: cfg.HADialTLS,
-			Token: haToken(cfg), Role: env.Role, Epochs: epochs,
+			Group: haGroup(cfg), Secret: cfg.HASecret, Role: env.Role, Epochs: epochs,
 			FlushSync: cfg.Flush == writer.FlushSync, MinInSync: cfg.MinInSyncReplicas,
 			StartConfirmed: env.Store.Dispatched.Load(), Logger: env.Logger,
 			Stages: env.Stages, Retire: env.Retire,
@@ -101,20 +98,8 @@ func haTLS(cfg *pipeline.Config) *tls.Config {
 	return cfg.HAServerTLS
 }
 
-// haToken is the token a replica must present in the stream's handshake:
-// the group's name, and with credentials (--access-key/--secret-key, which
-// every broker of a group under access control has) an HMAC-SHA256 of it
-// keyed by the secret, so that only a broker holding the secret reads the
-// CommitLog from the HA port.
-func haToken(cfg *pipeline.Config) string {
-	group := cfg.Cluster + "/" + cfg.BrokerName
-	if cfg.RegisterCredentials.IsZero() {
-		return group
-	}
-	mac := hmac.New(sha256.New, []byte(cfg.RegisterCredentials.SecretKey))
-	mac.Write([]byte(group))
-	return group + "/" + hex.EncodeToString(mac.Sum(nil))
-}
+// haGroup names the replicated group in the stream's authentication.
+func haGroup(cfg *pipeline.Config) string { return cfg.Cluster + "/" + cfg.BrokerName }
 
 // cutDerived drops consume-queue and index entries past a replica's
 // truncation point before the receiver appends the master's bytes there.
@@ -143,6 +128,7 @@ func (w *haWiring) startMember(b *Broker, cfg pipeline.Config) error {
 		return fmt.Errorf("replication: the CommitLog stream did not start")
 	}
 	haAddr := dialableHA(svc.Addr(), b.advertise.Addr().String()) // --ha-advertise, or where it listens
+	svc.SetAdvertise(haAddr)                                      // the master proves this address to its replicas
 	var sign = cfg.RegisterCredentials.Signer()
 	if cfg.RegisterCredentials.IsZero() {
 		sign = nil
