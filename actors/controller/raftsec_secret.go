@@ -32,10 +32,6 @@ const (
 	macLen      = challenge.MACLen
 )
 
-// errBadProof is a MAC that does not match: the other end does not know
-// the secret (or replayed another connection's proof).
-var errBadProof = challenge.ErrBadProof
-
 func secretParams(secret []byte) challenge.Params {
 	return challenge.Params{Magic: secretMagic, Label: secretLabel, Secret: secret}
 }

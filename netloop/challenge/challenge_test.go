@@ -11,7 +11,7 @@ import (
 var testParams = Params{Magic: "TESTCHL1", Label: "test-v1", Secret: []byte("0123456789abcdef")}
 
 // run runs both sides over a loopback connection; the acceptor allows "d".
-func run(t *testing.T, dp, ap Params, peer string, then []byte) (dErr, aErr error, got []byte) {
+func run(t *testing.T, dp, ap Params, peer string, then []byte) (got []byte, dErr, aErr error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,32 +48,32 @@ func run(t *testing.T, dp, ap Params, peer string, then []byte) (dErr, aErr erro
 		_ = d.Close()
 	}
 	<-done
-	return dErr, aErr, got
+	return got, dErr, aErr
 }
 
 func TestChallenge(t *testing.T) {
-	if d, a, got := run(t, testParams, testParams, "a", []byte("first")); d != nil || a != nil || string(got) != "first" {
+	if got, d, a := run(t, testParams, testParams, "a", []byte("first")); d != nil || a != nil || string(got) != "first" {
 		t.Fatalf("good secret: dialer %v, acceptor %v, then %q", d, a, got)
 	}
 	wrong := testParams
 	wrong.Secret = []byte("fedcba9876543210")
-	if d, _, _ := run(t, wrong, testParams, "a", nil); !errors.Is(d, ErrBadProof) {
+	if _, d, _ := run(t, wrong, testParams, "a", nil); !errors.Is(d, ErrBadProof) {
 		t.Fatalf("dialer with a wrong secret accepted the acceptor: %v", d)
 	}
-	if _, a, _ := run(t, testParams, wrong, "a", nil); a == nil {
+	if _, _, a := run(t, testParams, wrong, "a", nil); a == nil {
 		t.Fatal("acceptor with a wrong secret passed")
 	}
-	if d, _, _ := run(t, testParams, testParams, "b", nil); !errors.Is(d, ErrPeer) {
+	if _, d, _ := run(t, testParams, testParams, "b", nil); !errors.Is(d, ErrPeer) {
 		t.Fatalf("dialer took another acceptor id: %v", d)
 	}
 	bound := testParams
 	bound.Binding = []byte("binding-1")
-	if d, _, _ := run(t, bound, testParams, "a", nil); !errors.Is(d, ErrBadProof) {
+	if _, d, _ := run(t, bound, testParams, "a", nil); !errors.Is(d, ErrBadProof) {
 		t.Fatalf("a proof over another channel binding passed: %v", d)
 	}
 	other := testParams
 	other.Magic = "OTHERPR1"
-	if _, a, _ := run(t, other, testParams, "a", nil); !errors.Is(a, ErrNotOurs) {
+	if _, _, a := run(t, other, testParams, "a", nil); !errors.Is(a, ErrNotOurs) {
 		t.Fatalf("another protocol's hello: %v", a)
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/replication"
@@ -57,6 +59,19 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		cfg.Role = role.NewHolder(role.State{Kind: role.Replica, BrokerID: -1})
 	}
 	cfg.MetadataLog = true
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "wheelmq_replication_refused_total",
+			Help: "Connections the HA port refused before the peer proved the group's replication secret.",
+		}, func() float64 {
+			if svc := w.svc.Load(); svc != nil {
+				return float64(svc.Refused())
+			}
+			return 0
+		})); err != nil {
+			cfg.Logger.Warn().Err(err).Msg("replication: refusal metric not registered")
+		}
+	}
 	cfg.StartReplication = func(env pipeline.ReplicationEnv) (*pipeline.Replication, error) {
 		epochs, err := ha.OpenEpochs(env.Store.FS, filepath.Join(env.Store.Dir, "ha"))
 		if err != nil {
