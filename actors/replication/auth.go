@@ -78,6 +78,11 @@ func (s *Service) dialMaster(c net.Conn, addr string, id int64, first []byte) er
 	if err != nil {
 		return err
 	}
+	if tc, ok := c.(*tls.Conn); ok && s.o.VerifyMaster != nil {
+		if err := s.o.VerifyMaster(tc.ConnectionState(), addr); err != nil {
+			return fmt.Errorf("master %s: %w: %w", addr, ErrAuth, err)
+		}
+	}
 	if err := challenge.Dial(c, p, ha.ReplicaPeerID(s.o.Group, id), ha.MasterPeerID(s.o.Group, addr), first); err != nil {
 		return fmt.Errorf("master %s: %w: %w", addr, ErrAuth, err)
 	}

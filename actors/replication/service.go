@@ -97,6 +97,10 @@ type Options struct {
 	// TLS (a server's configuration holds its certificate, a client's how
 	// it checks the server's); it takes effect only with TLS set.
 	DialTLS *tls.Config
+	// VerifyMaster, when set, checks the master's TLS connection (its
+	// certificate) for the HA address dialed, before the challenge; it
+	// takes effect only with TLS set.
+	VerifyMaster func(cs tls.ConnectionState, addr string) error
 	// Group names the replicated group ("cluster/brokerName"): both ends
 	// prove it with the secret (auth.go).
 	Group string

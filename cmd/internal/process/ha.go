@@ -79,7 +79,8 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		}
 		svc, err := replication.Start(env.System, replication.Options{
 			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise, TLS: haTLS(cfg), DialTLS: cfg.HADialTLS,
-			Group: haGroup(cfg), Secret: cfg.HASecret, Role: env.Role, Epochs: epochs,
+			VerifyMaster: cfg.HAVerifyMaster,
+			Group:        haGroup(cfg), Secret: cfg.HASecret, Role: env.Role, Epochs: epochs,
 			FlushSync: cfg.Flush == writer.FlushSync, MinInSync: cfg.MinInSyncReplicas,
 			StartConfirmed: env.Store.Dispatched.Load(), Logger: env.Logger,
 			Stages: env.Stages, Retire: env.Retire,

@@ -8,10 +8,14 @@ package process
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 )
 
 // haSecretLabel separates the HA secret derived from the ACL credentials
@@ -84,4 +88,41 @@ func isLoopbackAddr(listen string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// haVerifyMaster is a replica's check of its master's TLS certificate
+// when the process has the operator's certificate and a CA bundle
+// (--tls-cert and --tls-client-ca, as the controllers' mutual TLS takes
+// them): it must chain to those CAs and be valid for the host of addr,
+// the HA address the controller named. nil otherwise: the master is then
+// authenticated by the secret's proof alone, bound to the TLS connection.
+func haVerifyMaster(r *tlsconf.Reloader, cfg TLSConfig) func(cs tls.ConnectionState, addr string) error {
+	if r == nil || cfg.ClientCAFile == "" || cfg.CertFile == "" {
+		return nil
+	}
+	return func(cs tls.ConnectionState, addr string) error {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return fmt.Errorf("replication tls: master address %q: %w", addr, err)
+		}
+		return verifyMaster(cs.PeerCertificates, r.ClientCAs(), host)
+	}
+}
+
+// verifyMaster checks a master's certificate chain against cas and host
+// (a DNS name or an IP address).
+func verifyMaster(chain []*x509.Certificate, cas *x509.CertPool, host string) error {
+	if len(chain) == 0 {
+		return errors.New("replication tls: the master presented no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
+	}
+	opts := x509.VerifyOptions{Roots: cas, Intermediates: inter, DNSName: host,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
+	if _, err := chain[0].Verify(opts); err != nil {
+		return fmt.Errorf("replication tls: the master's certificate (for %s): %w", host, err)
+	}
+	return nil
 }

@@ -194,6 +194,7 @@ func Start(cfg Config) (*Node, error) {
 		if n.cfg.TLS.Mode == netloop.TLSEnforcing && n.tls != nil {
 			// An enforcing process speaks TLS on its replication stream too.
 			bc.HAServerTLS, bc.HADialTLS = n.tls.ServerConfig(), n.tls.ClientConfig()
+			bc.HAVerifyMaster = haVerifyMaster(n.tls, n.cfg.TLS) // hasecret.go
 		}
 		b, err := startBroker(bc, n.portTLS())
 		if err != nil {
