@@ -13,6 +13,16 @@
 // frames with commitlog.AppendRaw, fsync once per burst under FlushSync and
 // acknowledge. Standalone both idle and Confirmed is the local durable end.
 //
+// # Authentication
+//
+// Every connection opens with both ends proving the group's secret
+// (Options.Secret) over fresh nonces, before any frame (auth.go; stream
+// version 2): the master tells nothing of its log to an unproven peer (one
+// fixed refusal, ha.Refusal), and a replica sends its log position to,
+// and takes frames from, only the master that proved the secret and the
+// HA address the controller named (and, with VerifyMaster, a certificate
+// the process trusts).
+//
 // # Confirmed offset
 //
 // On the master Confirmed is the minimum over the sync-state set of what
