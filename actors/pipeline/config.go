@@ -219,6 +219,16 @@ type Config struct {
 	// replica dials its master with HADialTLS (the process sets them when
 	// --tls-mode is enforcing; nil: plaintext).
 	HAServerTLS, HADialTLS *tls.Config
+	// HAVerifyMaster, when set with TLS, checks the master's TLS
+	// connection (its certificate) for the HA address the replica dialed
+	// before anything else is exchanged; nil: the secret's proof alone.
+	HAVerifyMaster func(cs tls.ConnectionState, addr string) error
+	// HASecret is the group's replication secret: master and replicas
+	// prove it to each other on every HA connection (actors/replication;
+	// the process derives it, cmd/internal/process/hasecret.go). Empty:
+	// an empty key, which authenticates nobody (loopback or --ha-insecure
+	// only).
+	HASecret []byte
 	// MinInSyncReplicas refuses sends while the sync-state set (the master
 	// included) has fewer members (--min-in-sync-replicas, default 1).
 	MinInSyncReplicas int

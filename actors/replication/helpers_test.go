@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"log/slog"
 	"math/rand"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,9 +17,23 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/netloop/challenge"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
+
+// The test group's name and HA secret.
+const testGroup = "test-cluster/broker-a"
+
+var testSecret = []byte("test-ha-secret-0123456789")
+
+// acceptAsMaster runs the master's side of the challenge on c (a test's
+// own listener at addr) with secret.
+func acceptAsMaster(c net.Conn, secret []byte, addr string) error {
+	p := challenge.Params{Magic: ha.ChallengeMagic, Label: ha.ChallengeLabel, Secret: secret}
+	_, err := challenge.Accept(c, p, ha.MasterPeerID(testGroup, addr), func(string) bool { return true })
+	return err
+}
 
 // testSegment is the CommitLog segment size in these tests: small, so
 // streams cross many segment ends (blank markers, short tails).
@@ -58,7 +73,7 @@ func newNode(t testing.TB, st role.State, tweak func(*Options)) *node {
 		t.Fatal(err)
 	}
 	n.opts = Options{
-		Store: n.store, Listen: "127.0.0.1:0", Role: n.role, Epochs: n.epochs, Token: "test-cluster",
+		Store: n.store, Listen: "127.0.0.1:0", Role: n.role, Epochs: n.epochs, Group: testGroup, Secret: testSecret,
 		HeartbeatInterval: 100 * time.Millisecond, LagTimeout: 3 * time.Second,
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
 		OnTruncate: func(off int64) {

@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -68,12 +67,19 @@ func (s *Service) serve(c net.Conn, wg *sync.WaitGroup) error {
 	}()
 	log := s.log.With().Str("replica_addr", c.RemoteAddr().String()).Logger()
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	st := s.role()
+	proved, err := s.acceptReplica(c, st.ReplicaID)
+	if err != nil {
+		s.refused(log, err)
+		return nil // logged by refused, rate-limited: a storm of strangers does not flood the log
+	}
+	// The replica proved the secret: from here on it may learn the log.
 	r := ha.NewReader(c)
 	f, err := r.Next()
 	if err != nil {
-		return fmt.Errorf("handshake: %w", err)
+		return fmt.Errorf("handshake of replica %d: %w", proved, err)
 	}
-	st := s.role()
+	st = s.role()
 	cl := s.o.Store.CommitLog
 	reply := ha.HandshakeReply{OK: true, MasterEpoch: st.Epoch, MaxOffset: cl.MaxOffset(), Epochs: s.o.Epochs.Entries()}
 	h, ok := f.(ha.Handshake)
@@ -82,8 +88,8 @@ func (s *Service) serve(c net.Conn, wg *sync.WaitGroup) error {
 		reply.Reason = fmt.Sprintf("expected a handshake, got frame type %d", f.Type())
 	case h.Version != ha.Version:
 		reply.Reason = fmt.Sprintf("stream version %d, master speaks %d", h.Version, ha.Version)
-	case subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.o.Token)) != 1:
-		reply.Reason = "cluster token mismatch"
+	case h.ReplicaID != proved:
+		reply.Reason = fmt.Sprintf("handshake of replica %d on the connection of replica %d", h.ReplicaID, proved)
 	case st.Kind != role.Master:
 		reply.Reason = "not master (" + st.Kind.String() + ")"
 	case h.Epoch > st.Epoch:

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
 
@@ -54,6 +55,12 @@ func (s *Service) followOnce(f *stream) (connected bool, err error) {
 	if !f.setConn(c) {
 		return true, nil
 	}
+	if st.Kind != role.Replica || st.ReplicaID <= 0 || st.Epoch != f.epoch || st.MasterHAAddr != f.addr {
+		// The controller's word changed since the target was set: follow
+		// only the master it names now (the retarget is on its way).
+		return true, fmt.Errorf("role changed (%s at epoch %d, master %q) since following %s at epoch %d: %w",
+			st.Kind, st.Epoch, st.MasterHAAddr, f.addr, f.epoch, ErrStaleEpoch)
+	}
 	cl := s.o.Store.CommitLog
 	local := s.o.Epochs.Entries()
 	known := f.epoch
@@ -61,10 +68,12 @@ func (s *Service) followOnce(f *stream) (connected bool, err error) {
 		known = local[n-1].Epoch
 	}
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
-	hs := ha.Handshake{Version: ha.Version, Token: s.o.Token, ReplicaID: st.ReplicaID, Epoch: known,
+	hs := ha.Handshake{Version: ha.Version, ReplicaID: st.ReplicaID, Epoch: known,
 		MaxOffset: cl.MaxOffset(), Epochs: local}
-	if _, err := c.Write(ha.AppendFrame(nil, hs)); err != nil {
-		return true, fmt.Errorf("handshake: %w", err)
+	// The handshake (this log's epochs and end) goes out only after the
+	// master proved the secret, with this replica's proof.
+	if err := s.dialMaster(c, f.addr, st.ReplicaID, ha.AppendFrame(nil, hs)); err != nil {
+		return true, err
 	}
 	r := ha.NewReader(c)
 	fr, err := r.Next()

@@ -207,6 +207,10 @@ func TestOlderEpochFrameRefused(t *testing.T) {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := acceptAsMaster(c, testSecret, ln.Addr().String()); err != nil {
+			result <- err
+			return
+		}
 		r := ha.NewReader(c)
 		if _, err := r.Next(); err != nil {
 			result <- err

@@ -13,6 +13,16 @@
 // frames with commitlog.AppendRaw, fsync once per burst under FlushSync and
 // acknowledge. Standalone both idle and Confirmed is the local durable end.
 //
+// # Authentication
+//
+// Every connection opens with both ends proving the group's secret
+// (Options.Secret) over fresh nonces, before any frame (auth.go; stream
+// version 2): the master tells nothing of its log to an unproven peer (one
+// fixed refusal, ha.Refusal), and a replica sends its log position to,
+// and takes frames from, only the master that proved the secret and the
+// HA address the controller named (and, with VerifyMaster, a certificate
+// the process trusts).
+//
 // # Confirmed offset
 //
 // On the master Confirmed is the minimum over the sync-state set of what
@@ -97,8 +107,19 @@ type Options struct {
 	// TLS (a server's configuration holds its certificate, a client's how
 	// it checks the server's); it takes effect only with TLS set.
 	DialTLS *tls.Config
-	// Token is the cluster token both ends must share (handshake).
-	Token string
+	// VerifyMaster, when set, checks the master's TLS connection (its
+	// certificate) for the HA address dialed, before the challenge; it
+	// takes effect only with TLS set.
+	VerifyMaster func(cs tls.ConnectionState, addr string) error
+	// Group names the replicated group ("cluster/brokerName"): both ends
+	// prove it with the secret (auth.go).
+	Group string
+	// Secret is the group's HA secret, proven by both ends of every
+	// connection (auth.go); every member has the same. Empty: the
+	// challenge runs with an empty key, which keeps out no one who knows
+	// the protocol (the process allows that only on loopback or when told
+	// to).
+	Secret []byte
 	// Role is the broker's role; nil is standalone.
 	Role *role.Holder
 	// Epochs is the data directory's epoch file (<data>/ha/epochs).
@@ -163,6 +184,11 @@ type Service struct {
 	log    zerolog.Logger
 	ln     net.Listener
 	tcp    *net.TCPListener // ln's TCP listener (its deadline unblocks Accept)
+
+	advertise atomic.Pointer[string] // SetAdvertise's address
+
+	refusals   atomic.Int64 // connections refused before authentication
+	refusedLog atomic.Int64 // unix nanos of the last refusal logged
 
 	sender   *stage.Stage // nil without a listener
 	receiver *stage.Stage
@@ -261,8 +287,17 @@ func Start(system *actor.ActorSystem, o Options) (*Service, error) {
 	return s, nil
 }
 
-// Addr returns the address replicas dial: Advertise, or the listener's.
+// SetAdvertise sets the HA address published to the controller (what
+// replicas dial), when it is known only after Start: the master proves it
+// in every handshake.
+func (s *Service) SetAdvertise(addr string) { s.advertise.Store(&addr) }
+
+// Addr returns the address replicas dial: SetAdvertise's, Advertise, or
+// the listener's.
 func (s *Service) Addr() string {
+	if p := s.advertise.Load(); p != nil {
+		return *p
+	}
 	if s.o.Advertise != "" {
 		return s.o.Advertise
 	}

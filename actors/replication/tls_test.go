@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"math/big"
 	mrand "math/rand"
 	"net"
@@ -60,13 +61,54 @@ func TestTLSStream(t *testing.T) {
 	}
 }
 
-func TestTokenMismatchRefused(t *testing.T) {
+// TestWrongSecretRefused: a replica with another secret (or of another
+// group) gets nothing.
+func TestWrongSecretRefused(t *testing.T) {
 	m, _ := group(t, 0, []int64{1}, nil)
 	m.appendRecords(mrand.New(mrand.NewSource(9)), 5)
-	r := newNode(t, masterState(9), func(o *Options) { o.Token = "other-cluster" })
+	r := newNode(t, masterState(9), func(o *Options) { o.Secret = []byte("another-secret-0123456789") })
 	r.follow(m, 2, 1)
 	time.Sleep(300 * time.Millisecond)
 	if r.store.CommitLog.MaxOffset() != 0 || len(m.svc.Replicas()) != 0 {
-		t.Fatal("a replica of another cluster was served")
+		t.Fatal("a replica with another secret was served")
+	}
+	g := newNode(t, masterState(9), func(o *Options) { o.Group = "test-cluster/broker-b" })
+	g.follow(m, 2, 1)
+	time.Sleep(300 * time.Millisecond)
+	if g.store.CommitLog.MaxOffset() != 0 || len(m.svc.Replicas()) != 0 {
+		t.Fatal("a replica of another group was served")
+	}
+}
+
+// TestVerifyMasterRefusal: a replica whose VerifyMaster refuses the
+// master's TLS connection takes nothing from it (and is asked about the
+// address it dialed).
+func TestVerifyMasterRefusal(t *testing.T) {
+	cfg := testTLS(t)
+	m, _ := group(t, 0, []int64{1}, func(o *Options) { o.TLS = cfg })
+	m.appendRecords(mrand.New(mrand.NewSource(10)), 5)
+	asked := make(chan string, 16)
+	r := newNode(t, masterState(9), func(o *Options) {
+		o.TLS = cfg
+		o.VerifyMaster = func(_ tls.ConnectionState, addr string) error {
+			select {
+			case asked <- addr:
+			default:
+			}
+			return errors.New("not our CA")
+		}
+	})
+	r.follow(m, 2, 1)
+	select {
+	case addr := <-asked:
+		if addr != m.svc.Addr() {
+			t.Fatalf("VerifyMaster asked about %s, the master is %s", addr, m.svc.Addr())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("VerifyMaster not called")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if r.store.CommitLog.MaxOffset() != 0 || len(m.svc.Replicas()) != 0 {
+		t.Fatal("a replica took data from a master it did not verify")
 	}
 }

@@ -113,6 +113,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"replication: none (a standalone broker) or controller (a raft controller elects the master; sends are confirmed by the sync-state set)")
 	haListen := fs.String("ha-listen", "", "replication port host:port, where a master serves its replicas (--replication controller)")
 	haAdvertise := fs.String("ha-advertise", "", "replication address published to the controller (default: --ha-listen)")
+	haSecretFile := fs.String("ha-secret-file", "",
+		"file holding the broker group's replication secret (the same on every broker of the group, >= 16 bytes, e.g. openssl rand -hex 32 > file; chmod 600): "+
+			"master and replicas prove it to each other on every HA connection (default: derived from --secret-key)")
+	haInsecure := fs.Bool("ha-insecure", false,
+		"let --replication controller run with no replication secret on a non-loopback --ha-listen (anyone reaching the HA port can read the CommitLog)")
 	grpcListen := fs.String("grpc-listen", "0.0.0.0:8081",
 		"gRPC endpoint for the RocketMQ 5 SDKs (apache.rocketmq.v2.MessagingService, TLS and plaintext on one port; empty: off)")
 	grpcAdvertise := fs.String("grpc-advertise", "", "gRPC endpoint host:port routes name (default: like --advertise, with --grpc-listen's port)")
@@ -193,8 +198,9 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	if rm == pipeline.ReplicationNone && (set["ha-listen"] || set["ha-advertise"] || set["min-in-sync-replicas"]) {
-		problems = append(problems, "--ha-listen, --ha-advertise and --min-in-sync-replicas need --replication controller")
+	if rm == pipeline.ReplicationNone && (set["ha-listen"] || set["ha-advertise"] || set["min-in-sync-replicas"] ||
+		*haSecretFile != "" || *haInsecure) {
+		problems = append(problems, "--ha-listen, --ha-advertise, --ha-secret-file, --ha-insecure and --min-in-sync-replicas need --replication controller")
 	}
 	bc := def
 	bc.Replication, bc.HAListen, bc.HAAdvertise, bc.MinInSyncReplicas = rm, *haListen, *haAdvertise, *minInSync
@@ -240,7 +246,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
 		Pprof: *pprofOn, Console: *consoleOn,
-		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
+		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}, HASecretFile: *haSecretFile, HAInsecure: *haInsecure}
 	if o.node.RunBroker {
 		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise}
 	}
@@ -291,7 +297,7 @@ var modeFlags = map[string][]string{
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
-		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas", "grpc-listen", "grpc-advertise"},
+		"replication", "ha-listen", "ha-advertise", "ha-secret-file", "ha-insecure", "min-in-sync-replicas", "grpc-listen", "grpc-advertise"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

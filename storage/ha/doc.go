@@ -24,8 +24,10 @@
 //	+-----------+--------+------------------+-----------+
 //	LEN counts TYPE, payload and CRC32C; CRC32C covers TYPE and payload.
 //
-// A replica opens the connection with a Handshake; the master answers a
-// HandshakeReply (accepted with its epoch list, or refused with a reason),
-// then streams Transfer frames (an empty body is a heartbeat) while the
-// replica sends Acks. Payload layouts: docs/formats.md, "HA stream".
+// Both ends first prove the group's secret to each other (auth.go: the
+// challenge constants, the peer ids and the one fixed Refusal); then the
+// replica sends a Handshake; the master answers a HandshakeReply
+// (accepted with its epoch list, or refused with a reason), then streams
+// Transfer frames (an empty body is a heartbeat) while the replica sends
+// Acks. Byte layouts: docs/formats.md, "HA stream".
 package ha

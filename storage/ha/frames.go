@@ -24,11 +24,13 @@ const (
 const (
 	// Magic opens every handshake ("WHAS").
 	Magic uint32 = 0x57484153
-	// Version is the stream version this code speaks.
-	Version uint16 = 1
+	// Version is the stream version this code speaks: 2 opens every
+	// connection with the secret's challenge (auth.go) and has no token
+	// in the handshake; a version 1 peer is refused.
+	Version uint16 = 2
 	// MaxFrameSize bounds LEN; a larger value is a protocol error.
 	MaxFrameSize = 16 << 20
-	// MaxTokenSize bounds the cluster token and a refusal reason.
+	// MaxTokenSize bounds a string on the wire (a refusal reason).
 	MaxTokenSize = 1024
 	// MaxEpochs bounds an epoch list on the wire.
 	MaxEpochs = 1 << 16
@@ -47,13 +49,11 @@ type Frame interface {
 	appendPayload(dst []byte) []byte
 }
 
-// Handshake is the replica's first frame.
+// Handshake is the replica's first frame, sent once the master proved
+// the secret (auth.go), with the replica's own proof.
 type Handshake struct {
 	// Version is the stream version the replica speaks.
 	Version uint16
-	// Token is the cluster token both ends are configured with; the master
-	// refuses a handshake with another one.
-	Token string
 	// ReplicaID is the replica's persistent id (>= 1).
 	ReplicaID int64
 	// Epoch is the highest master epoch the replica knows.
@@ -113,7 +113,6 @@ func (Ack) Type() Type { return TypeAck }
 func (h Handshake) appendPayload(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, Magic)
 	b = binary.BigEndian.AppendUint16(b, h.Version)
-	b = appendString(b, h.Token)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.ReplicaID))
 	b = binary.BigEndian.AppendUint64(b, uint64(h.Epoch))
 	b = binary.BigEndian.AppendUint64(b, uint64(h.MaxOffset))
@@ -198,7 +197,6 @@ func decodeBody(b []byte) (Frame, error) {
 			return nil, fmt.Errorf("handshake magic: %w", ErrFrame)
 		}
 		h.Version = d.u16()
-		h.Token = d.str()
 		h.ReplicaID, h.Epoch, h.MaxOffset = d.i64(), d.i64(), d.i64()
 		h.Epochs = d.epochs()
 		f = h

@@ -15,10 +15,10 @@ var update = flag.Bool("update", false, "rewrite the golden frames in testdata")
 
 // goldenFrames are the frames kept in testdata, one file each.
 var goldenFrames = map[string]Frame{
-	"handshake.bin": Handshake{Version: Version, Token: "cluster-a", ReplicaID: 2, Epoch: 3, MaxOffset: 4096,
+	"handshake.bin": Handshake{Version: Version, ReplicaID: 2, Epoch: 3, MaxOffset: 4096,
 		Epochs: []Epoch{{1, 0}, {3, 2048}}},
 	"handshake_reply.bin":         HandshakeReply{OK: true, MasterEpoch: 3, MaxOffset: 8192, Epochs: []Epoch{{1, 0}, {3, 2048}}},
-	"handshake_reply_refused.bin": HandshakeReply{Reason: "cluster token mismatch", MasterEpoch: 3},
+	"handshake_reply_refused.bin": HandshakeReply{Reason: "not master (replica)", MasterEpoch: 3},
 	"transfer.bin":                Transfer{Offset: 4096, Epoch: 3, EpochStart: 2048, Confirmed: 4000, Body: []byte("0123456789abcdef")},
 	"heartbeat.bin":               Transfer{Offset: 8192, Epoch: 3, EpochStart: 2048, Confirmed: 8192},
 	"ack.bin":                     Ack{ReplicaID: 2, Epoch: 3, MaxOffset: 8192},

@@ -63,7 +63,7 @@ func (n *Node) controllerSecurity(sec *controller.RaftSecurity, log zerolog.Logg
 		sec.TLS = &controller.RaftTLS{Certificate: n.tls.Certificate, CAs: n.tls.ClientCAs}
 	}
 	if f := n.cfg.ControllerSecretFile; f != "" && sec.Secret == nil {
-		secret, err := readSecretFile(f, log)
+		secret, err := readSecret("controller secret file", f, controller.MinSecretLen, log)
 		if err != nil {
 			return err
 		}
@@ -72,24 +72,25 @@ func (n *Node) controllerSecurity(sec *controller.RaftSecurity, log zerolog.Logg
 	return nil
 }
 
-// readSecretFile reads a cluster secret file: its content without
-// surrounding whitespace. A file others can read is logged.
-func readSecretFile(path string, log zerolog.Logger) ([]byte, error) {
+// readSecret reads a secret file (what names it in messages): its
+// content without surrounding whitespace, at least minLen bytes. A file
+// others can read is logged.
+func readSecret(what, path string, minLen int, log zerolog.Logger) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("controller secret file: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		log.Warn().Str("file", path).Str("mode", st.Mode().Perm().String()).
-			Msg("controller secret file is readable by other users: chmod 600 it")
+			Msg(what + " is readable by other users: chmod 600 it")
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("controller secret file: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	secret := bytes.TrimSpace(b)
-	if len(secret) < controller.MinSecretLen {
-		return nil, fmt.Errorf("controller secret file %s: %d bytes, want at least %d (e.g. openssl rand -hex 32)", path, len(secret), controller.MinSecretLen)
+	if len(secret) < minLen {
+		return nil, fmt.Errorf("%s %s: %d bytes, want at least %d (e.g. openssl rand -hex 32)", what, path, len(secret), minLen)
 	}
 	return secret, nil
 }

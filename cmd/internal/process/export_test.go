@@ -5,3 +5,6 @@ var LoopbackOnly = loopbackOnly
 
 // ReconcileEpochs exposes reconcileEpochs to the package's external tests.
 var ReconcileEpochs = reconcileEpochs
+
+// HAVerifyMaster exposes haVerifyMaster to the package's external tests.
+var HAVerifyMaster = haVerifyMaster

@@ -18,16 +18,14 @@ package process
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/controller/member"
@@ -63,6 +61,19 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		cfg.Role = role.NewHolder(role.State{Kind: role.Replica, BrokerID: -1})
 	}
 	cfg.MetadataLog = true
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "wheelmq_replication_refused_total",
+			Help: "Connections the HA port refused before the peer proved the group's replication secret.",
+		}, func() float64 {
+			if svc := w.svc.Load(); svc != nil {
+				return float64(svc.Refused())
+			}
+			return 0
+		})); err != nil {
+			cfg.Logger.Warn().Err(err).Msg("replication: refusal metric not registered")
+		}
+	}
 	cfg.StartReplication = func(env pipeline.ReplicationEnv) (*pipeline.Replication, error) {
 		epochs, err := ha.OpenEpochs(env.Store.FS, filepath.Join(env.Store.Dir, "ha"))
 		if err != nil {
@@ -73,7 +84,8 @@ func prepareReplication(cfg *pipeline.Config) *haWiring {
 		}
 		svc, err := replication.Start(env.System, replication.Options{
 			Store: env.Store, Listen: cfg.HAListen, Advertise: cfg.HAAdvertise, TLS: haTLS(cfg), DialTLS: cfg.HADialTLS,
-			Token: haToken(cfg), Role: env.Role, Epochs: epochs,
+			VerifyMaster: cfg.HAVerifyMaster,
+			Group:        haGroup(cfg), Secret: cfg.HASecret, Role: env.Role, Epochs: epochs,
 			FlushSync: cfg.Flush == writer.FlushSync, MinInSync: cfg.MinInSyncReplicas,
 			StartConfirmed: env.Store.Dispatched.Load(), Logger: env.Logger,
 			Stages: env.Stages, Retire: env.Retire,
@@ -107,20 +119,8 @@ func haTLS(cfg *pipeline.Config) *tls.Config {
 	return cfg.HAServerTLS
 }
 
-// haToken is the token a replica must present in the stream's handshake:
-// the group's name, and with credentials (--access-key/--secret-key, which
-// every broker of a group under access control has) an HMAC-SHA256 of it
-// keyed by the secret, so that only a broker holding the secret reads the
-// CommitLog from the HA port.
-func haToken(cfg *pipeline.Config) string {
-	group := cfg.Cluster + "/" + cfg.BrokerName
-	if cfg.RegisterCredentials.IsZero() {
-		return group
-	}
-	mac := hmac.New(sha256.New, []byte(cfg.RegisterCredentials.SecretKey))
-	mac.Write([]byte(group))
-	return group + "/" + hex.EncodeToString(mac.Sum(nil))
-}
+// haGroup names the replicated group in the stream's authentication.
+func haGroup(cfg *pipeline.Config) string { return cfg.Cluster + "/" + cfg.BrokerName }
 
 // cutDerived drops consume-queue and index entries past a replica's
 // truncation point before the receiver appends the master's bytes there.
@@ -149,6 +149,7 @@ func (w *haWiring) startMember(b *Broker, cfg pipeline.Config) error {
 		return fmt.Errorf("replication: the CommitLog stream did not start")
 	}
 	haAddr := dialableHA(svc.Addr(), b.advertise.Addr().String()) // --ha-advertise, or where it listens
+	svc.SetAdvertise(haAddr)                                      // the master proves this address to its replicas
 	var sign = cfg.RegisterCredentials.Signer()
 	if cfg.RegisterCredentials.IsZero() {
 		sign = nil

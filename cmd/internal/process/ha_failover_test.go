@@ -3,6 +3,7 @@ package process_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,16 +47,30 @@ func startControllers(t *testing.T) []string {
 }
 
 // startMember runs a broker of group broker-a in controller mode (real
-// replication stream on loopback) registered with namesrv.
+// replication stream on loopback, authenticated by the group's secret
+// file) registered with namesrv.
 func startMember(t *testing.T, namesrv []string) *process.Node {
 	t.Helper()
+	secret := haSecretFile(t)
 	return processtest.Start(t, processtest.Options{Metrics: true, Mutate: func(c *pipeline.Config) {
 		c.BrokerName = "broker-a"
 		c.Replication, c.HAListen, c.MinInSyncReplicas = pipeline.ReplicationController, "127.0.0.1:0", 1
 	}, MutateNode: func(c *process.Config) {
 		c.NamesrvListen, c.NamesrvDir = "", ""
 		c.Broker.NameServers = namesrv
+		c.HASecretFile = secret
 	}})
+}
+
+// haSecretFile writes the test group's replication secret (the same
+// content on every call) to a file of its own.
+func haSecretFile(t *testing.T) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "ha.secret")
+	if err := os.WriteFile(f, []byte("broker-a-ha-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // TestNativeProducerAfterMasterLoss: three name servers with controllers

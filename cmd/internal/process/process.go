@@ -71,6 +71,14 @@ type Config struct {
 	// file content on every controller, at least controller.MinSecretLen
 	// bytes, surrounding whitespace ignored); "": none.
 	ControllerSecretFile string
+	// HASecretFile holds the broker group's replication secret (the same
+	// content on every broker of the group, at least MinHASecretLen bytes,
+	// surrounding whitespace ignored); "": derived from the broker's
+	// credentials, if any (hasecret.go).
+	HASecretFile string
+	// HAInsecure lets a broker in controller mode listen for replicas on a
+	// non-loopback address with no replication secret.
+	HAInsecure bool
 	// OrderMessageEnable puts ORDER_TOPIC_CONFIG values into routes as
 	// orderTopicConf (RocketMQ's orderMessageEnable).
 	OrderMessageEnable bool
@@ -128,6 +136,18 @@ type Node struct {
 
 // Start starts everything the configuration asks for.
 func Start(cfg Config) (*Node, error) {
+	haSec, haMode, err := haSecret(cfg) // hasecret.go: refused before anything starts
+	if err != nil {
+		return nil, err
+	}
+	switch haMode {
+	case haSecretInsecure:
+		cfg.Logger.Warn().Str("ha_listen", cfg.Broker.HAListen).
+			Msg("replication: the HA port is unauthenticated (--ha-insecure): anyone reaching it can read the CommitLog, and a fake master can feed the replicas")
+	case haSecretLoopback:
+		cfg.Logger.Warn().Str("ha_listen", cfg.Broker.HAListen).
+			Msg("replication: no replication secret (loopback only): any local process can read the CommitLog from the HA port; give --ha-secret-file")
+	}
 	n := &Node{cfg: cfg, registry: prometheus.NewRegistry()}
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n.stages = stage.NewRegistry(n.registry)
@@ -160,6 +180,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if cfg.RunBroker {
 		bc := cfg.Broker
+		bc.HASecret = haSec // before the internal credential below replaces the operator's
 		if len(bc.NameServers) == 0 && n.nsServer != nil {
 			bc.NameServers = []string{dialable(n.nsServer.Addr())}
 			if n.guard != nil {
@@ -173,6 +194,7 @@ func Start(cfg Config) (*Node, error) {
 		if n.cfg.TLS.Mode == netloop.TLSEnforcing && n.tls != nil {
 			// An enforcing process speaks TLS on its replication stream too.
 			bc.HAServerTLS, bc.HADialTLS = n.tls.ServerConfig(), n.tls.ClientConfig()
+			bc.HAVerifyMaster = haVerifyMaster(n.tls, n.cfg.TLS) // hasecret.go
 		}
 		b, err := startBroker(bc, n.portTLS())
 		if err != nil {

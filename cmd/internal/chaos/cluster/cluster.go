@@ -20,7 +20,7 @@ import (
 // Supports checks a binary for them.
 var (
 	NamesrvFlags = []string{"--controller-listen", "--controller-peers", "--controller-secret-file"}
-	BrokerFlags  = []string{"--ha-listen", "--ha-advertise", "--replication", "--min-in-sync-replicas"}
+	BrokerFlags  = []string{"--ha-listen", "--ha-advertise", "--ha-secret-file", "--replication", "--min-in-sync-replicas"}
 )
 
 // Config describes the deployment.
@@ -180,8 +180,14 @@ func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 		"--broker-name", group, "--listen", b.Listen, "--advertise", b.Client.Addr(), "--data", b.Dir,
 		"--metrics-listen", b.Metrics, "--grpc-listen=", "--log-level", "info"}
 	if !c.cfg.NoReplication {
-		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--replication", "controller",
-			"--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
+		// The group's brokers prove their replication secret to each
+		// other on every HA connection, as a deployment off loopback must.
+		secret := filepath.Join(c.cfg.Dir, group+".ha.secret")
+		if err := os.WriteFile(secret, []byte("chaos-"+group+"-ha-secret-0123456789\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--ha-secret-file", secret,
+			"--replication", "controller", "--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
 	}
 	b.Proc = newProc(t, name, c.cfg.Bin, append(args, c.cfg.BrokerArgs...)...)
 	if err := b.Proc.Start(); err != nil {
