@@ -29,7 +29,7 @@ import (
 // once it stayed above the soft cap for the stall timeout, which frees
 // what it held.
 func TestStuckPullerIsBounded(t *testing.T) {
-	t.Parallel() // waits more than it computes: overlaps with the package's other parallel tests
+	// Not parallel: it measures the process's heap, which other tests' brokers would share.
 	const (
 		softCap   = netloop.DefaultMaxOutput
 		stall     = 2 * time.Second
