@@ -21,6 +21,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 )
@@ -112,6 +113,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	grpcListen := fs.String("grpc-listen", "0.0.0.0:8081",
 		"gRPC endpoint for the RocketMQ 5 SDKs (apache.rocketmq.v2.MessagingService, TLS and plaintext on one port; empty: off)")
 	grpcAdvertise := fs.String("grpc-advertise", "", "gRPC endpoint host:port routes name (default: like --advertise, with --grpc-listen's port)")
+	grpcSkew := fs.Duration("grpc-signature-skew", grpcgw.DefaultSignatureSkew,
+		"with an ACL, how far a gRPC call's signed x-mq-date-time may be from the server's clock (UTC), either way: a captured signature is good for at most that long")
+	grpcOffsets := fs.String("grpc-signature-offsets", "",
+		"comma-separated clock offsets (e.g. 8h,-5h) gRPC signatures may carry besides UTC: the RocketMQ 5 SDKs stamp their local time (empty: UTC only)")
 	minInSync := fs.Int("min-in-sync-replicas", def.MinInSyncReplicas,
 		"sends are refused (SYSTEM_ERROR \"in-sync replicas not enough\") while the sync-state set, master included, has fewer members")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -238,7 +243,15 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		Pprof: *pprofOn, Console: *consoleOn,
 		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
 	if o.node.RunBroker {
-		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise}
+		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise, SignatureSkew: *grpcSkew}
+		offs, err := grpcgw.ParseOffsets(*grpcOffsets)
+		if err != nil {
+			problems = append(problems, "--grpc-signature-offsets: "+err.Error())
+		}
+		o.node.GRPC.SignatureOffsets = offs
+		if *grpcSkew <= 0 || *grpcSkew > 24*time.Hour {
+			problems = append(problems, fmt.Sprintf("--grpc-signature-skew %s must be in (0, 24h]", *grpcSkew))
+		}
 	}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
@@ -279,7 +292,8 @@ var modeFlags = map[string][]string{
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
-		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas", "grpc-listen", "grpc-advertise"},
+		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas", "grpc-listen", "grpc-advertise",
+		"grpc-signature-skew", "grpc-signature-offsets"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode
