@@ -56,6 +56,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
 	metrics := fs.String("metrics-listen", "127.0.0.1:9108", "HTTP address for /metrics and /healthz (empty: none)")
 	consoleOn := fs.Bool("console", true, "serve the web console at / on the metrics address")
+	consoleHosts := fs.String("console-hosts", "",
+		"comma-separated host names (name or name:port) the console is reached by, besides its address and localhost; other Host headers are refused (DNS rebinding)")
+	consoleInsecure := fs.Bool("console-insecure", false,
+		"let the console listen on a non-loopback --metrics-listen with neither TLS nor an ACL (refused at start otherwise: anyone on the network would be admin)")
 	pprofOn := fs.Bool("pprof", false, "also serve /debug/pprof on the metrics address (profiles expose internals: keep it off where others can reach the port)")
 	advertise := fs.String("advertise", "", "address published in routes (default: the listen address)")
 	name := fs.String("broker-name", def.BrokerName, "broker name")
@@ -240,7 +244,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		problems = append(problems, "--acl-ip-bypass needs --acl-file")
 	}
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
-		Pprof: *pprofOn, Console: *consoleOn,
+		Pprof: *pprofOn, Console: *consoleOn, ConsoleHosts: splitList(*consoleHosts), ConsoleInsecure: *consoleInsecure,
 		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}}
 	if o.node.RunBroker {
 		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise, SignatureSkew: *grpcSkew}
@@ -286,7 +290,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 var modeFlags = map[string][]string{
 	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass"},
-	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "pprof", "advertise", "broker-name", "cluster", "flush",
+	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "console-hosts", "console-insecure", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
@@ -316,5 +320,16 @@ func inapplicable(mode string, set map[string]bool) []string {
 		out = append(out, "namesrv mode: give --listen or --namesrv-listen, not both")
 	}
 	slices.Sort(out)
+	return out
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, it := range strings.Split(s, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
+		}
+	}
 	return out
 }

@@ -20,17 +20,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/aclfile"
@@ -39,7 +36,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/cmd/internal/console"
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
@@ -78,6 +74,12 @@ type Config struct {
 	// Pprof also serves /debug/pprof there (off by default: profiles and
 	// the command line expose the process's internals).
 	Pprof bool
+	// ConsoleHosts are the names (name or name:port) the console is
+	// reached by besides its address and localhost (http.go).
+	ConsoleHosts []string
+	// ConsoleInsecure lets the console listen on a non-loopback address
+	// without TLS and without ACL (refused at start otherwise).
+	ConsoleInsecure bool
 	// TLS configures TLS on every remoting port and on the broker's
 	// connections to name servers (the zero value: plaintext only).
 	TLS TLSConfig
@@ -122,6 +124,9 @@ type Node struct {
 
 // Start starts everything the configuration asks for.
 func Start(cfg Config) (*Node, error) {
+	if err := consoleExposure(cfg); err != nil {
+		return nil, err
+	}
 	n := &Node{cfg: cfg, registry: prometheus.NewRegistry()}
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n.stages = stage.NewRegistry(n.registry)
@@ -341,41 +346,6 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 			h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
 		}
 	}})
-}
-
-func (n *Node) startHTTP() error {
-	ln, err := net.Listen("tcp", n.cfg.MetricsListen)
-	if err != nil {
-		return fmt.Errorf("metrics listen %s: %w", n.cfg.MetricsListen, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
-	if n.cfg.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
-	mux.HandleFunc("/healthz", n.healthz)
-	if n.cfg.Console && n.cfg.RunBroker {
-		n.console = &consoleBackend{n: n}
-		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger})
-		if err != nil {
-			_ = ln.Close()
-			return fmt.Errorf("console: %w", err)
-		}
-		mux.Handle("/", con)
-	}
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	n.httpAddr = ln.Addr().String()
-	go func() {
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.cfg.Logger.Error().Err(err).Msg("metrics endpoint stopped")
-		}
-	}()
-	n.cfg.Logger.Info().Str("listen", n.httpAddr).Msg("metrics endpoint started")
-	return nil
 }
 
 // healthz answers 200 "ok" while every stage runs, else 503 with one line
