@@ -92,6 +92,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"long polls one connection may have parked; past it a long poll that finds nothing is answered at once (PULL_NOT_FOUND)")
 	maxOutput := fs.Int64("max-conn-output", netloop.DefaultMaxOutput,
 		"bytes of answers a connection may leave unread before its requests get SYSTEM_BUSY; 4x this closes it (-1: no caps)")
+	idleTimeout := fs.Duration("idle-conn-timeout", netloop.DefaultIdleTimeout,
+		"close a remoting connection that has sent nothing this long after connecting (TLS: no request after its handshake); -1s: never")
 	slowTimeout := fs.Duration("slow-conn-timeout", netloop.DefaultStallTimeout,
 		"close a connection whose unread answers stay above --max-conn-output this long (-1s: never)")
 	queues := fs.Int("default-topic-queues", int(def.DefaultQueueNums), "queues of a topic created on first send (TBW102)")
@@ -215,6 +217,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	bc.PullWorkers, bc.MaxInflightPerConn, bc.MaxParkedPullsPerConn = *pullWorkers, *maxReqs, *maxParked
 	bc.MaxConnOutput, bc.SlowConnTimeout, bc.RouteWait = *maxOutput, *slowTimeout, *routeWait
+	bc.IdleConnTimeout = *idleTimeout
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -288,12 +291,12 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
+	"namesrv": {"data", "listen", "namesrv-listen", "idle-conn-timeout", "controller-listen", "controller-peers", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass"},
 	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "console-hosts", "console-insecure", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
-		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
+		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout", "idle-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
 		"replication", "ha-listen", "ha-advertise", "min-in-sync-replicas", "grpc-listen", "grpc-advertise",

@@ -234,7 +234,8 @@ func (n *Node) startNamesrv() error {
 		}
 		h.guard = n.guard.ForPort("namesrv", auth.Join(extra...))
 	}
-	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS()}, h)
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS(),
+		IdleTimeout: n.cfg.Broker.IdleConnTimeout}, h)
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
