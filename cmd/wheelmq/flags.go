@@ -59,7 +59,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	consoleHosts := fs.String("console-hosts", "",
 		"comma-separated host names (name or name:port) the console is reached by, besides its address and localhost; other Host headers are refused (DNS rebinding)")
 	consoleInsecure := fs.Bool("console-insecure", false,
-		"let the console listen on a non-loopback --metrics-listen with neither TLS nor an ACL (refused at start otherwise: anyone on the network would be admin)")
+		"let the console listen on a non-loopback --metrics-listen with neither an ACL nor mutual TLS (refused at start otherwise: anyone on the network would be admin)")
 	pprofOn := fs.Bool("pprof", false, "also serve /debug/pprof on the metrics address (profiles expose internals: keep it off where others can reach the port)")
 	advertise := fs.String("advertise", "", "address published in routes (default: the listen address)")
 	name := fs.String("broker-name", def.BrokerName, "broker name")

@@ -44,8 +44,13 @@ type Options struct {
 	// refused (421), against DNS rebinding.
 	Hosts []string
 	// Secure marks the session cookie Secure on every response (the
-	// console is served over TLS); a request over TLS gets it anyway.
+	// console is served over TLS only); a request over TLS gets it anyway.
 	Secure bool
+	// HTTPSLogin says the port also speaks HTTPS: the login page asked
+	// for over plain HTTP is sent to https://, and a login posted over
+	// plain HTTP is refused, so a secret is never typed into a page or
+	// sent over a connection in clear.
+	HTTPSLogin bool
 }
 
 // anonymousName is the identity of a console without access control.
@@ -53,17 +58,18 @@ const anonymousName = "anonymous"
 
 // Console serves the web console. It is an http.Handler for "/".
 type Console struct {
-	b      Backend
-	log    zerolog.Logger
-	ttl    time.Duration
-	now    func() time.Time
-	sess   *sessions
-	pages  map[string]*template.Template
-	mux    *http.ServeMux
-	rates  rater
-	hosts  hostPolicy
-	secure bool
-	limit  limiter
+	b          Backend
+	log        zerolog.Logger
+	ttl        time.Duration
+	now        func() time.Time
+	sess       *sessions
+	pages      map[string]*template.Template
+	mux        *http.ServeMux
+	rates      rater
+	hosts      hostPolicy
+	secure     bool
+	httpsLogin bool
+	limit      limiter
 }
 
 // New parses the templates and builds the console.
@@ -78,7 +84,7 @@ func New(o Options) (*Console, error) {
 		o.Now = time.Now
 	}
 	c := &Console{b: o.Backend, log: o.Logger.With().Str("component", "console").Logger(), ttl: o.SessionTTL, now: o.Now,
-		hosts: newHostPolicy(o.Listen, o.Hosts), secure: o.Secure}
+		hosts: newHostPolicy(o.Listen, o.Hosts), secure: o.Secure, httpsLogin: o.HTTPSLogin}
 	c.sess = newSessions(o.SessionTTL, o.Now)
 	pages, err := parsePages()
 	if err != nil {

@@ -41,4 +41,6 @@
 //     login goes only to a path of this origin (safeNext); an account
 //     holds at most maxAccountSessions sessions and never pushes out
 //     another's.
+//   - Options.HTTPSLogin (the port also speaks HTTPS): the login page is
+//     served, and a login taken, over HTTPS only.
 package console

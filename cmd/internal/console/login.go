@@ -15,6 +15,11 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
+	if c.httpsLogin && r.TLS == nil {
+		// The host was checked (ServeHTTP): the redirect stays on it.
+		http.Redirect(w, r, "https://"+r.Host+r.URL.RequestURI(), http.StatusSeeOther)
+		return
+	}
 	v := &view{Title: "Log in", Page: "login", ACL: true, Now: c.now(), Query: r.URL.Query(),
 		Error: r.URL.Query().Get("error")}
 	c.render(w, r, v)
@@ -37,6 +42,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if !c.b.ACL() {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if c.httpsLogin && r.TLS == nil {
+		c.log.Warn().Str("remote", r.RemoteAddr).Msg("console login refused: posted over plain HTTP while the port speaks HTTPS")
+		http.Error(w, "log in over HTTPS", http.StatusForbidden)
 		return
 	}
 	creds := Credentials{AccessKey: strings.TrimSpace(r.PostForm.Get("accessKey")), SecretKey: r.PostForm.Get("secret")}

@@ -205,3 +205,20 @@ func TestSecureCookie(t *testing.T) {
 		t.Fatalf("cookie %+v", cks)
 	}
 }
+
+// With HTTPSLogin (the port also speaks HTTPS), the login page asked for
+// over plain HTTP is sent to https://, and a login posted in clear is
+// refused before its secret is looked at.
+func TestLoginOnlyOverHTTPS(t *testing.T) {
+	f := newFake(true, 1)
+	srv, c := serveOn(t, f, Options{HTTPSLogin: true})
+	h := hostOf(srv)
+	w := do(c, "GET", "/login?next=%2Ftopics", h, "127.0.0.1:5000", nil)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "https://"+h+"/login?next=%2Ftopics" {
+		t.Fatalf("plain login page: %d to %q", w.Code, w.Header().Get("Location"))
+	}
+	w = do(c, "POST", "/login", h, "127.0.0.1:5000", url.Values{"accessKey": {"admin"}, "secret": {"admin-secret"}})
+	if w.Code != http.StatusForbidden || len(w.Result().Cookies()) != 0 {
+		t.Fatalf("plain login post: %d", w.Code)
+	}
+}

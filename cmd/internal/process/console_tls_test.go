@@ -80,16 +80,21 @@ func TestConsoleOverTLSEnforcingWithACL(t *testing.T) {
 	}
 }
 
-// A console on a non-loopback address with neither TLS nor ACL is refused
-// at start, unless explicitly accepted; with either it starts.
+// A console on a non-loopback address that would let anyone in as admin
+// (no ACL, no client certificates; TLS alone encrypts but authenticates
+// no one) is refused at start, unless explicitly accepted.
 func TestConsoleExposedRefusedAtStart(t *testing.T) {
-	cfg := process.Config{RunBroker: true, Console: true, MetricsListen: "0.0.0.0:0"}
-	if _, err := process.Start(cfg); !errors.Is(err, process.ErrConsoleExposed) {
-		t.Fatalf("start: %v", err)
+	for name, cfg := range map[string]process.Config{
+		"plain":               {RunBroker: true, Console: true, MetricsListen: "0.0.0.0:0"},
+		"TLS without clients": {RunBroker: true, Console: true, MetricsListen: "0.0.0.0:0", TLS: process.TLSConfig{Mode: netloop.TLSEnforcing}},
+	} {
+		if _, err := process.Start(cfg); !errors.Is(err, process.ErrConsoleExposed) {
+			t.Fatalf("%s: start: %v", name, err)
+		}
 	}
 	for name, c := range map[string]process.Config{
 		"insecure accepted": {RunBroker: true, Console: true, MetricsListen: "0.0.0.0:0", ConsoleInsecure: true},
-		"TLS":               {RunBroker: true, Console: true, MetricsListen: "0.0.0.0:0", TLS: process.TLSConfig{Mode: netloop.TLSPermissive}},
+		"mutual TLS":        {RunBroker: true, Console: true, MetricsListen: "0.0.0.0:0", TLS: process.TLSConfig{Mode: netloop.TLSEnforcing, ClientCAFile: "ca.pem"}},
 		"ACL":               {RunBroker: true, Console: true, MetricsListen: "[::]:0", ACL: process.ACLConfig{File: "x"}},
 		"loopback":          {RunBroker: true, Console: true, MetricsListen: "127.0.0.1:0"},
 		"no console":        {RunBroker: true, MetricsListen: "0.0.0.0:0"},
@@ -97,6 +102,51 @@ func TestConsoleExposedRefusedAtStart(t *testing.T) {
 		if err := process.ConsoleExposure(c); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// Under --tls-mode permissive the HTTP port speaks both: /metrics over
+// plain HTTP and HTTPS; the console's login only over HTTPS (the plain
+// login page is sent to https://, a plain login post refused).
+func TestHTTPPortPermissive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(path, []byte(consoleACL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	admin := auth.Credentials{AccessKey: "admin-ops", SecretKey: "admin-ops-secret"}
+	n := processtest.Start(t, processtest.Options{Admin: admin, Metrics: true, MutateNode: func(c *process.Config) {
+		c.ACL = process.ACLConfig{File: path, Interval: 100 * time.Millisecond}
+		c.TLS = process.TLSConfig{Mode: netloop.TLSPermissive}
+		c.Console = true
+	}})
+	for _, scheme := range []string{"http", "https"} {
+		resp, err := webHTTP.Get(scheme + "://" + n.MetricsAddr() + "/metrics")
+		if err != nil {
+			t.Fatalf("%s: %v", scheme, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || (scheme == "https") != (resp.TLS != nil) {
+			t.Fatalf("%s /metrics: %d, TLS %v", scheme, resp.StatusCode, resp.TLS != nil)
+		}
+	}
+	plain := newWebClient(t, "http://"+n.MetricsAddr())
+	resp, err := plain.c.Get("http://" + n.MetricsAddr() + "/login?next=%2Ftopics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "https://"+n.MetricsAddr()+"/login?next=%2Ftopics" {
+		t.Fatalf("plain login page: %d to %q", resp.StatusCode, loc)
+	}
+	if code := plain.post("/login", url.Values{"accessKey": {"admin-ops"}, "secret": {"admin-ops-secret"}}); code != http.StatusForbidden {
+		t.Fatalf("plain login post: %d", code)
+	}
+	ops := newWebClient(t, "https://"+n.MetricsAddr())
+	if code := ops.post("/login", url.Values{"accessKey": {"admin-ops"}, "secret": {"admin-ops-secret"}}); code != http.StatusSeeOther {
+		t.Fatalf("HTTPS login: %d", code)
+	}
+	if code, _ := ops.get("/topics"); code != http.StatusOK {
+		t.Fatalf("topics over HTTPS: %d", code)
 	}
 }
 

@@ -117,6 +117,7 @@ type Node struct {
 	console     *consoleBackend // the web console's backend (nil: no console)
 	grpc        *grpcgw.Gateway // the gRPC endpoint (nil: none)
 	http        *http.Server
+	httpSniff   *sniffer // splits the HTTP port between HTTPS and HTTP (permissive; nil: one of them)
 	httpAddr    string
 	stopOnce    sync.Once
 	stopErr     error
@@ -401,6 +402,9 @@ func (n *Node) stop(ctx context.Context) error {
 	var errs []error
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
+		if n.httpSniff != nil {
+			errs = append(errs, n.httpSniff.wait(ctx))
+		}
 	}
 	errs = append(errs, n.stopGRPC(ctx))
 	if n.broker != nil {
