@@ -169,38 +169,6 @@ func (a *PlainAccount) Allows(n Need, _ netip.Addr) (bool, string) {
 	return r.perm.Grants(n.Perm), r.rule
 }
 
-// PermString names a permission as plain_acl.yml writes it.
-func PermString(p Perm) string {
-	switch {
-	case p&PermDeny != 0:
-		return "DENY"
-	case p&(PermPub|PermSub) == PermPub|PermSub:
-		return "PUB|SUB"
-	case p&PermPub != 0:
-		return "PUB"
-	case p&PermSub != 0:
-		return "SUB"
-	case p&PermAny != 0:
-		return "ANY"
-	}
-	return "DENY"
-}
-
-// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
-func parsePerm(s string) (Perm, bool) {
-	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
-	case "DENY":
-		return PermDeny, true
-	case "PUB":
-		return PermPub, true
-	case "SUB":
-		return PermSub, true
-	case "PUB|SUB", "SUB|PUB":
-		return PermPub | PermSub, true
-	}
-	return 0, false
-}
-
 // ParsePlainACL reads a plain_acl.yml; path only names the file in
 // errors, each of which is "path:line: what" (all of them, joined).
 func ParsePlainACL(data []byte, path string) (*PlainACL, error) {
