@@ -69,6 +69,8 @@ type Conn struct {
 	// overSince is when the buffered output last rose above the soft cap
 	// (unix ns), 0 while it is at or below it.
 	overSince atomic.Int64
+	// heard is set once the connection sent a request byte (idle.go).
+	heard atomic.Bool
 
 	// out is the connection's outbox. Frames are appended to buf; whoever
 	// finds no write under way writes everything queued, in one write
@@ -94,6 +96,7 @@ type Conn struct {
 	}
 	flushTask gnet.RunnableFunc
 	checkTask gnet.RunnableFunc // checkSlow, queued by the sweep
+	idleTask  gnet.RunnableFunc // closeSilent, queued by the sweep
 
 	// xport is what the connection speaks (a transport): unknown until its
 	// first bytes told, on a port that takes TLS. tls is its TLS session,

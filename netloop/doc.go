@@ -44,6 +44,8 @@
 // stays above MaxOutput for Config.StallTimeout is closed by a sweep on
 // gnet's ticker. Both closes are logged with the remote address and the
 // bytes buffered and counted in ServerStats.SlowClosed; see slow.go.
+// The same sweep closes a connection that sent no request byte within
+// Config.IdleTimeout of connecting (ServerStats.IdleClosed; idle.go).
 //
 // # TLS
 //

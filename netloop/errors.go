@@ -25,4 +25,8 @@ var (
 	// server closed a connection that spoke the transport its port does
 	// not take: plaintext under TLSEnforcing, TLS under TLSDisabled.
 	ErrTransportRefused = errors.New("netloop: transport refused")
+	// ErrIdle is the cause passed to Handler.OnClose when the server closed
+	// a connection that sent nothing within Config.IdleTimeout of
+	// connecting.
+	ErrIdle = errors.New("netloop: connection sent nothing")
 )

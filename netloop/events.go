@@ -65,11 +65,13 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c.fd = connFD(gc)
 	c.flushTask = c.flush
 	c.checkTask = c.checkSlow
+	c.idleTask = c.closeSilent
 	if s.cfg.TLS.Mode == TLSDisabled {
 		c.xport.Store(uint32(transportPlain)) // sends go out before the first byte arrives
 	}
 	gc.SetContext(c)
 	s.addConn(c)
+	s.rememberSilent(c)
 	s.stats.conns.Add(1)
 	s.stats.accepted.Add(1)
 	s.log.Debug().Uint64("conn", c.id).Str("remote", c.remote).Msg("remoting connection opened")
@@ -109,6 +111,9 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 // on its goroutine for a TLS one, and returns an error wrapping
 // ErrBadFrame for an invalid frame.
 func (s *Server) serveFrames(c *Conn, in inbound, done bool) error {
+	if in.InboundBuffered() > 0 {
+		c.heardFrom()
+	}
 	if s.hangup.Load() { // stopping, connections half-closed: drop what comes
 		_, _ = in.Discard(in.InboundBuffered())
 		return nil
@@ -284,6 +289,7 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	c.markClosed()
 	s.removeConn(c)
+	s.forgetSilent(c)
 	s.stats.conns.Add(-1)
 	if errors.Is(err, io.EOF) {
 		err = nil // the peer closed the connection in an orderly way

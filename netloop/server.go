@@ -77,6 +77,10 @@ type Config struct {
 	// above MaxOutput this long (a client that does not read). Zero means
 	// DefaultStallTimeout; negative means never.
 	StallTimeout time.Duration
+	// IdleTimeout closes a connection that has sent no request byte this
+	// long after connecting (TLS: nothing decrypted; see idle.go). Zero
+	// means DefaultIdleTimeout; negative means never.
+	IdleTimeout time.Duration
 	// Logger receives server and gnet logs. The zero value logs nothing.
 	Logger zerolog.Logger
 	// TLS configures TLS on the port (see tls.go); the zero value serves
@@ -113,6 +117,9 @@ type ServerStats struct {
 	// answers: buffered output past the hard cap, or above the soft cap for
 	// longer than Config.StallTimeout.
 	SlowClosed int64
+	// IdleClosed counts connections closed because they sent nothing
+	// within Config.IdleTimeout of connecting.
+	IdleClosed int64
 
 	// Plaintext and TLS count connections by the transport their first
 	// bytes chose (a connection closed before it sent a byte is in
@@ -176,7 +183,7 @@ type Server struct {
 	nextID atomic.Uint64
 	stats  struct {
 		conns, accepted, framesIn, framesOut, bytesIn, bytesOut atomic.Int64
-		outBuffered, slowClosed                                 atomic.Int64
+		outBuffered, slowClosed, idleClosed                     atomic.Int64
 		badFrames                                               [NumBadFrameReasons]atomic.Int64
 
 		plainConns, tlsConns, tlsOpen, handshakeFailures, tlsOverruns atomic.Int64
@@ -184,6 +191,12 @@ type Server struct {
 	}
 	caps outputCaps
 	slow slowSet
+	// idle is the resolved Config.IdleTimeout (0: none); silent the
+	// connections that have not spoken yet (idle.go).
+	idle   time.Duration
+	silent silentSet
+	// tick is the sweep's period (0: no ticker).
+	tick time.Duration
 
 	// sessions are the TLS connections whose goroutine runs (Refuse,
 	// Hangup and Stop wait for them).
@@ -211,7 +224,9 @@ func NewServer(cfg Config, h Handler) *Server {
 		booted: make(chan struct{}),
 		done:   make(chan struct{}),
 		caps:   newOutputCaps(cfg),
+		idle:   idleTimeout(cfg),
 	}
+	s.tick = sweepTick(s.caps, s.idle)
 	s.ev = &events{s: s}
 	s.conns.m = map[uint64]*Conn{}
 	s.sessions.m = map[*tlsSession]struct{}{}
@@ -248,8 +263,8 @@ func (s *Server) Start() error {
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReuseAddr(true),
 	}
-	if s.caps.stall > 0 {
-		opts = append(opts, gnet.WithTicker(true)) // OnTick: the slow-connection sweep
+	if s.tick > 0 {
+		opts = append(opts, gnet.WithTicker(true)) // OnTick: the slow- and silent-connection sweeps
 	}
 	if s.cfg.NumEventLoop > 0 {
 		opts = append(opts, gnet.WithNumEventLoop(s.cfg.NumEventLoop))
@@ -381,6 +396,7 @@ func (s *Server) Stats() ServerStats {
 
 		OutputBuffered: s.stats.outBuffered.Load(),
 		SlowClosed:     s.stats.slowClosed.Load(),
+		IdleClosed:     s.stats.idleClosed.Load(),
 
 		Plaintext:         s.stats.plainConns.Load(),
 		TLS:               s.stats.tlsConns.Load(),

@@ -224,9 +224,13 @@ func (s *Server) sweepSlow() {
 	}
 }
 
-// OnTick runs the slow-connection sweep (gnet calls it only when the
-// server enabled its ticker: a stall timeout is set).
+// OnTick runs the slow-connection sweep and the silent-connection one
+// (idle.go); gnet calls it only when the server enabled its ticker (a
+// stall or idle timeout is set).
 func (e *events) OnTick() (time.Duration, gnet.Action) {
-	e.s.sweepSlow()
-	return e.s.caps.tick, gnet.None
+	if e.s.caps.stall > 0 {
+		e.s.sweepSlow()
+	}
+	e.s.sweepSilent()
+	return e.s.tick, gnet.None
 }

@@ -20,6 +20,24 @@
 // file is treated the same way (a rename in two steps may leave it
 // missing for a moment). The file is read only on the stage's goroutine.
 //
+// # Reloads that would lock the cluster out
+//
+// Besides a file that does not parse, a reload is refused, the last good
+// version staying in force, when the new file
+//
+//   - has no accounts and does not say noAccounts: true (an empty or
+//     truncated file; auth.ErrNoAccounts), at start as well;
+//   - drops an account the process signs its own traffic with
+//     (Options.Keep: the broker's --access-key towards name servers and
+//     controllers), or changes its secret, while the version in force has
+//     it with that secret;
+//   - has no admin account while the version in force has one (brokers
+//     register and heartbeat to name servers and controllers as admins);
+//     noAccounts: true is the explicit way to refuse everyone.
+//
+// To rotate the process's own key: add the new account, restart the
+// process with it, then remove the old account.
+//
 // Metrics:
 //
 //	wheelmq_acl_config_version              the version in force (1 at start, +1 per reload that changed it)
@@ -168,8 +186,12 @@ type Options struct {
 	View *View
 	// Interval between two looks at the file (default DefaultInterval).
 	Interval time.Duration
-	Metrics  *Metrics
-	Logger   zerolog.Logger
+	// Keep are the credentials the process signs its own traffic with: a
+	// reload that drops one of them (or changes its secret) while the
+	// version in force has it is refused.
+	Keep    []auth.Credentials
+	Metrics *Metrics
+	Logger  zerolog.Logger
 }
 
 // tick is the poll timer's message.
@@ -233,6 +255,9 @@ func (w *watcher) poll() {
 		ver = cur.Version + 1
 	}
 	next, err := read(w.opts.Path, fi, ver)
+	if err == nil && cur != nil {
+		err = lockout(cur.ACL, next.ACL, w.opts.Keep)
+	}
 	if err != nil {
 		w.refuse(key, err)
 		return
@@ -269,4 +294,25 @@ func (w *watcher) refuse(key fileKey, err error) {
 		ev = ev.Uint64("version_in_force", cur.Version).Time("read_at", cur.ReadAt)
 	}
 	ev.Msg("ACL file not reloaded: the last good version stays in force")
+}
+
+// lockout refuses a new version that would shut out the cluster's own
+// traffic which the version in force lets in (see the package doc).
+func lockout(cur, next *auth.PlainACL, keep []auth.Credentials) error {
+	for _, c := range keep {
+		if c.IsZero() || next.Len() == 0 || !holds(cur, c) || holds(next, c) {
+			continue
+		}
+		return fmt.Errorf("ACL file: the new version drops account %s or changes its secret, which this process signs its own requests with (add the new account, restart with it, then remove the old one)", c.AccessKey)
+	}
+	if next.Len() > 0 && cur.Admins() > 0 && next.Admins() == 0 {
+		return fmt.Errorf("ACL file: the new version has no admin account (the version in force has %d): brokers register and heartbeat as admins; noAccounts: true refuses everyone explicitly", cur.Admins())
+	}
+	return nil
+}
+
+// holds reports whether acl has c's account with c's secret.
+func holds(acl *auth.PlainACL, c auth.Credentials) bool {
+	a, ok := acl.Lookup(c.AccessKey)
+	return ok && a.SecretKey() == c.SecretKey
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 func account(ak string, topics ...string) string {
@@ -40,6 +41,12 @@ type rig struct {
 
 func startWatcher(t *testing.T, content string) *rig {
 	t.Helper()
+	return startWatcherKeep(t, content, nil)
+}
+
+// startWatcherKeep starts the stage with Options.Keep.
+func startWatcherKeep(t *testing.T, content string, keep []auth.Credentials) *rig {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
@@ -53,7 +60,7 @@ func startWatcher(t *testing.T, content string) *rig {
 	sys := stage.NewSystem(zerolog.Nop())
 	reg := stage.NewRegistry(prometheus.NewRegistry())
 	st, err := reg.Spawn(sys, supervisor.New(supervisor.Policy{}), StageName, Producer(Options{
-		Path: path, View: r.view, Interval: 20 * time.Millisecond, Metrics: r.m, Logger: zerolog.New(r.logs),
+		Path: path, View: r.view, Interval: 20 * time.Millisecond, Metrics: r.m, Logger: zerolog.New(r.logs), Keep: keep,
 	}))
 	if err != nil {
 		t.Fatal(err)

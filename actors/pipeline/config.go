@@ -95,6 +95,11 @@ type Config struct {
 	// above MaxConnOutput this long (0: netloop.DefaultStallTimeout, 30 s;
 	// negative: never).
 	SlowConnTimeout time.Duration
+	// IdleConnTimeout closes a remoting connection (the broker's port and
+	// the embedded name server's) that has sent no request byte this long
+	// after connecting (0: netloop.DefaultIdleTimeout, 10 s; negative:
+	// never).
+	IdleConnTimeout time.Duration
 	// PullWorkers is how many pull_read stages read for pulls side by side
 	// (default pull.DefaultReaders, at most pull.MaxReaders).
 	PullWorkers int

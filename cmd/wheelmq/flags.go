@@ -21,6 +21,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 )
@@ -59,6 +60,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"longest wait, before answering a request that made a topic (a send that auto-created it), for the name servers to have its route")
 	metrics := fs.String("metrics-listen", "127.0.0.1:9108", "HTTP address for /metrics and /healthz (empty: none)")
 	consoleOn := fs.Bool("console", true, "serve the web console at / on the metrics address")
+	consoleHosts := fs.String("console-hosts", "",
+		"comma-separated host names (name or name:port) the console is reached by, besides its address and localhost; other Host headers are refused (DNS rebinding)")
+	consoleInsecure := fs.Bool("console-insecure", false,
+		"let the console listen on a non-loopback --metrics-listen with neither an ACL nor mutual TLS (refused at start otherwise: anyone on the network would be admin)")
 	pprofOn := fs.Bool("pprof", false, "also serve /debug/pprof on the metrics address (profiles expose internals: keep it off where others can reach the port)")
 	advertise := fs.String("advertise", "", "address published in routes (default: the listen address)")
 	name := fs.String("broker-name", def.BrokerName, "broker name")
@@ -91,6 +96,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"long polls one connection may have parked; past it a long poll that finds nothing is answered at once (PULL_NOT_FOUND)")
 	maxOutput := fs.Int64("max-conn-output", netloop.DefaultMaxOutput,
 		"bytes of answers a connection may leave unread before its requests get SYSTEM_BUSY; 4x this closes it (-1: no caps)")
+	idleTimeout := fs.Duration("idle-conn-timeout", netloop.DefaultIdleTimeout,
+		"close a remoting connection that has sent nothing this long after connecting (TLS: no request after its handshake); -1s: never")
 	slowTimeout := fs.Duration("slow-conn-timeout", netloop.DefaultStallTimeout,
 		"close a connection whose unread answers stay above --max-conn-output this long (-1s: never)")
 	queues := fs.Int("default-topic-queues", int(def.DefaultQueueNums), "queues of a topic created on first send (TBW102)")
@@ -121,6 +128,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	grpcListen := fs.String("grpc-listen", "0.0.0.0:8081",
 		"gRPC endpoint for the RocketMQ 5 SDKs (apache.rocketmq.v2.MessagingService, TLS and plaintext on one port; empty: off)")
 	grpcAdvertise := fs.String("grpc-advertise", "", "gRPC endpoint host:port routes name (default: like --advertise, with --grpc-listen's port)")
+	grpcSkew := fs.Duration("grpc-signature-skew", grpcgw.DefaultSignatureSkew,
+		"with an ACL, how far a gRPC call's signed x-mq-date-time may be from the server's clock (UTC), either way: a captured signature is good for at most that long")
+	grpcOffsets := fs.String("grpc-signature-offsets", "",
+		"comma-separated clock offsets (e.g. 8h,-5h) gRPC signatures may carry besides UTC: the RocketMQ 5 SDKs stamp their local time (empty: UTC only)")
 	minInSync := fs.Int("min-in-sync-replicas", def.MinInSyncReplicas,
 		"sends are refused (SYSTEM_ERROR \"in-sync replicas not enough\") while the sync-state set, master included, has fewer members")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -216,6 +227,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	bc.PullWorkers, bc.MaxInflightPerConn, bc.MaxParkedPullsPerConn = *pullWorkers, *maxReqs, *maxParked
 	bc.MaxConnOutput, bc.SlowConnTimeout, bc.RouteWait = *maxOutput, *slowTimeout, *routeWait
+	bc.IdleConnTimeout = *idleTimeout
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -245,10 +257,18 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		problems = append(problems, "--acl-ip-bypass needs --acl-file")
 	}
 	o.node = process.Config{Broker: bc, RunBroker: mode != "namesrv", MetricsListen: *metrics,
-		Pprof: *pprofOn, Console: *consoleOn,
+		Pprof: *pprofOn, Console: *consoleOn, ConsoleHosts: splitList(*consoleHosts), ConsoleInsecure: *consoleInsecure,
 		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}, HASecretFile: *haSecretFile, HAInsecure: *haInsecure}
 	if o.node.RunBroker {
-		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise}
+		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise, SignatureSkew: *grpcSkew}
+		offs, err := grpcgw.ParseOffsets(*grpcOffsets)
+		if err != nil {
+			problems = append(problems, "--grpc-signature-offsets: "+err.Error())
+		}
+		o.node.GRPC.SignatureOffsets = offs
+		if *grpcSkew <= 0 || *grpcSkew > 24*time.Hour {
+			problems = append(problems, fmt.Sprintf("--grpc-signature-skew %s must be in (0, 24h]", *grpcSkew))
+		}
 	}
 	if mode != "broker" {
 		o.node.NamesrvListen = *nsListen
@@ -289,15 +309,16 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 
 // modeFlags lists, per mode, the flags that mean something in it.
 var modeFlags = map[string][]string{
-	"namesrv": {"data", "listen", "namesrv-listen", "controller-listen", "controller-peers", "controller-secret-file", "controller-insecure", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
+	"namesrv": {"data", "listen", "namesrv-listen", "idle-conn-timeout", "controller-listen", "controller-peers", "controller-secret-file", "controller-insecure", "order-message-enable", "metrics-listen", "pprof", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass"},
-	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "pprof", "advertise", "broker-name", "cluster", "flush",
+	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "console-hosts", "console-insecure", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
 		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
-		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout",
+		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout", "idle-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
-		"replication", "ha-listen", "ha-advertise", "ha-secret-file", "ha-insecure", "min-in-sync-replicas", "grpc-listen", "grpc-advertise"},
+		"replication", "ha-listen", "ha-advertise", "ha-secret-file", "ha-insecure", "min-in-sync-replicas", "grpc-listen", "grpc-advertise",
+		"grpc-signature-skew", "grpc-signature-offsets"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode
@@ -320,5 +341,16 @@ func inapplicable(mode string, set map[string]bool) []string {
 		out = append(out, "namesrv mode: give --listen or --namesrv-listen, not both")
 	}
 	slices.Sort(out)
+	return out
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, it := range strings.Split(s, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
+		}
+	}
 	return out
 }

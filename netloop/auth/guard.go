@@ -60,10 +60,12 @@ const (
 	ReasonAddress                    // the account may not be used from the remote address
 	ReasonPermission                 // the account lacks a permission on a topic or group
 	ReasonAdminOnly                  // the request needs an admin account
+	ReasonStaleDate                  // a gRPC call's signed date is missing or too far from the server's clock
+	ReasonMalformed                  // a gRPC call's authorization header is missing or does not parse
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"", "anonymous", "unknown_key", "bad_signature", "address", "permission", "admin_only"}
+var reasonNames = [numReasons]string{"", "anonymous", "unknown_key", "bad_signature", "address", "permission", "admin_only", "stale_date", "malformed"}
 
 // String is the metric label.
 func (r Reason) String() string {
@@ -132,7 +134,7 @@ func NewGuard(o GuardOptions) *Guard {
 	s := &guardShared{src: o.Source, bypass: o.IPBypass, log: o.Logger}
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wheelmq_auth_refused_total",
-		Help: "Requests refused by the ACL (NO_PERMISSION), by reason: anonymous, unknown_key, bad_signature, address, permission, admin_only.",
+		Help: "Requests refused by the ACL (NO_PERMISSION; gRPC: UNAUTHORIZED), by reason: anonymous, unknown_key, bad_signature, address, permission, admin_only, stale_date, malformed.",
 	}, []string{"reason"})
 	for r := ReasonAnonymous; r < numReasons; r++ {
 		s.counts[r] = vec.WithLabelValues(r.String())
@@ -157,6 +159,12 @@ func NewGuard(o GuardOptions) *Guard {
 // broker credential).
 func (g *Guard) ForPort(port string, extra Source) *Guard {
 	return &Guard{guardShared: g.guardShared, port: port, extra: extra}
+}
+
+// Named returns g (the same sources, counters and log limits) naming its
+// port port in the log.
+func (g *Guard) Named(port string) *Guard {
+	return &Guard{guardShared: g.guardShared, port: port, extra: g.extra}
 }
 
 // IPBypass reports whether the IP-bypass compatibility option is on.
@@ -286,6 +294,18 @@ func quoteKey(ak string) string {
 
 // refused counts a refusal and logs it, at most once a second per reason.
 func (g *Guard) refused(remote netip.AddrPort, code int32, ak string, ref *Refusal) {
+	g.refusedWith(remote, ak, ref, func(ev *zerolog.Event) *zerolog.Event { return ev.Int32("request_code", code) })
+}
+
+// RefusedCall counts and logs (rate-limited as every refusal) a refusal
+// decided outside the Guard: a gRPC call (method names it) whose
+// authorization the gateway checked.
+func (g *Guard) RefusedCall(remote netip.AddrPort, method, ak string, ref *Refusal) {
+	g.refusedWith(remote, ak, ref, func(ev *zerolog.Event) *zerolog.Event { return ev.Str("method", method) })
+}
+
+// refusedWith counts ref and logs it with what names the request.
+func (g *Guard) refusedWith(remote netip.AddrPort, ak string, ref *Refusal, what func(*zerolog.Event) *zerolog.Event) {
 	g.counts[ref.Reason].Inc()
 	l := &g.limits[ref.Reason]
 	now := time.Now().UnixNano()
@@ -294,7 +314,7 @@ func (g *Guard) refused(remote netip.AddrPort, code int32, ak string, ref *Refus
 		l.suppressed.Add(1)
 		return
 	}
-	ev := g.log.Warn().Str("port", g.port).Str("remote", remote.String()).Int32("request_code", code).
+	ev := what(g.log.Warn().Str("port", g.port).Str("remote", remote.String())).
 		Str("reason", ref.Reason.String()).Str("remark", ref.Remark)
 	if ak != "" {
 		ev = ev.Str("access_key", quoteKey(ak))

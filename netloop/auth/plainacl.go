@@ -24,6 +24,14 @@ import (
 //	    groupPerms: [billing=SUB]
 //
 // dataVersion (written by RocketMQ's admin API) is accepted and ignored.
+//
+// A file with no accounts is an error (ErrNoAccounts): an empty or
+// truncated file, as a tool that truncates and then rewrites leaves it for
+// a moment, would otherwise refuse every request, the cluster's own
+// registrations and heartbeats included. A file that really means to
+// refuse everyone says so with
+//
+//	noAccounts: true              # and no account
 // Anything else is an error naming its line: an unknown key (a typo must
 // not silently drop a restriction), an unknown permission, a bad address
 // pattern, a short or repeated access key, and RocketMQ's published
@@ -75,6 +83,20 @@ func (p *PlainACL) Len() int {
 		return 0
 	}
 	return len(p.accounts)
+}
+
+// Admins is the number of admin accounts.
+func (p *PlainACL) Admins() int {
+	if p == nil {
+		return 0
+	}
+	n := 0
+	for _, a := range p.accounts {
+		if a.admin {
+			n++
+		}
+	}
+	return n
 }
 
 // GlobalBypass reports whether ip matches globalWhiteRemoteAddresses
@@ -147,38 +169,6 @@ func (a *PlainAccount) Allows(n Need, _ netip.Addr) (bool, string) {
 	return r.perm.Grants(n.Perm), r.rule
 }
 
-// PermString names a permission as plain_acl.yml writes it.
-func PermString(p Perm) string {
-	switch {
-	case p&PermDeny != 0:
-		return "DENY"
-	case p&(PermPub|PermSub) == PermPub|PermSub:
-		return "PUB|SUB"
-	case p&PermPub != 0:
-		return "PUB"
-	case p&PermSub != 0:
-		return "SUB"
-	case p&PermAny != 0:
-		return "ANY"
-	}
-	return "DENY"
-}
-
-// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
-func parsePerm(s string) (Perm, bool) {
-	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
-	case "DENY":
-		return PermDeny, true
-	case "PUB":
-		return PermPub, true
-	case "SUB":
-		return PermSub, true
-	case "PUB|SUB", "SUB|PUB":
-		return PermPub | PermSub, true
-	}
-	return 0, false
-}
-
 // ParsePlainACL reads a plain_acl.yml; path only names the file in
 // errors, each of which is "path:line: what" (all of them, joined).
 func ParsePlainACL(data []byte, path string) (*PlainACL, error) {
@@ -193,16 +183,28 @@ func ParsePlainACL(data []byte, path string) (*PlainACL, error) {
 	if len(p.errs) > 0 {
 		return nil, errors.New(strings.Join(p.errs, "\n"))
 	}
-	if len(p.acl.accounts) == 0 {
-		p.acl.Warnings = append(p.acl.Warnings, path+": no accounts: every request is refused")
+	switch {
+	case len(p.acl.accounts) == 0 && !p.noAccounts:
+		return nil, fmt.Errorf("%s: %w (an empty or truncated file?); a file meant to refuse everyone says noAccounts: true", path, ErrNoAccounts)
+	case len(p.acl.accounts) > 0 && p.noAccounts:
+		return nil, fmt.Errorf("%s:%d: noAccounts: true, but the file has %d accounts", path, p.noAccountsLine, len(p.acl.accounts))
+	case len(p.acl.accounts) == 0:
+		p.acl.Warnings = append(p.acl.Warnings, path+": noAccounts: true: every request is refused")
 	}
 	return p.acl, nil
 }
+
+// ErrNoAccounts is a plain_acl.yml without accounts that does not say
+// noAccounts: true.
+var ErrNoAccounts = errors.New("no accounts")
 
 type parser struct {
 	path string
 	acl  *PlainACL
 	errs []string
+	// noAccounts is the file's noAccounts: true, at noAccountsLine.
+	noAccounts     bool
+	noAccountsLine int
 }
 
 func (p *parser) fail(n *yaml.Node, format string, args ...any) {
@@ -311,9 +313,19 @@ func (p *parser) root(n *yaml.Node) {
 			for _, a := range v.Content {
 				p.account(deref(a))
 			}
+		case "noAccounts":
+			if s, ok := p.scalar(v, key); ok {
+				switch s {
+				case "true":
+					p.noAccounts, p.noAccountsLine = true, k.Line
+				case "false":
+				default:
+					p.fail(v, "noAccounts: want true or false, not %q", s)
+				}
+			}
 		case "dataVersion":
 		default:
-			p.fail(k, "unknown key %q (want globalWhiteRemoteAddresses, accounts or dataVersion)", key)
+			p.fail(k, "unknown key %q (want globalWhiteRemoteAddresses, accounts, noAccounts or dataVersion)", key)
 		}
 	})
 }

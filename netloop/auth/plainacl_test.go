@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"net/netip"
 	"os"
 	"strings"
@@ -103,12 +104,24 @@ func TestParsePlainACLErrors(t *testing.T) {
 	}
 }
 
+// A file without accounts is refused (an empty or truncated file must not
+// lock the cluster out) unless it says noAccounts: true.
 func TestParsePlainACLEmpty(t *testing.T) {
-	for _, s := range []string{"", "accounts:\n", "# nothing\n"} {
-		acl, err := ParsePlainACL([]byte(s), "x.yml")
-		if err != nil || acl.Len() != 0 || len(acl.Warnings) == 0 {
+	for _, s := range []string{"", "accounts:\n", "# nothing\n", "accounts: []\n", "noAccounts: false\n", "globalWhiteRemoteAddresses: [10.0.0.1]\n"} {
+		if acl, err := ParsePlainACL([]byte(s), "x.yml"); !errors.Is(err, ErrNoAccounts) {
 			t.Errorf("%q: %v %v", s, acl, err)
 		}
+	}
+	acl, err := ParsePlainACL([]byte("noAccounts: true\naccounts: []\n"), "x.yml")
+	if err != nil || acl.Len() != 0 || len(acl.Warnings) == 0 {
+		t.Errorf("explicit: %v %v", acl, err)
+	}
+	_, err = ParsePlainACL([]byte("noAccounts: true\naccounts:\n  - {accessKey: bobbobbob, secretKey: bobsecret}\n"), "x.yml")
+	if err == nil || !strings.Contains(err.Error(), "x.yml:1: noAccounts: true, but the file has 1 accounts") {
+		t.Errorf("contradiction: %v", err)
+	}
+	if _, err = ParsePlainACL([]byte("noAccounts: yes\n"), "x.yml"); err == nil || !strings.Contains(err.Error(), "want true or false") {
+		t.Errorf("noAccounts yes: %v", err)
 	}
 }
 

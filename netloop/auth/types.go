@@ -1,6 +1,9 @@
 package auth
 
-import "net/netip"
+import (
+	"net/netip"
+	"strings"
+)
 
 // Perm is a permission on a topic or group: RocketMQ ACL 1.0's bits
 // (acl/common/Permission.java), which ACL 2.0's Pub and Sub actions map
@@ -128,3 +131,35 @@ type globalBypasser interface{ GlobalBypass(ip netip.Addr) bool }
 // addresses (plain_acl.yml's whiteRemoteAddress, honoured only with the
 // IP-bypass compatibility option).
 type bypasser interface{ BypassFrom(ip netip.Addr) bool }
+
+// PermString names a permission as plain_acl.yml writes it.
+func PermString(p Perm) string {
+	switch {
+	case p&PermDeny != 0:
+		return "DENY"
+	case p&(PermPub|PermSub) == PermPub|PermSub:
+		return "PUB|SUB"
+	case p&PermPub != 0:
+		return "PUB"
+	case p&PermSub != 0:
+		return "SUB"
+	case p&PermAny != 0:
+		return "ANY"
+	}
+	return "DENY"
+}
+
+// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
+func parsePerm(s string) (Perm, bool) {
+	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
+	case "DENY":
+		return PermDeny, true
+	case "PUB":
+		return PermPub, true
+	case "SUB":
+		return PermSub, true
+	case "PUB|SUB", "SUB|PUB":
+		return PermPub | PermSub, true
+	}
+	return 0, false
+}

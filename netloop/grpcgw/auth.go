@@ -9,9 +9,15 @@ import (
 	"crypto/sha1" //nolint:gosec // the RocketMQ 5 SDKs sign with HMAC-SHA1
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"net/netip"
+	"path"
 	"strings"
+	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 
 	"github.com/wheelmq/wheelmq/netloop/auth"
 )
@@ -27,9 +33,6 @@ const (
 
 // authScheme opens the authorization header's value.
 const authScheme = "MQv2-HMAC-SHA1"
-
-// errUnauthorized is a bad, unknown or missing signature under an ACL.
-var errUnauthorized = errors.New("authentication failed")
 
 // caller is what the metadata of one call says.
 type caller struct {
@@ -84,24 +87,101 @@ func signatureOK(secret, dateTime, signature string) bool {
 	return hmac.Equal(mac.Sum(nil), want)
 }
 
+// DefaultSignatureSkew is how far a call's signed x-mq-date-time may be
+// from the server's clock, either way, by default.
+const DefaultSignatureSkew = 15 * time.Minute
+
+// dateTimeLayout is x-mq-date-time's form ("20060102T150405Z").
+const dateTimeLayout = "20060102T150405Z"
+
+// authFailedRemark is the one answer to an unknown access key and a wrong
+// secret: the client is not told which keys exist (the log and the
+// metric say which).
+const authFailedRemark = "authentication failed: unknown access key, or the signature does not match its secret"
+
+// ParseOffsets reads a comma-separated list of clock offsets (8h, -5h30m)
+// for Options.SignatureOffsets; each within ±14h.
+func ParseOffsets(list string) ([]time.Duration, error) {
+	var out []time.Duration
+	for part := range strings.SplitSeq(list, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil {
+			return nil, fmt.Errorf("clock offset %q: %w", part, err)
+		}
+		if d > 14*time.Hour || d < -14*time.Hour {
+			return nil, fmt.Errorf("clock offset %s beyond ±14h", d)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// verifier checks the authorization of calls (nil guard: none).
+type verifier struct {
+	guard *auth.Guard
+	// skew bounds |x-mq-date-time - (now + offset)| for some offset.
+	skew    time.Duration
+	offsets []time.Duration
+	now     func() time.Time
+}
+
+// refuse counts and logs a refusal and makes the caller's error.
+func (v *verifier) refuse(ctx context.Context, ak string, r auth.Reason, remark string) error {
+	var remote netip.AddrPort
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		remote, _ = netip.ParseAddrPort(p.Addr.String())
+	}
+	method, _ := grpc.Method(ctx)
+	v.guard.RefusedCall(remote, path.Base(method), ak, &auth.Refusal{Reason: r, Remark: remark})
+	return errors.New(remark)
+}
+
+// fresh reports whether a signed date is within the skew of the server's
+// clock (shifted by one of the accepted offsets).
+func (v *verifier) fresh(dateTime string) bool {
+	t, err := time.Parse(dateTimeLayout, dateTime)
+	if err != nil {
+		return false
+	}
+	now := v.now()
+	for _, off := range v.offsets {
+		if d := t.Sub(now.Add(off)); d <= v.skew && d >= -v.skew {
+			return true
+		}
+	}
+	return false
+}
+
 // callerOf reads ctx's metadata; with a guard it verifies the signature
-// and returns the account's credentials.
-func callerOf(ctx context.Context, guard *auth.Guard) (caller, error) {
+// (and the freshness of the date it signs) and returns the account's
+// credentials. A refusal is counted in wheelmq_auth_refused_total{reason}.
+func (v *verifier) callerOf(ctx context.Context) (caller, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	c := caller{clientID: first(md, headerClientID), namespace: first(md, headerNamespace), language: first(md, headerLanguage)}
-	if guard == nil {
+	if v.guard == nil {
 		return c, nil
 	}
 	ak, sig, err := parseAuthorization(first(md, headerAuthorization))
 	if err != nil {
-		return c, errors.Join(errUnauthorized, err)
+		return c, v.refuse(ctx, "", auth.ReasonMalformed, "authentication failed: "+err.Error())
 	}
-	acct, ok := guard.Lookup(ak)
+	dt := first(md, headerDateTime)
+	if !v.fresh(dt) {
+		return c, v.refuse(ctx, ak, auth.ReasonStaleDate, fmt.Sprintf(
+			"authentication failed: %s %s is not within %s of the server's clock (UTC, %s)", headerDateTime, quote(dt), v.skew, dateTimeLayout))
+	}
+	if len(ak) > auth.MaxAccessKeyLen {
+		return c, v.refuse(ctx, ak, auth.ReasonUnknownKey, authFailedRemark)
+	}
+	acct, ok := v.guard.Lookup(ak)
 	if !ok {
-		return c, errors.Join(errUnauthorized, errors.New("unknown access key "+quote(ak)))
+		return c, v.refuse(ctx, ak, auth.ReasonUnknownKey, authFailedRemark)
 	}
-	if !signatureOK(acct.SecretKey(), first(md, headerDateTime), sig) {
-		return c, errors.Join(errUnauthorized, errors.New("signature mismatch for access key "+quote(ak)))
+	if !signatureOK(acct.SecretKey(), dt, sig) {
+		return c, v.refuse(ctx, ak, auth.ReasonBadSignature, authFailedRemark)
 	}
 	c.creds = auth.Credentials{AccessKey: acct.Name(), SecretKey: acct.SecretKey()}
 	return c, nil

@@ -59,6 +59,14 @@ type Options struct {
 	// Guard, when set, is the ACL: callers must sign, internal requests
 	// are signed as their account.
 	Guard *auth.Guard
+	// SignatureSkew bounds how far a call's signed x-mq-date-time may be
+	// from the server's clock, either way (zero: DefaultSignatureSkew):
+	// a captured signature is good for at most that long.
+	SignatureSkew time.Duration
+	// SignatureOffsets are the clock offsets the signed date may carry
+	// besides UTC (the RocketMQ 5 SDKs stamp their local time with a "Z":
+	// clients in UTC+8 sign with +8h); the skew applies around each.
+	SignatureOffsets []time.Duration
 	// MaxMessageSize is the broker's largest body: Settings'
 	// max_body_size and, with a margin, the largest gRPC message taken.
 	MaxMessageSize int
@@ -90,13 +98,15 @@ type Gateway struct {
 	v2.UnimplementedMessagingServiceServer
 	opts Options
 	log  zerolog.Logger
-	m    *metrics
-	srv  *grpc.Server
-	ln   net.Listener
-	adv  string
-	rr   roundRobin
-	sess sessions
-	stop chan struct{}
+	// verify checks each call's authorization (immutable after New).
+	verify verifier
+	m      *metrics
+	srv    *grpc.Server
+	ln     net.Listener
+	adv    string
+	rr     roundRobin
+	sess   sessions
+	stop   chan struct{}
 	// stopCtx ends with Stop: calls that wait (receives) end with it.
 	stopCtx    context.Context
 	stopCancel context.CancelFunc
@@ -131,8 +141,15 @@ func New(o Options) (*Gateway, error) {
 	if o.TypeCheck == nil {
 		o.TypeCheck = func() bool { return true }
 	}
+	if o.SignatureSkew <= 0 {
+		o.SignatureSkew = DefaultSignatureSkew
+	}
 	g := &Gateway{opts: o, log: o.Logger.With().Str("component", "grpc").Logger(), m: newMetrics(),
 		stop: make(chan struct{}), closed: make(chan struct{})}
+	g.verify = verifier{guard: o.Guard, skew: o.SignatureSkew, offsets: append([]time.Duration{0}, o.SignatureOffsets...), now: time.Now}
+	if o.Guard != nil {
+		g.verify.guard = o.Guard.Named("grpc")
+	}
 	g.sess.m = map[string]*session{}
 	g.stopCtx, g.stopCancel = context.WithCancel(context.Background())
 	if err := g.m.register(o.Registerer); err != nil {

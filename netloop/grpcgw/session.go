@@ -65,7 +65,7 @@ func (t *teleStream) send(c *v2.TelemetryCommand) error {
 // session returns ctx's session, creating it, or the status refusing the
 // call (no client id, failed authentication).
 func (g *Gateway) session(ctx context.Context) (*session, *v2.Status) {
-	c, err := callerOf(ctx, g.opts.Guard)
+	c, err := g.verify.callerOf(ctx)
 	if err != nil {
 		return nil, statusf(v2.Code_UNAUTHORIZED, "%v", err)
 	}

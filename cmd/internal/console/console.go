@@ -34,18 +34,42 @@ type Options struct {
 	SessionTTL time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Listen is the address the console is served on (its port, and its
+	// host unless a wildcard, are Host values it serves under; "": any
+	// port).
+	Listen string
+	// Hosts are more Host values it serves under ("name" for any port,
+	// or "name:port"): the names operators reach it by. An IP literal or
+	// localhost with the console's port always works; any other name is
+	// refused (421), against DNS rebinding.
+	Hosts []string
+	// Secure marks the session cookie Secure on every response (the
+	// console is served over TLS only); a request over TLS gets it anyway.
+	Secure bool
+	// HTTPSLogin says the port also speaks HTTPS: the login page asked
+	// for over plain HTTP is sent to https://, and a login posted over
+	// plain HTTP is refused, so a secret is never typed into a page or
+	// sent over a connection in clear.
+	HTTPSLogin bool
 }
+
+// anonymousName is the identity of a console without access control.
+const anonymousName = "anonymous"
 
 // Console serves the web console. It is an http.Handler for "/".
 type Console struct {
-	b     Backend
-	log   zerolog.Logger
-	ttl   time.Duration
-	now   func() time.Time
-	sess  *sessions
-	pages map[string]*template.Template
-	mux   *http.ServeMux
-	rates rater
+	b          Backend
+	log        zerolog.Logger
+	ttl        time.Duration
+	now        func() time.Time
+	sess       *sessions
+	pages      map[string]*template.Template
+	mux        *http.ServeMux
+	rates      rater
+	hosts      hostPolicy
+	secure     bool
+	httpsLogin bool
+	limit      limiter
 }
 
 // New parses the templates and builds the console.
@@ -59,7 +83,8 @@ func New(o Options) (*Console, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &Console{b: o.Backend, log: o.Logger.With().Str("component", "console").Logger(), ttl: o.SessionTTL, now: o.Now}
+	c := &Console{b: o.Backend, log: o.Logger.With().Str("component", "console").Logger(), ttl: o.SessionTTL, now: o.Now,
+		hosts: newHostPolicy(o.Listen, o.Hosts), secure: o.Secure, httpsLogin: o.HTTPSLogin}
 	c.sess = newSessions(o.SessionTTL, o.Now)
 	pages, err := parsePages()
 	if err != nil {
@@ -125,6 +150,11 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	if !c.hosts.allows(r.Host, r.TLS != nil) {
+		c.log.Warn().Str("remote", r.RemoteAddr).Str("host", quoteHost(r.Host)).Msg("console request refused: a Host it does not serve under")
+		misdirected(w)
+		return
+	}
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -154,9 +184,11 @@ func (c *Console) sessionOf(w http.ResponseWriter, r *http.Request) (session, bo
 	if c.b.ACL() {
 		return session{}, false
 	}
-	ss := c.sess.create(Credentials{}, Identity{Name: "anonymous", Admin: true, Read: true})
-	setCookie(w, r, ss, c.ttl)
-	return ss, true
+	ss, ok := c.sess.create(Credentials{}, Identity{Name: anonymousName, Admin: true, Read: true})
+	if ok {
+		c.setCookie(w, r, ss)
+	}
+	return ss, ok
 }
 
 // read wraps a page: a session that may read, then the page rendered
@@ -244,7 +276,7 @@ func (c *Console) change(admin bool, f changeFunc) http.HandlerFunc {
 		if next == "" {
 			next = "/"
 		}
-		http.Redirect(w, r, addFlash(next, flash), http.StatusSeeOther)
+		http.Redirect(w, r, addFlash(safeNext(next), flash), http.StatusSeeOther)
 	}
 }
 

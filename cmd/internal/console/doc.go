@@ -33,4 +33,14 @@
 //     without it; a cross-origin Origin header is refused too.
 //   - Every change is logged (zerolog, "console change") with who made it,
 //     from where, and what.
+//   - Only the Host values it serves under are answered (origin.go:
+//     Options.Listen's port with an IP literal or localhost, and
+//     Options.Hosts), against DNS rebinding; any other gets 421.
+//   - Logins are limited per client address and per account with a
+//     doubling lock (limit.go; 429 with Retry-After); the redirect after a
+//     login goes only to a path of this origin (safeNext); an account
+//     holds at most maxAccountSessions sessions and never pushes out
+//     another's.
+//   - Options.HTTPSLogin (the port also speaks HTTPS): the login page is
+//     served, and a login taken, over HTTPS only.
 package console

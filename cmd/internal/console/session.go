@@ -12,8 +12,14 @@ import (
 // cookieName is the session cookie.
 const cookieName = "wheelmq_console"
 
-// maxSessions bounds the sessions kept (a login past it drops the oldest).
+// maxSessions bounds the sessions kept: past it a login is refused (503),
+// never another account's session dropped.
 const maxSessions = 1024
+
+// maxAccountSessions bounds one account's sessions: its login past it
+// drops that account's oldest. The anonymous sessions of a console
+// without access control share maxSessions.
+const maxAccountSessions = 32
 
 // session is one browser's login.
 type session struct {
@@ -43,28 +49,40 @@ func randomToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// create starts a session and returns a copy of it.
-func (s *sessions) create(c Credentials, id Identity) session {
+// create starts a session and returns a copy of it; false when the
+// console holds maxSessions live sessions, none of them the account's to
+// drop.
+func (s *sessions) create(c Credentials, id Identity) (session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	limit := maxAccountSessions
+	if id.Name == anonymousName {
+		limit = maxSessions
+	}
+	var mine int
+	var oldest *session
 	for k, v := range s.m {
 		if now.After(v.expires) {
 			delete(s.m, k)
+			continue
 		}
-	}
-	if len(s.m) >= maxSessions {
-		var oldest *session
-		for _, v := range s.m {
+		if v.ident.Name == id.Name {
+			mine++
 			if oldest == nil || v.expires.Before(oldest.expires) {
 				oldest = v
 			}
 		}
+	}
+	if oldest != nil && (mine >= limit || len(s.m) >= maxSessions) {
 		delete(s.m, oldest.id)
+	}
+	if len(s.m) >= maxSessions {
+		return session{}, false
 	}
 	ss := &session{id: randomToken(), creds: c, ident: id, csrf: randomToken(), expires: now.Add(s.ttl)}
 	s.m[ss.id] = ss
-	return *ss
+	return *ss, true
 }
 
 // get returns the live session of r (sliding its expiry), if any.
@@ -96,10 +114,11 @@ func (s *sessions) drop(id string) {
 }
 
 // setCookie hands the session's id to the browser: HttpOnly, SameSite
-// Strict, Secure when the request came over TLS.
-func setCookie(w http.ResponseWriter, r *http.Request, ss session, ttl time.Duration) {
+// Strict, Secure when the request came over TLS or the console is served
+// over TLS (Options.Secure: behind a TLS-terminating proxy too).
+func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, ss session) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: ss.id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(ttl / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || c.secure, MaxAge: int(c.ttl / time.Second)})
 }
 
 // csrfOK checks a form's token against the session's, in constant time.

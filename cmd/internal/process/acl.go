@@ -56,6 +56,7 @@ func (n *Node) startACL() error {
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
 	st, err := n.stages.Spawn(n.aclSystem, strategy, aclfile.StageName, aclfile.Producer(aclfile.Options{
 		Path: c.File, View: &n.aclView, Interval: c.Interval, Metrics: aclfile.NewMetrics(n.registry), Logger: log,
+		Keep: []auth.Credentials{n.cfg.Broker.RegisterCredentials},
 	}))
 	if err != nil {
 		n.aclSystem.Shutdown()

@@ -253,3 +253,35 @@ func TestACLHostileInput(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// An empty file and a truncated one (a tool that truncates, then
+// rewrites) change nothing: each reload is refused and counted, and a
+// signed request is still accepted.
+func TestACLReloadEmptyOrTruncatedKeepsRules(t *testing.T) {
+	n, path := startACLNode(t, aclFile("orders=SUB"))
+	createTopicAs(t, n, aclAdmin, "orders", 1)
+	send := func() int32 {
+		return signedInvoke(t, n.BrokerAddr(), processtest.SendRequest("orders", 0, []byte("a"), nil), aclAlice).Code
+	}
+	if c := send(); c != remoting.Success {
+		t.Fatalf("alice before: %d", c)
+	}
+	full := aclFile("orders=SUB")
+	for i, content := range []string{"", full[:strings.Index(full, "admin: true")]} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 5*time.Second, "the reload to be refused", func() bool {
+			return metricValue(t, n, "wheelmq_acl_load_errors_total") >= float64(i+1)
+		})
+		if c := send(); c != remoting.Success {
+			t.Fatalf("file %d: alice refused after a refused reload: %d", i, c)
+		}
+		if r := createTopicAs(t, n, aclAdmin, "orders"+strconv.Itoa(i), 1); r.Code != remoting.Success {
+			t.Fatalf("file %d: admin refused: %d %s", i, r.Code, r.Remark)
+		}
+	}
+	if v := metricValue(t, n, "wheelmq_acl_config_version"); v != 1 {
+		t.Fatalf("config version %v, want 1", v)
+	}
+}

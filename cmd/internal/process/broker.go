@@ -46,7 +46,7 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe), ha: haw}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
-		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, TLS: tls,
+		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, IdleTimeout: cfg.IdleConnTimeout, TLS: tls,
 	}, b.router)
 	if err := b.server.Start(); err != nil {
 		_ = pipe.Close()

@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -60,9 +61,15 @@ type webClient struct {
 
 func newWebClient(t *testing.T, base string) *webClient {
 	jar, _ := cookiejar.New(nil)
-	return &webClient{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 10 * time.Second,
+	return &webClient{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 10 * time.Second, Transport: webHTTP.Transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
+
+// webHTTP is the tests' HTTP client: it takes the process's self-signed
+// certificate (the HTTP port speaks HTTPS whenever TLS is configured).
+var webHTTP = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed test certificate
+}}
 
 func (w *webClient) get(path string) (int, string) {
 	w.t.Helper()

@@ -8,3 +8,6 @@ var ReconcileEpochs = reconcileEpochs
 
 // HAVerifyMaster exposes haVerifyMaster to the package's external tests.
 var HAVerifyMaster = haVerifyMaster
+
+// ConsoleExposure exposes consoleExposure to the package's external tests.
+var ConsoleExposure = consoleExposure

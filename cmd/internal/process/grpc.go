@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"time"
 
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
@@ -21,6 +22,10 @@ type GRPCConfig struct {
 	// Advertise is the host:port routes carry ("": the listen address,
 	// a wildcard host replaced like the broker's advertised host).
 	Advertise string
+	// SignatureSkew and SignatureOffsets bound the signed date of a call
+	// under an ACL (grpcgw.Options; zero skew: the default).
+	SignatureSkew    time.Duration
+	SignatureOffsets []time.Duration
 }
 
 // startGRPC starts the endpoint when configured (a broker must run).
@@ -42,6 +47,7 @@ func (n *Node) startGRPC() error {
 		Listen: c.Listen, Advertise: c.Advertise, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
 		BrokerName: bc.BrokerName, TLSMode: n.cfg.TLS.Mode, TLSConfig: serverTLS,
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
+		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,
 		MaxMessageSize: bc.MaxMessageSize, AutoCreateTopic: bc.AutoCreateTopic, DefaultQueueNums: int(bc.DefaultQueueNums),
 		TypeCheck:  func() bool { return n.broker.Pipeline().Settings().TopicMessageTypeCheck },
 		Registerer: n.registry, Logger: n.cfg.Logger,

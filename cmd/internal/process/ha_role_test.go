@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +44,7 @@ func haBroker(name string, h *role.Holder) func(*pipeline.Config) {
 
 func haGet(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := webHTTP.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

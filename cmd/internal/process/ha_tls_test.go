@@ -44,11 +44,11 @@ func TestReplicationStreamOverTLS(t *testing.T) {
 	ns := startControllers(t)
 	a := startTLSMember(t, ns)
 	haWait(t, "first member master", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "role: master")
+		return strings.Contains(haGet(t, "https://"+a.MetricsAddr()+"/healthz"), "role: master")
 	})
 	b := startTLSMember(t, ns)
 	haWait(t, "second member in the sync-state set", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
+		return strings.Contains(haGet(t, "https://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
 	})
 	haAddr := b.Broker().Pipeline().Role().Get().MasterHAAddr
 	if haAddr == "" {

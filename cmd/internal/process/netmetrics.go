@@ -35,7 +35,7 @@ type netCollector struct {
 	mu      sync.Mutex
 	servers []*netloop.Server // guarded by mu
 
-	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad, buffered, slowClosed *prometheus.Desc
+	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad, buffered, slowClosed, idleClosed *prometheus.Desc
 
 	transport, refused, tlsOpen, handshakeFailures, overruns *prometheus.Desc
 }
@@ -57,6 +57,9 @@ func newNetCollector() *netCollector {
 			"Bytes of frames written to remoting connections that their sockets have not taken yet (the peers' unread answers).", server, nil),
 		slowClosed: prometheus.NewDesc("wheelmq_net_slow_closed_total",
 			"Remoting connections closed because they did not read their answers (buffered output past the hard cap, or above the soft cap past the stall timeout).",
+			server, nil),
+		idleClosed: prometheus.NewDesc("wheelmq_net_idle_closed_total",
+			"Remoting connections closed because they sent nothing within the idle timeout of connecting (--idle-conn-timeout).",
 			server, nil),
 		transport: prometheus.NewDesc("wheelmq_net_transport_connections_total",
 			"Remoting connections by the transport their first bytes chose (plain or tls).", []string{"server", "transport"}, nil),
@@ -81,7 +84,7 @@ func (c *netCollector) add(s *netloop.Server) {
 // Describe implements prometheus.Collector.
 func (c *netCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.conns, c.accepted, c.framesIn, c.framesOut, c.bytesIn, c.bytesOut, c.bad,
-		c.buffered, c.slowClosed, c.transport, c.refused, c.tlsOpen, c.handshakeFailures, c.overruns} {
+		c.buffered, c.slowClosed, c.idleClosed, c.transport, c.refused, c.tlsOpen, c.handshakeFailures, c.overruns} {
 		ch <- d
 	}
 }
@@ -105,7 +108,7 @@ func (c *netCollector) Collect(ch chan<- prometheus.Metric) {
 			d *prometheus.Desc
 			v int64
 		}{{c.accepted, st.Accepted}, {c.framesIn, st.FramesIn}, {c.framesOut, st.FramesOut},
-			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.slowClosed, st.SlowClosed},
+			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.slowClosed, st.SlowClosed}, {c.idleClosed, st.IdleClosed},
 			{c.handshakeFailures, st.HandshakeFailures}, {c.overruns, st.TLSInputOverruns}} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}

@@ -20,17 +20,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/aclfile"
@@ -39,7 +36,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/cmd/internal/console"
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
@@ -92,6 +88,12 @@ type Config struct {
 	// Pprof also serves /debug/pprof there (off by default: profiles and
 	// the command line expose the process's internals).
 	Pprof bool
+	// ConsoleHosts are the names (name or name:port) the console is
+	// reached by besides its address and localhost (http.go).
+	ConsoleHosts []string
+	// ConsoleInsecure lets the console listen on a non-loopback address
+	// without TLS and without ACL (refused at start otherwise).
+	ConsoleInsecure bool
 	// TLS configures TLS on every remoting port and on the broker's
 	// connections to name servers (the zero value: plaintext only).
 	TLS TLSConfig
@@ -129,6 +131,7 @@ type Node struct {
 	console     *consoleBackend // the web console's backend (nil: no console)
 	grpc        *grpcgw.Gateway // the gRPC endpoint (nil: none)
 	http        *http.Server
+	httpSniff   *sniffer // splits the HTTP port between HTTPS and HTTP (permissive; nil: one of them)
 	httpAddr    string
 	stopOnce    sync.Once
 	stopErr     error
@@ -136,6 +139,9 @@ type Node struct {
 
 // Start starts everything the configuration asks for.
 func Start(cfg Config) (*Node, error) {
+	if err := consoleExposure(cfg); err != nil {
+		return nil, err
+	}
 	haSec, haMode, err := haSecret(cfg) // hasecret.go: refused before anything starts
 	if err != nil {
 		return nil, err
@@ -257,7 +263,8 @@ func (n *Node) startNamesrv() error {
 		}
 		h.guard = n.guard.ForPort("namesrv", auth.Join(extra...))
 	}
-	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS()}, h)
+	n.nsServer = netloop.NewServer(netloop.Config{Name: "namesrv", Addr: n.cfg.NamesrvListen, Logger: log, TLS: n.portTLS(),
+		IdleTimeout: n.cfg.Broker.IdleConnTimeout}, h)
 	if err := n.nsServer.Start(); err != nil {
 		n.nsStage.Stop()
 		n.nsSystem.Shutdown()
@@ -371,42 +378,6 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}})
 }
 
-func (n *Node) startHTTP() error {
-	ln, err := net.Listen("tcp", n.cfg.MetricsListen)
-	if err != nil {
-		return fmt.Errorf("metrics listen %s: %w", n.cfg.MetricsListen, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{Registry: n.registry}))
-	if n.cfg.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
-	mux.HandleFunc("/healthz", n.healthz)
-	mux.HandleFunc("POST /healthz/acknowledge", n.acknowledge)
-	if n.cfg.Console && n.cfg.RunBroker {
-		n.console = &consoleBackend{n: n}
-		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger})
-		if err != nil {
-			_ = ln.Close()
-			return fmt.Errorf("console: %w", err)
-		}
-		mux.Handle("/", con)
-	}
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	n.httpAddr = ln.Addr().String()
-	go func() {
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.cfg.Logger.Error().Err(err).Msg("metrics endpoint stopped")
-		}
-	}()
-	n.cfg.Logger.Info().Str("listen", n.httpAddr).Msg("metrics endpoint started")
-	return nil
-}
-
 // healthz answers 200 "ok" while every stage runs, else 503 with one line
 // per stage stopped for good (its name, since when and the cause).
 func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
@@ -461,6 +432,9 @@ func (n *Node) stop(ctx context.Context) error {
 	var errs []error
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
+		if n.httpSniff != nil {
+			errs = append(errs, n.httpSniff.wait(ctx))
+		}
 	}
 	errs = append(errs, n.stopGRPC(ctx))
 	if n.broker != nil {
