@@ -46,7 +46,7 @@ func (m *Member) callTimeout() time.Duration { return max(m.o.HeartbeatInterval,
 // side door. Otherwise the next configured controller is asked.
 func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Time, error) {
 	var lastErr error
-	for attempt := 0; attempt <= len(m.addrs); attempt++ {
+	for attempt := 0; attempt <= len(m.addrs) && m.ctx.Err() == nil; attempt++ {
 		c, err := m.conn()
 		if err != nil {
 			lastErr = err
@@ -54,7 +54,7 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 			continue
 		}
 		sent := time.Now()
-		resp, err := c.InvokeWithin(context.Background(), req(), m.callTimeout())
+		resp, err := c.InvokeWithin(m.ctx, req(), m.callTimeout())
 		if err != nil {
 			lastErr = fmt.Errorf("controller %s: %w", c.Addr(), err)
 			if m.keepAfterTimeout(c) {
@@ -76,6 +76,9 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 			continue
 		}
 		return resp, sent, nil
+	}
+	if lastErr == nil { // stopped before the first attempt
+		lastErr = fmt.Errorf("controller member stopping: %w", m.ctx.Err())
 	}
 	return nil, time.Time{}, lastErr
 }
@@ -112,7 +115,7 @@ func (m *Member) conn() (*remoting.Client, error) {
 	if addr == "" {
 		addr = m.addrs[m.target%len(m.addrs)]
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.callTimeout())
+	ctx, cancel := context.WithTimeout(m.ctx, m.callTimeout())
 	defer cancel()
 	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{Sign: m.o.Sign, TLS: m.o.TLS, Logger: m.o.Logger})
 	if err != nil {

@@ -66,8 +66,12 @@ type Options struct {
 
 // Member is a running controller client.
 type Member struct {
-	o         Options
-	stop      chan struct{}
+	o    Options
+	stop chan struct{}
+	// ctx ends at Stop: the heartbeat goroutine's dial or call in flight
+	// (to a controller that may not answer) ends with it.
+	ctx       context.Context
+	cancel    context.CancelFunc
 	proposals chan []int64
 	wg        sync.WaitGroup
 	once      sync.Once
@@ -106,6 +110,7 @@ func Start(o Options) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.replicaID.Store(id)
 	m.wg.Add(2)
 	go m.heartbeats()
@@ -118,6 +123,7 @@ func (m *Member) Stop(ctx context.Context) error {
 	var err error
 	m.once.Do(func() {
 		close(m.stop)
+		m.cancel()
 		done := make(chan struct{})
 		go func() { m.wg.Wait(); close(done) }()
 		select {

@@ -154,8 +154,10 @@ func TestMasterSilentFencedThenReplaced(t *testing.T) {
 	waitRole(t, b2, lease+2*time.Second, "replica promoted after the lease", isMaster)
 	f, p := time.Duration(fencedAt.Load()-start.UnixNano()), time.Duration(promotedAt.Load()-start.UnixNano())
 	t.Logf("fenced after %v, replica master after %v", f, p)
-	if f > fence+300*time.Millisecond {
-		t.Fatalf("fenced after %v, want within %v", f, fence)
+	// Safety, not speed: the silent master fences itself before the
+	// controller may give its lease away (the figure above is the speed).
+	if f >= lease {
+		t.Fatalf("fenced after %v, not before the %v lease ran out", f, lease)
 	}
 	if p <= f {
 		t.Fatalf("replica promoted (%v) before the old master fenced itself (%v)", p, f)
