@@ -57,7 +57,9 @@ func (r *plRun) read(n *process.Node, topic string) map[string][]stored {
 // checkPlain checks the plain topic after a restart.
 func (r *plRun) checkPlain(n *process.Node) {
 	var v verdict
-	found, _ := checkPresent(&v, r.hist.snapshot(), opPlain, r.read(n, plTopic))
+	ops, held := r.hist.snapshot(), r.read(n, plTopic)
+	found, _ := checkPresent(&v, ops, opPlain, held)
+	checkKnown(&v, ops, opPlain, held)
 	r.stats.plainFound = found
 	if len(v.problems) > 0 {
 		r.t.Fatalf("after crash %d (%s flush):\n%v", r.stats.loops, r.mode, &v)
@@ -130,6 +132,8 @@ func (r *plRun) finish(n *process.Node) {
 		var v verdict
 		delivered := checkTimers(&v, ops, timers, dueBy)
 		committed, txDelivered := checkTransactions(&v, ops, txs)
+		checkKnown(&v, ops, opTimer, timers)
+		checkKnown(&v, ops, opTx, txs, "x-final-probe")
 		if (len(v.problems) == 0 && dueBy > lastDue) || time.Now().After(deadline) {
 			if len(v.problems) > 0 {
 				r.txDump(n, v.problems)

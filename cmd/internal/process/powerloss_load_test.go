@@ -93,6 +93,16 @@ func (r *plRun) load(n *process.Node, loop int) (stop func()) {
 		}
 		return sendResult(res.SendResult, nil)
 	})
+	send(opPop, r.rng.Int63(), func(o *plOp, _ *rand.Rand) (string, error) {
+		res, err := p.SendSync(sendCtx, primitive.NewMessage(plPopTopic, []byte(o.id)))
+		time.Sleep(2 * time.Millisecond) // fewer than the plain sends: the consumer pops them all
+		return sendResult(res, err)
+	})
+	wg.Add(1)
+	go func(seed int64) {
+		defer wg.Done()
+		r.popLoop(ctx, n, loop, seed)
+	}(r.rng.Int63())
 	return func() {
 		cancel()
 		wg.Wait()
