@@ -19,9 +19,11 @@ package process_test
 //     broker recovered it.
 //
 // Under async flush a crash may take the journal's pop and ack entries
-// (acknowledged before the next fsync): a delivery before such a crash may
-// then come back early or after its ack in the next life, which the
-// checks allow (at-least-once; docs/operations.md, "What survives what").
+// (answered before the next fsync): a delivery before such a crash may then
+// come back early or after its ack in the next life, which the checks allow
+// (at-least-once; docs/operations.md, "What survives what") unless the pop
+// or ack was answered before the last fsync of the CommitLog's newest two
+// segments (the journal's entries are CommitLog records) had started.
 // Pops and acks answered after the crash instant happened on the old file
 // system, which the new broker never sees: they are indeterminate.
 
@@ -29,6 +31,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"path"
 	"sort"
 	"strconv"
 	"sync"
@@ -39,6 +42,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/vfs/crashfs"
 )
 
 // popDelivery is one message a POP_MESSAGE answered.
@@ -60,6 +64,7 @@ type popHistory struct {
 	mu       sync.Mutex
 	ds       []*popDelivery
 	crashAt  map[int]time.Time       // life -> its crash
+	syncedAt map[int]time.Time       // life -> journal records answered before it survived its crash (async flush)
 	held     map[int]map[string]bool // life -> the pop topic's bodies at its start
 	failures int                     // pops and acks without an OK answer
 	stats    popStats
@@ -75,21 +80,57 @@ func (s popStats) String() string {
 		"(%d across a crash), none early; checked %d times", s.pops, s.acked, s.redelivered, s.crossCrash, s.checks)
 }
 
-// crashed records that life crashed at crashAt.
-func (h *popHistory) crashed(life int, at time.Time) {
+// crashed records that life crashed at crashAt, leaving after: what the
+// CommitLog's journal records answered before syncedAt survived.
+func (h *popHistory) crashed(life int, crashAt time.Time, after *crashfs.FS) error {
+	syncedAt, err := commitLogSyncedAt(after)
+	if err != nil {
+		return err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.crashAt == nil {
-		h.crashAt = map[int]time.Time{}
+		h.crashAt, h.syncedAt = map[int]time.Time{}, map[int]time.Time{}
 	}
-	h.crashAt[life] = at
+	h.crashAt[life], h.syncedAt[life] = crashAt, syncedAt
+	return nil
 }
 
-// beforeCrash reports whether at came before the crash of life (a life
-// still running has not crashed). h.mu must be held.
-func (h *popHistory) beforeCrash(life int, at time.Time) bool {
+// commitLogSyncedAt returns when the latest fsync of the newest two CommitLog
+// segments of fs started, the earlier of the two: a journal record answered
+// before then is durable (the older segment holds it if the newer does not).
+// The zero time when a segment was never synced.
+func commitLogSyncedAt(fs *crashfs.FS) (time.Time, error) {
+	dir := path.Join(plDataDir, "commitlog")
+	ents, err := fs.ReadDir(dir)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("list the crashed CommitLog: %w", err)
+	}
+	var at time.Time
+	for i := max(0, len(ents)-2); i < len(ents); i++ {
+		t, ok := fs.LastSync(path.Join(dir, ents[i].Name()))
+		if !ok {
+			return time.Time{}, nil
+		}
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at, nil
+}
+
+// known reports whether what life's broker answered at had to survive its
+// crash: before the crash instant, and under async flush before the last
+// fsync. Within a life everything is known. h.mu must be held.
+func (h *popHistory) known(life int, at time.Time) bool {
 	c, ok := h.crashAt[life]
-	return !ok || at.Before(c)
+	if !ok {
+		return true // the life has not crashed
+	}
+	if h.mode == writer.FlushSync {
+		return at.Before(c)
+	}
+	return at.Before(c) && at.Before(h.syncedAt[life])
 }
 
 // popLoop pops from the pop topic's queues by turns until ctx ends, acking
@@ -254,19 +295,14 @@ func (h *popHistory) check(v *verdict, ops []plOp) {
 				s.crossCrash++
 			}
 			// What the broker delivering d must know of prev: all of it in
-			// the same life; across crashes, under sync flush, what was
-			// answered before the crash of prev's life.
-			known := func(at time.Time) bool {
-				return prev.life == d.life || (h.mode == writer.FlushSync && h.beforeCrash(prev.life, at))
-			}
-			if due := prev.popTime + prev.invisible; d.popTime < due && known(prev.answered) {
+			// the same life; across crashes what was durable (known).
+			if due := prev.popTime + prev.invisible; d.popTime < due && (prev.life == d.life || h.known(prev.life, prev.answered)) {
 				v.addf("POP %s delivered again %d ms early: popped at %d (life %d) invisible %d ms, again at %d (life %d)",
 					body, due-d.popTime, prev.popTime, prev.life, prev.invisible, d.popTime, d.life)
 			}
 			for _, a := range ds[:i] {
 				inTime := !a.ackAt.IsZero() && a.ackAt.UnixMilli() < a.popTime+a.invisible
-				if inTime && d.popTime > a.ackAt.UnixMilli() && (a.life == d.life ||
-					(h.mode == writer.FlushSync && h.beforeCrash(a.life, a.ackAt))) {
+				if inTime && d.popTime > a.ackAt.UnixMilli() && (a.life == d.life || h.known(a.life, a.ackAt)) {
 					v.addf("POP %s acked at %d (life %d, popped at %d) and delivered again at %d (life %d)",
 						body, a.ackAt.UnixMilli(), a.life, a.popTime, d.popTime, d.life)
 				}

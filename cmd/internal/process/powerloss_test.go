@@ -201,7 +201,9 @@ func (r *plRun) run(kinds []crashKind) {
 		time.Sleep(time.Duration(400+r.rng.Intn(800)) * time.Millisecond)
 		crashAt := time.Now()
 		after, how := r.crash(kind)
-		r.pops.crashed(loop, crashAt)
+		if err := r.pops.crashed(loop, crashAt, after); err != nil {
+			t.Fatalf("crash %d: %v", loop, err)
+		}
 		stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		_ = n.Stop(ctx) // on the old file system: nothing it writes now is read again
