@@ -110,8 +110,8 @@ func TestPowerLoss(t *testing.T) {
 			r := &plRun{t: t, mode: mode, rng: rand.New(rand.NewSource(seed + int64(i))), fs: crashfs.New(),
 				outcomes: map[string]bool{}}
 			r.pops.mode = mode
+			defer func() { ahead += r.stats.corrected[crashReorder] }() // also when the run fails
 			r.run(schedule(loops, reorder))
-			ahead += r.stats.corrected[crashReorder]
 		})
 	}
 	// A reordering crash that leaves no derived file ahead of the CommitLog
