@@ -57,7 +57,15 @@ func (s *Stage) start() {
 		s.endedAhead[q] = true
 	}
 	end := cl.MaxOffset()
+	// The half queue's end, taken after end: every half message an op
+	// record before end names lies below it, unless a crash took it.
+	ends, err := s.opts.Store.QueueEnds(s.opts.Store.Dispatched.Load())
+	if err != nil {
+		panic(fmt.Errorf("transaction stage: half queue end: %w", err))
+	}
+	s.scanHalfEnd, s.scanningRestart = ends.End(meta.TopicTransHalf, 0), true
 	n, err := s.scan(st.ScanFrom, end)
+	s.scanningRestart = false
 	if err != nil {
 		panic(fmt.Errorf("transaction stage: restart scan: %w", err))
 	}
@@ -124,6 +132,25 @@ func (s *Stage) scan(from, to int64) (int, error) {
 	return found, nil
 }
 
+// staleEnd reports, during the restart scan, whether the op record at off
+// naming half queue offset q ends a half message a crash took: a crash that
+// kept the CommitLog's pages out of order can keep an op record and lose
+// its half message at the half queue's tail, whose offset then goes to the
+// next half message. The half stored at q is after the op record, or (not
+// dispatched yet) q is past the half queue's end at the start. A half
+// stored while the scan runs and not dispatched yet is not told apart.
+func (s *Stage) staleEnd(q, off int64) bool {
+	if !s.scanningRestart {
+		return false
+	}
+	if hq := s.halfQueue(); hq != nil {
+		if units, err := hq.Read(q, 1); err == nil && len(units) == 1 {
+			return units[0].Offset > off
+		}
+	}
+	return q >= s.scanHalfEnd
+}
+
 // applyStored applies one stored record if it ends a transaction.
 func (s *Stage) applyStored(raw []byte, off int64) int {
 	topic, err := message.PeekTopic(raw)
@@ -145,10 +172,17 @@ func (s *Stage) applyStored(raw []byte, off int64) int {
 			outcome = Rollback // an op record without outcome ends the transaction all the same
 		}
 		qs := ParseOpBody(r.Body)
+		applied := 0
 		for _, q := range qs {
+			if s.staleEnd(q, off) {
+				s.opts.Logger.Warn().Int64("half_offset", q).Int64("half_end", s.scanHalfEnd).Int64("commitlog_offset", off).
+					Msg("op record of a half message the commitlog does not hold; ignored")
+				continue
+			}
 			s.markEnded(q, outcome)
+			applied++
 		}
-		return len(qs)
+		return applied
 	case topic == meta.TopicTransCheckMaxTime,
 		message.TransactionType(message.PeekSysFlag(raw)) == message.SysFlagTransactionCommit:
 		r, _, err := message.Decode(raw)

@@ -320,6 +320,12 @@ type Stage struct {
 	// again rather than lost.
 	undurable []undurableEnd
 	nextID    uint64
+	// scanHalfEnd is, during the restart scan, one past the highest half
+	// queue offset the CommitLog holds: an op record naming an offset at
+	// or above it ends a half message a crash took (valid while
+	// scanningRestart).
+	scanHalfEnd     int64
+	scanningRestart bool
 
 	recent      map[int64]Outcome // outcomes of recent ends, for repeated END_TRANSACTION
 	recentOrder []int64           // ring of recent keys

@@ -25,6 +25,7 @@ const (
 	opPlain opKind = 'p' // a plain message
 	opTimer opKind = 't' // a timer message (TIMER_DELIVER_MS)
 	opTx    opKind = 'x' // a transactional message, committed or rolled back
+	opPop   opKind = 'o' // a plain message to the topic the POP consumer pops
 )
 
 // plOp is one send of the history. Every send has its own body (the id): a
@@ -161,6 +162,26 @@ func checkPresent(v *verdict, ops []plOp, kind opKind, held map[string][]stored)
 	return found, lost
 }
 
+// checkKnown checks that every body a topic holds is the id of a send of
+// kind (or one of extra): a message no send made was delivered from
+// something the CommitLog does not hold (a derived entry ahead of it).
+func checkKnown(v *verdict, ops []plOp, kind opKind, held map[string][]stored, extra ...string) {
+	known := map[string]bool{}
+	for _, o := range ops {
+		if o.kind == kind {
+			known[o.id] = true
+		}
+	}
+	for _, x := range extra {
+		known[x] = true
+	}
+	for body := range held {
+		if !known[body] {
+			v.addf("%q held in the %c topic: no send of it (a position the CommitLog does not hold?)", body, kind)
+		}
+	}
+}
+
 // checkTimers checks the timer write-backs in the real topic: none before
 // its due time, each timer at most once, and every timer that had to
 // survive and was due by dueBy delivered.
@@ -223,16 +244,20 @@ func checkTransactions(v *verdict, ops []plOp, held map[string][]stored) (commit
 
 // plStats are the figures a run reports.
 type plStats struct {
-	loops, strict, random                         int
+	loops, strict, random, reorder                int
+	corrections, corrected                        map[crashKind]int // corrections at start, starts with some, by crash kind
+	pop                                           popStats
 	acked, must, plainFound, timersDelivered      int
 	txCommitted, txDelivered, offsetChecks, sends int
 }
 
 func (s plStats) String() string {
-	return fmt.Sprintf("%d crashes (%d strict, %d keeping a random part of the unsynced writes), %d sends, "+
+	return fmt.Sprintf("%d crashes (%d strict, %d keeping a random part of the unsynced writes, %d reordering: "+
+		"%d of them left derived positions ahead of the CommitLog, %d corrections at start; after strict and random crashes %d+%d), %d sends, "+
 		"%d acknowledged before a crash, %d of them had to survive and did; %d plain messages read back, "+
 		"%d timers delivered, none early, none twice; %d transactions delivered, none rolled back, "+
 		"every one of the %d committed ones that had to survive; %d consumer offsets checked against their queues",
-		s.loops, s.strict, s.random, s.sends, s.acked, s.must, s.plainFound, s.timersDelivered, s.txDelivered,
-		s.txCommitted, s.offsetChecks)
+		s.loops, s.strict, s.random, s.reorder, s.corrected[crashReorder], s.corrections[crashReorder],
+		s.corrections[crashStrict], s.corrections[crashRandom], s.sends, s.acked, s.must, s.plainFound, s.timersDelivered, s.txDelivered,
+		s.txCommitted, s.offsetChecks) + "; " + s.pop.String()
 }

@@ -28,6 +28,26 @@
 // in order). Everything a crash decides comes from the rand.Rand given, so
 // a test that logs its seed can replay the crash.
 //
+// # Reordering crashes
+//
+// Crash and CrashRandom keep every file at least at its durable state and
+// never past it in a way the file's own syncs forbid, so a store that
+// writes its derived files after syncing its log never finds them ahead of
+// the log. A disk that reorders writes (a volatile controller cache, a
+// restored backup) does not keep that promise across files. CrashReorder
+// models it: every file records its writes and truncations since its last
+// Sync (the states it went through), and at the crash each file not
+// ReorderOptions.Ordered keeps, independently of every other file, its state
+// after a random prefix of them, anywhere from its durable state to its
+// current state. A write is kept or lost whole. Ordered files (by default
+// those under a "commitlog" directory, IsCommitLog) keep only their durable
+// state, or with ReorderOptions.TearOrdered a random point of their own
+// history too. So a consume queue, an index or a checkpoint may keep
+// entries for records the CommitLog lost. Directory changes survive as with
+// CrashRandom (a prefix, in order). A file's history is bounded (4096
+// changes, 64 MiB): past that its oldest changes are folded into the
+// earliest state a reordering crash may keep of it.
+//
 // Every operation is atomic with respect to Crash: the copy sees a write,
 // a sync or a rename entirely or not at all.
 //
@@ -76,6 +96,11 @@ type inode struct {
 	data, synced     []byte
 	dirtyLo, dirtyHi int64
 	lastSync         time.Time // start of the latest completed Sync
+	// The writes and truncations since the last Sync, oldest first, and
+	// (non-nil) the state their folded-away oldest ones left (history.go).
+	hist      []change
+	histBytes int64
+	floor     []byte
 
 	// A directory: entries as they are, durable as of the last SyncDir.
 	entries, durable map[string]*inode
@@ -195,6 +220,7 @@ func (fs *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error
 			return nil, pathErr("open", name, syscall.EINVAL)
 		}
 		n.resize(0)
+		n.record(change{trunc: true})
 	}
 	return f, nil
 }

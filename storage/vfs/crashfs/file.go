@@ -94,6 +94,7 @@ func (f *file) WriteAt(b []byte, off int64) (int, error) {
 	}
 	copy(f.ino.data[off:], b)
 	f.ino.markDirty(off, end)
+	f.ino.record(change{off: off, data: append([]byte(nil), b...)})
 	f.ino.modTime = time.Now()
 	return len(b), nil
 }
@@ -109,6 +110,7 @@ func (f *file) Truncate(size int64) error {
 		return &os.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
 	}
 	f.ino.resize(size)
+	f.ino.record(change{size: size, trunc: true})
 	return nil
 }
 
@@ -131,6 +133,7 @@ func (f *file) Sync() error {
 		copy(n.synced[lo:hi], n.data[lo:hi])
 	}
 	n.dirtyLo, n.dirtyHi = 0, 0
+	n.forget()
 	n.lastSync = start
 	f.fs.syncs++
 	return nil
