@@ -37,6 +37,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
+	"github.com/wheelmq/wheelmq/netloop"
 )
 
 // DefaultRaftHandshakeTimeout bounds a raft connection's authentication:
@@ -118,7 +119,7 @@ func (s *RaftSecurity) validate(listen string) (string, error) {
 	if m := s.mode(); m != "" {
 		return m, nil
 	}
-	if isLoopback(listen) {
+	if netloop.LoopbackListen(listen) {
 		return SecurityLoopback, nil
 	}
 	if s.Insecure {
@@ -126,20 +127,6 @@ func (s *RaftSecurity) validate(listen string) (string, error) {
 	}
 	return "", fmt.Errorf("controller: the raft port %s is not on a loopback address and has neither mutual TLS nor a cluster secret: "+
 		"anyone reaching it can elect masters; give --controller-secret-file (or mutual TLS, --tls-client-ca), or --controller-insecure", listen)
-}
-
-// isLoopback reports whether a listen address is a loopback one (an
-// empty or unspecified host listens everywhere).
-func isLoopback(listen string) bool {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil || host == "" {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // secureLayer is the raft StreamLayer of a controller (see the file's

@@ -14,7 +14,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/aclfile"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
@@ -76,20 +76,7 @@ func (n *Node) startACL() error {
 
 // loopbackOnly reports whether an HTTP listen address is empty (off) or
 // binds a loopback address only.
-func loopbackOnly(listen string) bool {
-	if listen == "" {
-		return true
-	}
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
+func loopbackOnly(listen string) bool { return listen == "" || netloop.LoopbackListen(listen) }
 
 func (n *Node) stopACL() {
 	if n.aclStage != nil {

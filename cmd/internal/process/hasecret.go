@@ -16,6 +16,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
+	"github.com/wheelmq/wheelmq/netloop"
 )
 
 // haSecretLabel separates the HA secret derived from the ACL credentials
@@ -62,7 +63,7 @@ func haSecret(cfg Config) ([]byte, string, error) {
 			"give --ha-secret-file (the same file on every broker of the group), or --access-key/--secret-key " +
 			"(the same on every broker of the group); without one the HA port would stream the CommitLog to anyone")
 	}
-	if b.HAListen == "" || isLoopbackAddr(b.HAListen) {
+	if b.HAListen == "" || netloop.LoopbackListen(b.HAListen) {
 		return nil, haSecretLoopback, nil
 	}
 	if cfg.HAInsecure {
@@ -75,20 +76,6 @@ func haSecret(cfg Config) ([]byte, string, error) {
 
 // MinHASecretLen is the shortest replication secret file content taken.
 const MinHASecretLen = 16
-
-// isLoopbackAddr reports whether a listen address is a loopback one (an
-// empty or unspecified host listens everywhere).
-func isLoopbackAddr(listen string) bool {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil || host == "" {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // haVerifyMaster is a replica's check of its master's TLS certificate
 // when the process has the operator's certificate and a CA bundle
