@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
@@ -93,12 +95,15 @@ func TestReplicaVerifiesMasterCertificate(t *testing.T) {
 		}})
 	}
 	a := member("a")
+	// The HTTP port serves HTTPS with client certificates under enforcing:
+	// the roles are read in process.
 	haWait(t, "first member master", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "role: master")
+		st := a.Broker().Pipeline().HA().Role
+		return st.Kind == role.Master && !st.Fenced
 	})
 	b := member("b")
 	haWait(t, "second member in the sync-state set", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
+		return slices.Equal(a.Broker().Pipeline().HA().Role.SyncStateSet, []int64{1, 2})
 	})
 	haWait(t, "the replica holds the master's log", func() bool {
 		m := a.Broker().Store().CommitLog.MaxOffset()
