@@ -37,7 +37,7 @@ func TestStuckPullerIsBounded(t *testing.T) {
 		bodies    = 8
 		pulls     = 20000
 		others    = 20
-		maxBuffer = 2 * softCap // the soft cap, the reads under way when it was crossed, the refusals
+		maxBuffer = 2 * softCap   // the soft cap, the reads under way when it was crossed, the refusals
 		maxGrowth = 3 * maxBuffer // the live heap: maxBuffer, the answers being encoded and the reads under way
 	)
 	n := processtest.Start(t, processtest.Options{Metrics: true, Mutate: func(c *pipeline.Config) {
