@@ -8,9 +8,19 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pop"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
+
+// popMaster is the POP engine's Master: nil on a standalone broker, the
+// role's kind in a replicated group.
+func (p *Pipeline) popMaster() func() bool {
+	if !p.replicated() {
+		return nil
+	}
+	return func() bool { return p.role != nil && p.role.Get().Kind == role.Master }
+}
 
 // newPopEngine makes the POP engine (it outlives restarts of its stage).
 func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
@@ -25,6 +35,7 @@ func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
 			return meta.DefaultRetryMaxTimes + 1
 		},
 		EnsureTopic: p.EnsureGroupTopic,
+		Master:      p.popMaster(),
 		Logger:      log,
 	})
 	p.popEngine.Store(eng)

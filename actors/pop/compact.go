@@ -149,9 +149,19 @@ func (e *Engine) replayStart() (int64, bool) {
 	return start, true
 }
 
+// ownsState reports whether the engine's state is the group's POP state:
+// on a standalone broker always; in a replicated group only on the master,
+// and only once its journal was replayed as master (Reload). Between a
+// promotion and that replay the engine still holds what it saw as a
+// replica (nothing in flight), and a start computed from that would skip
+// the old master's pops and acks.
+func (e *Engine) ownsState() bool {
+	return e.opts.Master == nil || (e.replayedAsMaster && e.opts.Master())
+}
+
 // compact stores the replay start when it moved.
 func (e *Engine) compact() {
-	if e.opts.Offsets == nil || !e.replayOK {
+	if e.opts.Offsets == nil || !e.replayOK || !e.ownsState() {
 		return
 	}
 	now := e.opts.Now()

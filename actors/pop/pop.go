@@ -144,6 +144,13 @@ type Options struct {
 	// Late observes, for each delivery the wheel made visible again, how
 	// many ms after its deadline that happened (nil: not observed).
 	Late func(ms int64)
+	// Master reports whether this broker is its group's master (nil:
+	// always, a standalone broker). Only a master stores the journal's
+	// replay start: a replica's engine sees the replicated journal but
+	// none of the deliveries it describes, so the start it would compute
+	// (the journal's end) would make its promotion skip the old master's
+	// pops and acks.
+	Master func() bool
 	// Now is the clock (tests); nil: time.Now.
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -176,11 +183,14 @@ type Engine struct {
 	startKnown      bool         // and answered (or could not be asked)
 	askedAt         time.Time
 	storedStart     int64 // the replay start last stored
-	lastCompact     time.Time
-	dlqPending      int  // dead-letter copies under way
-	lagLogged       bool // the wait for the dispatch stage was given up (logged once)
-	self            *actor.PID
-	root            *actor.RootContext
+	// replayedAsMaster: the last replay ran while this broker was master
+	// (Options.Master), so the state it built is the group's (ownsState).
+	replayedAsMaster bool
+	lastCompact      time.Time
+	dlqPending       int  // dead-letter copies under way
+	lagLogged        bool // the wait for the dispatch stage was given up (logged once)
+	self             *actor.PID
+	root             *actor.RootContext
 }
 
 // New returns an engine; Producer builds its stage.

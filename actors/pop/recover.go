@@ -67,6 +67,7 @@ func (e *Engine) recovered() bool {
 	}
 	e.replay()
 	e.replayOK = true
+	e.replayedAsMaster = e.opts.Master != nil && e.opts.Master()
 	e.initReplayed()
 	return true
 }
@@ -118,6 +119,7 @@ func (e *Engine) reload() {
 	e.inflight.Store(0)
 	e.replayOK, e.recoverSince = false, time.Time{}
 	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending, e.lagLogged = false, false, 0, 0, false
+	e.storedStart, e.replayedAsMaster = 0, false // the start read back (replayFrom) or the next computed one is stored
 	e.startEnd = e.opts.Store.DurableLogEnd()
 	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
 	e.recovered()

@@ -56,3 +56,40 @@ func TestRecoveryWaitsForDispatch(t *testing.T) {
 		t.Fatal("not recovered once the dispatch stage caught up")
 	}
 }
+
+// TestReplicaStateNotStored: in a replicated group the engine stores no
+// journal replay start as a replica, nor once promoted until it has read
+// the journal again as master (Reload): the state it held as a replica
+// knows none of the old master's deliveries, and a start computed from it
+// (the journal's end) made the promoted broker skip the acks it replicated
+// (an acked message delivered again after a failover).
+func TestReplicaStateNotStored(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	master := false
+	e := New(Options{Store: st, Master: func() bool { return master }, Logger: zerolog.Nop()})
+	if !e.recovered() {
+		t.Fatal("not recovered on an empty store")
+	}
+	if e.ownsState() {
+		t.Fatal("a replica's engine owns the group's POP state")
+	}
+	master = true // promoted: the role changes before the engine's Reload
+	if e.ownsState() {
+		t.Fatal("the engine owns the state it built as a replica once the role says master")
+	}
+	e.reload()
+	if !e.replayOK || !e.ownsState() {
+		t.Fatalf("after Reload as master: replayed %v, owns %v", e.replayOK, e.ownsState())
+	}
+	master = false // demoted
+	if e.ownsState() {
+		t.Fatal("a demoted engine owns the group's POP state")
+	}
+	if standalone := New(Options{Store: st, Logger: zerolog.Nop()}); !standalone.ownsState() {
+		t.Fatal("a standalone broker's engine does not own its state")
+	}
+}
