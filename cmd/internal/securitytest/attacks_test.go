@@ -29,6 +29,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/cmd/internal/chaos/cluster"
 	"github.com/wheelmq/wheelmq/netloop/challenge"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
 
@@ -157,6 +158,12 @@ func (d *deployment) attackRaft(t *testing.T, fakeMaster string) string {
 		data, _ := json.Marshal(cmd)
 		entries = append(entries, &raft.Log{Index: uint64(i + 1), Term: 1 << 32, Type: raft.LogCommand, Data: data})
 	}
+	leader, err := d.ControllerLeader()
+	if err != nil {
+		t.Error(err)
+		return "no controller leader"
+	}
+	epoch0, master0, _ := d.replicaInfo(t, leader.Addr)
 	before := d.raftRefused(t)
 	sent, answered := 0, 0
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
@@ -183,7 +190,34 @@ func (d *deployment) attackRaft(t *testing.T, fakeMaster string) string {
 			t.Errorf("raft: ns%d counted no refusal (%v -> %v)", i, before[i], after[i])
 		}
 	}
-	return fmt.Sprintf("%d forged RPCs, %d answered; refusals counted per controller %v -> %v", sent, answered, before, after)
+	// Nothing forged was applied: the group's master and epoch are the
+	// ones before, and no controller knows the fake master's address.
+	epoch1, master1, replicas := d.replicaInfo(t, leader.Addr)
+	if epoch1 != epoch0 || master1 != master0 || epoch1 == "" {
+		t.Errorf("raft: the group's master went from %q (epoch %q) to %q (epoch %q)", master0, epoch0, master1, epoch1)
+	}
+	if strings.Contains(replicas, fakeMaster) {
+		t.Errorf("raft: the controller knows the fake master: %s", replicas)
+	}
+	return fmt.Sprintf("%d forged RPCs, %d answered; refusals counted per controller %v -> %v; master %s epoch %s before and after",
+		sent, answered, before, after, master1, epoch1)
+}
+
+// replicaInfo asks the controller at namesrv (the leader) for the group's
+// master and epoch (1004 GET_REPLICA_INFO) and its replicas (1006
+// GET_SYNC_STATE_DATA, the body as text).
+func (d *deployment) replicaInfo(t *testing.T, namesrv string) (epoch, master, replicas string) {
+	g := d.Groups[0].Name
+	r := d.invoke(t, namesrv, remoting.NewRequest(1004, map[string]string{"brokerName": g, "clusterName": "ProdCluster"}, nil), admin)
+	if r.Code != remoting.Success {
+		t.Errorf("GET_REPLICA_INFO: %d %s", r.Code, r.Remark)
+	}
+	body, _ := json.Marshal([]string{g})
+	s := d.invoke(t, namesrv, remoting.NewRequest(1006, nil, body), admin)
+	if s.Code != remoting.Success {
+		t.Errorf("GET_SYNC_STATE_DATA: %d %s", s.Code, s.Remark)
+	}
+	return r.ExtFields["masterEpoch"], r.ExtFields["masterAddress"], string(s.Body)
 }
 
 // raftRefused is every controller's wheelmq_controller_raft_refused_total.
