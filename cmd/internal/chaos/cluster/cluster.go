@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/cmd/internal/chaos/proxy"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 // NamesrvFlags and BrokerFlags are the flags the replication parts add;
@@ -43,6 +45,27 @@ type Config struct {
 	// controller, HA or replication flags; Replicas should be 1): the
 	// harness's own test on a binary without the replication parts.
 	NoReplication bool
+
+	// NamesrvArgs are appended to every name server's flags (e.g.
+	// "--tls-mode enforcing").
+	NamesrvArgs []string
+	// Env is added to every process's environment (e.g.
+	// WHEELMQ_SECRET_KEY=..., kept off the command line).
+	Env []string
+	// ACL, when set, is the plain_acl.yml every process starts with
+	// (--acl-file): each process its own copy, Namesrv.ACLFile and
+	// Broker.ACLFile, so that a test can change one process's file.
+	ACL string
+	// Admin signs the harness's own requests (role discovery) for
+	// processes with an ACL.
+	Admin auth.Credentials
+	// TLS, when set, is the client side of the harness's own connections,
+	// remoting (role discovery) and HTTPS (/healthz), for processes under
+	// --tls-mode enforcing.
+	TLS *tls.Config
+	// GRPC gives every broker a gRPC endpoint on a held port
+	// (Broker.GRPC); without it brokers run none.
+	GRPC bool
 }
 
 // Cluster is a started deployment.
@@ -50,6 +73,7 @@ type Cluster struct {
 	Namesrvs []*Namesrv
 	Groups   []*Group
 	cfg      Config
+	health   *http.Client // /healthz, over HTTPS with Config.TLS
 }
 
 // Namesrv is one name server with its embedded controller.
@@ -59,7 +83,10 @@ type Namesrv struct {
 	// Controller its raft address; Metrics its /healthz address.
 	Addr, Controller, Metrics string
 	Dir                       string
-	Proc                      *Proc
+	// ACLFile is its --acl-file (Config.ACL; "" without one).
+	ACLFile string
+	Proc    *Proc
+	health  *http.Client
 }
 
 // Group is one broker group (one broker name).
@@ -78,10 +105,14 @@ type Broker struct {
 	Listen string
 	// HAListen is its --ha-listen; Metrics its /healthz address.
 	HAListen, Metrics string
-	Dir               string
-	Client, HA        *proxy.Proxy
-	ToNamesrv         []*proxy.Proxy
-	Proc              *Proc
+	// GRPC is its --grpc-listen (Config.GRPC; "" without one); ACLFile
+	// its --acl-file (Config.ACL; "" without one).
+	GRPC, ACLFile string
+	Dir           string
+	Client, HA    *proxy.Proxy
+	ToNamesrv     []*proxy.Proxy
+	Proc          *Proc
+	health        *http.Client
 }
 
 // Addr is the address the broker registers and clients use.
@@ -110,12 +141,15 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	if cfg.Cluster == "" {
 		cfg.Cluster = DefaultCluster
 	}
-	c := &Cluster{cfg: cfg}
+	c := &Cluster{cfg: cfg, health: healthHTTP}
+	if cfg.TLS != nil {
+		c.health = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg.TLS}}
+	}
 	t.Cleanup(func() { c.logTails(t) }) // runs last: after every process is stopped
 	var peers []string
 	for i := 0; i < 3; i++ {
 		n := &Namesrv{Index: i, Addr: processtest.ReserveAddr(t), Controller: processtest.ReserveAddr(t), Metrics: processtest.ReserveAddr(t),
-			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("ns%d", i))}
+			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("ns%d", i)), health: c.health}
 		peers = append(peers, n.Controller)
 		c.Namesrvs = append(c.Namesrvs, n)
 	}
@@ -134,13 +168,17 @@ func Start(t testing.TB, cfg Config) *Cluster {
 			args = append(args, "--controller-listen", n.Controller, "--controller-peers", strings.Join(peers, ";"),
 				"--controller-secret-file", secret)
 		}
-		n.Proc = newProc(t, fmt.Sprintf("ns%d", n.Index), cfg.Bin, args...)
+		if cfg.ACL != "" {
+			n.ACLFile = c.writeACL(t, fmt.Sprintf("ns%d", n.Index))
+			args = append(args, "--acl-file", n.ACLFile)
+		}
+		n.Proc = newProc(t, fmt.Sprintf("ns%d", n.Index), cfg.Bin, cfg.Env, append(args, cfg.NamesrvArgs...)...)
 		if err := n.Proc.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, n := range c.Namesrvs {
-		if err := waitHealthy(n.Metrics, n.Proc, 30*time.Second); err != nil {
+		if err := n.WaitHealthy(30 * time.Second); err != nil {
 			t.Fatalf("name server %d: %v\n%s", n.Index, err, n.Proc.Output())
 		}
 	}
@@ -153,7 +191,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	}
 	for _, g := range c.Groups {
 		for _, b := range g.Brokers {
-			if err := waitHealthy(b.Metrics, b.Proc, 30*time.Second); err != nil {
+			if err := b.WaitHealthy(30 * time.Second); err != nil {
 				t.Fatalf("broker %s: %v\n%s", b, err, b.Proc.Output())
 			}
 		}
@@ -166,7 +204,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 
 func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 	b := &Broker{Group: group, Index: idx, Listen: processtest.ReserveAddr(t), HAListen: processtest.ReserveAddr(t), Metrics: processtest.ReserveAddr(t),
-		Dir: filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d", group, idx))}
+		Dir: filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d", group, idx)), health: c.health}
 	name := b.String()
 	b.Client = newProxy(t, name+" client", b.Listen, c.cfg.Log)
 	b.HA = newProxy(t, name+" ha", b.HAListen, c.cfg.Log)
@@ -178,7 +216,17 @@ func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 	}
 	args := []string{"broker", "--namesrv", strings.Join(ns, ";"), "--cluster", c.cfg.Cluster,
 		"--broker-name", group, "--listen", b.Listen, "--advertise", b.Client.Addr(), "--data", b.Dir,
-		"--metrics-listen", b.Metrics, "--grpc-listen=", "--log-level", "info"}
+		"--metrics-listen", b.Metrics, "--log-level", "info"}
+	if c.cfg.GRPC {
+		b.GRPC = processtest.ReserveAddr(t)
+		args = append(args, "--grpc-listen", b.GRPC)
+	} else {
+		args = append(args, "--grpc-listen=")
+	}
+	if c.cfg.ACL != "" {
+		b.ACLFile = c.writeACL(t, name)
+		args = append(args, "--acl-file", b.ACLFile)
+	}
 	if !c.cfg.NoReplication {
 		// The group's brokers prove their replication secret to each
 		// other on every HA connection, as a deployment off loopback must.
@@ -189,11 +237,22 @@ func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--ha-secret-file", secret,
 			"--replication", "controller", "--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
 	}
-	b.Proc = newProc(t, name, c.cfg.Bin, append(args, c.cfg.BrokerArgs...)...)
+	b.Proc = newProc(t, name, c.cfg.Bin, c.cfg.Env, append(args, c.cfg.BrokerArgs...)...)
 	if err := b.Proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// writeACL writes Config.ACL into a file of its own for process name and
+// returns its path.
+func (c *Cluster) writeACL(t testing.TB, name string) string {
+	t.Helper()
+	path := filepath.Join(c.cfg.Dir, strings.ReplaceAll(name, "/", "-")+".plain_acl.yml")
+	if err := os.WriteFile(path, []byte(c.cfg.ACL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // NamesrvAddrs is the ';'-joined name server list for clients (direct,
@@ -217,12 +276,16 @@ func (c *Cluster) Brokers() []*Broker {
 
 var healthHTTP = &http.Client{Timeout: 2 * time.Second}
 
-// waitHealthy polls http://addr/healthz until 200, the process ends or the
-// timeout passes.
-func waitHealthy(addr string, p *Proc, timeout time.Duration) error {
+// waitHealthy polls addr's /healthz with hc (https:// when it has a TLS
+// configuration) until 200, the process ends or the timeout passes.
+func waitHealthy(hc *http.Client, addr string, p *Proc, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	scheme := "http://"
+	if tr, ok := hc.Transport.(*http.Transport); ok && tr.TLSClientConfig != nil {
+		scheme = "https://"
+	}
 	for {
-		resp, err := healthHTTP.Get("http://" + addr + "/healthz")
+		resp, err := hc.Get(scheme + addr + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -242,12 +305,12 @@ func waitHealthy(addr string, p *Proc, timeout time.Duration) error {
 
 // WaitHealthy waits for the broker's /healthz (after a restart).
 func (b *Broker) WaitHealthy(timeout time.Duration) error {
-	return waitHealthy(b.Metrics, b.Proc, timeout)
+	return waitHealthy(b.health, b.Metrics, b.Proc, timeout)
 }
 
 // WaitHealthy waits for the name server's /healthz (after a restart).
 func (n *Namesrv) WaitHealthy(timeout time.Duration) error {
-	return waitHealthy(n.Metrics, n.Proc, timeout)
+	return waitHealthy(n.health, n.Metrics, n.Proc, timeout)
 }
 
 // tailLines is how much of each process's output a failed test prints.

@@ -27,6 +27,7 @@ type Proc struct {
 	Name string
 	bin  string
 	args []string
+	env  []string // added to the test's environment
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd     // guarded by mu
@@ -61,8 +62,8 @@ func (b *tailBuffer) String() string {
 }
 
 // newProc prepares (does not start) a process; the test's cleanup kills it.
-func newProc(t testing.TB, name, bin string, args ...string) *Proc {
-	p := &Proc{Name: name, bin: bin, args: args, out: &tailBuffer{}}
+func newProc(t testing.TB, name, bin string, env []string, args ...string) *Proc {
+	p := &Proc{Name: name, bin: bin, args: args, env: env, out: &tailBuffer{}}
 	t.Cleanup(func() { p.Kill() })
 	return p
 }
@@ -79,6 +80,9 @@ func (p *Proc) Start() error {
 		}
 	}
 	cmd := exec.Command(p.bin, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	var w io.Writer = p.out
 	if os.Getenv("WHEELMQ_CHAOS_LOG") != "" {
 		w = io.MultiWriter(os.Stderr, p.out)

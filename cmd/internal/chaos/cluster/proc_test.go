@@ -16,7 +16,7 @@ func TestProcSignals(t *testing.T) {
 	if err != nil {
 		t.Skip("no sleep binary")
 	}
-	p := newProc(t, "sleeper", bin, "60")
+	p := newProc(t, "sleeper", bin, nil, "60")
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}

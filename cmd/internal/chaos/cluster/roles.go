@@ -2,23 +2,39 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/chaos/proxy"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // ControllerGetMetadataInfo is RocketMQ's CONTROLLER_GET_METADATA_INFO.
 const ControllerGetMetadataInfo int32 = 1005
 
+// access is how the harness's own requests reach a process: over TLS
+// (nil: plaintext), signed by creds (zero: unsigned).
+type access struct {
+	tls   *tls.Config
+	creds auth.Credentials
+}
+
+// access is the cluster's Config.TLS and Config.Admin.
+func (c *Cluster) access() access { return access{tls: c.cfg.TLS, creds: c.cfg.Admin} }
+
 // invoke sends one request with a 2 s deadline.
-func invoke(addr string, req *remoting.Command) (*remoting.Command, error) {
+func invoke(addr string, req *remoting.Command, a access) (*remoting.Command, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{})
+	o := remoting.ClientOptions{TLS: a.tls}
+	if !a.creds.IsZero() {
+		o.Sign = a.creds.Signer()
+	}
+	c, err := remoting.Dial(ctx, addr, o)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
@@ -34,7 +50,11 @@ func invoke(addr string, req *remoting.Command) (*remoting.Command, error) {
 // address (GET_BROKER_CLUSTER_INFO brokerAddrTable[group].brokerAddrs["0"]);
 // "" when it routes none.
 func MasterAddr(namesrv, group string) (string, error) {
-	resp, err := invoke(namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+	return masterAddr(namesrv, group, access{})
+}
+
+func masterAddr(namesrv, group string, a access) (string, error) {
+	resp, err := invoke(namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil), a)
 	if err != nil {
 		return "", err
 	}
@@ -71,7 +91,7 @@ func (c *Cluster) Master(g *Group) (*Broker, error) {
 		if !n.Proc.Running() || n.Proc.Paused() {
 			continue
 		}
-		a, err := MasterAddr(n.Addr, g.Name)
+		a, err := masterAddr(n.Addr, g.Name, c.access())
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +146,7 @@ func (c *Cluster) ControllerLeader() (*Namesrv, error) {
 		if !n.Proc.Running() || n.Proc.Paused() {
 			continue
 		}
-		resp, err := invoke(n.Addr, remoting.NewRequest(ControllerGetMetadataInfo, nil, nil))
+		resp, err := invoke(n.Addr, remoting.NewRequest(ControllerGetMetadataInfo, nil, nil), c.access())
 		if err != nil {
 			errs = append(errs, err)
 			continue
