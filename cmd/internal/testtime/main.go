@@ -6,6 +6,10 @@
 //	go test -json ./... > run.json
 //	go run ./cmd/internal/testtime -n 10 < run.json
 //
+// With -echo it also prints, as the events stream in, what go test would
+// have printed without -json: each package's result line, and a failed
+// test's whole output when it fails (.ci/run pipes the test command
+// through it).
 // It exits 1 when a test or package failed, 0 otherwise.
 package main
 
@@ -38,8 +42,13 @@ type result struct {
 func main() {
 	n := flag.Int("n", 10, "rows of each table")
 	module := flag.String("module", "github.com/wheelmq/wheelmq/", "prefix cut from package paths")
+	echo := flag.Bool("echo", false, "print the test output as go test without -json would")
 	flag.Parse()
-	pkgs, tests, failed, err := read(os.Stdin, *module)
+	var out io.Writer
+	if *echo {
+		out = os.Stdout
+	}
+	pkgs, tests, failed, err := read(os.Stdin, *module, out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testtime:", err)
 		os.Exit(2)
@@ -57,18 +66,26 @@ type failure struct {
 }
 
 // read collects packages' and top-level tests' results; failed keeps the
-// output tail of each failure.
-func read(r io.Reader, module string) (pkgs, tests []result, failed []failure, err error) {
+// output tail of each failure. Every output line also goes to echo (nil:
+// nowhere) as it comes.
+func read(r io.Reader, module string, echo io.Writer) (pkgs, tests []result, failed []failure, err error) {
 	out := map[string][]string{}
+	held := map[string][]string{} // echo: a running test's whole output
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var e event
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue // a build error line, not an event
+			if echo != nil { // a line that is not an event (a build error)
+				fmt.Fprintln(echo, sc.Text())
+			}
+			continue
 		}
 		pkg := strings.TrimPrefix(e.Package, module)
 		key := pkg + " " + e.Test
+		if echo != nil {
+			echoEvent(echo, e, key, held)
+		}
 		switch e.Action {
 		case "output":
 			o := append(out[key], strings.TrimRight(e.Output, "\n"))
@@ -94,6 +111,36 @@ func read(r io.Reader, module string) (pkgs, tests []result, failed []failure, e
 		return nil, nil, nil, fmt.Errorf("read go test -json: %w", err)
 	}
 	return pkgs, tests, failed, nil
+}
+
+// verbose are the lines of a package's output that go test prints only
+// with -v (which -json implies).
+var verbose = []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS", "--- SKIP", "PASS\n"}
+
+// echoEvent prints what go test without -v prints of e: a package's own
+// lines (its result), and a test's output once the test has failed (held
+// until then; dropped when it passes).
+func echoEvent(w io.Writer, e event, key string, held map[string][]string) {
+	if e.Test == "" {
+		for _, v := range verbose {
+			if strings.HasPrefix(strings.TrimLeft(e.Output, " "), v) {
+				return
+			}
+		}
+		fmt.Fprint(w, e.Output)
+		return
+	}
+	switch e.Action {
+	case "output":
+		held[key] = append(held[key], e.Output)
+	case "fail":
+		for _, l := range held[key] {
+			fmt.Fprint(w, l)
+		}
+		delete(held, key)
+	case "pass", "skip":
+		delete(held, key)
+	}
 }
 
 // write prints the two tables and the failures.
