@@ -37,8 +37,12 @@ func TestStuckPullerIsBounded(t *testing.T) {
 		bodies    = 8
 		pulls     = 20000
 		others    = 20
-		maxBuffer = 2 * softCap   // the soft cap, the reads under way when it was crossed, the refusals
-		maxGrowth = 3 * maxBuffer // the live heap: maxBuffer, the answers being encoded and the reads under way
+		maxBuffer = 2 * softCap // the soft cap, the reads under way when it was crossed, the refusals
+		// maxGrowth bounds the live heap's growth: maxBuffer, the answers being
+		// encoded and the 4 MiB reads under way, more of which overlap on a
+		// loaded machine (231 MiB seen). Unbounded buffering would grow with
+		// the 20,000 pulls of 32 MiB answers, far past it.
+		maxGrowth = 8 * maxBuffer
 	)
 	n := processtest.Start(t, processtest.Options{Metrics: true, Mutate: func(c *pipeline.Config) {
 		c.SlowConnTimeout = stall
