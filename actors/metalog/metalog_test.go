@@ -153,15 +153,21 @@ func TestReplicaAppliesRecordsAsTheyArrive(t *testing.T) {
 	for round := range 3 {
 		change(t, m, round)
 		settle(t, m, 1)
-		follow(t, m, r)
-		eventually(t, "the replica to apply the round", func() bool { return sameState(m, r) })
+		// Copy what the master journaled until the replica holds its state:
+		// on a loaded machine the journal may still grow after it looked
+		// settled (settle is a heuristic), as a real stream keeps feeding.
+		eventually(t, "the replica to apply the round", func() bool {
+			follow(t, m, r)
+			return sameState(m, r)
+		})
 	}
 	if n := replicaAppends.Load(); n != 0 {
 		t.Fatalf("the replica journaled %d times", n)
 	}
-	if r.st.CommitLog.MaxOffset() != m.st.CommitLog.MaxOffset() {
-		t.Fatal("the replica's log is not the master's")
-	}
+	eventually(t, "the replica's log to be the master's", func() bool {
+		follow(t, m, r)
+		return r.st.CommitLog.MaxOffset() == m.st.CommitLog.MaxOffset()
+	})
 	// Promoted, the replica journals: a full snapshot first.
 	r.role.Set(role.State{Kind: role.Master, ReplicaID: 1, Epoch: 2})
 	eventually(t, "the promoted replica's full snapshot", func() bool { return replicaAppends.Load() > 0 })
