@@ -271,8 +271,10 @@ func (w *watcher) poll() {
 		w.opts.Metrics.stale.Set(0)
 		return
 	}
-	w.opts.View.p.Store(next)
+	// The gauges first: whoever sees the new version in the view sees it
+	// in the metrics too.
 	w.opts.Metrics.published(next)
+	w.opts.View.p.Store(next)
 	ev := w.opts.Logger.Info().Str("path", w.opts.Path).Uint64("version", next.Version).Int("accounts", next.ACL.Len())
 	ev.Msg("ACL file reloaded")
 	for _, warn := range next.ACL.Warnings {
