@@ -95,6 +95,9 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, error)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				// Healthy comes before the first registration: a client
+				// asking for routes in between finds none.
+				processtest.WaitBrokerRegistered(t, p.namesrv, p.broker, 20*time.Second)
 				return p, nil
 			}
 		}

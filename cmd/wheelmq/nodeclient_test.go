@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,6 +294,9 @@ func startWheelmq(t *testing.T, bin string, extra ...string) *wheelmqProc {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				if !slices.Contains(extra, "--acl-file") { // an ACL's name server answers signed requests only
+					processtest.WaitBrokerRegistered(t, p.namesrv, p.broker, 20*time.Second) // routes exist
+				}
 				return p
 			}
 			err = errors.New(resp.Status)

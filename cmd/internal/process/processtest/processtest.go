@@ -393,3 +393,22 @@ type rocketmqPushConsumer = interface {
 	Start() error
 	Shutdown() error
 }
+
+// WaitBrokerRegistered waits (up to timeout) until the name server at
+// namesrv lists the broker advertised as broker: a process is healthy
+// before its first registration, and a client that asks the name server
+// for routes in between finds none ("route info not found").
+func WaitBrokerRegistered(t testing.TB, namesrv, broker string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		resp := Invoke(t, namesrv, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
+		if resp.Code == remoting.Success && strings.Contains(string(resp.Body), broker) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("broker %s not registered with the name server %s within %v: %d %s", broker, namesrv, timeout, resp.Code, resp.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
