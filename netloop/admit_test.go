@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -39,9 +40,10 @@ func newBoundsBroker(t *testing.T, mutate func(*pipeline.Config)) *boundsBroker 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pipe.Close() })
-	r := router.New(pipe)
+	core := broker.New(pipe)
+	r := router.New(core)
 	adv := netip.MustParseAddrPort("127.0.0.1:10911")
-	r.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), 1, 1))
+	core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), 1, 1))
 	return &boundsBroker{pipe: pipe, router: r, srv: netloop.NewServer(netloop.Config{Name: "bounds"}, r)}
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -66,9 +67,10 @@ func newBenchBrokerACL(tb testing.TB, flush writer.FlushMode, guard *auth.Guard)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := router.New(pipe)
+	core := broker.New(pipe)
+	r := router.New(core)
 	adv := netip.MustParseAddrPort("127.0.0.1:10911")
-	r.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), 1, 1))
+	core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), 1, 1))
 	bb := &benchBroker{pipe: pipe, srv: netloop.NewServer(netloop.Config{Name: "bench"}, r)}
 	tb.Cleanup(func() {
 		if err := pipe.Close(); err != nil {

@@ -28,7 +28,7 @@ func (r *Router) handleBrokerConsumeStats(c *netloop.Conn, cmd *remoting.Command
 
 func (r *Router) brokerConsumeStats(c *netloop.Conn, cmd *remoting.Command, all map[string]map[string]map[int32]int64, orderOnly bool) {
 	type slot struct{ group, topic int } // indexes into list and its Stats
-	list := adminbody.ConsumeStatsList{BrokerAddr: r.advertise.String()}
+	list := adminbody.ConsumeStatsList{BrokerAddr: r.core.Advertise().String()}
 	var positions []pull.QueuePos
 	var slots []slot
 	snap := r.p.Stats().Load()

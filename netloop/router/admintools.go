@@ -122,7 +122,7 @@ func (r *Router) handleTopicsByConsumer(c *netloop.Conn, cmd *remoting.Command) 
 		return ref
 	}
 	r.offsetsSt.Send(&offsets.GroupTopics{Group: group, FailFunc: r.failWith(c, cmd), Reply: func(topics []string) {
-		body, err := json.Marshal(topicList{BrokerAddr: r.advertise.String(), TopicList: append([]string{}, topics...)})
+		body, err := json.Marshal(topicList{BrokerAddr: r.core.Advertise().String(), TopicList: append([]string{}, topics...)})
 		r.sendBody(c, cmd, body, err)
 	}})
 	return nil

@@ -52,7 +52,7 @@ var brokerKeys = []brokerKey{
 	{name: "brokerName", show: func(v *configView) string { return v.cfg.BrokerName }},
 	{name: "brokerId", show: func(*configView) string { return "0" }},              // masters only
 	{name: "brokerRole", show: func(*configView) string { return "ASYNC_MASTER" }}, // no replication
-	{name: "brokerIP1", show: func(v *configView) string { return v.r.advertise.Addr().String() }},
+	{name: "brokerIP1", show: func(v *configView) string { return v.r.core.Advertise().Addr().String() }},
 	{name: "listenPort", show: (*configView).listenPort},
 	{name: "namesrvAddr", show: func(v *configView) string { return strings.Join(v.cfg.NameServers, ";") }},
 	{name: "storePathRootDir", show: func(v *configView) string { return v.cfg.DataDir }},
@@ -237,7 +237,7 @@ func (v *configView) listenPort() string {
 	if _, p, err := net.SplitHostPort(v.cfg.Listen); err == nil && p != "0" {
 		return p
 	}
-	return strconv.Itoa(int(v.r.advertise.Port()))
+	return strconv.Itoa(int(v.r.core.Advertise().Port()))
 }
 
 func orDefault[T comparable](v, def T) T {

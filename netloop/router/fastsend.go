@@ -50,7 +50,7 @@ func (r *Router) OnFrame(c *netloop.Conn, frame []byte) bool {
 	if code, ok := remoting.PeekCode(frame); ok && code != remoting.SendMessage && code != remoting.SendMessageV2 {
 		return false
 	}
-	if !r.ready.Load() || c.Congested() {
+	if !r.core.Ready() || c.Congested() {
 		return false // the general path refuses
 	}
 	cs := connStateOf(c)
@@ -236,7 +236,7 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 		props = append(props, message.PropertySeparator)
 	}
 	if uniqLen == 0 {
-		uniq := r.uniq.Next()
+		uniq := r.core.Uniq().Next()
 		props = message.AppendProperty(props, message.PropUniqKey, uniq)
 		uniqAt, uniqLen = len(props)-len(uniq)-1, len(uniq)
 	}
@@ -244,7 +244,7 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 	cs.props = props
 	rec := message.Record{
 		QueueID: h.queueID, Flag: h.flag, SysFlag: h.sysFlag, BornTimestamp: h.bornTimestamp,
-		BornHost: c.RemoteAddrPort(), StoreTimestamp: time.Now().UnixMilli(), StoreHost: r.advertise,
+		BornHost: c.RemoteAddrPort(), StoreTimestamp: time.Now().UnixMilli(), StoreHost: r.core.Advertise(),
 		ReconsumeTimes: h.reconsumeTimes, Body: v.Body, Topic: topic, Properties: props,
 	}
 	q := r.sends.get(r)
@@ -355,7 +355,7 @@ func (q *plainReq) AppendFrame(dst []byte) ([]byte, error) {
 		if i > 0 {
 			s = append(s, ',')
 		}
-		s = message.AppendOffsetMsgID(s, q.r.advertise, off)
+		s = message.AppendOffsetMsgID(s, q.r.core.Advertise(), off)
 	}
 	msgID := len(s)
 	s = strconv.AppendInt(s, int64(q.queueID), 10)

@@ -144,7 +144,7 @@ func (r *Router) replyPushRequest(c *netloop.Conn, h *sendHeader, queueID int32,
 		"reconsumeTimes":        strconv.Itoa(int(h.reconsumeTimes)),
 		"unitMode":              "false",
 		"bornHost":              c.RemoteAddr(),
-		"storeHost":             r.advertise.String(),
+		"storeHost":             r.core.Advertise().String(),
 		"storeTimestamp":        now,
 	}
 	return remoting.NewRequest(remoting.PushReplyMessageToClient, fields, body), to

@@ -37,12 +37,12 @@ package router
 
 import (
 	"fmt"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/groups"
@@ -59,7 +59,6 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
-	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // Router is the netloop.Handler of a broker port.
@@ -79,10 +78,8 @@ type Router struct {
 	topicsSt  *stage.Stage
 	groupsSt  *stage.Stage
 
-	ready     atomic.Bool // Serve was called: advertise and uniq are set
-	advertise netip.AddrPort
-	uniq      *message.UniqKeyGenerator
-	backlog   atomic.Int64 // appends sent to the writer and not answered
+	core      *broker.Broker // the broker's API: the codec calls it
+	backlog   atomic.Int64   // appends sent to the writer and not answered
 	m         *routerMetrics
 	routes    map[int32]route // the handler table with its stages resolved
 	timerSts  []*stage.Stage  // the stages a timer message needs
@@ -109,11 +106,12 @@ var (
 	_ netloop.FrameHandler = (*Router)(nil)
 )
 
-// New returns the router of p's stages. Requests are refused with
-// SYSTEM_BUSY until Serve is called.
-func New(p *pipeline.Pipeline) *Router {
+// New returns the remoting codec of core. Requests are refused with
+// SYSTEM_BUSY until core.Serve is called.
+func New(core *broker.Broker) *Router {
+	p := core.Pipeline()
 	r := &Router{
-		p: p, cfg: p.Config(), log: p.Config().Logger,
+		core: core, p: p, cfg: p.Config(), log: p.Config().Logger,
 		store: p.Store(), topicView: p.Topics(), groupView: p.Groups(), subView: p.Subscriptions(), resets: p.Resets(),
 		pullSt:    p.Stage(pull.StageName),
 		offsetsSt: p.Stage(offsets.StageName), clientsSt: p.Stage(clients.StageName),
@@ -146,14 +144,6 @@ func (r *Router) resolve(names []string) []*stage.Stage {
 		}
 	}
 	return out
-}
-
-// Serve starts serving requests once the broker's advertised address is
-// known: it is written into message ids, and the unique-key generator is
-// seeded from it.
-func (r *Router) Serve(advertise netip.AddrPort, uniq *message.UniqKeyGenerator) {
-	r.advertise, r.uniq = advertise, uniq
-	r.ready.Store(true)
 }
 
 // connState is the router's per-connection state.
@@ -246,7 +236,7 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	// Counted until its answer (or settle): the refusals below included.
 	n := connStateOf(c).inflight.Add(1)
-	if !r.ready.Load() {
+	if !r.core.Ready() {
 		// Listening starts before the advertised address (which may depend
 		// on the bound port) is known; requests in that window are refused.
 		r.refuse(c, cmd, &Refusal{Code: remoting.SystemBusy, Remark: "[STARTING]broker is starting, try again"})

@@ -297,7 +297,7 @@ func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
 	ids := make([]string, len(res.Offsets))
 	for i, off := range res.Offsets {
-		ids[i] = message.OffsetMsgID(r.advertise, off)
+		ids[i] = message.OffsetMsgID(r.core.Advertise(), off)
 	}
 	resp.SetField("msgId", strings.Join(ids, ","))
 	resp.SetField("queueId", strconv.Itoa(int(queueID)))
@@ -352,7 +352,7 @@ func (r *Router) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 	mk := func(body []byte, flag int32, props map[string]string) ([]byte, string, error) {
 		uniq := props[message.PropUniqKey]
 		if uniq == "" {
-			uniq = r.uniq.Next()
+			uniq = r.core.Uniq().Next()
 			props[message.PropUniqKey] = uniq
 		}
 		props[message.PropCluster] = r.cfg.Cluster
@@ -364,7 +364,7 @@ func (r *Router) buildRecords(c *netloop.Conn, cmd *remoting.Command, h *sendHea
 		}
 		rec := &message.Record{
 			QueueID: queueID, Flag: flag, SysFlag: h.sysFlag, BornTimestamp: h.bornTimestamp, BornHost: born,
-			StoreTimestamp: now, StoreHost: r.advertise, ReconsumeTimes: h.reconsumeTimes,
+			StoreTimestamp: now, StoreHost: r.core.Advertise(), ReconsumeTimes: h.reconsumeTimes,
 			Body: body, Topic: topic, Properties: message.EncodeProperties(props),
 		}
 		out, err := rec.Encode(make([]byte, 0, rec.EncodedSize()))

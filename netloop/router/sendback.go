@@ -112,7 +112,7 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 	}
 	rec := &message.Record{
 		QueueID: queueID, Flag: orig.Flag, SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp,
-		BornHost: orig.BornHost, StoreTimestamp: now, StoreHost: r.advertise, ReconsumeTimes: orig.ReconsumeTimes + 1,
+		BornHost: orig.BornHost, StoreTimestamp: now, StoreHost: r.core.Advertise(), ReconsumeTimes: orig.ReconsumeTimes + 1,
 		Body: orig.Body, Topic: dest, Properties: message.EncodeProperties(props),
 	}
 	enc, err := rec.Encode(nil)

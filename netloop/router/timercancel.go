@@ -71,7 +71,7 @@ func (r *Router) cancelTimer(c *netloop.Conn, cmd *remoting.Command, id string, 
 		message.PropCluster:         r.cfg.Cluster,
 	}
 	out := &message.Record{
-		QueueID: 0, BornTimestamp: now, BornHost: c.RemoteAddrPort(), StoreTimestamp: now, StoreHost: r.advertise,
+		QueueID: 0, BornTimestamp: now, BornHost: c.RemoteAddrPort(), StoreTimestamp: now, StoreHost: r.core.Advertise(),
 		Body: []byte("0"), Topic: timer.Topic, Properties: message.EncodeProperties(cancel),
 	}
 	enc, err := out.Encode(nil)

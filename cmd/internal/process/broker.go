@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -24,6 +25,7 @@ import (
 type Broker struct {
 	cfg       pipeline.Config
 	pipe      *pipeline.Pipeline
+	core      *broker.Broker // the broker API every front door calls
 	router    *router.Router
 	server    *netloop.Server
 	advertise netip.AddrPort
@@ -43,7 +45,8 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, pipe: pipe, router: router.New(pipe), ha: haw}
+	core := broker.New(pipe)
+	b := &Broker{cfg: cfg, pipe: pipe, core: core, router: router.New(core), ha: haw}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
 		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, IdleTimeout: cfg.IdleConnTimeout, TLS: tls,
@@ -58,7 +61,7 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 		return nil, err
 	}
 	b.advertise = adv
-	b.router.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), int32(time.Now().UnixNano())))
+	b.core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), int32(time.Now().UnixNano())))
 	if err := pipe.StartRegistrar(namesrv.BrokerInfo{
 		Cluster: cfg.Cluster, BrokerName: cfg.BrokerName, BrokerAddr: adv.String(),
 		HAServerAddr: adv.String(), BrokerID: 0, HeartbeatTimeout: 120 * time.Second,
@@ -194,3 +197,6 @@ func reachableIP() netip.Addr {
 	}
 	return netip.MustParseAddr("127.0.0.1")
 }
+
+// Core is the broker's API (actors/broker), the one every front door calls.
+func (b *Broker) Core() *broker.Broker { return b.core }

@@ -1,0 +1,51 @@
+package broker
+
+import (
+	"net/netip"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// Broker is the API of one broker: the calls every front door makes. It
+// holds no state of its own beyond what the calls share (the advertised
+// address and the unique-key generator); the state belongs to the stages
+// of its pipeline.
+type Broker struct {
+	p   *pipeline.Pipeline
+	cfg *pipeline.Config
+	log zerolog.Logger
+
+	ready     atomic.Bool // Serve was called: advertise and uniq are set
+	advertise netip.AddrPort
+	uniq      *message.UniqKeyGenerator
+}
+
+// New returns the API over p's stages. Calls are refused with Busy until
+// Serve is called.
+func New(p *pipeline.Pipeline) *Broker {
+	return &Broker{p: p, cfg: p.Config(), log: p.Config().Logger}
+}
+
+// Serve starts serving calls once the broker's advertised address is
+// known: it is written into message ids and stored records, and the
+// unique-key generator is seeded from it.
+func (b *Broker) Serve(advertise netip.AddrPort, uniq *message.UniqKeyGenerator) {
+	b.advertise, b.uniq = advertise, uniq
+	b.ready.Store(true)
+}
+
+// Ready reports whether Serve was called.
+func (b *Broker) Ready() bool { return b.ready.Load() }
+
+// Advertise is the broker's advertised remoting address (valid once Ready).
+func (b *Broker) Advertise() netip.AddrPort { return b.advertise }
+
+// Uniq is the generator of message unique keys (valid once Ready).
+func (b *Broker) Uniq() *message.UniqKeyGenerator { return b.uniq }
+
+// Pipeline is the broker's pipeline of stages.
+func (b *Broker) Pipeline() *pipeline.Pipeline { return b.p }
