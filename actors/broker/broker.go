@@ -49,3 +49,12 @@ func (b *Broker) Uniq() *message.UniqKeyGenerator { return b.uniq }
 
 // Pipeline is the broker's pipeline of stages.
 func (b *Broker) Pipeline() *pipeline.Pipeline { return b.p }
+
+// Detached is a Broker with a configuration and an advertised address but
+// no stages: for codec tests that only read configuration. Any call that
+// needs a stage panics.
+func Detached(cfg *pipeline.Config, advertise netip.AddrPort) *Broker {
+	b := &Broker{cfg: cfg, log: cfg.Logger, advertise: advertise}
+	b.ready.Store(true)
+	return b
+}

@@ -19,6 +19,14 @@ const (
 	// oversize body, properties too large, a type its topic refuses, a
 	// delay beyond the longest).
 	IllegalMessage
+	// TypeMismatch: a message whose type (NORMAL, FIFO, DELAY,
+	// TRANSACTION) its topic's message.type does not take.
+	TypeMismatch
+	// BodyTooLarge: a body over the broker's limit.
+	BodyTooLarge
+	// BadDeliveryTime: a timer's delivery time beyond the longest delay or
+	// otherwise unusable.
+	BadDeliveryTime
 	// TopicNotFound: the topic does not exist and may not be created.
 	TopicNotFound
 	// GroupNotFound: the consumer group does not exist and may not be
@@ -37,6 +45,8 @@ const (
 	// ReplicasNotEnough: fewer in-sync replicas than required; nothing was
 	// stored.
 	ReplicasNotEnough
+	// FlushTimeout: stored but not flushed to disk in time (sync flush).
+	FlushTimeout
 	// ReplicaTimeout: stored on the master but not confirmed by the
 	// replicas in time.
 	ReplicaTimeout
@@ -58,7 +68,9 @@ const (
 )
 
 var statusNames = [numStatuses]string{
-	OK: "OK", BadRequest: "BAD_REQUEST", IllegalMessage: "ILLEGAL_MESSAGE", TopicNotFound: "TOPIC_NOT_FOUND",
+	OK: "OK", BadRequest: "BAD_REQUEST", IllegalMessage: "ILLEGAL_MESSAGE", TypeMismatch: "TYPE_MISMATCH",
+	BodyTooLarge: "BODY_TOO_LARGE", BadDeliveryTime: "BAD_DELIVERY_TIME", TopicNotFound: "TOPIC_NOT_FOUND",
+	FlushTimeout: "FLUSH_TIMEOUT",
 	GroupNotFound: "GROUP_NOT_FOUND", Forbidden: "FORBIDDEN", Busy: "BUSY", Unavailable: "UNAVAILABLE",
 	NotMaster: "NOT_MASTER", ReplicasNotEnough: "REPLICAS_NOT_ENOUGH", ReplicaTimeout: "REPLICA_TIMEOUT",
 	NotFound: "NOT_FOUND", BadFilter: "BAD_FILTER", NoSubscription: "NO_SUBSCRIPTION", Conflict: "CONFLICT",

@@ -67,7 +67,7 @@ func (r *Router) handleGetBrokerConfig(c *netloop.Conn, cmd *remoting.Command) *
 // brokerConfig is the configuration in force, by key (no credential-like
 // key ever).
 func (r *Router) brokerConfig(live *pipeline.Settings) map[string]string {
-	v := &configView{r: r, cfg: r.cfg, live: live}
+	v := &configView{r: r, cfg: r.cfg, live: live, advertise: r.core.Advertise()}
 	m := make(map[string]string, len(brokerKeys))
 	for _, k := range brokerKeys {
 		if !secretLike(k.name) {
@@ -132,7 +132,7 @@ func (r *Router) refuseUpdate(c *netloop.Conn, keys []string, code int32, why st
 // change to apply when all are good, else the answer's code and one
 // problem per refused key.
 func (r *Router) parseUpdate(keys []string, values map[string]string) (func(*pipeline.Settings), int32, []string) {
-	v := &configView{r: r, cfg: r.cfg, live: r.p.Settings()}
+	v := &configView{r: r, cfg: r.cfg, live: r.p.Settings(), advertise: r.core.Advertise()}
 	var problems []string
 	code := remoting.InvalidParameter
 	fixed := func(key, why string) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -40,9 +41,10 @@ type apply func(*pipeline.Settings)
 
 // configView is what the keys' values come from.
 type configView struct {
-	r    *Router
-	cfg  *pipeline.Config
-	live *pipeline.Settings
+	r         *Router
+	cfg       *pipeline.Config
+	live      *pipeline.Settings
+	advertise netip.AddrPort // the broker's advertised address
 }
 
 // brokerKeys are the keys GET_BROKER_CONFIG answers with.
@@ -52,7 +54,7 @@ var brokerKeys = []brokerKey{
 	{name: "brokerName", show: func(v *configView) string { return v.cfg.BrokerName }},
 	{name: "brokerId", show: func(*configView) string { return "0" }},              // masters only
 	{name: "brokerRole", show: func(*configView) string { return "ASYNC_MASTER" }}, // no replication
-	{name: "brokerIP1", show: func(v *configView) string { return v.r.core.Advertise().Addr().String() }},
+	{name: "brokerIP1", show: func(v *configView) string { return v.advertise.Addr().String() }},
 	{name: "listenPort", show: (*configView).listenPort},
 	{name: "namesrvAddr", show: func(v *configView) string { return strings.Join(v.cfg.NameServers, ";") }},
 	{name: "storePathRootDir", show: func(v *configView) string { return v.cfg.DataDir }},
@@ -237,7 +239,7 @@ func (v *configView) listenPort() string {
 	if _, p, err := net.SplitHostPort(v.cfg.Listen); err == nil && p != "0" {
 		return p
 	}
-	return strconv.Itoa(int(v.r.core.Advertise().Port()))
+	return strconv.Itoa(int(v.advertise.Port()))
 }
 
 func orDefault[T comparable](v, def T) T {

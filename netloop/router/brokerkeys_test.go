@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
@@ -70,8 +71,9 @@ func TestBrokerKeysAllowList(t *testing.T) {
 
 // testView is a broker's configuration view without a running broker.
 func testView(cfg *pipeline.Config) *configView {
-	r := &Router{cfg: cfg, advertise: netip.MustParseAddrPort("192.0.2.7:10911")}
-	return &configView{r: r, cfg: cfg, live: &pipeline.Settings{
+	adv := netip.MustParseAddrPort("192.0.2.7:10911")
+	r := &Router{cfg: cfg, core: broker.Detached(cfg, adv)}
+	return &configView{r: r, cfg: cfg, advertise: adv, live: &pipeline.Settings{
 		MaxMessageSize: cfg.MaxMessageSize, AutoCreateTopic: true, AutoCreateGroup: true,
 		MaxInflightPerConn: 4096, MaxParkedPullsPerConn: 1024, Retention: 72 * time.Hour, RetentionAt: "04:00",
 		DiskCleanRatio: 0.75, DiskForceCleanRatio: 0.85, DiskFullRatio: 0.9,
@@ -215,7 +217,7 @@ func FuzzBrokerKeySet(f *testing.F) {
 			}
 			once := *v.live
 			a(&once)
-			shown := k.show(&configView{r: v.r, cfg: &cfg, live: &once})
+			shown := k.show(&configView{r: v.r, cfg: &cfg, live: &once, advertise: v.advertise})
 			b, err := k.set(v, shown)
 			if err != nil {
 				t.Fatalf("%s=%q accepted, shown as %q, refused: %v", k.name, value, shown, err)
