@@ -79,13 +79,16 @@ func (r *Router) handleDeleteTopic(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if meta.IsSystemTopic(name) {
 		return refuse(remoting.InvalidParameter, "The topic[%s] is conflict with system topic.", name)
 	}
-	r.topicsSt.Send(&topics.Delete{Topic: name, Done: func(err error) {
-		if err != nil {
-			r.reply(c, cmd, remoting.SystemError, err.Error())
-			return
-		}
-		r.offsetsSt.Send(&offsets.DropTopic{Topic: name})
-		r.reply(c, cmd, remoting.Success, "")
+	// The offsets go first: no journal record of them may follow the
+	// topic's delete record in the log (offsets.DropTopic).
+	r.offsetsSt.Send(&offsets.DropTopic{Topic: name, Done: func() {
+		r.topicsSt.Send(&topics.Delete{Topic: name, Done: func(err error) {
+			if err != nil {
+				r.reply(c, cmd, remoting.SystemError, err.Error())
+				return
+			}
+			r.reply(c, cmd, remoting.Success, "")
+		}})
 	}})
 	return nil
 }
