@@ -102,6 +102,10 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 		e.fifoMode(k, s, p.Orderly)
 		if m := cq.MinOffset(); s.next < m { // trimmed by retention
 			for off := s.committed; off < m; off++ {
+				if _, ok := s.inflight[off]; ok {
+					e.inflight.Add(-1)
+					e.modes.Done(k.group, k.topic)
+				}
 				s.ack(off)
 			}
 			s.next = max(s.next, m)
@@ -138,6 +142,7 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			delete(s.visible, off)
 			s.inflight[off] = d
 			e.inflight.Add(1)
+			e.modes.Popped(p.Group, p.Topic, d.deadline())
 			res.entries = append(res.entries, entry{kind: 'P', key: k, off: off, popTime: now, invisible: p.InvisibleMs, attempt: attempt})
 			if first < 0 {
 				first = off
