@@ -280,6 +280,10 @@ func (a *popActor) Receive(ctx actor.Context) {
 		if !e.replayOK && e.recovered() {
 			a.serveHeld(ctx)
 		}
+	case *SetMode:
+		e.setMode(m)
+	case *ApplyModes:
+		m.Done(e.putModes(m.Modes))
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
 	case *Pop, *Ack, *BatchAck, *Change:
