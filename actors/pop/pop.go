@@ -197,6 +197,7 @@ type Engine struct {
 	self             *actor.PID
 	root             *actor.RootContext
 	modes            *mode.Table // the consumption model of each (group, topic) (modes.go)
+	units            storage.UnitReader
 }
 
 // New returns an engine; Producer builds its stage.
