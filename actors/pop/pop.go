@@ -391,6 +391,7 @@ func (e *Engine) initialized(m *initDone, ctx actor.Context) {
 		e.queues[m.key] = s
 		e.applyReplayed(m.key, s)
 	}
+	e.noteRecovery()
 	w := e.waiting
 	e.waiting = nil
 	for _, p := range w {
