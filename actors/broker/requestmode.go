@@ -36,6 +36,10 @@ func (b *Broker) SetRequestMode(c Caller, req SetRequestMode, done func(*Error))
 		done(Errorf(Forbidden, "retry topic is not allowed to set mode"))
 		return
 	}
+	if b.p == nil {
+		done(Errorf(Unavailable, "the broker has no stages"))
+		return
+	}
 	if _, ok := b.p.Topics().Get(req.Topic); !ok {
 		done(Errorf(TopicNotFound, "topic[%s] not exist", req.Topic))
 		return
