@@ -128,6 +128,14 @@ func TestRequestModeAfterFailover(t *testing.T) {
 	})
 	f := newModeFixture(t, a)
 	waitReplicated(t, a, b)
+	// A replica takes no 401: modes are set on the master.
+	body, err := json.Marshal(map[string]any{"topic": f.topic, "consumerGroup": f.popped, "mode": "PULL", "popShareQueueNum": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := processtest.Invoke(t, b.BrokerAddr(), remoting.NewRequest(remoting.SetMessageRequestMode, nil, body)); resp.Code != remoting.ServiceNotAvailable {
+		t.Fatalf("401 on the replica: %d %q, want SERVICE_NOT_AVAILABLE", resp.Code, resp.Remark)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := a.Stop(ctx); err != nil {
