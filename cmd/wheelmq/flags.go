@@ -150,7 +150,13 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	var o options
 	var advertiseHost *brokerconf.Setting
 	if *configPath != "" {
-		file, err := brokerconf.Load(*configPath, func(name string) bool { return fs.Lookup(name) != nil })
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name != "config" {
+				names = append(names, f.Name)
+			}
+		})
+		file, err := brokerconf.Load(*configPath, names)
 		if err != nil {
 			problems = append(problems, err.Error())
 		} else {
