@@ -474,3 +474,13 @@ func TestParseArgsController(t *testing.T) {
 		}
 	}
 }
+
+// TestDataIsAFile: --data naming a file is refused plainly, not as the
+// TLS certificate that cannot be made inside it.
+func TestDataIsAFile(t *testing.T) {
+	file := writeConf(t, "not-a-dir", "x")
+	_, err := parseArgs([]string{"--data", file}, env(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--data "+file+" is a file, not a directory") || strings.Contains(err.Error(), "tls") {
+		t.Fatalf("--data FILE: %v", err)
+	}
+}
