@@ -112,3 +112,17 @@ func TestFlagSuggestionsAndEnvAliases(t *testing.T) {
 		t.Errorf("WHEELMQ_NAMESRV over WHEELCTL_NAMESRV: stderr %q", errOut)
 	}
 }
+
+// TestConsumeWait: consume's own deadline is --wait; the old --timeout
+// still sets it, with a deprecation notice, and is not in the help.
+func TestConsumeWait(t *testing.T) {
+	out, _, code := runCLI(t, "consume", "--help")
+	if code != 0 || !strings.Contains(out, "--wait duration") || strings.Contains(out, "deprecated name of --wait") {
+		t.Fatalf("consume --help: exit %d\n%s", code, out)
+	}
+	_, errOut, code := runCLI(t, "consume", "--topic", "t", "--timeout", "-1s")
+	if code != 2 || !strings.Contains(errOut, "--timeout is deprecated here: use --wait") ||
+		!strings.Contains(errOut, "--count, --wait and --preview cannot be negative") {
+		t.Fatalf("consume --timeout -1s: exit %d, stderr %q", code, errOut)
+	}
+}
