@@ -126,3 +126,17 @@ func TestConsumeWait(t *testing.T) {
 		t.Fatalf("consume --timeout -1s: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestStoreDirIsAFile: store verify and dump given a file say so plainly.
+func TestStoreDirIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "broker.conf")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"store", "verify", file}, {"store", "dump", file, "--offset", "0"}} {
+		_, errOut, code := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, file+" is a file, not a directory: give the broker's data directory") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
