@@ -21,6 +21,8 @@ const (
 	whyPull    = "wheelmq's pulls are bounded by the client's batch size and the frame size"
 	whyHA      = "wheelmq acknowledges a replicated send once every member of the sync-state set holds it, always"
 	whyOther   = "no meaning in wheelmq"
+	whyFixed   = "listed by GET_BROKER_CONFIG (so that its output reads back), but fixed in wheelmq: no flag sets it"
+	whyForce   = "no flag: forced cleaning starts at 85 % (between --disk-clean-ratio and --disk-full-ratio); mqadmin updateBrokerConfig changes it while the broker runs"
 )
 
 // Ignore is the allow-list of broker.conf keys ignored on purpose, in
@@ -59,6 +61,11 @@ var Ignore = []IgnoredKey{
 	{"maxTransferBytesOnMessageInDisk", whyPull},
 	{"allAckInSyncStateSet", whyHA},
 	{"autoDeleteUnusedStats", whyOther},
+	{"timerWheelEnable", whyFixed},
+	{"timerMaxDelaySec", whyFixed},
+	{"flushConsumerOffsetInterval", whyFixed},
+	{"registerNameServerPeriod", whyFixed},
+	{"diskSpaceCleanForciblyRatio", whyForce},
 }
 
 // ignored returns the allow-listed entry of a key.

@@ -46,7 +46,7 @@ func Load(path string, flags []string) (*File, error) {
 		for _, le := range errs {
 			f.problem(le.Line, "%v", le.Err)
 		}
-		f.mapBrokerConf(entries)
+		f.mapBrokerConf(entries, flags)
 	}
 	f.sortProblems()
 	return f, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,8 @@ var Mapping = []Rule{
 		Doc: "`true` → `controller`, `false` → `none`"},
 	{Key: "haListenPort", Flag: "ha-listen", Convert: listenPort, Doc: "`0.0.0.0:<port>`"},
 	{Key: "minInSyncReplicas", Flag: "min-in-sync-replicas", Convert: positive, Doc: "members of the sync-state set, master included"},
+	{Key: "enableTopicMessageTypeCheck", Flag: "topic-message-type-check", Convert: boolean, Doc: "`true`/`false`"},
+	{Key: "enableMixedMessageType", Flag: "mixed-message-type", Convert: boolean, Doc: "`true`/`false`"},
 	{Key: "aclEnable", Flag: "acl-file", Beside: "plain_acl.yml",
 		Doc: "`true` → `--acl-file <directory of the broker.conf>/plain_acl.yml`; `false`: no ACL"},
 }
@@ -198,11 +201,16 @@ func (f *File) ignore(key string, line int, reason string) {
 	f.Ignored = append(f.Ignored, Ignored{Key: key, Line: line, Reason: reason})
 }
 
-// mapBrokerConf applies Mapping to the entries of a broker.conf.
-func (f *File) mapBrokerConf(entries []javaprops.Entry) {
+// mapBrokerConf applies Mapping to the entries of a broker.conf. A key
+// that is one of flags (wheelmq's own settings, as GET_BROKER_CONFIG lists
+// them: max-conn-requests=4096) sets that flag.
+func (f *File) mapBrokerConf(entries []javaprops.Entry, flags []string) {
 	for _, e := range entries {
 		r, ok := rule(e.Key)
 		switch {
+		case !ok && e.Key != "config" && slices.Contains(flags, e.Key):
+			f.add(Setting{Flag: e.Key, Value: strings.TrimSpace(e.Value), Key: e.Key, Line: e.Line})
+			continue
 		case !ok:
 			if ig, ok := ignored(e.Key); ok {
 				f.ignore(e.Key, e.Line, ig.Reason)

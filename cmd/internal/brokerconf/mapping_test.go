@@ -22,7 +22,10 @@ var flagNames = map[string]bool{"cluster": true, "broker-name": true, "listen": 
 	"default-topic-queues": true, "index": true, "log-level": true, "transaction-timeout": true,
 	"transaction-check-interval": true, "transaction-check-max": true, "auto-create-group": true,
 	"retention": true, "retention-at": true, "disk-clean-ratio": true, "disk-full-ratio": true,
-	"commitlog-segment-size": true, "acl-file": true, "replication": true, "ha-listen": true, "min-in-sync-replicas": true}
+	"commitlog-segment-size": true, "acl-file": true, "replication": true, "ha-listen": true, "min-in-sync-replicas": true,
+	"topic-message-type-check": true, "mixed-message-type": true, "max-conn-output": true, "max-conn-parked-pulls": true,
+	"max-conn-requests": true, "on-corruption": true, "pull-workers": true, "retention-interval": true, "slow-conn-timeout": true,
+	"timer-dequeue-workers": true}
 
 // known is flagNames as Load takes them.
 var known = func() []string {
@@ -205,5 +208,29 @@ func TestLoadYAMLProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadBrokerConfigOutput: what GET_BROKER_CONFIG answers (mqadmin
+// getBrokerConfig, exportConfigs) reads back as a broker.conf with no
+// problem: RocketMQ's keys mapped or ignored on purpose, wheelmq's own by
+// their flag names.
+func TestLoadBrokerConfigOutput(t *testing.T) {
+	f, err := Load("../../../netloop/router/testdata/broker_config_default.properties", known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Problems) != 0 {
+		t.Fatalf("problems: %q", f.Problems)
+	}
+	got := map[string]string{}
+	for _, s := range f.Settings {
+		got[s.Flag] = s.Value
+	}
+	for flag, want := range map[string]string{"max-conn-requests": "4096", "log-level": "info", "mixed-message-type": "false",
+		"topic-message-type-check": "false", "retention": "72h", "disk-clean-ratio": "0.75"} {
+		if got[flag] != want {
+			t.Errorf("--%s = %q, want %q", flag, got[flag], want)
+		}
 	}
 }
