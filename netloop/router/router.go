@@ -84,8 +84,8 @@ type Router struct {
 	backlog   atomic.Int64   // appends sent to the writer and not answered
 	m         *routerMetrics
 	panics    *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
-	routes    map[int32]route // the handler table with its stages resolved
-	timerSts  []*stage.Stage  // the stages a timer message needs
+	routes    map[int32]route        // the handler table with its stages resolved
+	timerSts  []*stage.Stage         // the stages a timer message needs
 	filters   *pull.FilterCache
 	indexSt   *stage.Stage
 	txSt      *stage.Stage   // the transaction stage
