@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -109,4 +110,31 @@ func Recovered(v any) *Panic {
 		return nil
 	}
 	return &Panic{Value: v, Stack: debug.Stack()}
+}
+
+// Supervise runs loop on a new goroutine counted in wg (nil: not
+// counted) and restarts it after a panic, which it hands to report (nil:
+// dropped), once pause has passed, until stop is closed. It ends when loop
+// returns: a loop returns when its owner stops it. For the long-lived
+// loops of an owner (heartbeats, refreshes, pollers) whose absence would
+// go unnoticed.
+func Supervise(wg *sync.WaitGroup, stop <-chan struct{}, pause time.Duration, report func(*Panic), loop func()) {
+	Go(wg, nil, func() {
+		for {
+			p := Catch(loop)
+			if p == nil {
+				return
+			}
+			if report != nil {
+				report(p)
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -57,4 +58,24 @@ func TestGoReports(t *testing.T) {
 	default:
 		t.Fatal("the panic was not reported before the wait group was released")
 	}
+}
+
+func TestSuperviseRestartsUntilStop(t *testing.T) {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	runs, reports := 0, 0
+	Supervise(&wg, stop, time.Millisecond, func(*Panic) { reports++ }, func() {
+		runs++
+		if runs < 3 {
+			panic("again")
+		}
+	})
+	wg.Wait() // the third run returns: the loop is done
+	if runs != 3 || reports != 2 {
+		t.Fatalf("runs %d, reports %d; want 3 and 2", runs, reports)
+	}
+	// A loop that always panics ends when stop closes.
+	Supervise(&wg, stop, time.Hour, nil, func() { panic("forever") })
+	close(stop)
+	wg.Wait()
 }
