@@ -10,6 +10,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -298,7 +299,13 @@ func (s *Server) Start() error {
 
 // run runs the gnet engine until it stops.
 func (s *Server) run(opts []gnet.Option) {
-	err := gnet.Run(s.ev, "tcp://"+s.cfg.Addr, opts...)
+	var err error
+	if p := recovery.Catch(func() { err = gnet.Run(s.ev, "tcp://"+s.cfg.Addr, opts...) }); p != nil {
+		// The engine's own goroutine: the port stops serving (Stop and
+		// Start see it), the process goes on.
+		recovery.Log(s.log, p, "remoting server engine")
+		err = fmt.Errorf("remoting server engine: %w", p)
+	}
 	if err != nil {
 		s.log.Error().Err(err).Msg("remoting server engine stopped with error")
 	}
