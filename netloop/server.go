@@ -351,7 +351,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		// instead and cancel its wait as soon as the engine has exited.
 		stopCtx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		go func() { _ = eng.Stop(stopCtx) }()
+		recovery.Go(nil, func(p *recovery.Panic) { recovery.Log(s.log, p, "remoting server engine stop") },
+			func() { _ = eng.Stop(stopCtx) })
 	default: // stopping: wait with the first caller
 		s.mu.Unlock()
 	}
