@@ -10,7 +10,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -60,4 +62,40 @@ func TestHandlerPanicServesOn(t *testing.T) {
 		t.Fatalf("wheelmq_handler_panics_total{protocol=remoting,kind=%s} = %v, want 1", kind, got)
 	}
 	send("after")
+}
+
+// The same over TLS: the request is served on the connection's own
+// goroutine, not an event loop, and the connection serves on.
+func TestHandlerPanicServesOnTLS(t *testing.T) {
+	t.Parallel()
+	n := processtest.Start(t, processtest.Options{ClientTLS: insecure(),
+		Mutate: func(c *pipeline.Config) {
+			c.SetLogLevel = func(zerolog.Level) { panic("log level switch exploded") }
+		},
+		MutateNode: func(c *process.Config) { c.TLS = process.TLSConfig{Mode: netloop.TLSEnforcing, Namesrv: true} },
+	})
+	topic := processtest.Unique("panictls")
+	c, err := dialTLS(t, n.BrokerAddr(), insecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := c.Invoke(ctx, remoting.NewRequest(remoting.UpdateBrokerConfig, nil, []byte("log-level=info\n")))
+	if err != nil || resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "INTERNAL_ERROR") {
+		t.Fatalf("UPDATE_BROKER_CONFIG whose handler panicked, over TLS: %v %+v, want SYSTEM_ERROR [INTERNAL_ERROR]", err, resp)
+	}
+	resp, err = c.Invoke(ctx, remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
+		"topic": topic, "readQueueNums": "1", "writeQueueNums": "1", "perm": "6", "topicFilterType": "SINGLE_TAG",
+	}, nil))
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("create topic after the panic on the same TLS connection: %v %+v", err, resp)
+	}
+	resp, err = c.Invoke(ctx, processtest.SendRequest(topic, 0, []byte("after the panic"), nil))
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("send after the panic on the same TLS connection: %v %+v", err, resp)
+	}
+	if got := gatherPanics(t, n.Registry().Gather, "remoting", "25"); got != 1 {
+		t.Fatalf("wheelmq_handler_panics_total{protocol=remoting,kind=25} = %v, want 1", got)
+	}
 }
