@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -186,7 +187,7 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 // CodeServiceNotAvailable answers requests a replica (or a fenced master)
 // cannot serve: POP state is written on the master (RocketMQ's
 // SERVICE_NOT_AVAILABLE; clients try the master).
-const CodeServiceNotAvailable int32 = 14
+const CodeServiceNotAvailable = wirecode.ServiceNotAvailable
 
 // failCode is the answer to a request whose journal records were not
 // stored.

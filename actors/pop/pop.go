@@ -17,6 +17,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 )
@@ -31,14 +32,15 @@ const (
 	InitMax = 1
 )
 
-// Response codes of the POP family (RocketMQ ResponseCode).
+// Response codes of the POP family (RocketMQ ResponseCode, defined in
+// actors/wirecode).
 const (
-	CodeSuccess        int32 = 0
-	CodeNoMessage      int32 = 19  // NO_MESSAGE (= PULL_NOT_FOUND)
-	CodePollingFull    int32 = 209 // POLLING_FULL
-	CodePollingTimeout int32 = 210 // POLLING_TIMEOUT
-	CodeSystemError    int32 = 1
-	CodeInvalidParam   int32 = 29
+	CodeSuccess        = wirecode.Success
+	CodeNoMessage      = wirecode.PullNotFound // NO_MESSAGE (= PULL_NOT_FOUND)
+	CodePollingFull    = wirecode.PollingFull
+	CodePollingTimeout = wirecode.PollingTimeout
+	CodeSystemError    = wirecode.SystemError
+	CodeInvalidParam   = wirecode.InvalidParameter
 )
 
 // Pop asks for up to MaxNums messages of (Group, Topic), from queue
