@@ -180,7 +180,11 @@ func (w *Writer) write(slots []slot) bool {
 			for _, rec := range m.Records {
 				n += len(rec)
 			}
-			w.opts.Stored(m.Key.Topic, len(m.Records), n)
+			topic := m.Topic
+			if topic == "" {
+				topic = m.Key.Topic
+			}
+			w.opts.Stored(m.Kind, topic, m.MsgType, len(m.Records), n)
 		}
 	}
 	w.wrote = true
