@@ -79,6 +79,8 @@ type Pipeline struct {
 	subView   clients.View
 	resetView offsets.ResetView
 	statsView stats.View
+	// advertised is the broker's address once it listens (SetAdvertised).
+	advertised atomic.Pointer[string]
 	aclView   acl.View
 	counters  stats.Counters
 	booted    time.Time
@@ -169,6 +171,8 @@ func Open(cfg Config) (*Pipeline, error) {
 	if cfg.Registerer != nil {
 		registerMetrics(cfg.Registerer, p)
 		registerPopMetrics(cfg.Registerer, p)
+		registerTrafficMetrics(cfg.Registerer, p)
+		registerRocketMQMetrics(cfg.Registerer, p)
 		timer.RegisterWheelGauges(cfg.Registerer, wheel)
 	}
 	if err := p.spawn(); err != nil {

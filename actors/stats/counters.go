@@ -27,6 +27,7 @@ type Counters struct {
 	topics   sync.Map     // topic -> *atomic.Int64, client sends stored
 	groups   sync.Map     // GroupTopic -> *atomic.Int64, messages consumed
 	k        kindCounters
+	put      putTimes
 }
 
 // GroupTopic names a consumer group's reads of one topic.

@@ -187,6 +187,11 @@ type Options struct {
 	// Append stored, with its kind, topic (Append.Topic, else its queue's),
 	// message type, record count and bytes (statistics).
 	Stored func(kind stats.Kind, topic, msgType string, records, bytes int)
+	// PutTime, when set, is called on the writer's goroutine after each
+	// batch that stored records, with the time from taking the batch to
+	// answering it (the fsync of a synchronous flush included) and the
+	// records it held (statistics: RocketMQ's put-message time).
+	PutTime func(d time.Duration, records int)
 	// OnSync, when set, is called after each CommitLog fsync, on the
 	// writer's goroutine (sync flush) or the flusher's (async flush)
 	// (observability and tests).

@@ -1,0 +1,164 @@
+package process_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+)
+
+// sampleSum sums the samples of name whose labels contain every one of
+// want ("k=\"v\"" strings) on a /metrics page; found is false without any.
+func sampleSum(page, name string, want ...string) (sum float64, found bool) {
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(\{[^}]*\})? (\S+)$`)
+	for _, m := range re.FindAllStringSubmatch(page, -1) {
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(m[1], w)
+		}
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err == nil {
+			sum += v
+			found = true
+		}
+	}
+	return sum, found
+}
+
+// TestNumbersMatchTraffic runs sends (plain and delayed), pull and POP
+// consumption on a real broker and checks the numbers an operator reads
+// against what the test did, in /metrics, the console's backend and
+// GET_BROKER_RUNTIME_INFO (wheelctl cluster list): messages in are the
+// client's sends only (not the timer write-backs nor the POP journal),
+// messages out count pull and POP, POP deadlines are not delivered timers,
+// and no stage's mailbox depth is ever negative (the POP stage's read -21
+// on an idle broker when its own messages bypassed the count).
+func TestNumbersMatchTraffic(t *testing.T) {
+	t.Parallel()
+	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
+	addr, maddr := n.BrokerAddr(), n.MetricsAddr()
+	topic, popTopic := processtest.Unique("num"), processtest.Unique("numpop")
+	group, popGroup := processtest.Unique("numcg"), processtest.Unique("numpopcg")
+	processtest.CreateTopic(t, n, topic, 2)
+	processtest.CreateTopic(t, n, popTopic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
+	ctx := context.Background()
+	const plain, delayed, nPop = 6, 4, 5
+	for i := range plain {
+		if _, err := p.SendSync(ctx, primitive.NewMessage(topic, []byte(fmt.Sprintf("p%d", i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range delayed {
+		m := primitive.NewMessage(topic, []byte(fmt.Sprintf("d%d", i)))
+		m.WithDelayTimeLevel(1) // 1 s
+		if _, err := p.SendSync(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range nPop {
+		if _, err := p.SendSync(ctx, primitive.NewMessage(popTopic, []byte(fmt.Sprintf("q%d", i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, recv := processtest.PushConsumer(t, n.NamesrvAddr(), group, topic, "*")
+	if !recv.WaitFor(plain+delayed, 20*time.Second) {
+		t.Fatalf("pull consumer got %d of %d", recv.Len(), plain+delayed)
+	}
+	var got []popped
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < nPop && time.Now().Before(deadline) {
+		_, ms := doPop(t, addr, popReq(popGroup, popTopic, -1, 1000, 0, "*"))
+		got = append(got, ms...)
+		if len(got) < nPop {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if len(got) != nPop {
+		t.Fatalf("popped %d of %d", len(got), nPop)
+	}
+	for _, m := range got[:nPop-1] { // the last one is left to reach its deadline
+		if r := processtest.Invoke(t, addr, ackReq(popGroup, popTopic, m)); r.Code != 0 {
+			t.Fatalf("ack: %d %s", r.Code, r.Remark)
+		}
+	}
+	// The un-acked delivery's deadline passes (1 s): a POP deadline, not a
+	// delivered timer; the delayed messages' timers are delivered.
+	waitMetric(t, maddr, "wheelmq_timer_pop_deadlines_total", func(v float64) bool { return v >= 1 })
+	page := metricsPage(t, maddr)
+
+	in, _ := sampleSum(page, "wheelmq_messages_in_total")
+	if want := float64(plain + delayed + nPop); in != want {
+		t.Errorf("wheelmq_messages_in_total = %v, want the %v client sends", in, want)
+	}
+	if v, _ := sampleSum(page, "wheelmq_stored_records_total", `kind="timer"`); v != delayed {
+		t.Errorf("timer write-backs = %v, want %d", v, delayed)
+	}
+	if v, _ := sampleSum(page, "wheelmq_stored_records_total", `kind="pop"`); v < 1 {
+		t.Errorf("POP records = %v, want some (journal, deadline)", v)
+	}
+	pulled, _ := sampleSum(page, "wheelmq_messages_out_total", `protocol="pull"`)
+	viaPop, _ := sampleSum(page, "wheelmq_messages_out_total", `protocol="pop"`)
+	if pulled < plain+delayed || viaPop != nPop {
+		t.Errorf("messages out: pull %v (want >= %d), pop %v (want %d)", pulled, plain+delayed, viaPop, nPop)
+	}
+	if v, _ := sampleSum(page, "wheelmq_timer_delivered_total"); v != delayed {
+		t.Errorf("wheelmq_timer_delivered_total = %v, want %d (POP deadlines counted apart)", v, delayed)
+	}
+	if v, _ := sampleSum(page, "rocketmq_messages_in_total", `topic="`+topic+`"`, `message_type="Delay"`); v != delayed {
+		t.Errorf("rocketmq_messages_in_total Delay on %s = %v, want %d", topic, v, delayed)
+	}
+	if v, _ := sampleSum(page, "rocketmq_messages_out_total", `consumer_group="`+popGroup+`"`); v != nPop {
+		t.Errorf("rocketmq_messages_out_total of the POP group = %v, want %d", v, nPop)
+	}
+
+	// The console and GET_BROKER_RUNTIME_INFO read the same counters.
+	o, err := process.ConsoleOf(n).Overview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MsgsIn != in || o.MsgsOut != pulled+viaPop {
+		t.Errorf("console Overview: in %v out %v; /metrics in %v out %v", o.MsgsIn, o.MsgsOut, in, pulled+viaPop)
+	}
+	s := &admin.Session{Timeout: 5 * time.Second}
+	defer s.Close()
+	info, err := s.RuntimeInfo(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info["msgPutTotalTodayNow"] != strconv.Itoa(int(in)) || info["msgGetTotalTodayNow"] != strconv.Itoa(int(o.MsgsOut)) {
+		t.Errorf("runtime info put %s get %s; console in %v out %v", info["msgPutTotalTodayNow"], info["msgGetTotalTodayNow"], o.MsgsIn, o.MsgsOut)
+	}
+
+	// No stage's mailbox depth is negative: not on the page, not in the
+	// console, and not while the POP stage ticks on for a while.
+	for i := 0; i < 20; i++ {
+		for _, m := range regexp.MustCompile(`(?m)^wheelmq_actor_mailbox_depth\{stage="([^"]+)"\} (\S+)$`).FindAllStringSubmatch(metricsPage(t, maddr), -1) {
+			if v, _ := strconv.ParseFloat(m[2], 64); v < 0 {
+				t.Fatalf("stage %s: mailbox depth %v", m[1], v)
+			}
+		}
+		stages, err := process.ConsoleOf(n).Stages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range stages {
+			if st.Depth < 0 {
+				t.Fatalf("console: stage %s mailbox depth %v", st.Name, st.Depth)
+			}
+		}
+		time.Sleep(25 * time.Millisecond) // sampling the gauge over the POP stage's 10 ms ticks
+	}
+}
