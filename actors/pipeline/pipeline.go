@@ -81,14 +81,14 @@ type Pipeline struct {
 	statsView stats.View
 	// advertised is the broker's address once it listens (SetAdvertised).
 	advertised atomic.Pointer[string]
-	aclView   acl.View
-	counters  stats.Counters
-	booted    time.Time
-	kicker    dispatch.Kicker
-	indexKick index.Kicker
-	regKicker registrar.Kicker
-	timers    atomic.Pointer[timer.Service]
-	pulls     atomic.Pointer[pull.Service]
+	aclView    acl.View
+	counters   stats.Counters
+	booted     time.Time
+	kicker     dispatch.Kicker
+	indexKick  index.Kicker
+	regKicker  registrar.Kicker
+	timers     atomic.Pointer[timer.Service]
+	pulls      atomic.Pointer[pull.Service]
 	// parkRefused counts long polls answered at once because their
 	// connection had its bound of parked pulls.
 	parkRefused prometheus.Counter

@@ -145,7 +145,7 @@ func (c *rmqCollector) rocketmq5(e *emitter) {
 // timerNumbers are the timer wheel's figures shared by both name sets.
 type timerNumbers struct {
 	pending, enqueueLag, dequeueLag, dequeueLatencyMs int64
-	added, issued                                    uint64
+	added, issued                                     uint64
 }
 
 // timerFigures reads the wheel as GET_BROKER_RUNTIME_INFO does

@@ -18,10 +18,10 @@ type Metrics struct {
 	// timers, and their lateness is wheelmq_pop_redelivery_late_seconds.
 	Delivered    prometheus.Counter
 	PopDeadlines prometheus.Counter
-	Cancelled  prometheus.Counter
-	Duplicates *prometheus.CounterVec
-	Skipped    *prometheus.CounterVec
-	Lateness   prometheus.Histogram
+	Cancelled    prometheus.Counter
+	Duplicates   *prometheus.CounterVec
+	Skipped      *prometheus.CounterVec
+	Lateness     prometheus.Histogram
 	// StoreFailed is 1 while the timer store is failed (a write or sync
 	// error) and timers are paused until it reopens.
 	StoreFailed prometheus.Gauge
