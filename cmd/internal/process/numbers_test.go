@@ -12,6 +12,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
+	"github.com/wheelmq/wheelmq/cmd/internal/console"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
@@ -160,5 +161,37 @@ func TestNumbersMatchTraffic(t *testing.T) {
 			}
 		}
 		time.Sleep(25 * time.Millisecond) // sampling the gauge over the POP stage's 10 ms ticks
+	}
+}
+
+// TestOneRole checks that the console's Overview and Cluster pages and
+// wheelctl's source (GET_BROKER_RUNTIME_INFO through admin.Role) name a
+// standalone broker the same (the Overview said "standalone" where the
+// Cluster page said "master").
+func TestOneRole(t *testing.T) {
+	t.Parallel()
+	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
+	ctx := context.Background()
+	cb := process.ConsoleOf(n)
+	o, err := cb.Overview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := cb.Cluster(ctx, console.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &admin.Session{Timeout: 5 * time.Second}
+	defer s.Close()
+	info, err := s.RuntimeInfo(ctx, n.BrokerAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Brokers) != 1 {
+		t.Fatalf("cluster page: %d brokers", len(cl.Brokers))
+	}
+	cli := admin.Role(info, cl.Brokers[0].ID)
+	if o.Role != "standalone" || cl.Brokers[0].Role != o.Role || cli != o.Role {
+		t.Fatalf("roles: overview %q, cluster page %q, wheelctl %q; want one", o.Role, cl.Brokers[0].Role, cli)
 	}
 }
