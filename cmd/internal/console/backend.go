@@ -188,8 +188,9 @@ type Timers struct {
 	LatenessP99   float64
 	LatenessMax   float64 // upper bound of the highest non-empty bucket
 	LatenessOver  string  // the deliveries they cover ("since the start", "the last 2m0s")
-	Delivered     float64
+	Delivered     float64 // timer messages written back (POP deadlines not counted)
 	Cancelled     float64
+	PopDeadlines  float64 // POP invisibility deadlines the wheel reached
 	Furthest      []Delay // the largest delays, furthest first
 }
 

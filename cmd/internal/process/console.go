@@ -305,6 +305,7 @@ func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Time
 		t.LatenessP50, t.LatenessP99, t.LatenessMax, t.LatenessOver = quantile(h, 0.5), quantile(h, 0.99), maxBound(h), over
 	}
 	t.Delivered, t.Cancelled = value(m, "wheelmq_timer_delivered_total"), value(m, "wheelmq_timer_cancelled_total")
+	t.PopDeadlines = value(m, "wheelmq_timer_pop_deadlines_total")
 	return t, nil
 }
 
