@@ -133,6 +133,13 @@ func TestNumbersMatchTraffic(t *testing.T) {
 	if o.MsgsIn != in || o.MsgsOut != pulled+viaPop {
 		t.Errorf("console Overview: in %v out %v; /metrics in %v out %v", o.MsgsIn, o.MsgsOut, in, pulled+viaPop)
 	}
+	tm, err := process.ConsoleOf(n).Timers(ctx, []int64{60_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.Delivered != delayed || tm.PopDeadlines < 1 {
+		t.Errorf("console Timers: delivered %v (want %d), POP deadlines %v (want >= 1)", tm.Delivered, delayed, tm.PopDeadlines)
+	}
 	s := &admin.Session{Timeout: 5 * time.Second}
 	defer s.Close()
 	info, err := s.RuntimeInfo(ctx, addr)
