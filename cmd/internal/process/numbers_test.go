@@ -202,3 +202,40 @@ func TestOneRole(t *testing.T) {
 		t.Fatalf("roles: overview %q, cluster page %q, wheelctl %q; want one", o.Role, cl.Brokers[0].Role, cli)
 	}
 }
+
+// TestTimerChartBuckets plants timers through the official client at known
+// offsets (19 min 40 s, 25 min 30 s, 47 min 30 s: the far wheel's 10 min
+// buckets) and reads the console's "next hour" chart: each is drawn in the
+// bar of its minute (the 19 min 40 s timer was drawn at 10 min).
+func TestTimerChartBuckets(t *testing.T) {
+	t.Parallel()
+	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
+	topic := processtest.Unique("chart")
+	processtest.CreateTopic(t, n, topic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
+	now := time.Now()
+	want := map[string]int{"19m": 1, "25m": 2, "47m": 1}
+	for _, off := range []time.Duration{19*time.Minute + 40*time.Second, 25*time.Minute + 30*time.Second,
+		25*time.Minute + 35*time.Second, 47*time.Minute + 30*time.Second} {
+		m := primitive.NewMessage(topic, []byte("t"))
+		m.WithProperty("TIMER_DELIVER_MS", strconv.FormatInt(now.Add(off).UnixMilli(), 10))
+		if _, err := p.SendSync(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMetric(t, n.MetricsAddr(), "wheelmq_timer_pending", func(v float64) bool { return v == 4 })
+	w := newWebClient(t, "http://"+n.MetricsAddr())
+	code, body := w.get("/timers?range=hour")
+	if code != 200 {
+		t.Fatalf("GET /timers: %d", code)
+	}
+	got := map[string]int{}
+	for _, m := range regexp.MustCompile(`<title>(\d+m): (\d+)</title>`).FindAllStringSubmatch(body, -1) {
+		if c, _ := strconv.Atoi(m[2]); c > 0 {
+			got[m[1]] = c
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("next-hour chart bars %v, want %v", got, want)
+	}
+}
