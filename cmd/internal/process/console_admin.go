@@ -237,6 +237,7 @@ func (cb *consoleBackend) FindMessages(ctx context.Context, c console.Credential
 	if err != nil {
 		return nil, err
 	}
+	recs = oneEntryPerMessage(recs)
 	out := make([]console.Message, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, cb.life(ctx, s, addr, r))
@@ -298,7 +299,7 @@ func (cb *consoleBackend) life(ctx context.Context, s *admin.Session, addr strin
 	props := message.DecodeProperties(r.Properties)
 	m := console.Message{Topic: r.Topic, Broker: addr, Queue: int(r.QueueID), QueueOffset: r.QueueOffset,
 		CommitLogOffset: r.PhysicalOffset, BornAt: time.UnixMilli(r.BornTimestamp), StoredAt: time.UnixMilli(r.StoreTimestamp),
-		Properties: props, Body: r.Body, MsgID: props[message.PropUniqKey], OffsetMsgID: message.OffsetMsgID(r.StoreHost, r.PhysicalOffset)}
+		Properties: readableProps(props), Body: r.Body, MsgID: props[message.PropUniqKey], OffsetMsgID: message.OffsetMsgID(r.StoreHost, r.PhysicalOffset)}
 	m.Life = append(m.Life, console.Event{At: m.StoredAt, What: "stored", Note: fmt.Sprintf("in %s at CommitLog offset %d", r.Topic, r.PhysicalOffset)})
 	m.Life = append(m.Life, console.Event{What: "dispatched", Note: fmt.Sprintf("queue %d offset %d", r.QueueID, r.QueueOffset)})
 	realTopic := props[message.PropRealTopic]

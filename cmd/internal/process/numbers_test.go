@@ -239,3 +239,57 @@ func TestTimerChartBuckets(t *testing.T) {
 		t.Fatalf("next-hour chart bars %v, want %v", got, want)
 	}
 }
+
+// TestFindByKeyOncePerMessage sends delayed messages with one key, waits
+// until they are written back, and looks the key up through the console:
+// each message is listed once (the timer copy and its write-back were both
+// listed: 40 found for 20 sends), its life shows the write-back, and the
+// TIMER_* times read as times with the raw value beside.
+func TestFindByKeyOncePerMessage(t *testing.T) {
+	t.Parallel()
+	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) {
+		c.Console = true
+	}})
+	topic := processtest.Unique("bykey")
+	processtest.CreateTopic(t, n, topic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
+	const sends = 20
+	for i := range sends {
+		m := primitive.NewMessage(topic, []byte(fmt.Sprintf("k%d", i)))
+		m.WithKeys([]string{"order-7"})
+		m.WithDelayTimeLevel(1)
+		if _, err := p.SendSync(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMetric(t, n.MetricsAddr(), "wheelmq_timer_delivered_total", func(v float64) bool { return v == sends })
+	var found []console.Message
+	deadline := time.Now().Add(15 * time.Second)
+	for { // the index takes the write-backs asynchronously
+		var err error
+		found, err = process.ConsoleOf(n).FindMessages(context.Background(), console.Credentials{},
+			console.MessageQuery{Topic: topic, Key: "order-7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := 0
+		for _, m := range found {
+			for _, e := range m.Life {
+				if e.What == "written back" {
+					written++
+				}
+			}
+		}
+		if written == sends || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(found) != sends {
+		t.Fatalf("found %d entries for %d sends", len(found), sends)
+	}
+	out := found[0].Properties["TIMER_OUT_MS"]
+	if !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC \(\d+\)$`).MatchString(out) {
+		t.Fatalf("TIMER_OUT_MS shown as %q, want a time and the raw value", out)
+	}
+}
