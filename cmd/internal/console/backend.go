@@ -119,9 +119,17 @@ type Queue struct {
 type Group struct {
 	Name          string
 	ConsumeEnable bool
-	Broadcast     bool
-	Orderly       bool
-	RetryMax      int
+	// Broadcast is the configuration flag consumeBroadcastEnable (the
+	// group may consume in broadcasting mode); Model is what its online
+	// consumers do, from their heartbeats: "CLUSTERING", "BROADCASTING", or
+	// "" when none is online.
+	Broadcast bool
+	Model     string
+	Orderly   bool
+	RetryMax  int
+	// System marks RocketMQ's built-in groups (TOOLS_CONSUMER,
+	// CID_RMQ_SYS_TRANS, ...).
+	System bool
 }
 
 // GroupDetail is one group's consumers and progress.

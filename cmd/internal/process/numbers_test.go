@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
@@ -291,5 +292,68 @@ func TestFindByKeyOncePerMessage(t *testing.T) {
 	out := found[0].Properties["TIMER_OUT_MS"]
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC \(\d+\)$`).MatchString(out) {
 		t.Fatalf("TIMER_OUT_MS shown as %q, want a time and the raw value", out)
+	}
+}
+
+// TestGroupsShowWhatConsumersDo connects a clustering and a broadcasting
+// consumer and checks the console's groups: each shows its consumers'
+// message model from their heartbeats (every group read "broadcast yes",
+// the configuration flag), a group without consumers shows none, and
+// RocketMQ's built-in groups and topics are marked and listed after the
+// operator's.
+func TestGroupsShowWhatConsumersDo(t *testing.T) {
+	t.Parallel()
+	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
+	topic := processtest.Unique("models")
+	clustering, broadcasting := processtest.Unique("a_clu"), processtest.Unique("a_bro")
+	processtest.CreateTopic(t, n, topic, 1)
+	processtest.PushConsumer(t, n.NamesrvAddr(), clustering, topic, "*")
+	processtest.PushConsumer(t, n.NamesrvAddr(), broadcasting, topic, "*", consumer.WithConsumerModel(consumer.BroadCasting))
+	ctx := context.Background()
+	models := map[string]string{}
+	var groups []console.Group
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) { // heartbeats arrive as the consumers start
+		var err error
+		if groups, err = process.ConsoleOf(n).Groups(ctx, console.Credentials{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			models[g.Name] = g.Model
+		}
+		if models[clustering] != "" && models[broadcasting] != "" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if models[clustering] != "CLUSTERING" || models[broadcasting] != "BROADCASTING" || models["TOOLS_CONSUMER"] != "" {
+		t.Fatalf("models: %s %q, %s %q, TOOLS_CONSUMER %q", clustering, models[clustering], broadcasting, models[broadcasting], models["TOOLS_CONSUMER"])
+	}
+	for _, g := range groups {
+		if want := g.Name == "TOOLS_CONSUMER" || g.Name == "CID_RMQ_SYS_TRANS" || g.Name == "SELF_TEST_C_GROUP"; want && !g.System {
+			t.Errorf("built-in group %s not marked", g.Name)
+		} else if g.Name == clustering && g.System {
+			t.Errorf("group %s marked system", g.Name)
+		}
+	}
+	w := newWebClient(t, "http://"+n.MetricsAddr())
+	_, body := w.get("/groups")
+	if i, j := strings.Index(body, clustering), strings.Index(body, "TOOLS_CONSUMER"); i < 0 || j < 0 || i > j {
+		t.Errorf("groups page: the operator's groups do not come first (%d, %d)", i, j)
+	}
+	if !regexp.MustCompile(`TOOLS_CONSUMER</a> <small class="system">system</small>`).MatchString(body) ||
+		!strings.Contains(body, `<td class="model">broadcasting</td>`) {
+		t.Errorf("groups page lacks the system mark or the broadcasting model:\n%s", body)
+	}
+	topics, err := process.ConsoleOf(n).Topics(ctx, console.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range topics {
+		if (tp.Name == "SELF_TEST_TOPIC" || tp.Name == "OFFSET_MOVED_EVENT") && !tp.System {
+			t.Errorf("system topic %s not marked", tp.Name)
+		} else if tp.Name == topic && tp.System {
+			t.Errorf("topic %s marked system", tp.Name)
+		}
 	}
 }
