@@ -115,7 +115,26 @@ func (c *rmqCollector) exporter(e *emitter) {
 		e.emit("rocketmq_producer_offset", "Sum of the topic's queue max offsets (TopicOffset).", prometheus.CounterValue,
 			float64(sum), topicL, cluster, broker, topic)
 	}
-	c.groupSeries(e, snap, maxOf)
+	c.cachedGroups(e, func(ge *emitter) { c.groupSeries(ge, snap, maxOf) })
+}
+
+// cachedGroups sends the group series, built by build at most once per
+// groupsEvery. The lock is not held while they are built: two scrapes at
+// once may both build them.
+func (c *rmqCollector) cachedGroups(e *emitter, build func(*emitter)) {
+	c.mu.Lock()
+	ms, fresh := c.groups, time.Since(c.groupsAt) < groupsEvery
+	c.mu.Unlock()
+	if !fresh {
+		ms = nil
+		build(&emitter{send: func(m prometheus.Metric) { ms = append(ms, m) }, descs: e.descs})
+		c.mu.Lock()
+		c.groups, c.groupsAt = ms, time.Now()
+		c.mu.Unlock()
+	}
+	for _, m := range ms {
+		e.send(m)
+	}
 }
 
 // groupSeries writes the consumer-group series: rates, offsets and lag.

@@ -19,6 +19,7 @@ package pipeline
 
 import (
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -43,7 +44,18 @@ func (p *Pipeline) advertisedAddr() string {
 // rmqCollector builds the RocketMQ-named series at scrape time.
 type rmqCollector struct {
 	p *Pipeline
+
+	// The group series ask the offsets and pull stages (the pull stage
+	// reads a record per queue for the store-time latency): they are
+	// built at most once per groupsEvery and reused by the scrapes in
+	// between (the console gathers the registry on every page refresh).
+	mu       sync.Mutex
+	groups   []prometheus.Metric // guarded by mu
+	groupsAt time.Time           // guarded by mu
 }
+
+// groupsEvery is how long the group series are reused.
+const groupsEvery = 5 * time.Second
 
 // registerRocketMQMetrics adds the RocketMQ-named series to reg.
 func registerRocketMQMetrics(reg prometheus.Registerer, p *Pipeline) {
@@ -56,7 +68,7 @@ func (c *rmqCollector) Describe(chan<- *prometheus.Desc) {}
 
 // emitter writes one family's samples.
 type emitter struct {
-	ch    chan<- prometheus.Metric
+	send  func(prometheus.Metric)
 	descs map[string]*prometheus.Desc
 }
 
@@ -67,13 +79,13 @@ func (e *emitter) emit(name, help string, vt prometheus.ValueType, v float64, la
 		e.descs[name] = d
 	}
 	if m, err := prometheus.NewConstMetric(d, vt, v, values...); err == nil {
-		e.ch <- m
+		e.send(m)
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *rmqCollector) Collect(ch chan<- prometheus.Metric) {
-	e := &emitter{ch: ch, descs: map[string]*prometheus.Desc{}}
+	e := &emitter{send: func(m prometheus.Metric) { ch <- m }, descs: map[string]*prometheus.Desc{}}
 	c.rocketmq5(e)
 	c.exporter(e)
 }

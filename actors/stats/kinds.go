@@ -34,8 +34,9 @@ const (
 	// KindTransaction is a transaction's end: the committed message in
 	// its real topic and the op records.
 	KindTransaction
-	// KindSystem is every other internal record (metadata log, retention
-	// marks, timer cancels and recalls).
+	// KindSystem is every other internal record (metadata log, pending
+	// timer messages copied forward for retention, timer cancels and
+	// recalls).
 	KindSystem
 	numKinds
 )

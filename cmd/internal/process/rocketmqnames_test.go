@@ -83,7 +83,15 @@ func TestRocketMQMetricNames(t *testing.T) {
 		t.Fatalf("consumed %d of 5", recv.Len())
 	}
 	processtest.WaitCommitted(t, n.BrokerAddr(), group, topic, 2, 20*time.Second)
-	page := metricsPage(t, n.MetricsAddr())
+	// The group series are rebuilt at most every 5 s: wait for a build
+	// that saw the commits.
+	var page string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		page = metricsPage(t, n.MetricsAddr())
+		if v, _ := sampleSum(page, "rocketmq_consumer_offset", `group="`+group+`"`, `topic="`+topic+`"`); v == 5 || time.Now().After(deadline) {
+			break
+		}
+	}
 
 	for _, file := range []string{"10477.promql", "rocketmq.promql"} {
 		names := queryMetrics(t, file)
