@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/wheelmq/wheelmq/actors/wirecode"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -142,7 +143,7 @@ func (s *Stage) begin(tx *halfTx, en *ending) {
 // append hands one record to the writer; the answer comes back as written.
 func (s *Stage) append(key writer.QueueKey, rec []byte, en *ending, q int64, st step) {
 	w := &written{epoch: s.epoch, id: en.id, q: q, outcome: en.outcome, step: st}
-	s.opts.Append(&writer.Append{Key: key, Records: [][]byte{rec}, Reply: func(res writer.Result) {
+	s.opts.Append(&writer.Append{Key: key, Records: [][]byte{rec}, Kind: stats.KindTransaction, Reply: func(res writer.Result) {
 		w.res = res
 		s.self.Send(w)
 	}})

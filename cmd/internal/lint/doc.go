@@ -21,4 +21,9 @@
 //     statement is listed with its count and why its goroutines have an
 //     owner that stops them and recovers their panics; new goroutines
 //     start through actors/recovery (Go, Supervise) or a stage.
+//   - Stage sends counted (TestStageSendsCounted): nothing sends to an
+//     actor through the actor system's root or a receive context
+//     (Root.Send, ctx.Send, ctx.Request, ...) outside actors/stage; a
+//     message sent around its stage is processed without having been
+//     counted, and the stage's mailbox depth goes negative.
 package lint
