@@ -80,6 +80,10 @@ func TestNumbersAgree(t *testing.T) {
 			t.Errorf("stats --json: stage %s mailbox depth %v", name, s.Depth)
 		}
 	}
+	top := mustRun(t, "top", "--once", url, "--interval", "200ms", "--width", "100")
+	if !regexp.MustCompile(`\bin +5\b`).MatchString(top) || !regexp.MustCompile(`\bout +5\b`).MatchString(top) {
+		t.Errorf("top --once: messages in and out are not 5 and 5:\n%s", top)
+	}
 	metrics := page(t, n.MetricsAddr(), "/metrics")
 	for name, want := range map[string]float64{"wheelmq_messages_in_total": js.Messages.In, "rocketmq_brokeruntime_msg_put_total_today_now": js.Messages.In,
 		"rocketmq_brokeruntime_msg_gettotal_today_now": js.Messages.Out} {
