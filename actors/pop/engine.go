@@ -15,6 +15,9 @@ import (
 // Metrics counts the engine's work (read by the pipeline's collectors).
 type Metrics struct {
 	Pops, Delivered, Acks, Changes, Expiries, Refused, DeadLettered atomic.Int64
+	// BatchAcks counts the BatchAck requests (each one journal append,
+	// whatever its number of offsets).
+	BatchAcks atomic.Int64
 }
 
 // Counters returns the engine's counters.
@@ -126,13 +129,14 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 				return !stop
 			}
 			h := Handle{StartOffset: off, PopTime: now, InvisibleTime: p.InvisibleMs, BrokerName: e.opts.BrokerName, QueueID: q, Offset: off}
-			b, err := reencode(rec, attempt, h.String())
+			r, _, err := message.Decode(rec)
 			if err != nil {
-				e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int32("queue", q).Int64("offset", off).Msg("pop: re-encode failed")
+				e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int32("queue", q).Int64("offset", off).Msg("pop: decode failed")
 				s.ack(off)
 				return true
 			}
-			res.Body = append(res.Body, b...)
+			r.ReconsumeTimes = attempt - 1
+			res.Msgs = append(res.Msgs, Delivered{Record: r, Handle: h, Attempt: attempt})
 			res.Count++
 			d := delivery{popTime: now, invisible: p.InvisibleMs, attempt: attempt, jOff: -1}
 			delete(s.visible, off)
@@ -216,15 +220,13 @@ func (e *Engine) read(cq *consumequeue.Queue, off int64, p *Pop) (rec []byte, ok
 	return rec, true, false
 }
 
-// reencode returns rec with reconsumeTimes = attempt-1 and property POP_CK.
-func reencode(rec []byte, attempt int32, ck string) ([]byte, error) {
-	r, _, err := message.Decode(rec)
-	if err != nil {
-		return nil, err
-	}
-	r.ReconsumeTimes = attempt - 1
-	r.Properties = message.AppendProperty(append([]byte(nil), r.Properties...), PropPopCK, ck)
-	return r.Encode(nil)
+// AppendEncoded appends d's record to dst as a POP_MESSAGE body carries
+// it: reconsumeTimes = attempt-1 and the receipt handle in property
+// POP_CK.
+func AppendEncoded(dst []byte, d *Delivered) ([]byte, error) {
+	r := d.Record
+	r.Properties = message.AppendProperty(append([]byte(nil), r.Properties...), PropPopCK, d.Handle.String())
+	return r.Encode(dst)
 }
 
 // PropPopCK is the property carrying a popped message's receipt handle.

@@ -132,6 +132,7 @@ func New(core *broker.Broker) *Router {
 	r.txSts = r.resolve([]string{txcheck.StageName})
 	r.appends = p.Appends()
 	r.sendNeeds = r.routes[remoting.SendMessage].needs
+	core.SetModeGate(routerGate{&r.modes}) // pop.go
 	return r
 }
 
