@@ -9,6 +9,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/wheelmq/wheelmq/actors/broker"
 )
 
 // Renewal policy.
@@ -129,19 +131,21 @@ func (r *renewer) renewDue(now time.Time) {
 	}
 }
 
-// changeTo sets h's invisibility to d and returns the new client handle.
+// changeTo sets h's invisibility to d through the broker API and returns
+// the new client handle.
 func (r *renewer) changeTo(h heldHandle, d time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.s.g.opts.RequestTimeout)
 	defer cancel()
-	rc, st := handleStatus(h.cur, time.Now())
+	rc, st := handleStatus(h.cur)
 	if st != nil {
 		return "", statusError{st.GetMessage()}
 	}
-	nh, st := r.s.g.change(ctx, r.s, h.group, h.topic, rc, d)
+	c := broker.Caller{Protocol: broker.GRPC, Account: r.s.creds.AccessKey, ClientID: r.s.id}
+	nh, st := r.s.g.change(ctx, c, h.group, h.topic, rc, d)
 	if st != nil {
 		return "", statusError{st.GetMessage()}
 	}
-	return clientHandle(nh, rc.clOffset), nil
+	return nh, nil
 }
 
 // statusError carries a failed status's message as an error.
