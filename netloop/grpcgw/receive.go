@@ -251,4 +251,3 @@ func (g *Gateway) callContext(ctx context.Context) (context.Context, context.Can
 	unhook := context.AfterFunc(g.stopCtx, cancel)
 	return ctx, func() { unhook(); cancel() }
 }
-

@@ -46,6 +46,10 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 		return nil, err
 	}
 	core := broker.New(pipe)
+	if g := cfg.Guard; g != nil {
+		// The ACL 2.0 users (actors/acl) are accounts too, as on the port.
+		core.SetAuthorizer(guardAuthorizer{g: g.ForPort("broker", pipe.ACL())})
+	}
 	b := &Broker{cfg: cfg, pipe: pipe, core: core, router: router.New(core), ha: haw}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
