@@ -55,7 +55,7 @@ func (r *AckRequest) names(e *AckEntry) (string, string) {
 }
 
 // ackCheck checks every group and topic an ack names.
-func (b *Broker) ackCheck(r *AckRequest) *Error {
+func (b *Broker) ackCheck(c Caller, r *AckRequest) *Error {
 	if !b.Ready() {
 		return Errorf(Busy, "[STARTING]broker is starting, try again")
 	}
@@ -69,6 +69,9 @@ func (b *Broker) ackCheck(r *AckRequest) *Error {
 			continue
 		}
 		seen[[2]string{g, t}] = true
+		if err := b.authorize(c, consumeNeeds(g, t)...); err != nil {
+			return err
+		}
 		if _, ok := b.p.Topics().Get(t); !ok {
 			return Errorf(TopicNotFound, "topic[%s] not exist, apply first please!", t)
 		}
@@ -80,8 +83,8 @@ func (b *Broker) ackCheck(r *AckRequest) *Error {
 }
 
 // Ack acks the request's deliveries in one request to the pop stage.
-func (b *Broker) Ack(_ Caller, r *AckRequest, done func(*AckResult, *Error)) {
-	err := b.ackCheck(r)
+func (b *Broker) Ack(c Caller, r *AckRequest, done func(*AckResult, *Error)) {
+	err := b.ackCheck(c, r)
 	var st interface{ Send(any) }
 	if err == nil {
 		st, err = b.stageFor(pop.StageName)
@@ -130,9 +133,9 @@ func (b *Broker) Ack(_ Caller, r *AckRequest, done func(*AckResult, *Error)) {
 // (ForwardMessageToDeadLetterQueue): done hears nil once the copy is
 // stored and the delivery acked, HandleExpired when it is no longer in
 // flight.
-func (b *Broker) ForwardToDeadLetter(_ Caller, group, topic string, h pop.Handle, done func(*Error)) {
+func (b *Broker) ForwardToDeadLetter(c Caller, group, topic string, h pop.Handle, done func(*Error)) {
 	r := &AckRequest{Group: group, Topic: topic, Entries: []AckEntry{{Handle: h}}}
-	err := b.ackCheck(r)
+	err := b.ackCheck(c, r)
 	var st interface{ Send(any) }
 	if err == nil {
 		st, err = b.stageFor(pop.StageName)

@@ -119,6 +119,13 @@ func (b *Broker) readableTopic(topic string, queueID int32, what string, c Calle
 	return queues, nil
 }
 
+// consumeNeeds is what consuming group's topic needs of the caller's
+// account (the remoting port's rule for the POP and offset codes: SUB on
+// both).
+func consumeNeeds(group, topic string) []Need {
+	return []Need{{Kind: KindTopic, Name: topic, Perm: Sub}, {Kind: KindGroup, Name: group, Perm: Sub}}
+}
+
 // stageFor returns the named stage, or Unavailable when it is missing or
 // down.
 func (b *Broker) stageFor(name string) (*stage.Stage, *Error) {

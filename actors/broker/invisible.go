@@ -20,7 +20,10 @@ type ChangeRequest struct {
 // (the old one is refused from then on), or HandleExpired when it is no
 // longer in flight.
 func (b *Broker) ChangeInvisible(c Caller, r *ChangeRequest, done func(pop.Handle, *Error)) {
-	err := checkInvisible(c, r.Invisible, true)
+	err := b.authorize(c, consumeNeeds(r.Group, r.Topic)...)
+	if err == nil {
+		err = checkInvisible(c, r.Invisible, true)
+	}
 	if err == nil && !b.Ready() {
 		err = Errorf(Busy, "[STARTING]broker is starting, try again")
 	}

@@ -20,7 +20,11 @@ type QueueRef struct {
 // RocketMQ: a group that never committed starts at 0 while the queue still
 // holds its first message, so nothing sent before its first start is
 // skipped).
-func (b *Broker) ConsumerOffset(_ Caller, group string, q QueueRef, done func(int64, *Error)) {
+func (b *Broker) ConsumerOffset(c Caller, group string, q QueueRef, done func(int64, *Error)) {
+	if err := b.authorize(c, consumeNeeds(group, q.Topic)...); err != nil {
+		done(0, err)
+		return
+	}
 	st, err := b.stageFor(offsets.StageName)
 	if err != nil {
 		done(0, err)
@@ -42,7 +46,10 @@ func (b *Broker) ConsumerOffset(_ Caller, group string, q QueueRef, done func(in
 
 // CommitOffset stores group's committed offset of q (fire and forget: the
 // offsets stage persists its table on its own schedule).
-func (b *Broker) CommitOffset(_ Caller, group string, q QueueRef, offset int64) *Error {
+func (b *Broker) CommitOffset(c Caller, group string, q QueueRef, offset int64) *Error {
+	if err := b.authorize(c, consumeNeeds(group, q.Topic)...); err != nil {
+		return err
+	}
 	st, err := b.stageFor(offsets.StageName)
 	if err != nil {
 		return err
@@ -53,15 +60,22 @@ func (b *Broker) CommitOffset(_ Caller, group string, q QueueRef, offset int64) 
 
 // QueueBounds answers q's first and next offsets (0, 0 for an unknown
 // queue), from the consume queue's atomics.
-func (b *Broker) QueueBounds(q QueueRef) (minOff, maxOff int64) {
-	if cq := b.p.Store().Queues.Lookup(q.Topic, q.QueueID); cq != nil {
-		return cq.MinOffset(), cq.MaxOffset()
+func (b *Broker) QueueBounds(c Caller, q QueueRef) (minOff, maxOff int64, err *Error) {
+	if err := b.authorize(c, Need{Kind: KindTopic, Name: q.Topic, Perm: Sub}); err != nil {
+		return 0, 0, err
 	}
-	return 0, 0
+	if cq := b.p.Store().Queues.Lookup(q.Topic, q.QueueID); cq != nil {
+		return cq.MinOffset(), cq.MaxOffset(), nil
+	}
+	return 0, 0, nil
 }
 
 // OffsetAt answers the first offset of q stored at or after ts (ms).
-func (b *Broker) OffsetAt(_ Caller, q QueueRef, ts int64, done func(int64, *Error)) {
+func (b *Broker) OffsetAt(c Caller, q QueueRef, ts int64, done func(int64, *Error)) {
+	if err := b.authorize(c, Need{Kind: KindTopic, Name: q.Topic, Perm: Sub}); err != nil {
+		done(0, err)
+		return
+	}
 	st, err := b.stageFor(pull.StageName)
 	if err != nil {
 		done(0, err)

@@ -102,6 +102,9 @@ func (b *Broker) popCheck(c Caller, group, topic string, queueID int32, what str
 	if !b.Ready() {
 		return 0, Errorf(Busy, "[STARTING]broker is starting, try again")
 	}
+	if err := b.authorize(c, consumeNeeds(group, topic)...); err != nil {
+		return 0, err
+	}
 	queues, err := b.readableTopic(topic, queueID, what, c)
 	if err != nil {
 		return 0, err

@@ -9,22 +9,13 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
-// offsetCall runs the checks of an offset RPC: the session, the ACL
-// (SUB on the topic, and on the group when one is named) and the broker
-// API; it returns the Caller.
-func (g *Gateway) offsetCall(ctx context.Context, group, topic string) (broker.Caller, *v2.Status) {
+// offsetCall runs the checks of an offset RPC (the session, the broker
+// API) and returns the Caller.
+func (g *Gateway) offsetCall(ctx context.Context) (broker.Caller, *v2.Status) {
 	s, st := g.session(ctx)
 	if st != nil {
-		return broker.Caller{}, st
-	}
-	needs := []auth.Need{auth.TopicNeed(topic, auth.PermSub)}
-	if group != "" {
-		needs = subNeeds(group, topic)
-	}
-	if st := g.authorize(ctx, s, needs...); st != nil {
 		return broker.Caller{}, st
 	}
 	if g.opts.Broker == nil {
@@ -67,7 +58,7 @@ func awaitOffset(ctx context.Context, what string, call func(done func(int64, *b
 // UpdateOffset commits a group's offset.
 func (g *Gateway) UpdateOffset(ctx context.Context, req *v2.UpdateOffsetRequest) (*v2.UpdateOffsetResponse, error) {
 	q, group := queueOf(req.GetMessageQueue()), req.GetGroup().GetName()
-	c, st := g.offsetCall(ctx, group, q.Topic)
+	c, st := g.offsetCall(ctx)
 	if st == nil {
 		st = okStatus()
 		if err := g.opts.Broker.CommitOffset(c, group, q, req.GetOffset()); err != nil {
@@ -80,7 +71,7 @@ func (g *Gateway) UpdateOffset(ctx context.Context, req *v2.UpdateOffsetRequest)
 // GetOffset reads a group's committed offset.
 func (g *Gateway) GetOffset(ctx context.Context, req *v2.GetOffsetRequest) (*v2.GetOffsetResponse, error) {
 	q, group := queueOf(req.GetMessageQueue()), req.GetGroup().GetName()
-	c, st := g.offsetCall(ctx, group, q.Topic)
+	c, st := g.offsetCall(ctx)
 	if st != nil {
 		return &v2.GetOffsetResponse{Status: st}, nil
 	}
@@ -94,13 +85,16 @@ func (g *Gateway) GetOffset(ctx context.Context, req *v2.GetOffsetRequest) (*v2.
 // time.
 func (g *Gateway) QueryOffset(ctx context.Context, req *v2.QueryOffsetRequest) (*v2.QueryOffsetResponse, error) {
 	q := queueOf(req.GetMessageQueue())
-	c, st := g.offsetCall(ctx, "", q.Topic)
+	c, st := g.offsetCall(ctx)
 	if st != nil {
 		return &v2.QueryOffsetResponse{Status: st}, nil
 	}
 	switch req.GetQueryOffsetPolicy() {
 	case v2.QueryOffsetPolicy_END:
-		_, maxOff := g.opts.Broker.QueueBounds(q)
+		_, maxOff, err := g.opts.Broker.QueueBounds(c, q)
+		if err != nil {
+			return &v2.QueryOffsetResponse{Status: fromBroker(err)}, nil
+		}
 		return &v2.QueryOffsetResponse{Status: okStatus(), Offset: maxOff}, nil
 	case v2.QueryOffsetPolicy_TIMESTAMP:
 		ts := req.GetTimestamp().AsTime().UnixMilli()
@@ -109,7 +103,10 @@ func (g *Gateway) QueryOffset(ctx context.Context, req *v2.QueryOffsetRequest) (
 		})
 		return &v2.QueryOffsetResponse{Status: st, Offset: off}, nil
 	default:
-		minOff, _ := g.opts.Broker.QueueBounds(q)
+		minOff, _, err := g.opts.Broker.QueueBounds(c, q)
+		if err != nil {
+			return &v2.QueryOffsetResponse{Status: fromBroker(err)}, nil
+		}
 		return &v2.QueryOffsetResponse{Status: okStatus(), Offset: minOff}, nil
 	}
 }

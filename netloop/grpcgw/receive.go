@@ -1,17 +1,14 @@
 package grpcgw
 
 // ReceiveMessage, through the broker API in process (acks and changes:
-// ack.go), and the ACL decision of the consumption RPCs.
+// ack.go).
 
 import (
 	"context"
-	"fmt"
 	"hash/fnv"
 	"net/netip"
-	"path"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -20,7 +17,6 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pop"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 // Receive limits (the Apache proxy's ProxyConfig defaults).
@@ -86,9 +82,6 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if topic == "" {
 		return send(statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty"), nil)
 	}
-	if st := g.authorize(ctx, s, subNeeds(group, topic)...); st != nil {
-		return send(st, nil)
-	}
 	core := g.opts.Broker
 	if core == nil {
 		return send(noBroker(), nil)
@@ -136,7 +129,7 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if a.res.Empty == broker.PollingFull {
 		return send(statusf(v2.Code_TOO_MANY_REQUESTS, "%s", a.res.Remark), nil)
 	}
-	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), invisible)
+	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), g.apiCaller(ctx, s), invisible)
 	if len(msgs) == 0 {
 		return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
 	}
@@ -145,7 +138,7 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 
 // popped converts a pop's deliveries into gRPC messages with receipt
 // handles; auto-renewed ones are held by the session's renewer.
-func (g *Gateway) popped(s *session, res *broker.PopResult, group, topic string, autoRenew bool, invisible time.Duration) []*v2.Message {
+func (g *Gateway) popped(s *session, res *broker.PopResult, group, topic string, autoRenew bool, c broker.Caller, invisible time.Duration) []*v2.Message {
 	out := make([]*v2.Message, 0, len(res.Messages))
 	now := time.Now()
 	inv := durationpb.New(invisible)
@@ -157,7 +150,7 @@ func (g *Gateway) popped(s *session, res *broker.PopResult, group, topic string,
 		m.SystemProperties.InvisibleDuration = inv
 		m.Topic = &v2.Resource{Name: topic}
 		if autoRenew {
-			s.renew.hold(h, group, topic, m.SystemProperties.MessageId, now.Add(invisible))
+			s.renew.hold(h, group, topic, m.SystemProperties.MessageId, c, now.Add(invisible))
 		}
 		out = append(out, m)
 	}
@@ -174,7 +167,8 @@ func sessionConn(clientID string) uint64 {
 }
 
 // apiCaller is the broker API's Caller for a call of s: the verified
-// account, the client's own address and its client id.
+// account, the client's own address and its client id (the API decides
+// the ACL with them).
 func (g *Gateway) apiCaller(ctx context.Context, s *session) broker.Caller {
 	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: peerAddr(ctx), ClientID: s.id}
 }
@@ -192,45 +186,6 @@ func peerAddr(ctx context.Context) netip.AddrPort {
 // noBroker is the answer of a consumption RPC with no broker API wired.
 func noBroker() *v2.Status {
 	return statusf(v2.Code_INTERNAL_SERVER_ERROR, "the gRPC endpoint has no broker to call")
-}
-
-// subNeeds is what consuming group's topic needs under the ACL.
-func subNeeds(group, topic string) []auth.Need {
-	return []auth.Need{auth.TopicNeed(topic, auth.PermSub), {Kind: auth.KindGroup, Name: group, Perm: auth.PermSub}}
-}
-
-// authorize decides a call of s that needs needs under the ACL (nil: no
-// ACL, or allowed): the account s was authenticated as, from the client's
-// own address, as the broker port decides a signed request.
-func (g *Gateway) authorize(ctx context.Context, s *session, needs ...auth.Need) *v2.Status {
-	guard := g.verify.guard
-	if guard == nil {
-		return nil
-	}
-	remote := peerAddr(ctx)
-	ip := remote.Addr().Unmap()
-	refuse := func(r auth.Reason, remark string) *v2.Status {
-		method, _ := grpc.Method(ctx)
-		guard.RefusedCall(remote, path.Base(method), s.creds.AccessKey, &auth.Refusal{Reason: r, Remark: remark})
-		return statusf(v2.Code_FORBIDDEN, "%s", remark)
-	}
-	acct, ok := guard.Lookup(s.creds.AccessKey)
-	if !ok {
-		return refuse(auth.ReasonUnknownKey, authFailedRemark)
-	}
-	if !acct.FromAllowed(ip) {
-		return refuse(auth.ReasonAddress, fmt.Sprintf("[ACL] accessKey %s may not be used from %s", quote(acct.Name()), ip))
-	}
-	if acct.IsAdmin() {
-		return nil
-	}
-	for _, n := range needs {
-		if ok, rule := acct.Allows(n, ip); !ok {
-			return refuse(auth.ReasonPermission, fmt.Sprintf("[ACL] accessKey %s: no %s on %s %s (rule %s)",
-				quote(acct.Name()), auth.PermString(n.Perm), n.Kind, n.Name, rule))
-		}
-	}
-	return nil
 }
 
 // subscriptionOf is the session's filter for topic (TAG * when none).

@@ -42,6 +42,7 @@ type heldHandle struct {
 	cur          string // the handle the broker knows now (client form)
 	group, topic string
 	msgID        string
+	caller       broker.Caller // who received it (the renewals are made as it)
 	expires      time.Time
 	since        time.Time
 	step         int
@@ -52,13 +53,13 @@ func newRenewer(s *session) *renewer {
 }
 
 // hold starts renewing handle h, invisible until expires.
-func (r *renewer) hold(h, group, topic, msgID string, expires time.Time) {
+func (r *renewer) hold(h, group, topic, msgID string, c broker.Caller, expires time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended || len(r.held) >= maxHeld {
 		return
 	}
-	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, expires: expires, since: time.Now()}
+	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, caller: c, expires: expires, since: time.Now()}
 	if !r.running {
 		r.running = true
 		r.s.g.wg.Add(1)
@@ -140,8 +141,7 @@ func (r *renewer) changeTo(h heldHandle, d time.Duration) (string, error) {
 	if st != nil {
 		return "", statusError{st.GetMessage()}
 	}
-	c := broker.Caller{Protocol: broker.GRPC, Account: r.s.creds.AccessKey, ClientID: r.s.id}
-	nh, st := r.s.g.change(ctx, c, h.group, h.topic, rc, d)
+	nh, st := r.s.g.change(ctx, h.caller, h.group, h.topic, rc, d)
 	if st != nil {
 		return "", statusError{st.GetMessage()}
 	}

@@ -18,11 +18,6 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// consumeCaller is the API's Caller for a request on c.
-func consumeCaller(c *netloop.Conn) broker.Caller {
-	return broker.Caller{Protocol: broker.Remoting, Remote: c.RemoteAddrPort()}
-}
-
 func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	h, ref := parsePopHeader(cmd)
 	if ref != nil {
@@ -31,7 +26,7 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	// The header's int64, clamped into the request's int32 so that the
 	// API refuses what is out of range.
 	nums := int32(max(min(h.MaxNums, broker.MaxPopNums+1), 0))
-	r.core.Pop(consumeCaller(c), &broker.PopRequest{
+	r.core.Pop(callerOf(c, cmd), &broker.PopRequest{
 		Group: h.Group, Topic: h.Topic, QueueID: h.QueueID, MaxNums: nums,
 		Invisible: invisibleOf(h.InvisibleMs), Poll: h.Poll, InitMode: h.InitMode,
 		ExpType: h.ExpType, Exp: h.Exp, Order: cmd.Field("order") == "true", Conn: c.ID(),
@@ -123,7 +118,7 @@ func (r *Router) handleAck(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if ref != nil {
 		return ref
 	}
-	r.core.Ack(consumeCaller(c), &broker.AckRequest{Group: h.Group, Topic: h.Topic, Entries: []broker.AckEntry{{Handle: ph}}},
+	r.core.Ack(callerOf(c, cmd), &broker.AckRequest{Group: h.Group, Topic: h.Topic, Entries: []broker.AckEntry{{Handle: ph}}},
 		func(res *broker.AckResult, err *broker.Error) {
 			if err == nil {
 				err = res.Refused[0]
@@ -146,7 +141,7 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 	if ref != nil {
 		return ref
 	}
-	r.core.ChangeInvisible(consumeCaller(c), &broker.ChangeRequest{Group: h.Group, Topic: h.Topic, Handle: ph,
+	r.core.ChangeInvisible(callerOf(c, cmd), &broker.ChangeRequest{Group: h.Group, Topic: h.Topic, Handle: ph,
 		Invisible: invisibleOf(h.InvisibleMs)}, func(nh pop.Handle, err *broker.Error) {
 		if err != nil {
 			r.refuse(c, cmd, refusalOf(err))
@@ -173,7 +168,7 @@ func (r *Router) handleBatchAck(c *netloop.Conn, cmd *remoting.Command) *Refusal
 	}
 	// Entries of a batch that are no longer live are skipped: the batch is
 	// answered SUCCESS (RocketMQ's AckMessageProcessor).
-	r.core.Ack(consumeCaller(c), &broker.AckRequest{Entries: entries}, func(_ *broker.AckResult, err *broker.Error) {
+	r.core.Ack(callerOf(c, cmd), &broker.AckRequest{Entries: entries}, func(_ *broker.AckResult, err *broker.Error) {
 		if err != nil {
 			r.refuse(c, cmd, refusalOf(err))
 			return

@@ -23,7 +23,7 @@ func (r *Router) handlePeek(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		return ref
 	}
 	nums := int32(max(min(maxNums, broker.MaxPopNums+1), 0))
-	r.core.Peek(consumeCaller(c), group, topic, queueID, nums, c.ID(), func(res *broker.PeekResult, err *broker.Error) {
+	r.core.Peek(callerOf(c, cmd), group, topic, queueID, nums, c.ID(), func(res *broker.PeekResult, err *broker.Error) {
 		if err != nil {
 			r.refuse(c, cmd, refusalOf(err))
 			return
@@ -48,7 +48,7 @@ func (r *Router) handleNotification(c *netloop.Conn, cmd *remoting.Command) *Ref
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.core.Notify(consumeCaller(c), group, topic, queueID, poll, c.ID(), func(has bool, err *broker.Error) {
+	r.core.Notify(callerOf(c, cmd), group, topic, queueID, poll, c.ID(), func(has bool, err *broker.Error) {
 		if err != nil {
 			r.refuse(c, cmd, refusalOf(err))
 			return
@@ -67,7 +67,7 @@ func (r *Router) handlePollingInfo(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.core.PollingInfo(consumeCaller(c), group, topic, queueID, func(n int, err *broker.Error) {
+	r.core.PollingInfo(callerOf(c, cmd), group, topic, queueID, func(n int, err *broker.Error) {
 		if err != nil {
 			r.refuse(c, cmd, refusalOf(err))
 			return

@@ -117,7 +117,7 @@ func (r *Router) handleQueryOffset(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.core.ConsumerOffset(consumeCaller(c), group, broker.QueueRef{Topic: topic, QueueID: queueID}, func(off int64, err *broker.Error) {
+	r.core.ConsumerOffset(callerOf(c, cmd), group, broker.QueueRef{Topic: topic, QueueID: queueID}, func(off int64, err *broker.Error) {
 		if err != nil {
 			r.reply(c, cmd, wireCode(err.Status), err.Remark)
 			return
@@ -137,7 +137,7 @@ func (r *Router) handleUpdateOffset(c *netloop.Conn, cmd *remoting.Command) *Ref
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	if err := r.core.CommitOffset(consumeCaller(c), group, broker.QueueRef{Topic: topic, QueueID: queueID}, off); err != nil {
+	if err := r.core.CommitOffset(callerOf(c, cmd), group, broker.QueueRef{Topic: topic, QueueID: queueID}, off); err != nil {
 		return refusalOf(err)
 	}
 	r.reply(c, cmd, remoting.Success, "")
@@ -152,7 +152,10 @@ func (r *Router) handleQueueBounds(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	minOff, off := r.core.QueueBounds(broker.QueueRef{Topic: topic, QueueID: queueID})
+	minOff, off, err := r.core.QueueBounds(callerOf(c, cmd), broker.QueueRef{Topic: topic, QueueID: queueID})
+	if err != nil {
+		return refusalOf(err)
+	}
 	if cmd.Code != remoting.GetMaxOffset {
 		off = minOff
 	}
@@ -170,7 +173,7 @@ func (r *Router) handleSearchOffset(c *netloop.Conn, cmd *remoting.Command) *Ref
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.core.OffsetAt(consumeCaller(c), broker.QueueRef{Topic: topic, QueueID: queueID}, ts, func(off int64, err *broker.Error) {
+	r.core.OffsetAt(callerOf(c, cmd), broker.QueueRef{Topic: topic, QueueID: queueID}, ts, func(off int64, err *broker.Error) {
 		if err != nil {
 			r.refuse(c, cmd, refusalOf(err))
 			return
