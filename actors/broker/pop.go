@@ -211,6 +211,8 @@ func engineError(code int32, remark string) *Error {
 		return &Error{Status: BadRequest, Remark: remark}
 	case pop.CodeServiceNotAvailable:
 		return &Error{Status: NotMaster, Remark: remark}
+	case pop.CodePollingFull:
+		return &Error{Status: Busy, Remark: remark}
 	default:
 		return &Error{Status: Internal, Remark: remark}
 	}
