@@ -43,8 +43,8 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if queueID < 0 || queueID >= max(cfg.ReadQueueNums, cfg.WriteQueueNums) {
 		return refuse(remoting.InvalidParameter, "queueId[%d] is illegal, topic[%s] has %d read queues", queueID, topic, cfg.ReadQueueNums)
 	}
-	if ref := r.consumeAllowed(group); ref != nil {
-		return ref
+	if _, err := r.core.ConsumeAllowed(group); err != nil {
+		return refusalOf(err)
 	}
 	suspend = min(suspend, maxSuspend)
 	if ref := r.modes.pullAllowed(group, topic, suspend, time.Now()); ref != nil {
