@@ -100,7 +100,6 @@ func (b *Broker) Ack(c Caller, r *AckRequest, done func(*AckResult, *Error)) {
 		items[i] = pop.AckItem{Group: g, Topic: t, QueueID: e.Handle.QueueID, PopTime: e.Handle.PopTime,
 			InvisibleTime: e.Handle.InvisibleTime, Offsets: e.offsets()}
 	}
-	gate := b.modeGate()
 	st.Send(&pop.BatchAck{Items: items, FailFunc: failed("ack", func(e *Error) { done(nil, e) }),
 		Reply: func(code int32, remark string, each []int32) {
 			if code != pop.CodeSuccess {
@@ -120,9 +119,6 @@ func (b *Broker) Ack(c Caller, r *AckRequest, done func(*AckResult, *Error)) {
 					k++
 				}
 				res.Acked += len(acked)
-				if gate != nil && len(acked) > 0 {
-					gate.Acked(it.Group, it.Topic, it.QueueID, acked...)
-				}
 			}
 			done(res, nil)
 		}})
@@ -144,15 +140,11 @@ func (b *Broker) ForwardToDeadLetter(c Caller, group, topic string, h pop.Handle
 		done(err)
 		return
 	}
-	gate := b.modeGate()
 	st.Send(&pop.DeadLetter{Group: group, Topic: topic, Handle: h, FailFunc: failed("dead letter", done),
 		Reply: func(code int32, remark string) {
 			if code != pop.CodeSuccess {
 				done(engineError(code, remark))
 				return
-			}
-			if gate != nil {
-				gate.Acked(group, topic, h.QueueID, h.Offset)
 			}
 			done(nil)
 		}})

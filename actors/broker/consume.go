@@ -1,13 +1,11 @@
 package broker
 
 // The consumption family's shared rules: which group may consume, a
-// group's configuration (auto-created on first use), subscription filters,
-// and the one-model-per-group gate both POP and pull consult.
+// group's configuration (auto-created on first use), subscription filters
+// (the one-model-per-group rule: requestmode.go).
 
 import (
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/pull"
@@ -15,44 +13,10 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// ModeGate keeps the one-consumption-model-per-(group, topic) rule (PULL
-// or POP, docs/pop.md "One model at a time"): the POP calls ask it before
-// a pop and tell it what was popped, acked or changed, whatever the
-// protocol. Its methods must not block.
-type ModeGate interface {
-	// PopAllowed refuses a pop of (group, topic) the PULL model holds.
-	PopAllowed(group, topic string, now time.Time) *Error
-	// Popped notes deliveries of one queue, invisible until deadlineMs.
-	Popped(group, topic string, queue int32, offsets []int64, deadlineMs int64)
-	// Acked notes deliveries acked (or dead-lettered).
-	Acked(group, topic string, queue int32, offsets ...int64)
-	// Changed notes a delivery's new deadline.
-	Changed(group, topic string, queue int32, offset, deadlineMs int64)
-}
-
 // consumeState is the Broker's share for the consumption calls.
 type consumeState struct {
 	once    sync.Once
 	filters *pull.FilterCache
-	gate    atomic.Pointer[ModeGate]
-}
-
-// SetModeGate installs the keeper of the one-model rule (nil: none, every
-// pop is allowed).
-func (b *Broker) SetModeGate(g ModeGate) {
-	if g == nil {
-		b.consume.gate.Store(nil)
-		return
-	}
-	b.consume.gate.Store(&g)
-}
-
-// modeGate is the installed gate (nil: none).
-func (b *Broker) modeGate() ModeGate {
-	if g := b.consume.gate.Load(); g != nil {
-		return *g
-	}
-	return nil
 }
 
 // Filter returns the compiled subscription filter of an expression (TAG

@@ -41,17 +41,12 @@ func (b *Broker) ChangeInvisible(c Caller, r *ChangeRequest, done func(pop.Handl
 		return
 	}
 	h := r.Handle
-	gate := b.modeGate()
-	group, topic := r.Group, r.Topic
-	st.Send(&pop.Change{Group: group, Topic: topic, QueueID: h.QueueID, Offset: h.Offset, Handle: &h,
+	st.Send(&pop.Change{Group: r.Group, Topic: r.Topic, QueueID: h.QueueID, Offset: h.Offset, Handle: &h,
 		InvisibleMs: r.Invisible.Milliseconds(), FailFunc: failed("change invisible time", func(e *Error) { done(pop.Handle{}, e) }),
 		Reply: func(code int32, remark string, nh pop.Handle) {
 			if code != pop.CodeSuccess {
 				done(pop.Handle{}, engineError(code, remark))
 				return
-			}
-			if gate != nil {
-				gate.Changed(group, topic, nh.QueueID, nh.Offset, nh.PopTime+nh.InvisibleTime)
 			}
 			done(nh, nil)
 		}})

@@ -3,7 +3,7 @@ package broker
 // POP: Pop, Peek, Notify and PollingInfo, served by the pop stage
 // (actors/pop). The rules (batch size, invisible-time bounds, the group's
 // right to consume and its FIFO setting, the subscription filter, the
-// one-model gate) are here, once, for every protocol.
+// one-model-at-a-time rule) are here, once, for every protocol.
 
 import (
 	"time"
@@ -127,9 +127,8 @@ func (b *Broker) Pop(c Caller, r *PopRequest, done func(*PopResult, *Error)) {
 		cfg, e := b.ConsumeAllowed(r.Group)
 		err, orderly = e, r.Order || cfg.ConsumeMessageOrderly
 	}
-	gate := b.modeGate()
-	if err == nil && gate != nil {
-		err = gate.PopAllowed(r.Group, r.Topic, time.Now())
+	if err == nil {
+		err = b.PopAllowed(r.Group, r.Topic)
 	}
 	expType, exp := r.ExpType, r.Exp
 	if exp == "" {
@@ -152,34 +151,12 @@ func (b *Broker) Pop(c Caller, r *PopRequest, done func(*PopResult, *Error)) {
 	if poll := min(r.Poll, MaxPopPoll); poll > 0 {
 		until = time.Now().Add(poll)
 	}
-	group, topic := r.Group, r.Topic
 	st.Send(&pop.Pop{
-		Group: group, Topic: topic, QueueID: r.QueueID, Queues: queues, MaxNums: int(r.MaxNums),
+		Group: r.Group, Topic: r.Topic, QueueID: r.QueueID, Queues: queues, MaxNums: int(r.MaxNums),
 		InvisibleMs: r.Invisible.Milliseconds(), PollUntil: until, Filter: filter, InitMode: r.InitMode,
 		Orderly: orderly, ConnID: r.Conn, FailFunc: func(e error) { done(nil, Wrap(Internal, "pop", e)) },
-		Reply: func(res *pop.Result) {
-			out, err := popResult(res)
-			if err == nil && gate != nil && len(out.Messages) > 0 {
-				notePopped(gate, group, topic, out)
-			}
-			done(out, err)
-		},
+		Reply: func(res *pop.Result) { done(popResult(res)) },
 	})
-}
-
-// notePopped tells the gate what a pop took, queue by queue.
-func notePopped(gate ModeGate, group, topic string, res *PopResult) {
-	deadline := res.PopTime + res.InvisibleMs
-	msgs := res.Messages
-	for len(msgs) > 0 {
-		q := msgs[0].Handle.QueueID
-		var offs []int64
-		for len(msgs) > 0 && msgs[0].Handle.QueueID == q {
-			offs = append(offs, msgs[0].Handle.Offset)
-			msgs = msgs[1:]
-		}
-		gate.Popped(group, topic, q, offs, deadline)
-	}
 }
 
 // popResult maps the engine's answer.

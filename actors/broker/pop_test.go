@@ -131,34 +131,6 @@ func TestPopRules(t *testing.T) {
 	}
 }
 
-// refusingGate refuses every pop.
-type refusingGate struct{}
-
-func (refusingGate) PopAllowed(group, topic string, _ time.Time) *Error {
-	return Errorf(Forbidden, "%s/%s: one model at a time", group, topic)
-}
-func (refusingGate) Popped(string, string, int32, []int64, int64) {}
-func (refusingGate) Acked(string, string, int32, ...int64)        {}
-func (refusingGate) Changed(string, string, int32, int64, int64)  {}
-
-// The one-model gate is asked before every pop.
-func TestPopAsksTheModeGate(t *testing.T) {
-	t.Parallel()
-	b := newTestBroker(t, nil)
-	createTopic(t, b, "orders")
-	b.SetModeGate(refusingGate{})
-	_, err := call(t, func(done func(*PopResult, *Error)) {
-		b.Pop(viaGRPC, &PopRequest{Group: "cg", Topic: "orders", QueueID: -1, MaxNums: 1, Invisible: time.Minute}, done)
-	})
-	wantStatus(t, "a pop the gate refuses", err, Forbidden)
-	b.SetModeGate(nil)
-	if _, err := call(t, func(done func(*PopResult, *Error)) {
-		b.Pop(viaGRPC, &PopRequest{Group: "cg", Topic: "orders", QueueID: -1, MaxNums: 1, Invisible: time.Minute}, done)
-	}); err != nil {
-		t.Fatalf("a pop without a gate: %v", err)
-	}
-}
-
 // An ack of N handles is one request to the POP engine, which answers
 // each: here none is live, so each entry is refused HandleExpired.
 func TestAckIsOneRequest(t *testing.T) {

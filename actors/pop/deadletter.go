@@ -51,6 +51,7 @@ func (e *Engine) forward(m *DeadLetter) {
 	d := s.inflight[m.Handle.Offset]
 	delete(s.inflight, m.Handle.Offset)
 	e.inflight.Add(-1)
+	e.modes.Done(k.group, k.topic)
 	e.deadLetterReply(k, m.Handle.Offset, d.attempt, m.Reply)
 }
 

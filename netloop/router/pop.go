@@ -177,36 +177,3 @@ func (r *Router) handleBatchAck(c *netloop.Conn, cmd *remoting.Command) *Refusal
 	})
 	return nil
 }
-
-// routerGate is the router's one-model table (requestmode.go) as the
-// broker API's ModeGate: the API asks it on every pop, whatever the
-// protocol, and tells it every delivery, ack and change.
-type routerGate struct{ t *modeTable }
-
-// PopAllowed implements broker.ModeGate.
-func (g routerGate) PopAllowed(group, topic string, now time.Time) *broker.Error {
-	if ref := g.t.popAllowed(group, topic, now); ref != nil {
-		return broker.Errorf(broker.Forbidden, "%s", ref.Remark)
-	}
-	return nil
-}
-
-// Popped implements broker.ModeGate.
-func (g routerGate) Popped(group, topic string, queue int32, offsets []int64, deadlineMs int64) {
-	g.t.mu.Lock()
-	defer g.t.mu.Unlock()
-	s := g.t.state(modeKey{group, topic})
-	for _, off := range offsets {
-		s.track(queueOffset{queue, off}, deadlineMs)
-	}
-}
-
-// Acked implements broker.ModeGate.
-func (g routerGate) Acked(group, topic string, queue int32, offsets ...int64) {
-	g.t.acked(group, topic, queue, offsets...)
-}
-
-// Changed implements broker.ModeGate.
-func (g routerGate) Changed(group, topic string, queue int32, offset, deadlineMs int64) {
-	g.t.changed(group, topic, queue, offset, deadlineMs)
-}

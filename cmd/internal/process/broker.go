@@ -54,6 +54,7 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
 		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, IdleTimeout: cfg.IdleConnTimeout, TLS: tls,
+		MessageLimit: func() int { return pipe.Settings().MaxMessageSize },
 	}, b.router)
 	if err := b.server.Start(); err != nil {
 		_ = pipe.Close()
