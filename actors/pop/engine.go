@@ -132,6 +132,9 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 				return false
 			}
 			h := Handle{StartOffset: off, PopTime: now, InvisibleTime: p.InvisibleMs, BrokerName: e.opts.BrokerName, QueueID: q, Offset: off}
+			// The read's buffer is reused by the next read: the delivery
+			// keeps its own copy (its decoded record points into it).
+			rec = append([]byte(nil), rec...)
 			r, _, err := message.Decode(rec)
 			if err != nil {
 				// A record that verified but does not decode: damaged all
