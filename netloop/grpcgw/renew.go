@@ -62,8 +62,7 @@ func (r *renewer) hold(h, group, topic, msgID string, c broker.Caller, expires t
 	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, caller: c, expires: expires, since: time.Now()}
 	if !r.running {
 		r.running = true
-		r.s.g.wg.Add(1)
-		go r.loop()
+		r.s.g.goOwned("renewer", r.loop) // a panic ends it: the handles it held are redelivered
 	}
 }
 
@@ -81,7 +80,6 @@ func (r *renewer) take(h string) string {
 
 // loop renews what is about to expire, every renewTick, until release.
 func (r *renewer) loop() {
-	defer r.s.g.wg.Done()
 	defer close(r.done)
 	t := time.NewTicker(renewTick)
 	defer t.Stop()
