@@ -23,6 +23,8 @@ type Broker struct {
 	advertise netip.AddrPort
 	uniq      *message.UniqKeyGenerator
 	authz     Authorizer // the ACL (nil: none)
+
+	consume consumeState // the consumption calls' share (consume.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until

@@ -20,6 +20,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // StageName names the POP stage.
@@ -63,12 +64,14 @@ type Pop struct {
 	stage.FailFunc
 }
 
-// Result is a pop's answer: Code CodeSuccess with Body (the records, each
-// re-encoded with POP_CK and reconsumeTimes = attempt-1), or CodeNoMessage
-// / CodePollingTimeout / CodePollingFull.
+// Result is a pop's answer: Code CodeSuccess with Msgs (a pop: the
+// deliveries, decoded, with their receipt handles) or Body (a peek: the
+// stored records as they are), or CodeNoMessage / CodePollingTimeout /
+// CodePollingFull.
 type Result struct {
 	Code            int32
 	Remark          string
+	Msgs            []Delivered
 	Body            []byte
 	Count           int
 	PopTime         int64
@@ -78,6 +81,14 @@ type Result struct {
 	MsgOffsetInfo   string
 
 	entries []entry // the journal's record of the deliveries
+}
+
+// Delivered is one message a pop took: the stored record, decoded (its
+// ReconsumeTimes is Attempt-1), and the receipt handle that acks it.
+type Delivered struct {
+	Record  message.Record
+	Handle  Handle
+	Attempt int32
 }
 
 // Ack acks one delivery by its receipt handle (extraInfo).
@@ -100,10 +111,12 @@ type AckItem struct {
 	Offsets       []int64
 }
 
-// BatchAck acks several deliveries; Reply gets how many were live.
+// BatchAck acks several deliveries in one journal append; Reply gets the
+// outcome of each offset, in the order of Items and their Offsets
+// (CodeSuccess: acked; CodeNoMessage: not live, expired or unknown).
 type BatchAck struct {
 	Items []AckItem
-	Reply func(code int32, remark string, acked int)
+	Reply func(code int32, remark string, each []int32)
 	stage.FailFunc
 }
 
@@ -113,9 +126,12 @@ type Change struct {
 	Group, Topic string
 	QueueID      int32
 	ExtraInfo    string
-	Offset       int64
-	InvisibleMs  int64
-	Reply        func(code int32, remark string, h Handle)
+	// Handle, when set, is the delivery's handle, decoded (ExtraInfo is
+	// then not read).
+	Handle      *Handle
+	Offset      int64
+	InvisibleMs int64
+	Reply       func(code int32, remark string, h Handle)
 	stage.FailFunc
 }
 
@@ -295,7 +311,7 @@ func (a *popActor) Receive(ctx actor.Context) {
 		m.Done(e.putModes(m.Modes))
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
-	case *Pop, *Ack, *BatchAck, *Change:
+	case *Pop, *Ack, *BatchAck, *Change, *DeadLetter:
 		if !e.recovered() {
 			e.hold(m)
 			break
@@ -361,21 +377,27 @@ func (a *popActor) serve(ctx actor.Context, msg any) {
 		})
 	case *BatchAck:
 		var ens []entry
+		var each []int32
 		for _, it := range m.Items {
 			for _, off := range it.Offsets {
 				h := Handle{PopTime: it.PopTime, InvisibleTime: it.InvisibleTime, QueueID: it.QueueID, Offset: off}
-				if code, _, en := e.ackHandle(it.Group, it.Topic, h); code == CodeSuccess {
+				code, _, en := e.ackHandle(it.Group, it.Topic, h)
+				if code == CodeSuccess {
 					ens = append(ens, en)
 				}
+				each = append(each, code)
 			}
 		}
+		e.m.BatchAcks.Add(1)
 		e.record(ens, func(err error) {
 			if err != nil {
-				m.Reply(failCode(err), err.Error(), 0)
+				m.Reply(failCode(err), err.Error(), nil)
 				return
 			}
-			m.Reply(CodeSuccess, "", len(ens))
+			m.Reply(CodeSuccess, "", each)
 		})
+	case *DeadLetter:
+		e.forward(m)
 	case *Change:
 		e.change(m)
 	}

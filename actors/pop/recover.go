@@ -96,7 +96,9 @@ func (e *Engine) answerHeld(all bool) {
 		case *Ack:
 			m.Reply(CodeSystemError, remarkRecovering)
 		case *BatchAck:
-			m.Reply(CodeSystemError, remarkRecovering, 0)
+			m.Reply(CodeSystemError, remarkRecovering, nil)
+		case *DeadLetter:
+			m.Reply(CodeSystemError, remarkRecovering)
 		case *Change:
 			m.Reply(CodeSystemError, remarkRecovering, Handle{})
 		}

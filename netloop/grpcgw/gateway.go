@@ -16,6 +16,7 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
@@ -44,6 +45,10 @@ type Options struct {
 	Advertise string
 	// BrokerAddr is this broker's remoting address, dialed over loopback.
 	BrokerAddr string
+	// Broker is the broker's API, called in process by the consumption
+	// RPCs (receive.go, handle.go, renew.go, offset.go); nil: those RPCs
+	// answer INTERNAL_SERVER_ERROR.
+	Broker *broker.Broker
 	// BrokerTLS, when set, makes the internal connections speak TLS (a
 	// broker port that enforces TLS).
 	BrokerTLS *tls.Config
