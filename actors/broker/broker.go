@@ -22,12 +22,16 @@ type Broker struct {
 	ready     atomic.Bool // Serve was called: advertise and uniq are set
 	advertise netip.AddrPort
 	uniq      *message.UniqKeyGenerator
+
+	send sendState // the send family's (send.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until
 // Serve is called.
 func New(p *pipeline.Pipeline) *Broker {
-	return &Broker{p: p, cfg: p.Config(), log: p.Config().Logger}
+	b := &Broker{p: p, cfg: p.Config(), log: p.Config().Logger}
+	b.send.init(b)
+	return b
 }
 
 // Serve starts serving calls once the broker's advertised address is

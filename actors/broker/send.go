@@ -1,0 +1,471 @@
+package broker
+
+// Send: a single message, a batch, a transaction's half message, a reply.
+//
+// The rules, in RocketMQ's order, each answered with a status and nothing
+// stored:
+//   - the broker not serving yet                           -> Busy
+//   - a stage the send needs stopped for good              -> Internal
+//   - disk at or above the full ratio                      -> Unavailable
+//   - topic name: non-blank, <= 127 chars, [%|a-zA-Z0-9_-] -> BadRequest
+//   - topics clients may not write (system topics)         -> Forbidden
+//   - empty body, body over the size limit, properties over 32767 bytes
+//     -> IllegalMessage / BodyTooLarge
+//   - unknown topic: auto-created from the default topic (TBW102) when
+//     allowed (sendrules.go), else                         -> TopicNotFound
+//   - topic not writable                                   -> Forbidden
+//   - queue id beyond the topic's queues                   -> BadRequest
+//   - a message type the topic's message.type does not take (msgtype.go)
+//     -> TypeMismatch
+//   - a delay beyond the longest, or otherwise unusable (timer.go)
+//     -> BadDeliveryTime
+//   - a malformed batch, a batch with a half message or a timer
+//     -> IllegalMessage
+//   - too many sends waiting for the writer (every front door) -> Busy
+// and, from the writer (sendFailure): not master -> NotMaster, in-sync
+// replicas not enough -> ReplicasNotEnough, not confirmed by the replicas
+// -> ReplicaTimeout, a disk with no room left -> Unavailable, anything
+// else -> Internal.
+//
+// A %RETRY% message past its max reconsume times goes to %DLQ%<group>; a
+// message with a delay goes to the timer topic (actors/timer); a half
+// message to the half topic (transaction.go).
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/topics"
+	"github.com/wheelmq/wheelmq/actors/txcheck"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// MaxPropertiesSize is RocketMQ's limit on a message's encoded properties.
+const MaxPropertiesSize = 32767
+
+// SendRequest is one send: a single message (Body, Properties) or a batch
+// (Batch: Body is RocketMQ's batch encoding, each message with its own
+// properties).
+type SendRequest struct {
+	// ProducerGroup is the sender's producer group (PGROUP of a half
+	// message when the message does not name one).
+	ProducerGroup string
+	// Topic is the topic written.
+	Topic string
+	// DefaultTopic is the topic a missing Topic is created from (TBW102;
+	// "": not created, unless a retry or DLQ topic).
+	DefaultTopic string
+	// DefaultQueueNums bounds the queues of a created topic (0: the
+	// default topic's).
+	DefaultQueueNums int32
+	// QueueID is the queue written; negative: the broker picks one (by
+	// MessageGroup when set, else at random).
+	QueueID int32
+	// MessageGroup, with a negative QueueID, maps the message to one
+	// write queue (FNV-1a): the messages of a group keep their order.
+	MessageGroup string
+	// SysFlag, BornTimestamp, Flag and ReconsumeTimes are stored as sent.
+	SysFlag        int32
+	BornTimestamp  int64
+	Flag           int32
+	ReconsumeTimes int32
+	// MaxReconsumeTimes, when HasMaxReconsume, bounds the retries of a
+	// %RETRY% message (else its group's retryMaxTimes).
+	MaxReconsumeTimes int32
+	HasMaxReconsume   bool
+	// Properties are the single message's encoded properties, decoded
+	// only when a rule needs them; Props, when not nil, are the decoded
+	// properties instead (the call may modify them).
+	Properties []byte
+	Props      map[string]string
+	// Batch: Body holds several messages.
+	Batch bool
+	// Body is the message's body (or the batch).
+	Body []byte
+}
+
+// SendResult is a stored send.
+type SendResult struct {
+	// QueueID is the queue of the topic asked for (not of the timer or
+	// half topic the message may be stored in).
+	QueueID int32
+	// QueueOffset is the consume-queue offset of the first record (in the
+	// queue it was stored in).
+	QueueOffset int64
+	// Offsets are the CommitLog offsets of the records (their offset
+	// message ids, with the broker's advertised address).
+	Offsets []int64
+	// UniqKeys are the messages' unique keys (their message ids).
+	UniqKeys []string
+	// RecallDueMs is the due time of a single timer message, for its
+	// recall handle (0: not one).
+	RecallDueMs int64
+	// Half: the message is a transaction's half message (QueueOffset is
+	// its offset in the half queue, Offsets[0] its CommitLog offset).
+	Half bool
+	// Stored is the writer's result: its Out collects the answers of the
+	// writer's batch (a codec answering on a connection writes there).
+	// On a store failure the done callback gets a SendResult with Stored
+	// set and the *Error.
+	Stored writer.Result
+}
+
+// sendState is what the send calls share.
+type sendState struct {
+	appends *writer.Inbox
+	writer  []*stage.Stage // the stages every send needs
+	timers  []*stage.Stage // the stages a timer message needs
+	txSts   []*stage.Stage // the stages a half message needs
+	txSt    *stage.Stage   // the transaction stage
+	topics  *stage.Stage
+	// backlog counts appends sent to the writer and not answered (every
+	// front door's, the remoting hot path's included).
+	backlog atomic.Int64
+}
+
+func (s *sendState) init(b *Broker) {
+	p := b.p
+	s.appends = p.Appends()
+	s.writer = b.resolve([]string{writer.StageName})
+	s.timers = b.resolve(timer.StageNames())
+	s.txSts = b.resolve([]string{txcheck.StageName})
+	s.txSt = p.Stage(txcheck.StageName)
+	s.topics = p.Stage(topics.StageName)
+}
+
+// resolve looks stages up by name (names without a stage are skipped).
+func (b *Broker) resolve(names []string) []*stage.Stage {
+	var out []*stage.Stage
+	for _, name := range names {
+		if s := b.p.Stage(name); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// WriterBacklog counts the appends sent to the CommitLog writer and not
+// answered yet, over every front door (a codec's own fast path adds its
+// appends to it).
+func (b *Broker) WriterBacklog() *atomic.Int64 { return &b.send.backlog }
+
+// stagesDown refuses a call that needs a stage stopped for good.
+func stagesDown(needs []*stage.Stage) *Error {
+	for _, s := range needs {
+		if d := s.Down(); d != nil {
+			return Errorf(Internal, "[STAGE_DOWN]%v", d)
+		}
+	}
+	return nil
+}
+
+// Send stores req for c and calls done once with the result or the
+// refusal. done runs on the writer's goroutine, the topic stage's, or the
+// caller's for a refusal found at once; it must not block.
+func (b *Broker) Send(c Caller, req *SendRequest, done func(*SendResult, *Error)) {
+	if err := b.startSend(req); err != nil {
+		done(nil, err)
+		return
+	}
+	if cfg, ok := b.p.Topics().Get(req.Topic); ok {
+		if err := b.sendToTopic(c, req, cfg, nil, done); err != nil {
+			done(nil, err)
+		}
+		return
+	}
+	auto, ok := b.autoCreateConfig(req)
+	if !ok {
+		done(nil, Errorf(TopicNotFound, "topic[%s] not exist, apply first please!", req.Topic))
+		return
+	}
+	b.send.topics.Send(&topics.Ensure{Config: auto, Done: func(cfg meta.TopicConfig, err error) {
+		if err != nil {
+			done(nil, Errorf(Internal, "create topic %s: %v", req.Topic, err))
+			return
+		}
+		if err := b.sendToTopic(c, req, cfg, b.awaitRoute(req.Topic), done); err != nil {
+			done(nil, err)
+		}
+	}})
+}
+
+// startSend runs the checks that need no topic configuration.
+func (b *Broker) startSend(req *SendRequest) *Error {
+	if !b.Ready() {
+		return Errorf(Busy, "[STARTING]broker is starting, try again")
+	}
+	if err := stagesDown(b.send.writer); err != nil {
+		return err
+	}
+	if err := b.DiskFull(); err != nil {
+		return err
+	}
+	if err := meta.ValidateTopic(req.Topic); err != nil {
+		return &Error{Status: BadRequest, Remark: err.Error(), Err: err}
+	}
+	if meta.IsClientWriteForbidden(req.Topic) {
+		return Errorf(Forbidden, "sending message to topic[%s] is forbidden", req.Topic)
+	}
+	return b.checkBody(req)
+}
+
+// DiskFull refuses a call that would write to the CommitLog while the disk
+// is at or above the full ratio, as RocketMQ does (Unavailable with its
+// "disk is full" remark). Reads go on.
+func (b *Broker) DiskFull() *Error {
+	d := b.p.Disk()
+	if !d.Full() {
+		return nil
+	}
+	return &Error{Status: Unavailable, Remark: d.FullRemark()}
+}
+
+// checkBody enforces the body and properties limits.
+func (b *Broker) checkBody(req *SendRequest) *Error {
+	if len(req.Body) == 0 {
+		return Errorf(IllegalMessage, "message body is empty")
+	}
+	if limit := b.p.Settings().MaxMessageSize; !req.Batch && len(req.Body) > limit {
+		return Errorf(BodyTooLarge, "message body size %d exceeds the limit %d", len(req.Body), limit)
+	}
+	size := len(req.Properties)
+	if req.Props != nil {
+		size = propsSize(req.Props)
+	}
+	if size > MaxPropertiesSize {
+		return Errorf(IllegalMessage, "message properties size %d exceeds the limit %d", size, MaxPropertiesSize)
+	}
+	return nil
+}
+
+// propsSize is the size of props encoded.
+func propsSize(props map[string]string) int {
+	n := 0
+	for k, v := range props {
+		n += len(k) + len(v) + 2
+	}
+	return n
+}
+
+// sendToTopic runs the checks that need the topic's configuration, builds
+// the records and hands them to the writer.
+func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, gate *routeGate,
+	done func(*SendResult, *Error)) *Error {
+	if cfg.Perm&meta.PermWrite == 0 {
+		return Errorf(Forbidden, "the topic[%s] sending message is forbidden", req.Topic)
+	}
+	queues := max(cfg.WriteQueueNums, cfg.ReadQueueNums)
+	if req.QueueID >= queues {
+		return Errorf(BadRequest, "request queueId[%d] is illegal, topic %s has %d queues", req.QueueID, req.Topic, queues)
+	}
+	queueID := req.QueueID
+	if queueID < 0 {
+		queueID = pickQueue(cfg.WriteQueueNums, req.MessageGroup)
+	}
+	reqQueue := queueID
+	topic := req.Topic
+	if dlq, ok := b.deadLetter(req); ok {
+		topic, queueID = dlq, 0
+		b.p.EnsureGroupTopic(dlq, nil)
+	}
+	plan := sendPlan{topic: topic, queueID: queueID, sysFlag: req.SysFlag}
+	var props map[string]string
+	if req.Batch && message.TransactionType(req.SysFlag) == message.SysFlagTransactionPrepared {
+		return Errorf(IllegalMessage, "a batch cannot carry transactional (prepared) messages")
+	}
+	if !req.Batch {
+		props = req.Props
+		if props == nil {
+			props = message.DecodeProperties(req.Properties)
+		}
+		if err := b.CheckMessageType(cfg, props); err != nil {
+			return err
+		}
+		var err *Error
+		if isHalfMessage(req, props) {
+			err = b.toHalfTopic(req, props, &plan, time.Now().UnixMilli())
+		} else {
+			err = b.applyTimer(props, &plan)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	records, uniqKeys, err := b.buildRecords(c, req, &plan, props)
+	if err != nil {
+		return err
+	}
+	if b.send.backlog.Load() >= b.cfg.MaxWriterBacklog {
+		return Errorf(Busy, "[REJECTREQUEST]system busy, start flow control for a while")
+	}
+	answer := func(res writer.Result) {
+		out := &SendResult{QueueID: reqQueue, QueueOffset: res.QueueOffset, Offsets: res.Offsets, UniqKeys: uniqKeys,
+			RecallDueMs: plan.recallDueMs, Half: plan.half, Stored: res}
+		if res.Err != nil {
+			done(out, sendFailure(res.Err))
+			return
+		}
+		done(out, nil)
+	}
+	b.send.backlog.Add(1)
+	b.send.appends.Push(&writer.Append{
+		Key:     writer.QueueKey{Topic: plan.topic, QueueID: plan.queueID},
+		Records: records,
+		Reply: func(res writer.Result) {
+			b.send.backlog.Add(-1)
+			if gate != nil && res.Err == nil {
+				later := res
+				later.Out = nil // the writer's batch is written out by the time the route is there
+				if gate.hold(func() { answer(later) }) {
+					return
+				}
+			}
+			answer(res)
+		},
+	})
+	return nil
+}
+
+// sendPlan is where a send's records go and how they are marked.
+type sendPlan struct {
+	topic       string
+	queueID     int32
+	sysFlag     int32
+	half        bool
+	recallDueMs int64
+}
+
+// pickQueue chooses a write queue: a message group always maps to the
+// same one (FNV-1a of the group), others go at random.
+func pickQueue(writeQueues int32, group string) int32 {
+	n := max(writeQueues, 1)
+	if group != "" {
+		h := fnv.New32a()
+		h.Write([]byte(group))
+		return int32(h.Sum32() % uint32(n))
+	}
+	return rand.Int32N(n)
+}
+
+// deadLetter redirects a retry message that exhausted its reconsume times:
+// the request's maxReconsumeTimes, else the group's retryMaxTimes.
+func (b *Broker) deadLetter(req *SendRequest) (string, bool) {
+	if !strings.HasPrefix(req.Topic, meta.RetryGroupTopicPrefix) {
+		return "", false
+	}
+	group := strings.TrimPrefix(req.Topic, meta.RetryGroupTopicPrefix)
+	limit := req.MaxReconsumeTimes
+	if !req.HasMaxReconsume {
+		g, ok := b.p.Groups().Get(group)
+		if !ok {
+			return "", false
+		}
+		limit = g.RetryMaxTimes
+	}
+	if req.ReconsumeTimes <= limit {
+		return "", false
+	}
+	return meta.DLQTopic(group), true
+}
+
+// sendFailure maps a failed append to its status. A store out of space
+// is Unavailable with a remark saying so, as RocketMQ does; the clients
+// retry it (on another broker when there is one), and nothing was stored.
+//
+// Replication (actors/writer, confirm.go), as RocketMQ's controller mode:
+//   - not master (a replica, a promotion under way) or a fenced master:
+//     NotMaster, nothing stored (the clients retry it on another broker);
+//   - sync-state set below --min-in-sync-replicas: ReplicasNotEnough
+//     "in-sync replicas not enough", nothing stored;
+//   - stored but not confirmed by the replicas (in time): ReplicaTimeout
+//     (stored on the master, maybe lost on failover).
+func sendFailure(err error) *Error {
+	switch {
+	case errors.Is(err, writer.ErrNotMaster), errors.Is(err, writer.ErrFenced):
+		return &Error{Status: NotMaster, Err: err,
+			Remark: "[NOT_MASTER] service not available now: " + err.Error() + ", the message was not stored"}
+	case errors.Is(err, writer.ErrInSyncReplicas):
+		return &Error{Status: ReplicasNotEnough, Remark: "in-sync replicas not enough", Err: err}
+	case errors.Is(err, writer.ErrNotConfirmed):
+		return &Error{Status: ReplicaTimeout, Remark: "[FLUSH_SLAVE_TIMEOUT] " + err.Error(), Err: err}
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return &Error{Status: Unavailable, Err: err,
+			Remark: "[DISK_FULL] service not available now: the broker's disk is full, the message was not stored (" + err.Error() + ")"}
+	}
+	return &Error{Status: Internal, Remark: err.Error(), Err: err}
+}
+
+// SendFailure is the status of a failed CommitLog append (for a codec's
+// own fast path, which appends without Send).
+func SendFailure(err error) *Error { return sendFailure(err) }
+
+// buildRecords encodes the request's message(s) in the stored layout.
+func (b *Broker) buildRecords(c Caller, req *SendRequest, plan *sendPlan, props map[string]string) (
+	[][]byte, []string, *Error) {
+	now := time.Now().UnixMilli()
+	mk := func(body []byte, flag int32, props map[string]string) ([]byte, string, error) {
+		uniq := props[message.PropUniqKey]
+		if uniq == "" {
+			uniq = b.uniq.Next()
+			props[message.PropUniqKey] = uniq
+		}
+		props[message.PropCluster] = b.cfg.Cluster
+		switch {
+		case plan.topic == meta.TopicTransHalf:
+			props[message.PropTransactionID] = uniq
+		case plan.topic != req.Topic && plan.topic != timer.Topic:
+			props[message.PropDLQOriginTopic] = req.Topic
+		}
+		rec := &message.Record{
+			QueueID: plan.queueID, Flag: flag, SysFlag: plan.sysFlag, BornTimestamp: req.BornTimestamp, BornHost: c.Remote,
+			StoreTimestamp: now, StoreHost: b.advertise, ReconsumeTimes: req.ReconsumeTimes,
+			Body: body, Topic: plan.topic, Properties: message.EncodeProperties(props),
+		}
+		out, err := rec.Encode(make([]byte, 0, rec.EncodedSize()))
+		return out, uniq, err
+	}
+	if !req.Batch {
+		rec, uniq, err := mk(req.Body, req.Flag, props)
+		if err != nil {
+			return nil, nil, Errorf(IllegalMessage, "message cannot be stored: %v", err)
+		}
+		return [][]byte{rec}, []string{uniq}, nil
+	}
+	entries, err := message.DecodeBatch(req.Body)
+	if err != nil {
+		return nil, nil, Errorf(IllegalMessage, "malformed batch body: %v", err)
+	}
+	if len(entries) == 0 {
+		return nil, nil, Errorf(IllegalMessage, "batch body holds no message")
+	}
+	records := make([][]byte, 0, len(entries))
+	uniqs := make([]string, 0, len(entries))
+	limit := b.p.Settings().MaxMessageSize
+	for i, e := range entries {
+		if len(e.Body) == 0 || len(e.Body) > limit {
+			return nil, nil, Errorf(IllegalMessage, "batch message %d: body size %d must be in 1..%d", i, len(e.Body), limit)
+		}
+		eprops := message.DecodeProperties(e.Properties)
+		if timer.HasTimerProps(eprops) {
+			return nil, nil, Errorf(IllegalMessage, "batch message %d: delay and timer properties are not supported in batches", i)
+		}
+		rec, uniq, err := mk(e.Body, e.Flag, eprops)
+		if err != nil {
+			return nil, nil, Errorf(IllegalMessage, "batch message %d cannot be stored: %s", i, fmt.Sprint(err))
+		}
+		records = append(records, rec)
+		uniqs = append(uniqs, uniq)
+	}
+	return records, uniqs, nil
+}
