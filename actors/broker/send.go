@@ -274,7 +274,7 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 	}
 	reqQueue := queueID
 	topic := req.Topic
-	if dlq, ok := b.deadLetter(req); ok {
+	if dlq, ok := deadLetter(req, b.p.Groups().Get); ok {
 		topic, queueID = dlq, 0
 		b.p.EnsureGroupTopic(dlq, nil)
 	}
@@ -359,14 +359,15 @@ func pickQueue(writeQueues int32, group string) int32 {
 
 // deadLetter redirects a retry message that exhausted its reconsume times:
 // the request's maxReconsumeTimes, else the group's retryMaxTimes.
-func (b *Broker) deadLetter(req *SendRequest) (string, bool) {
+func deadLetter(req *SendRequest, group func(string) (meta.SubscriptionGroupConfig, bool)) (string, bool) {
 	if !strings.HasPrefix(req.Topic, meta.RetryGroupTopicPrefix) {
 		return "", false
 	}
-	group := strings.TrimPrefix(req.Topic, meta.RetryGroupTopicPrefix)
+	groupOf := group
+	name := strings.TrimPrefix(req.Topic, meta.RetryGroupTopicPrefix)
 	limit := req.MaxReconsumeTimes
 	if !req.HasMaxReconsume {
-		g, ok := b.p.Groups().Get(group)
+		g, ok := groupOf(name)
 		if !ok {
 			return "", false
 		}
@@ -375,7 +376,7 @@ func (b *Broker) deadLetter(req *SendRequest) (string, bool) {
 	if req.ReconsumeTimes <= limit {
 		return "", false
 	}
-	return meta.DLQTopic(group), true
+	return meta.DLQTopic(name), true
 }
 
 // sendFailure maps a failed append to its status. A store out of space

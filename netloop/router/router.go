@@ -79,14 +79,11 @@ type Router struct {
 	groupsSt  *stage.Stage
 
 	core      *broker.Broker // the broker's API: the codec calls it
-	backlog   atomic.Int64   // appends sent to the writer and not answered
+	backlog   *atomic.Int64  // appends sent to the writer and not answered (the broker's count)
 	m         *routerMetrics
 	routes    map[int32]route // the handler table with its stages resolved
-	timerSts  []*stage.Stage  // the stages a timer message needs
 	filters   *pull.FilterCache
 	indexSt   *stage.Stage
-	txSt      *stage.Stage   // the transaction stage
-	txSts     []*stage.Stage // the stages a half message needs
 	appends   *writer.Inbox  // the commitlog writer's inbox
 	sendNeeds []*stage.Stage // the stages a plain send needs
 	sends     sendPool       // the hot path's requests (fastsend.go)
@@ -127,10 +124,8 @@ func New(core *broker.Broker) *Router {
 	for code, h := range handlers {
 		r.routes[code] = route{serve: h.serve, needs: r.resolve(h.needs)}
 	}
-	r.timerSts = r.resolve(timerStages)
-	r.txSt = p.Stage(txcheck.StageName)
-	r.txSts = r.resolve([]string{txcheck.StageName})
 	r.appends = p.Appends()
+	r.backlog = core.WriterBacklog()
 	r.sendNeeds = r.routes[remoting.SendMessage].needs
 	return r
 }
