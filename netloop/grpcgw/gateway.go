@@ -16,6 +16,7 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 )
@@ -46,6 +47,9 @@ type Options struct {
 	// BrokerTLS, when set, makes the internal connections speak TLS (a
 	// broker port that enforces TLS).
 	BrokerTLS *tls.Config
+	// Broker is the broker's API, called in process (sends, transactions,
+	// recalls).
+	Broker *broker.Broker
 	// BrokerName names the broker in routes and receipt handles.
 	BrokerName string
 	// TLSMode is what the port accepts (as the process's --tls-mode);
@@ -104,7 +108,6 @@ type Gateway struct {
 	srv    *grpc.Server
 	ln     net.Listener
 	adv    string
-	rr     roundRobin
 	sess   sessions
 	stop   chan struct{}
 	// stopCtx ends with Stop: calls that wait (receives) end with it.
@@ -119,6 +122,9 @@ type Gateway struct {
 func New(o Options) (*Gateway, error) {
 	if o.BrokerAddr == "" {
 		return nil, errors.New("grpc gateway: no broker address")
+	}
+	if o.Broker == nil {
+		return nil, errors.New("grpc gateway: no broker API")
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout

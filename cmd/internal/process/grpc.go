@@ -44,7 +44,7 @@ func (n *Node) startGRPC() error {
 		serverTLS = n.tls.ServerConfig()
 	}
 	g, err := grpcgw.New(grpcgw.Options{
-		Listen: c.Listen, Advertise: c.Advertise, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
+		Listen: c.Listen, Advertise: c.Advertise, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS, Broker: n.broker.Core(),
 		BrokerName: bc.BrokerName, TLSMode: n.cfg.TLS.Mode, TLSConfig: serverTLS,
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
 		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,
