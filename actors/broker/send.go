@@ -35,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -69,10 +68,11 @@ type SendRequest struct {
 	// default topic's).
 	DefaultQueueNums int32
 	// QueueID is the queue written; negative: the broker picks one (by
-	// MessageGroup when set, else at random).
+	// MessageGroup when set, else round robin).
 	QueueID int32
 	// MessageGroup, with a negative QueueID, maps the message to one
-	// write queue (FNV-1a): the messages of a group keep their order.
+	// write queue (FNV-1a): the messages of a group keep their order;
+	// others go round robin over the write queues.
 	MessageGroup string
 	// SysFlag, BornTimestamp, Flag and ReconsumeTimes are stored as sent.
 	SysFlag        int32
@@ -131,6 +131,7 @@ type sendState struct {
 	// backlog counts appends sent to the writer and not answered (every
 	// front door's, the remoting hot path's included).
 	backlog atomic.Int64
+	rr      atomic.Uint32 // the round robin of sends that let the broker pick the queue
 }
 
 func (s *sendState) init(b *Broker) {
@@ -270,7 +271,7 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 	}
 	queueID := req.QueueID
 	if queueID < 0 {
-		queueID = pickQueue(cfg.WriteQueueNums, req.MessageGroup)
+		queueID = pickQueue(cfg.WriteQueueNums, req.MessageGroup, &b.send.rr)
 	}
 	reqQueue := queueID
 	topic := req.Topic
@@ -346,15 +347,15 @@ type sendPlan struct {
 }
 
 // pickQueue chooses a write queue: a message group always maps to the
-// same one (FNV-1a of the group), others go at random.
-func pickQueue(writeQueues int32, group string) int32 {
-	n := max(writeQueues, 1)
+// same one (FNV-1a of the group), others go round robin.
+func pickQueue(writeQueues int32, group string, rr *atomic.Uint32) int32 {
+	n := uint32(max(writeQueues, 1))
 	if group != "" {
 		h := fnv.New32a()
 		h.Write([]byte(group))
-		return int32(h.Sum32() % uint32(n))
+		return int32(h.Sum32() % n)
 	}
-	return rand.Int32N(n)
+	return int32(rr.Add(1) % n)
 }
 
 // deadLetter redirects a retry message that exhausted its reconsume times:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -61,16 +62,19 @@ func TestSendFailureStatus(t *testing.T) {
 }
 
 func TestPickQueueKeepsGroups(t *testing.T) {
-	a, b := pickQueue(8, "order-1"), pickQueue(8, "order-1")
+	var rr atomic.Uint32
+	a, b := pickQueue(8, "order-1", &rr), pickQueue(8, "order-1", &rr)
 	if a != b || a < 0 || a >= 8 {
 		t.Fatalf("group queue %d then %d", a, b)
 	}
-	for range 100 {
-		if q := pickQueue(3, ""); q < 0 || q >= 3 {
-			t.Fatalf("queue %d of 3", q)
-		}
+	seen := map[int32]bool{}
+	for range 3 {
+		seen[pickQueue(3, "", &rr)] = true
 	}
-	if q := pickQueue(0, "x"); q != 0 {
+	if len(seen) != 3 {
+		t.Fatalf("three sends used queues %v of 3: want round robin", seen)
+	}
+	if q := pickQueue(0, "x", &rr); q != 0 {
 		t.Fatalf("queue %d of none", q)
 	}
 }
