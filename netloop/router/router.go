@@ -78,18 +78,17 @@ type Router struct {
 	topicsSt  *stage.Stage
 	groupsSt  *stage.Stage
 
-	core      *broker.Broker // the broker's API: the codec calls it
-	backlog   *atomic.Int64  // appends sent to the writer and not answered (the broker's count)
-	m         *routerMetrics
-	routes    map[int32]route // the handler table with its stages resolved
-	filters   *pull.FilterCache
-	indexSt   *stage.Stage
-	appends   *writer.Inbox  // the commitlog writer's inbox
-	sendNeeds []*stage.Stage // the stages a plain send needs
-	sends     sendPool       // the hot path's requests (fastsend.go)
-	conns     sync.Map       // connection id -> *connState of the open connections
-	guard     *auth.Guard    // the ACL (authz.go); nil: off
-	modes     modeTable      // the consumption model of each (group, topic) (requestmode.go)
+	core    *broker.Broker // the broker's API: the codec calls it
+	backlog *atomic.Int64  // appends sent to the writer and not answered (the broker's count)
+	m       *routerMetrics
+	routes  map[int32]route // the handler table with its stages resolved
+	filters *pull.FilterCache
+	indexSt *stage.Stage
+	appends *writer.Inbox // the commitlog writer's inbox
+	sends   sendPool      // the hot path's requests (fastsend.go)
+	conns   sync.Map      // connection id -> *connState of the open connections
+	guard   *auth.Guard   // the ACL (authz.go); nil: off
+	modes   modeTable     // the consumption model of each (group, topic) (requestmode.go)
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -126,7 +125,6 @@ func New(core *broker.Broker) *Router {
 	}
 	r.appends = p.Appends()
 	r.backlog = core.WriterBacklog()
-	r.sendNeeds = r.routes[remoting.SendMessage].needs
 	return r
 }
 
