@@ -23,7 +23,8 @@ type Broker struct {
 	advertise netip.AddrPort
 	uniq      *message.UniqKeyGenerator
 
-	send sendState // the send family's (send.go)
+	send    sendState   // the send family's (send.go)
+	clients clientState // the client calls' (clients.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until
@@ -31,6 +32,7 @@ type Broker struct {
 func New(p *pipeline.Pipeline) *Broker {
 	b := &Broker{p: p, cfg: p.Config(), log: p.Config().Logger}
 	b.send.init(b)
+	b.clients.init(b)
 	return b
 }
 

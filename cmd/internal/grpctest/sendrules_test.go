@@ -85,12 +85,12 @@ func TestSendBornHost(t *testing.T) {
 	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
 		t.Fatalf("send: %v %v", resp.GetStatus(), err)
 	}
-	recs := allRecords(t, n, topic, 1)[0]
+	recs := processtest.WaitQueue(t, n.BrokerAddr(), topic, 0, 1, 10*time.Second)
 	mu.Lock()
 	want := local
 	mu.Unlock()
 	if len(recs) != 1 || recs[0].BornHost != want {
-		t.Fatalf("stored %d records, BornHost %v; want the client's %v", len(recs), recs[0].BornHost, want)
+		t.Fatalf("stored %+v; want one record with the client's address %v as BornHost", recs, want)
 	}
 }
 
