@@ -1,8 +1,9 @@
 package router
 
-// The answer to a send that made its topic waits for the topic's route.
+// The answer to a request that made topics waits for their routes.
 //
-// A send to a topic the broker does not have yet auto-creates it (from
+// For sends this is the broker API's rule (actors/broker sendrules.go,
+// routeGate): a send to a topic the broker does not have yet auto-creates it (from
 // TBW102, or a %RETRY%/%DLQ% topic): the topics stage persists and
 // publishes it, then the send is stored. Its producer, or a consumer
 // started right after its SEND_OK, then asks a name server for the topic's
@@ -19,52 +20,9 @@ package router
 // at once: nothing of it was stored.
 
 import (
-	"sync"
-
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
-
-// routeGate holds a send's answer until its topic's route is registered.
-// Its methods are safe from any goroutine: open runs on the registrar's,
-// hold on the commitlog writer's.
-type routeGate struct {
-	mu     sync.Mutex
-	routed bool   // guarded by mu
-	held   func() // guarded by mu: the answer, when it came first
-}
-
-// awaitRoute returns the gate of a send that made (or found just made)
-// topic: it opens once the name servers have the route.
-func (r *Router) awaitRoute(topic string) *routeGate {
-	g := &routeGate{}
-	r.p.AwaitRoutes([]string{topic}, g.open)
-	return g
-}
-
-// open marks the route registered and sends the answer held, if any.
-func (g *routeGate) open() {
-	g.mu.Lock()
-	g.routed = true
-	answer := g.held
-	g.held = nil
-	g.mu.Unlock()
-	if answer != nil {
-		answer()
-	}
-}
-
-// hold keeps answer for open and reports true while the route is not
-// registered yet; once it is, it reports false and the caller answers.
-func (g *routeGate) hold(answer func()) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.routed {
-		return false
-	}
-	g.held = answer
-	return true
-}
 
 // answerOnceRouted answers an UPDATE_AND_CREATE_TOPIC (or any request that
 // made topics) with SUCCESS once the name servers have their routes.

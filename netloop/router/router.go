@@ -5,9 +5,10 @@
 // Conn.Send. Nothing here blocks: no file I/O, no waiting on a stage.
 //
 // One file per request family, in the style of franz-go's kfake:
-// send.go (SEND_MESSAGE, V2, batch, reply variants) with timersend.go (the
-// send-path half of timer messages) and reply.go (the push of a reply to
-// its requester), pull.go (PULL_MESSAGE, LITE_PULL_MESSAGE and the offset
+// send.go (SEND_MESSAGE, V2, batch, reply variants: a codec over the broker
+// API, actors/broker, which holds the send rules) with fastsend.go (the
+// plain-send hot path) and reply.go (the push of a reply to its
+// requester), pull.go (PULL_MESSAGE, LITE_PULL_MESSAGE and the offset
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
 // (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), transaction.go
 // (END_TRANSACTION and the half-message send path), sendback.go
