@@ -6,6 +6,8 @@ package broker
 // through it, e.g. with a transaction's check-back).
 //
 // A heartbeat's rules, as RocketMQ's ClientManageProcessor:
+//   - under an ACL, SUB on each consumer group and each topic it
+//     subscribes (producers: the account only), else Forbidden;
 //   - a subscription expression that does not compile: the heartbeat is
 //     registered all the same and answered BadFilter naming it;
 //   - consumer groups without a configuration are created when
@@ -56,6 +58,17 @@ func (s *clientState) init(b *Broker) {
 // stage's goroutine), with the heartbeat's refusal or nil.
 func (b *Broker) Heartbeat(c Caller, req *HeartbeatRequest, done func(*Error)) {
 	hb := req.Data
+	var needs []Need
+	for _, cd := range hb.ConsumerDataSet {
+		needs = append(needs, Need{Kind: KindGroup, Name: cd.GroupName, Perm: Sub})
+		for _, sd := range cd.SubscriptionDataSet {
+			needs = append(needs, Need{Kind: KindTopic, Name: sd.Topic, Perm: Sub})
+		}
+	}
+	if err := b.authorize(c, needs...); err != nil {
+		done(err)
+		return
+	}
 	var answer *Error
 	for _, cd := range hb.ConsumerDataSet {
 		for _, sd := range cd.SubscriptionDataSet {

@@ -42,6 +42,10 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 		fail(Errorf(Busy, "[STARTING]broker is starting, try again"))
 		return
 	}
+	if err := b.authorize(c, pubOn(req.Topic)); err != nil {
+		fail(err)
+		return
+	}
 	if _, ok := b.p.Topics().Get(req.Topic); !ok {
 		fail(Errorf(TopicNotFound, "recall failed, the topic[%s] not exist", req.Topic))
 		return

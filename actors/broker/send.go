@@ -4,6 +4,7 @@ package broker
 //
 // The rules, in RocketMQ's order, each answered with a status and nothing
 // stored:
+//   - the caller's account without PUB on the topic (ACL)  -> Forbidden
 //   - the broker not serving yet                           -> Busy
 //   - a stage the send needs stopped for good              -> Internal
 //   - disk at or above the full ratio                      -> Unavailable
@@ -174,6 +175,10 @@ func stagesDown(needs []*stage.Stage) *Error {
 // refusal. done runs on the writer's goroutine, the topic stage's, or the
 // caller's for a refusal found at once; it must not block.
 func (b *Broker) Send(c Caller, req *SendRequest, done func(*SendResult, *Error)) {
+	if err := b.authorize(c, pubOn(req.Topic)); err != nil {
+		done(nil, err)
+		return
+	}
 	if err := b.startSend(req); err != nil {
 		done(nil, err)
 		return
@@ -219,6 +224,9 @@ func (b *Broker) startSend(req *SendRequest) *Error {
 	}
 	return b.checkBody(req)
 }
+
+// pubOn is what writing to topic needs of the caller's account.
+func pubOn(topic string) Need { return Need{Kind: KindTopic, Name: topic, Perm: Pub} }
 
 // DiskFull refuses a call that would write to the CommitLog while the disk
 // is at or above the full ratio, as RocketMQ does (Unavailable with its

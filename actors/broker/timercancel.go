@@ -26,7 +26,8 @@ type CancelTimerRequest struct {
 	// CommitLogOffset is where its timer-topic copy is stored.
 	CommitLogOffset int64
 	// Authorize, when set, decides with the message's topic whether the
-	// caller may cancel it (the ACL: PUB on that topic).
+	// caller may cancel it (a codec's own ACL check); without it the
+	// broker's ACL decides (PUB on that topic).
 	Authorize func(topic string) *Error
 }
 
@@ -73,11 +74,13 @@ func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done
 		return
 	}
 	realTopic, uniq := props[message.PropRealTopic], props[message.PropUniqKey]
+	authorized := b.authorize(c, pubOn(realTopic))
 	if req.Authorize != nil {
-		if err := req.Authorize(realTopic); err != nil {
-			fail(err)
-			return
-		}
+		authorized = req.Authorize(realTopic)
+	}
+	if authorized != nil {
+		fail(authorized)
+		return
 	}
 	if err := b.DiskFull(); err != nil {
 		fail(err)

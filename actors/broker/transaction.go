@@ -73,8 +73,9 @@ type EndRequest struct {
 	// FromCheck: the producer answers the broker's check.
 	FromCheck bool
 	// Authorize, when set, decides with the half message's topic whether
-	// the caller may end it (the ACL: PUB on that topic); an *Error is
-	// answered as it is, nothing changed.
+	// the caller may end it (a codec's own ACL check); an *Error is
+	// answered as it is, nothing changed. Without it the broker's ACL
+	// decides (PUB on that topic), unless the caller was checked.
 	Authorize func(topic string) *Error
 }
 
@@ -92,7 +93,11 @@ func (b *Broker) EndTransaction(c Caller, req *EndRequest, done func(*Error)) {
 	end := &txcheck.End{ProducerGroup: req.ProducerGroup, HalfOffset: req.HalfOffset, CommitLogOffset: req.CommitLogOffset,
 		Commit: req.Commit, FromCheck: req.FromCheck,
 		Reply: func(code int32, remark string) { done(errorOfCode(code, remark)) }}
-	if auth := req.Authorize; auth != nil {
+	auth := req.Authorize
+	if auth == nil && b.authz != nil && !c.Checked {
+		auth = func(topic string) *Error { return b.authorize(c, pubOn(topic)) }
+	}
+	if auth != nil {
 		end.Authorize = func(topic string) (int32, string) {
 			if err := auth(topic); err != nil {
 				return codeOf(err.Status), err.Remark

@@ -4,9 +4,9 @@ package grpcgw
 // API (actors/broker send.go, transaction.go, recall.go), called in
 // process. No remoting command, no loopback socket, no second signature:
 // the caller is the verified account and the client's own address (its
-// BornHost, its ACL address rules), and every rule (limits, the message
-// type, the longest delay, topic auto-creation) is the broker's, the same
-// for both protocols.
+// BornHost, its ACL address rules), and every rule (the ACL, limits, the
+// message type, the longest delay, topic auto-creation) is the broker's,
+// the same for both protocols.
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -41,20 +40,6 @@ func peerAddr(ctx context.Context) netip.AddrPort {
 // callerOf is the broker API's caller of a call of s.
 func (g *Gateway) callerOf(ctx context.Context, s *session) broker.Caller {
 	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: peerAddr(ctx), ClientID: s.id}
-}
-
-// allowPub checks, under an ACL, that the caller may publish to topic
-// (from its own address); nil when it may.
-func (g *Gateway) allowPub(c broker.Caller, code int32, topic string) *v2.Status {
-	if g.verify.guard == nil {
-		return nil
-	}
-	ref := g.verify.guard.CheckVerified(c.Remote, c.Account, code,
-		auth.Needs{Resources: []auth.Need{auth.TopicNeed(topic, auth.PermPub)}})
-	if ref != nil {
-		return statusf(v2.Code_FORBIDDEN, "%s", ref.Remark)
-	}
-	return nil
 }
 
 // SendMessage stores the messages: one broker call each, all made at
@@ -102,10 +87,6 @@ func (g *Gateway) sendOne(ctx context.Context, s *session, c broker.Caller, m *v
 	topic := m.GetTopic().GetName()
 	f, st := fromMessage(m)
 	if st != nil {
-		fail(st)
-		return
-	}
-	if st := g.allowPub(c, remoting.SendMessage, topic); st != nil {
 		fail(st)
 		return
 	}
@@ -165,14 +146,6 @@ func (g *Gateway) EndTransaction(ctx context.Context, req *v2.EndTransactionRequ
 	end := &broker.EndRequest{ProducerGroup: req.GetTopic().GetName(), HalfOffset: ref.halfOffset,
 		CommitLogOffset: ref.commitLogOffset, Commit: commit,
 		FromCheck: req.GetSource() == v2.TransactionSource_SOURCE_SERVER_CHECK}
-	if g.verify.guard != nil {
-		end.Authorize = func(topic string) *broker.Error {
-			if st := g.allowPub(c, remoting.EndTransaction, topic); st != nil {
-				return broker.Errorf(broker.Forbidden, "%s", st.GetMessage())
-			}
-			return nil
-		}
-	}
 	answer := make(chan *broker.Error, 1)
 	g.opts.Broker.EndTransaction(c, end, func(err *broker.Error) { answer <- err })
 	select {
@@ -198,9 +171,6 @@ func (g *Gateway) RecallMessage(ctx context.Context, req *v2.RecallMessageReques
 		return &v2.RecallMessageResponse{Status: fromBroker(broker.Errorf(broker.BadRequest, "%v", err))}, nil
 	}
 	c := g.callerOf(ctx, s)
-	if st := g.allowPub(c, remoting.RecallMessage, topic); st != nil {
-		return &v2.RecallMessageResponse{Status: st}, nil
-	}
 	type recalled struct {
 		uniq string
 		err  *broker.Error

@@ -267,9 +267,6 @@ func (s *session) heartbeat(ctx context.Context) error {
 		return nil
 	}
 	c := s.caller()
-	if st := s.g.allowHeartbeat(c, hb); st != nil {
-		return fmt.Errorf("heartbeat: %s", st.GetMessage())
-	}
 	answer := make(chan *broker.Error, 1)
 	s.g.opts.Broker.Heartbeat(c, &broker.HeartbeatRequest{Conn: s, Data: hb, Language: s.language},
 		func(err *broker.Error) { answer <- err })
@@ -429,24 +426,4 @@ func (s *session) end(ctx context.Context, notify bool) {
 		_ = c.Close()
 	}
 	s.g.log.Debug().Str("client_id", s.id).Bool("notified", notify).Msg("grpc session closed")
-}
-
-// allowHeartbeat checks, under an ACL, what a remoting HEART_BEAT needs:
-// SUB on each consumer group and on each topic it subscribes (producers:
-// the verified account only). nil when allowed.
-func (g *Gateway) allowHeartbeat(c broker.Caller, hb clients.HeartbeatData) *v2.Status {
-	if g.verify.guard == nil || len(hb.ConsumerDataSet) == 0 {
-		return nil
-	}
-	var n auth.Needs
-	for _, cd := range hb.ConsumerDataSet {
-		n.Resources = append(n.Resources, auth.GroupNeed(cd.GroupName, auth.PermSub))
-		for _, sd := range cd.SubscriptionDataSet {
-			n.Resources = append(n.Resources, auth.TopicNeed(sd.Topic, auth.PermSub))
-		}
-	}
-	if ref := g.verify.guard.CheckVerified(c.Remote, c.Account, remoting.HeartBeat, n); ref != nil {
-		return statusf(v2.Code_FORBIDDEN, "%s", ref.Remark)
-	}
-	return nil
 }

@@ -15,22 +15,13 @@ func (r *Router) handleHeartbeat(c *netloop.Conn, cmd *remoting.Command) *Refusa
 	if err != nil {
 		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
-	r.core.Heartbeat(r.callerOf(c), &broker.HeartbeatRequest{Conn: c, Data: hb, Language: cmd.Language, Version: cmd.Version},
+	r.core.Heartbeat(callerOf(c, cmd), &broker.HeartbeatRequest{Conn: c, Data: hb, Language: cmd.Language, Version: cmd.Version},
 		func(err *broker.Error) { r.answer(c, cmd, err) })
 	return nil
 }
 
-// answer answers cmd with SUCCESS, or with err's code and remark.
-func (r *Router) answer(c *netloop.Conn, cmd *remoting.Command, err *broker.Error) {
-	if ref := refusalOf(err); ref != nil {
-		r.reply(c, cmd, ref.Code, ref.Remark)
-		return
-	}
-	r.reply(c, cmd, remoting.Success, "")
-}
-
 func (r *Router) handleUnregister(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	r.core.Unregister(r.callerOf(c), &broker.UnregisterRequest{ClientID: cmd.Field("clientID"),
+	r.core.Unregister(callerOf(c, cmd), &broker.UnregisterRequest{ClientID: cmd.Field("clientID"),
 		ProducerGroup: cmd.Field("producerGroup"), ConsumerGroup: cmd.Field("consumerGroup")},
 		func(err *broker.Error) { r.answer(c, cmd, err) })
 	return nil

@@ -20,7 +20,7 @@ func (r *Router) handleRecall(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if err != nil {
 		return refuse(remoting.IllegalOperation, "%v", err)
 	}
-	r.core.Recall(r.callerOf(c), &broker.RecallRequest{Topic: topic, HandleTopic: h.Topic, BrokerName: h.BrokerName,
+	r.core.Recall(callerOf(c, cmd), &broker.RecallRequest{Topic: topic, HandleTopic: h.Topic, BrokerName: h.BrokerName,
 		DueMs: h.DueMs, Uniq: h.Uniq}, func(uniq string, res writer.Result, err *broker.Error) {
 		if ref := refusalOf(err); ref != nil {
 			r.sendVia(res.Out, c, cmd, remoting.NewResponse(cmd, ref.Code, ref.Remark))

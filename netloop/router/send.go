@@ -111,13 +111,8 @@ func (r *Router) handleSend(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	} else {
 		answer = func(res *broker.SendResult, err *broker.Error) { r.answerSend(c, cmd, &h, res, err) }
 	}
-	r.core.Send(r.callerOf(c), req, answer)
+	r.core.Send(callerOf(c, cmd), req, answer)
 	return nil
-}
-
-// callerOf is the broker API's caller of a request read from c.
-func (r *Router) callerOf(c *netloop.Conn) broker.Caller {
-	return broker.Caller{Protocol: broker.Remoting, Remote: c.RemoteAddrPort()}
 }
 
 // answerSend writes the send response (or the refusal).

@@ -31,7 +31,7 @@ func (r *Router) handleCancelTimer(c *netloop.Conn, cmd *remoting.Command) *Refu
 			return nil
 		}
 	}
-	r.core.CancelTimer(r.callerOf(c), req, func(res writer.Result, err *broker.Error) {
+	r.core.CancelTimer(callerOf(c, cmd), req, func(res writer.Result, err *broker.Error) {
 		code, remark := remoting.Success, ""
 		if ref := refusalOf(err); ref != nil {
 			code, remark = ref.Code, ref.Remark

@@ -50,7 +50,7 @@ func (r *Router) handleEndTransaction(c *netloop.Conn, cmd *remoting.Command) *R
 	default:
 		return refuse(remoting.InvalidParameter, "commitOrRollback field wrong: %d (want 0, 8 or 12)", kind)
 	}
-	r.core.EndTransaction(r.callerOf(c), &broker.EndRequest{ProducerGroup: group, HalfOffset: halfOffset,
+	r.core.EndTransaction(callerOf(c, cmd), &broker.EndRequest{ProducerGroup: group, HalfOffset: halfOffset,
 		CommitLogOffset: clOffset, Commit: kind == endCommit, FromCheck: fromCheck, Authorize: r.endAuthorizer(c, cmd)},
 		func(err *broker.Error) {
 			if ref := refusalOf(err); ref != nil {
