@@ -62,9 +62,12 @@ func (j *replyJoin) done(record func()) bool {
 	return j.left == 0
 }
 
-// startReply pushes the reply to its requester and returns the callback
-// of the broker's Send, which answers the responder instead of answerSend.
-func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader) func(*broker.SendResult, *broker.Error) {
+// startReply returns the callback of the broker's Send, which answers the
+// responder instead of answerSend, and push, which pushes the reply to its
+// requester (called once Send took the reply: a reply refused at once is
+// answered as refused and not pushed, as RocketMQ checks it first).
+func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader) (
+	answerStored func(*broker.SendResult, *broker.Error), push func()) {
 	j := &replyJoin{left: 2}
 	answer := func(out *netloop.Outbox) {
 		if j.pushErr != "" {
@@ -77,7 +80,7 @@ func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 			cp.Stored.Out = out // the writer's outbox is only its own while it calls back
 			res = &cp
 		}
-		if err != nil && res != nil { // refused before the writer: answered as refused
+		if err != nil && res != nil { // the writer did not store it: delivered all the same
 			r.log.Warn().Str("topic", h.topic).Str("remark", err.Remark).Msg("reply delivered to its requester but not stored")
 			resp := remoting.NewResponse(cmd, remoting.Success, "")
 			resp.SetField("msgId", "0")
@@ -93,6 +96,21 @@ func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 			answer(nil)
 		}
 	}
+	push = func() { r.pushReply(c, cmd, h, pushed) }
+	return func(res *broker.SendResult, err *broker.Error) {
+		var out *netloop.Outbox
+		if res != nil {
+			out = res.Stored.Out
+		}
+		if j.done(func() { j.res, j.err = res, err }) {
+			answer(out)
+		}
+	}, push
+}
+
+// pushReply pushes a reply to its requester; pushed gets "" when the
+// requester took it, else the remark of the responder's answer.
+func (r *Router) pushReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, pushed func(remark string)) {
 	req, to := r.replyPushRequest(c, h, h.queueID, cmd.Body)
 	if to == "" {
 		r.log.Warn().Str("topic", h.topic).Str("remote", c.RemoteAddr()).Msg("reply message without REPLY_TO_CLIENT: not pushed")
@@ -114,15 +132,6 @@ func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 					pushed("")
 				}
 			}})
-	}
-	return func(res *broker.SendResult, err *broker.Error) {
-		var out *netloop.Outbox
-		if res != nil {
-			out = res.Stored.Out
-		}
-		if j.done(func() { j.res, j.err = res, err }) {
-			answer(out)
-		}
 	}
 }
 

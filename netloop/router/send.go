@@ -13,6 +13,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -105,13 +106,24 @@ func (r *Router) handleSend(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 			r.noteRequester(c, string(to))
 		}
 	}
-	var answer func(*broker.SendResult, *broker.Error)
-	if reply {
-		answer = r.startReply(c, cmd, &h)
-	} else {
-		answer = func(res *broker.SendResult, err *broker.Error) { r.answerSend(c, cmd, &h, res, err) }
+	if !reply {
+		r.core.Send(callerOf(c, cmd), req, func(res *broker.SendResult, err *broker.Error) { r.answerSend(c, cmd, &h, res, err) })
+		return nil
 	}
-	r.core.Send(callerOf(c, cmd), req, answer)
+	stored, push := r.startReply(c, cmd, &h)
+	var taken, refused atomic.Bool // Send returned / refused the reply before it returned
+	r.core.Send(callerOf(c, cmd), req, func(res *broker.SendResult, err *broker.Error) {
+		if !taken.Load() && res == nil && err != nil {
+			refused.Store(true)
+			r.answerSend(c, cmd, &h, nil, err) // refused at once: not pushed
+			return
+		}
+		stored(res, err)
+	})
+	taken.Store(true)
+	if !refused.Load() {
+		push()
+	}
 	return nil
 }
 
