@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -88,7 +89,7 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 		fail(Errorf(Internal, "recall failed, encode the cancel: %v", err))
 		return
 	}
-	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc},
+	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				e := sendFailure(res.Err)

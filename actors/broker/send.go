@@ -285,6 +285,7 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 		b.p.EnsureGroupTopic(dlq, nil)
 	}
 	plan := sendPlan{topic: topic, queueID: queueID, sysFlag: req.SysFlag}
+	countAs := topic // the topic the send counts under (stats), wherever it is stored
 	var props map[string]string
 	if req.Batch && message.TransactionType(req.SysFlag) == message.SysFlagTransactionPrepared {
 		return Errorf(IllegalMessage, "a batch cannot carry transactional (prepared) messages")
@@ -327,6 +328,7 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 	b.send.appends.Push(&writer.Append{
 		Key:     writer.QueueKey{Topic: plan.topic, QueueID: plan.queueID},
 		Records: records,
+		Topic:   countAs, MsgType: plan.msgType(countAs),
 		Reply: func(res writer.Result) {
 			b.send.backlog.Add(-1)
 			if gate != nil && res.Err == nil {
@@ -349,6 +351,20 @@ type sendPlan struct {
 	sysFlag     int32
 	half        bool
 	recallDueMs int64
+}
+
+// msgType is the RocketMQ message type a send counts as in the
+// statistics: Transaction for a half message, Delay for a message stored
+// for the timer (not under countAs, the topic asked for), "" (Normal)
+// otherwise.
+func (p *sendPlan) msgType(countAs string) string {
+	switch {
+	case p.half:
+		return "Transaction"
+	case p.topic != countAs:
+		return "Delay"
+	}
+	return ""
 }
 
 // pickQueue chooses a write queue: a message group always maps to the

@@ -70,7 +70,7 @@ const (
 var statusNames = [numStatuses]string{
 	OK: "OK", BadRequest: "BAD_REQUEST", IllegalMessage: "ILLEGAL_MESSAGE", TypeMismatch: "TYPE_MISMATCH",
 	BodyTooLarge: "BODY_TOO_LARGE", BadDeliveryTime: "BAD_DELIVERY_TIME", TopicNotFound: "TOPIC_NOT_FOUND",
-	FlushTimeout: "FLUSH_TIMEOUT",
+	FlushTimeout:  "FLUSH_TIMEOUT",
 	GroupNotFound: "GROUP_NOT_FOUND", Forbidden: "FORBIDDEN", Busy: "BUSY", Unavailable: "UNAVAILABLE",
 	NotMaster: "NOT_MASTER", ReplicasNotEnough: "REPLICAS_NOT_ENOUGH", ReplicaTimeout: "REPLICA_TIMEOUT",
 	NotFound: "NOT_FOUND", BadFilter: "BAD_FILTER", NoSubscription: "NO_SUBSCRIPTION", Conflict: "CONFLICT",

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -103,7 +104,7 @@ func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done
 		fail(Errorf(Internal, "encode cancel: %v", err))
 		return
 	}
-	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc},
+	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				done(res, sendFailure(res.Err))

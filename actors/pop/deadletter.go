@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -60,10 +61,10 @@ func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
 		return
 	}
 	dlq := meta.DLQTopic(k.group)
-	self, root := e.self, e.root
+	self := e.self
 	back := func(err error) {
 		if self != nil {
-			root.Send(self, &deadLettered{key: k, off: off, attempt: attempt, err: err})
+			self.Send(&deadLettered{key: k, off: off, attempt: attempt, err: err})
 		}
 	}
 	appendIt := func(err error) {
@@ -71,7 +72,7 @@ func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
 			back(fmt.Errorf("pop dlq: create %s: %w", dlq, err))
 			return
 		}
-		e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: dlq}, Records: [][]byte{enc}, Reply: func(res writer.Result) {
+		e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: dlq}, Records: [][]byte{enc}, Kind: stats.KindDLQ, Reply: func(res writer.Result) {
 			if res.Err != nil {
 				back(fmt.Errorf("pop dlq: append to %s: %w", dlq, res.Err))
 				return

@@ -188,6 +188,9 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 		res.Code, res.Remark = CodeSuccess, "FOUND"
 		res.StartOffsetInfo, res.MsgOffsetInfo = strings.Join(starts, ";"), strings.Join(offs, ";")
 		e.m.Delivered.Add(int64(res.Count))
+		if e.opts.Consumed != nil {
+			e.opts.Consumed(p.Group, p.Topic, res.Count, len(res.Body))
+		}
 	}
 	return res
 }

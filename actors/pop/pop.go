@@ -17,6 +17,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
 )
@@ -31,14 +32,15 @@ const (
 	InitMax = 1
 )
 
-// Response codes of the POP family (RocketMQ ResponseCode).
+// Response codes of the POP family (RocketMQ ResponseCode, defined in
+// actors/wirecode).
 const (
-	CodeSuccess        int32 = 0
-	CodeNoMessage      int32 = 19  // NO_MESSAGE (= PULL_NOT_FOUND)
-	CodePollingFull    int32 = 209 // POLLING_FULL
-	CodePollingTimeout int32 = 210 // POLLING_TIMEOUT
-	CodeSystemError    int32 = 1
-	CodeInvalidParam   int32 = 29
+	CodeSuccess        = wirecode.Success
+	CodeNoMessage      = wirecode.PullNotFound // NO_MESSAGE (= PULL_NOT_FOUND)
+	CodePollingFull    = wirecode.PollingFull
+	CodePollingTimeout = wirecode.PollingTimeout
+	CodeSystemError    = wirecode.SystemError
+	CodeInvalidParam   = wirecode.InvalidParameter
 )
 
 // Pop asks for up to MaxNums messages of (Group, Topic), from queue
@@ -145,6 +147,10 @@ type Options struct {
 	// Late observes, for each delivery the wheel made visible again, how
 	// many ms after its deadline that happened (nil: not observed).
 	Late func(ms int64)
+	// Consumed, when set, is told of every pop that handed out messages:
+	// the group, the topic (the retry topic for its redeliveries), how
+	// many and their bytes (statistics; called on the stage's goroutine).
+	Consumed func(group, topic string, msgs, bytes int)
 	// Master reports whether this broker is its group's master (nil:
 	// always, a standalone broker). Only a master stores the journal's
 	// replay start: a replica's engine sees the replicated journal but
@@ -194,10 +200,11 @@ type Engine struct {
 	lastCompact      time.Time
 	dlqPending       int  // dead-letter copies under way
 	lagLogged        bool // the wait for the dispatch stage was given up (logged once)
-	self             *actor.PID
-	root             *actor.RootContext
-	modes            *mode.Table // the consumption model of each (group, topic) (modes.go)
-	units            storage.UnitReader
+	// self is the stage the engine runs as: every message it sends
+	// itself goes through it, so that its mailbox depth counts them.
+	self  *stage.Stage
+	modes *mode.Table // the consumption model of each (group, topic) (modes.go)
+	units storage.UnitReader
 }
 
 // New returns an engine; Producer builds its stage.
@@ -228,7 +235,7 @@ func (e *Engine) Inflight() int64 { return e.inflight.Load() }
 
 // Producer returns the stage's producer.
 func (e *Engine) Producer() stage.Producer {
-	return func(self *stage.Stage) actor.Actor { return &popActor{e: e, timer: self.NewTimer()} }
+	return func(self *stage.Stage) actor.Actor { return &popActor{e: e, self: self, timer: self.NewTimer()} }
 }
 
 type tick struct{}
@@ -244,6 +251,7 @@ const tickEvery = 10 * time.Millisecond
 
 type popActor struct {
 	e     *Engine
+	self  *stage.Stage
 	timer *stage.Timer
 }
 
@@ -252,7 +260,7 @@ func (a *popActor) Receive(ctx actor.Context) {
 	e := a.e
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		e.self, e.root = ctx.Self(), ctx.ActorSystem().Root
+		e.self = a.self
 		e.recovered()
 		a.timer.Arm(tickEvery, tick{})
 	case tick:
@@ -415,8 +423,7 @@ func (e *Engine) initialOffset(k qkey, mode int) int64 {
 // reports whether all are there.
 func (e *Engine) ensure(p *Pop, queues []int32, ctx actor.Context) bool {
 	all := true
-	self := ctx.Self()
-	root := ctx.ActorSystem().Root
+	self := e.self
 	for _, q := range queues {
 		k := p.key(q)
 		if _, ok := e.queues[k]; ok {
@@ -443,9 +450,9 @@ func (e *Engine) ensure(p *Pop, queues []int32, ctx actor.Context) bool {
 				if !ok {
 					off, ok = e.initialOffsetSafe(k, mode), true
 				}
-				root.Send(self, &initDone{key: k, off: off, ok: ok})
+				self.Send(&initDone{key: k, off: off, ok: ok})
 			},
-			FailFunc: func(error) { root.Send(self, &initDone{key: k}) }})
+			FailFunc: func(error) { self.Send(&initDone{key: k}) }})
 	}
 	return all
 }

@@ -150,14 +150,14 @@ func (e *Engine) initReplayed() {
 		}
 		e.pending[k] = true
 		k := k
-		self, root := e.self, e.root
+		self := e.self
 		st.Send(&offsets.Query{Group: k.group, Topic: k.topic, QueueID: k.queue,
 			Reply: func(off int64, ok bool) {
 				if !ok {
 					off, ok = e.initialOffsetSafe(k, InitMin), true
 				}
-				root.Send(self, &initDone{key: k, off: off, ok: ok})
+				self.Send(&initDone{key: k, off: off, ok: ok})
 			},
-			FailFunc: func(error) { root.Send(self, &initDone{key: k}) }})
+			FailFunc: func(error) { self.Send(&initDone{key: k}) }})
 	}
 }

@@ -16,11 +16,11 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// POP request codes (RocketMQ 5.3 RequestCode).
+// POP request codes (RocketMQ 5.3 RequestCode, defined in actors/wirecode).
 const (
-	PopMessage                 int32 = 200050
-	AckMessage                 int32 = 200051
-	ChangeMessageInvisibleTime int32 = 200053
+	PopMessage                 = remoting.PopMessage
+	AckMessage                 = remoting.AckMessage
+	ChangeMessageInvisibleTime = remoting.ChangeMessageInvisibleTime
 )
 
 // Receive limits (the Apache proxy's ProxyConfig defaults).

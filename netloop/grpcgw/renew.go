@@ -59,8 +59,7 @@ func (r *renewer) hold(h, group, topic, msgID string, expires time.Time) {
 	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, expires: expires, since: time.Now()}
 	if !r.running {
 		r.running = true
-		r.s.g.wg.Add(1)
-		go r.loop()
+		r.s.g.goOwned("renewer", r.loop) // a panic ends it: the handles it held are redelivered
 	}
 }
 
@@ -78,7 +77,6 @@ func (r *renewer) take(h string) string {
 
 // loop renews what is about to expire, every renewTick, until release.
 func (r *renewer) loop() {
-	defer r.s.g.wg.Done()
 	defer close(r.done)
 	t := time.NewTicker(renewTick)
 	defer t.Stop()

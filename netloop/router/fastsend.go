@@ -43,9 +43,9 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// OnFrame implements netloop.FrameHandler: it serves plain sends and
-// declines every other frame.
-func (r *Router) OnFrame(c *netloop.Conn, frame []byte) bool {
+// onFrame serves plain sends and declines every other frame (OnFrame, in
+// recover.go, calls it).
+func (r *Router) onFrame(c *netloop.Conn, frame []byte) bool {
 	if code, ok := remoting.PeekCode(frame); ok && code != remoting.SendMessage && code != remoting.SendMessageV2 {
 		return false
 	}
