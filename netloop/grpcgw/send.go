@@ -42,6 +42,10 @@ func (g *Gateway) callerOf(ctx context.Context, s *session) broker.Caller {
 	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: peerAddr(ctx), ClientID: s.id}
 }
 
+// noCore is the answer of a call that needs the broker API when the
+// gateway has none (Options.Broker nil).
+func noCore() *v2.Status { return statusf(v2.Code_INTERNAL_SERVER_ERROR, "no broker API") }
+
 // SendMessage stores the messages: one broker call each, all made at
 // once and answered together (no round trip between them).
 func (g *Gateway) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
@@ -104,6 +108,10 @@ func (g *Gateway) sendOne(ctx context.Context, s *session, c broker.Caller, m *v
 		}
 	}
 	core := g.opts.Broker
+	if core == nil {
+		fail(noCore())
+		return
+	}
 	core.Send(c, &broker.SendRequest{
 		ProducerGroup: topic, Topic: topic, DefaultTopic: broker.DefaultTopic, DefaultQueueNums: int32(g.opts.DefaultQueueNums),
 		QueueID: -1, MessageGroup: f.group, SysFlag: f.sysFlag, BornTimestamp: f.born, Props: f.props, Body: m.GetBody(),
@@ -128,6 +136,9 @@ func (g *Gateway) EndTransaction(ctx context.Context, req *v2.EndTransactionRequ
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.EndTransactionResponse{Status: st}, nil
+	}
+	if g.opts.Broker == nil {
+		return &v2.EndTransactionResponse{Status: noCore()}, nil
 	}
 	ref, err := decodeTxID(req.GetTransactionId())
 	if err != nil {
@@ -161,6 +172,9 @@ func (g *Gateway) RecallMessage(ctx context.Context, req *v2.RecallMessageReques
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.RecallMessageResponse{Status: st}, nil
+	}
+	if g.opts.Broker == nil {
+		return &v2.RecallMessageResponse{Status: noCore()}, nil
 	}
 	topic := req.GetTopic().GetName()
 	if req.GetRecallHandle() == "" {

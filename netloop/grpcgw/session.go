@@ -263,7 +263,7 @@ func subscriptionData(e *v2.SubscriptionEntry) clients.SubscriptionData {
 // group yet).
 func (s *session) heartbeat(ctx context.Context) error {
 	hb, ok := s.heartbeatData()
-	if !ok {
+	if !ok || s.g.opts.Broker == nil {
 		return nil
 	}
 	c := s.caller()
@@ -396,6 +396,24 @@ func (s *session) end(ctx context.Context, notify bool) {
 	topics := slices.Sorted(maps.Keys(s.topics))
 	group := s.group
 	s.mu.Unlock()
+	if core := s.g.opts.Broker; core != nil {
+		s.unregister(ctx, notify, topics, group)
+		core.ConnClosed(s.connID)
+	}
+	s.mu.Lock()
+	s.ended = true
+	c := s.client
+	s.client = nil
+	s.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+	s.g.log.Debug().Str("client_id", s.id).Bool("notified", notify).Msg("grpc session closed")
+}
+
+// unregister takes the client out of its groups when it said goodbye
+// (notify).
+func (s *session) unregister(ctx context.Context, notify bool, topics []string, group string) {
 	if notify {
 		unreg := func(pg, cg string) {
 			done := make(chan *broker.Error, 1)
@@ -416,14 +434,4 @@ func (s *session) end(ctx context.Context, notify bool) {
 			unreg("", group)
 		}
 	}
-	s.g.opts.Broker.ConnClosed(s.connID)
-	s.mu.Lock()
-	s.ended = true
-	c := s.client
-	s.client = nil
-	s.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
-	}
-	s.g.log.Debug().Str("client_id", s.id).Bool("notified", notify).Msg("grpc session closed")
 }
