@@ -25,12 +25,17 @@ type Broker struct {
 	authz     Authorizer // the ACL (nil: none)
 
 	consume consumeState // the consumption calls' share (consume.go)
+	send    sendState    // the send family's (send.go)
+	clients clientState  // the client calls' (clients.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until
 // Serve is called.
 func New(p *pipeline.Pipeline) *Broker {
-	return &Broker{p: p, cfg: p.Config(), log: p.Config().Logger}
+	b := &Broker{p: p, cfg: p.Config(), log: p.Config().Logger}
+	b.send.init(b)
+	b.clients.init(b)
+	return b
 }
 
 // Serve starts serving calls once the broker's advertised address is

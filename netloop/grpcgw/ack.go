@@ -59,7 +59,7 @@ func (g *Gateway) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if g.opts.Broker == nil {
-		return &v2.AckMessageResponse{Status: noBroker()}, nil
+		return &v2.AckMessageResponse{Status: noCore()}, nil
 	}
 	entries := req.GetEntries()
 	sts := make([]*v2.Status, len(entries))
@@ -80,7 +80,7 @@ func (g *Gateway) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 			err *broker.Error
 		}
 		got := make(chan answer, 1)
-		g.opts.Broker.Ack(g.apiCaller(ctx, s), areq, func(res *broker.AckResult, err *broker.Error) { got <- answer{res, err} })
+		g.opts.Broker.Ack(g.callerOf(ctx, s), areq, func(res *broker.AckResult, err *broker.Error) { got <- answer{res, err} })
 		a, st := await(ctx, got)
 		for k, i := range at {
 			switch {
@@ -121,7 +121,7 @@ func (g *Gateway) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 // the client's new handle.
 func (g *Gateway) change(ctx context.Context, c broker.Caller, group, topic string, r receipt, d time.Duration) (string, *v2.Status) {
 	if g.opts.Broker == nil {
-		return "", noBroker()
+		return "", noCore()
 	}
 	type answer struct {
 		h   pop.Handle
@@ -152,7 +152,7 @@ func (g *Gateway) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 	if st != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
-	nh, st := g.change(ctx, g.apiCaller(ctx, s), group, topic, r, req.GetInvisibleDuration().AsDuration())
+	nh, st := g.change(ctx, g.callerOf(ctx, s), group, topic, r, req.GetInvisibleDuration().AsDuration())
 	if st != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
@@ -168,14 +168,14 @@ func (g *Gateway) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.F
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if g.opts.Broker == nil {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: noBroker()}, nil
+		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: noCore()}, nil
 	}
 	r, st := handleStatus(s.renew.take(req.GetReceiptHandle()))
 	if st != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}
 	got := make(chan *broker.Error, 1)
-	g.opts.Broker.ForwardToDeadLetter(g.apiCaller(ctx, s), group, topic, r.handle(), func(err *broker.Error) { got <- err })
+	g.opts.Broker.ForwardToDeadLetter(g.callerOf(ctx, s), group, topic, r.handle(), func(err *broker.Error) { got <- err })
 	err, st := await(ctx, got)
 	switch {
 	case st != nil:

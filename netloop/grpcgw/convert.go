@@ -21,7 +21,9 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // Property names the gateway reads or writes besides storage/message's.
@@ -39,7 +41,6 @@ const (
 	maxMessageGroup    = 64
 	maxUserProperties  = 128
 	maxPropertiesBytes = 16 << 10
-	maxDelay           = 24 * time.Hour
 )
 
 // reserved are the property names a user property may not take
@@ -67,7 +68,7 @@ func BodyDigest(body []byte) *v2.Digest {
 	return &v2.Digest{Type: v2.DigestType_MD5, Checksum: strings.ToUpper(hex.EncodeToString(sum[:]))}
 }
 
-// sendFields is what SEND_MESSAGE needs of one gRPC message.
+// sendFields is what a send needs of one gRPC message.
 type sendFields struct {
 	props   map[string]string
 	sysFlag int32
@@ -76,22 +77,20 @@ type sendFields struct {
 	born    int64  // born timestamp, ms
 }
 
-// fromMessage turns a gRPC message into SEND_MESSAGE's properties and
-// flags, or the status refusing it.
-func fromMessage(m *v2.Message, maxBody int, now time.Time) (sendFields, *v2.Status) {
+// fromMessage turns a gRPC message into a send's properties and flags,
+// or the status refusing what only the protocol knows (its fields); the
+// rules of a send (body size, the message type, the delay) are the
+// broker's (actors/broker).
+func fromMessage(m *v2.Message) (sendFields, *v2.Status) {
 	sp := m.GetSystemProperties()
 	var f sendFields
 	if sp == nil {
 		return f, statusf(v2.Code_BAD_REQUEST, "message has no system_properties")
 	}
-	switch {
-	case len(m.GetBody()) == 0:
-		return f, statusf(v2.Code_MESSAGE_BODY_EMPTY, "message body is empty")
-	case len(m.GetBody()) > maxBody:
-		return f, statusf(v2.Code_MESSAGE_BODY_TOO_LARGE, "message body of %d bytes exceeds the limit of %d", len(m.GetBody()), maxBody)
-	case sp.GetMessageId() == "":
+	if sp.GetMessageId() == "" {
 		return f, statusf(v2.Code_ILLEGAL_MESSAGE_ID, "message id is empty")
 	}
+	now := time.Now()
 	if len(m.GetUserProperties()) > maxUserProperties {
 		return f, statusf(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "%d user properties exceed the limit of %d", len(m.GetUserProperties()), maxUserProperties)
 	}
@@ -131,13 +130,9 @@ func fromMessage(m *v2.Message, maxBody int, now time.Time) (sendFields, *v2.Sta
 		f.group = g
 	}
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
-		at := ts.AsTime()
-		if at.After(now.Add(maxDelay)) {
-			return f, statusf(v2.Code_ILLEGAL_DELIVERY_TIME, "delivery time %s is more than %s ahead", at.UTC().Format(time.RFC3339), maxDelay)
-		}
-		if at.After(now) {
-			props[message.PropTimerDeliverMS] = strconv.FormatInt(at.UnixMilli(), 10)
-		}
+		// The broker plans it (actors/timer: the longest delay, a time
+		// already past is delivered at once), as for a remoting send.
+		props[message.PropTimerDeliverMS] = strconv.FormatInt(ts.AsTime().UnixMilli(), 10)
 	}
 	if tc := sp.GetTraceContext(); tc != "" {
 		props[propTraceContext] = tc
@@ -233,15 +228,16 @@ func toMessage(r *message.Record, brokerName, storeAddr string) *v2.Message {
 	return &v2.Message{Topic: &v2.Resource{Name: r.Topic}, UserProperties: user, SystemProperties: sp, Body: body}
 }
 
-// typeOf infers a stored message's type from its properties.
+// typeOf is a stored message's type: the broker's rule (RocketMQ's
+// order: transaction, delay, FIFO), as its type check reads it.
 func typeOf(props map[string]string, sysFlag int32) v2.MessageType {
-	switch {
-	case props[message.PropTranMsg] == "true" || message.TransactionType(sysFlag) != 0:
+	switch broker.MessageType(props, sysFlag) {
+	case meta.MessageTypeTransaction:
 		return v2.MessageType_TRANSACTION
-	case props[message.PropShardingKey] != "":
-		return v2.MessageType_FIFO
-	case props[message.PropTimerDeliverMS] != "" || props[message.PropDelay] != "":
+	case meta.MessageTypeDelay:
 		return v2.MessageType_DELAY
+	case meta.MessageTypeFIFO:
+		return v2.MessageType_FIFO
 	}
 	return v2.MessageType_NORMAL
 }

@@ -29,10 +29,13 @@
 // # Sessions
 //
 // Each gRPC client id (the x-mq-client-id header; CLIENT_ID_REQUIRED
-// without it) gets one session: one internal remoting connection that carries
-// the client's heartbeats, so that the broker's CHECK_TRANSACTION_STATE (39)
-// for a transaction of that client arrives on it and goes out as the
-// Telemetry stream's recover_orphaned_transaction_command. A session ends on
+// without it) gets one session. The session is the client's
+// actors/clients.Conn: its heartbeats register it with the broker in
+// process (broker.Heartbeat), so that the broker's CHECK_TRANSACTION_STATE
+// (39) for a transaction of that client comes to the session and goes out
+// as the Telemetry stream's recover_orphaned_transaction_command. Sends,
+// transactions and recalls call the broker API in process (send.go); the
+// other RPCs still use the session's internal remoting connection. A session ends on
 // NotifyClientTermination, when its last Telemetry stream closed and no RPC
 // came for IdleTimeout (120 s), or on Stop; Stop closes every connection and
 // waits for every goroutine the gateway started.

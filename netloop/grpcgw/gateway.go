@@ -45,13 +45,14 @@ type Options struct {
 	Advertise string
 	// BrokerAddr is this broker's remoting address, dialed over loopback.
 	BrokerAddr string
-	// Broker is the broker's API, called in process by the consumption
-	// RPCs (receive.go, handle.go, renew.go, offset.go); nil: those RPCs
-	// answer INTERNAL_SERVER_ERROR.
-	Broker *broker.Broker
 	// BrokerTLS, when set, makes the internal connections speak TLS (a
 	// broker port that enforces TLS).
 	BrokerTLS *tls.Config
+	// Broker is the broker's API, called in process (sends, transactions,
+	// recalls, client registration, receives, acks, offsets); nil (codec
+	// tests only): those calls are answered INTERNAL_SERVER_ERROR and
+	// clients are not registered.
+	Broker *broker.Broker
 	// BrokerName names the broker in routes and receipt handles.
 	BrokerName string
 	// TLSMode is what the port accepts (as the process's --tls-mode);
@@ -111,7 +112,6 @@ type Gateway struct {
 	srv    *grpc.Server
 	ln     net.Listener
 	adv    string
-	rr     roundRobin
 	sess   sessions
 	stop   chan struct{}
 	// stopCtx ends with Stop: calls that wait (receives) end with it.

@@ -19,9 +19,9 @@ func (g *Gateway) offsetCall(ctx context.Context) (broker.Caller, *v2.Status) {
 		return broker.Caller{}, st
 	}
 	if g.opts.Broker == nil {
-		return broker.Caller{}, noBroker()
+		return broker.Caller{}, noCore()
 	}
-	return g.apiCaller(ctx, s), nil
+	return g.callerOf(ctx, s), nil
 }
 
 // queueOf names a request's queue.

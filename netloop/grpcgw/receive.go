@@ -6,10 +6,8 @@ package grpcgw
 import (
 	"context"
 	"hash/fnv"
-	"net/netip"
 	"time"
 
-	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -84,7 +82,7 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	}
 	core := g.opts.Broker
 	if core == nil {
-		return send(noBroker(), nil)
+		return send(noCore(), nil)
 	}
 	invisible := autoRenewInvisible
 	if !req.GetAutoRenew() || req.InvisibleDuration != nil {
@@ -111,7 +109,7 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 		err *broker.Error
 	}
 	got := make(chan answer, 1)
-	core.Pop(g.apiCaller(ctx, s), &broker.PopRequest{
+	core.Pop(g.callerOf(ctx, s), &broker.PopRequest{
 		Group: group, Topic: topic, QueueID: qid, MaxNums: batch, Invisible: invisible, Poll: poll,
 		InitMode: pop.InitMax, ExpType: typ, Exp: expr, Conn: sessionConn(s.id),
 	}, func(res *broker.PopResult, err *broker.Error) { got <- answer{res, err} })
@@ -129,7 +127,7 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if a.res.Empty == broker.PollingFull {
 		return send(statusf(v2.Code_TOO_MANY_REQUESTS, "%s", a.res.Remark), nil)
 	}
-	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), g.apiCaller(ctx, s), invisible)
+	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), g.callerOf(ctx, s), invisible)
 	if len(msgs) == 0 {
 		return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
 	}
@@ -164,28 +162,6 @@ func sessionConn(clientID string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(clientID))
 	return h.Sum64() | 1<<63
-}
-
-// apiCaller is the broker API's Caller for a call of s: the verified
-// account, the client's own address and its client id (the API decides
-// the ACL with them).
-func (g *Gateway) apiCaller(ctx context.Context, s *session) broker.Caller {
-	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: peerAddr(ctx), ClientID: s.id}
-}
-
-// peerAddr is the address of ctx's client (invalid when unknown).
-func peerAddr(ctx context.Context) netip.AddrPort {
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
-			return ap
-		}
-	}
-	return netip.AddrPort{}
-}
-
-// noBroker is the answer of a consumption RPC with no broker API wired.
-func noBroker() *v2.Status {
-	return statusf(v2.Code_INTERNAL_SERVER_ERROR, "the gRPC endpoint has no broker to call")
 }
 
 // subscriptionOf is the session's filter for topic (TAG * when none).

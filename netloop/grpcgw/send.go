@@ -1,219 +1,201 @@
 package grpcgw
 
-// SendMessage, EndTransaction and RecallMessage.
+// SendMessage, EndTransaction and RecallMessage: codecs over the broker
+// API (actors/broker send.go, transaction.go, recall.go), called in
+// process. No remoting command, no loopback socket, no second signature:
+// the caller is the verified account and the client's own address (its
+// BornHost, its ACL address rules), and every rule (the ACL, limits, the
+// message type, the longest delay, topic auto-creation) is the broker's,
+// the same for both protocols.
 
 import (
 	"context"
-	"hash/fnv"
-	"slices"
+	"net/netip"
 	"strconv"
-	"sync"
-	"sync/atomic"
-	"time"
+
+	"google.golang.org/grpc/peer"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// RecallMessage is RocketMQ 5.3's RECALL_MESSAGE request code.
-const RecallMessage = remoting.RecallMessage
-
-// topicCacheTTL is how long a topic's configuration is reused for sends.
-const topicCacheTTL = 3 * time.Second
-
-// roundRobin spreads sends without a message group over the write queues.
-type roundRobin struct {
-	n     atomic.Uint64
-	mu    sync.Mutex
-	cache map[string]cachedTopic
+// peerAddr is the address of ctx's client as its connection shows it
+// (the zero AddrPort when unknown).
+func peerAddr(ctx context.Context) netip.AddrPort {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return netip.AddrPort{}
+	}
+	ap, err := netip.ParseAddrPort(p.Addr.String())
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
-// cachedTopic is a topic configuration and when it was read.
-type cachedTopic struct {
-	ti *topicInfo
-	at time.Time
+// callerOf is the broker API's caller of a call of s.
+func (g *Gateway) callerOf(ctx context.Context, s *session) broker.Caller {
+	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: peerAddr(ctx), ClientID: s.id}
 }
 
-// sendTopic is topic's configuration for a send, cached briefly.
-func (g *Gateway) sendTopic(ctx context.Context, s *session, topic string) (*topicInfo, *v2.Status) {
-	now := time.Now()
-	g.rr.mu.Lock()
-	c, ok := g.rr.cache[topic]
-	g.rr.mu.Unlock()
-	if ok && now.Sub(c.at) < topicCacheTTL {
-		return c.ti, nil
-	}
-	ti, st := g.topicConfig(ctx, s, topic, true)
-	if st != nil {
-		return nil, st
-	}
-	g.rr.mu.Lock()
-	if g.rr.cache == nil || len(g.rr.cache) > 4096 {
-		g.rr.cache = map[string]cachedTopic{}
-	}
-	g.rr.cache[topic] = cachedTopic{ti: ti, at: now}
-	g.rr.mu.Unlock()
-	return ti, nil
-}
+// noCore is the answer of a call that needs the broker API when the
+// gateway has none (Options.Broker nil).
+func noCore() *v2.Status { return statusf(v2.Code_INTERNAL_SERVER_ERROR, "no broker API") }
 
-// pickQueue chooses the queue: a message group always maps to the same
-// write queue (FNV-1a of the group), others go round robin.
-func (g *Gateway) pickQueue(writeQueues int32, group string) int32 {
-	if writeQueues <= 0 {
-		return 0
-	}
-	if group != "" {
-		h := fnv.New32a()
-		h.Write([]byte(group))
-		return int32(h.Sum32() % uint32(writeQueues))
-	}
-	return int32(g.rr.n.Add(1) % uint64(writeQueues))
-}
-
-// SendMessage stores each message through SEND_MESSAGE on a queue the
-// gateway picks.
+// SendMessage stores the messages: one broker call each, all made at
+// once and answered together (no round trip between them).
 func (g *Gateway) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.SendMessageResponse{Status: st}, nil
 	}
-	if len(req.GetMessages()) == 0 {
+	msgs := req.GetMessages()
+	if len(msgs) == 0 {
 		return &v2.SendMessageResponse{Status: statusf(v2.Code_BAD_REQUEST, "no messages")}, nil
 	}
-	out := &v2.SendMessageResponse{Status: okStatus()}
-	for _, m := range req.GetMessages() {
-		e := g.sendOne(ctx, s, m)
-		out.Entries = append(out.Entries, e)
-		if e.Status.GetCode() != v2.Code_OK && out.Status.GetCode() == v2.Code_OK {
+	c := g.callerOf(ctx, s)
+	entries := make([]*v2.SendResultEntry, len(msgs))
+	answered := make(chan struct{}, len(msgs))
+	for i, m := range msgs {
+		g.sendOne(ctx, s, c, m, func(e *v2.SendResultEntry) {
+			entries[i] = e
+			answered <- struct{}{}
+		})
+	}
+	for range msgs {
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return &v2.SendMessageResponse{Status: statusf(v2.Code_PROXY_TIMEOUT, "send: %v", ctx.Err())}, nil
+		}
+	}
+	out := &v2.SendMessageResponse{Status: okStatus(), Entries: entries}
+	for _, e := range entries {
+		if e.Status.GetCode() != v2.Code_OK {
 			out.Status = e.Status
+			break
 		}
 	}
 	return out, nil
 }
 
-// sendOne sends one message and returns its result entry.
-func (g *Gateway) sendOne(ctx context.Context, s *session, m *v2.Message) *v2.SendResultEntry {
-	fail := func(st *v2.Status) *v2.SendResultEntry {
-		return &v2.SendResultEntry{Status: st, MessageId: m.GetSystemProperties().GetMessageId()}
-	}
+// sendOne sends one message; done gets its result entry, once, on the
+// stage that stored it (or at once for a refusal).
+func (g *Gateway) sendOne(ctx context.Context, s *session, c broker.Caller, m *v2.Message, done func(*v2.SendResultEntry)) {
+	msgID := m.GetSystemProperties().GetMessageId()
+	fail := func(st *v2.Status) { done(&v2.SendResultEntry{Status: st, MessageId: msgID}) }
 	topic := m.GetTopic().GetName()
-	now := time.Now()
-	f, st := fromMessage(m, g.opts.MaxMessageSize, now)
+	f, st := fromMessage(m)
 	if st != nil {
-		return fail(st)
+		fail(st)
+		return
 	}
-	ti, st := g.sendTopic(ctx, s, topic)
-	if st != nil {
-		return fail(st)
-	}
-	typ := f.typ
-	if typ == v2.MessageType_MESSAGE_TYPE_UNSPECIFIED {
-		typ = typeOf(f.props, f.sysFlag)
-	}
-	if _, typed := ti.Attributes[topicAttrMessageType]; typed && g.opts.TypeCheck() && !slices.Contains(g.opts.AcceptTypes(ti.Attributes), typ) {
-		return fail(statusf(v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, "topic %s (message.type %s) does not accept %s messages",
-			quote(topic), ti.Attributes[topicAttrMessageType], typ))
-	}
-	if ti.WriteQueueNums <= 0 || ti.Perm&2 == 0 {
-		return fail(statusf(v2.Code_FORBIDDEN, "topic %s is not writable", quote(topic)))
-	}
-	if typ == v2.MessageType_TRANSACTION {
+	if f.typ == v2.MessageType_TRANSACTION {
 		// The broker asks producer group = topic about open transactions:
-		// this client must be registered as one before the half is stored.
+		// this client must be registered as one before the half is stored
+		// (over its session's remoting connection, which receives the
+		// checks: session.go).
 		f.props[message.PropProducerGroup] = topic
 		if s.register(v2.ClientType_PRODUCER, []string{topic}, "", nil) {
 			if err := s.heartbeat(ctx); err != nil {
-				return fail(internalStatus(err))
+				fail(internalStatus(err))
+				return
 			}
 		}
 	}
-	qid := g.pickQueue(ti.WriteQueueNums, f.group)
-	resp, err := s.invoke(ctx, remoting.NewRequest(remoting.SendMessage, map[string]string{
-		"producerGroup": topic, "topic": topic, "defaultTopic": "TBW102",
-		"defaultTopicQueueNums": strconv.Itoa(g.opts.DefaultQueueNums), "queueId": strconv.Itoa(int(qid)),
-		"sysFlag": strconv.Itoa(int(f.sysFlag)), "bornTimestamp": strconv.FormatInt(f.born, 10), "flag": "0",
-		"properties": string(message.EncodeProperties(f.props)), "reconsumeTimes": "0", "unitMode": "false", "batch": "false",
-	}, m.GetBody()))
-	if err != nil {
-		return fail(internalStatus(err))
+	core := g.opts.Broker
+	if core == nil {
+		fail(noCore())
+		return
 	}
-	if resp.Code != remoting.Success {
-		return fail(fromRemoting(resp, "send"))
-	}
-	off, _ := strconv.ParseInt(resp.Field("queueOffset"), 10, 64)
-	e := &v2.SendResultEntry{Status: okStatus(), MessageId: m.GetSystemProperties().GetMessageId(), Offset: off,
-		RecallHandle: resp.Field("recallHandle")}
-	if typ == v2.MessageType_TRANSACTION {
-		e.TransactionId = encodeTxID(resp.Field("msgId"), resp.Field("queueOffset"))
-	}
-	return e
+	core.Send(c, &broker.SendRequest{
+		ProducerGroup: topic, Topic: topic, DefaultTopic: broker.DefaultTopic, DefaultQueueNums: int32(g.opts.DefaultQueueNums),
+		QueueID: -1, MessageGroup: f.group, SysFlag: f.sysFlag, BornTimestamp: f.born, Props: f.props, Body: m.GetBody(),
+	}, func(res *broker.SendResult, err *broker.Error) {
+		if err != nil {
+			fail(fromBroker(err))
+			return
+		}
+		e := &v2.SendResultEntry{Status: okStatus(), MessageId: msgID, Offset: res.QueueOffset}
+		if res.RecallDueMs > 0 && len(res.UniqKeys) == 1 {
+			e.RecallHandle = remoting.RecallHandle(topic, g.opts.BrokerName, res.RecallDueMs, res.UniqKeys[0])
+		}
+		if res.Half && len(res.Offsets) == 1 {
+			e.TransactionId = encodeTxID(message.OffsetMsgID(core.Advertise(), res.Offsets[0]), strconv.FormatInt(res.QueueOffset, 10))
+		}
+		done(e)
+	})
 }
 
-// EndTransaction commits or rolls back a half message (END_TRANSACTION).
+// EndTransaction commits or rolls back a half message.
 func (g *Gateway) EndTransaction(ctx context.Context, req *v2.EndTransactionRequest) (*v2.EndTransactionResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.EndTransactionResponse{Status: st}, nil
 	}
+	if g.opts.Broker == nil {
+		return &v2.EndTransactionResponse{Status: noCore()}, nil
+	}
 	ref, err := decodeTxID(req.GetTransactionId())
 	if err != nil {
 		return &v2.EndTransactionResponse{Status: statusf(v2.Code_INVALID_TRANSACTION_ID, "%v", err)}, nil
 	}
-	kind := "0"
+	var commit bool
 	switch req.GetResolution() {
 	case v2.TransactionResolution_COMMIT:
-		kind = strconv.Itoa(int(message.SysFlagTransactionCommit))
+		commit = true
 	case v2.TransactionResolution_ROLLBACK:
-		kind = strconv.Itoa(int(message.SysFlagTransactionRollback))
-	}
-	topic := req.GetTopic().GetName()
-	cmd := remoting.NewRequest(remoting.EndTransaction, map[string]string{
-		"producerGroup": topic, "tranStateTableOffset": strconv.FormatInt(ref.halfOffset, 10),
-		"commitLogOffset": strconv.FormatInt(ref.commitLogOffset, 10), "commitOrRollback": kind,
-		"fromTransactionCheck": strconv.FormatBool(req.GetSource() == v2.TransactionSource_SOURCE_SERVER_CHECK),
-		"msgId":                req.GetMessageId(), "transactionId": req.GetMessageId(),
-	}, nil)
-	if kind == "0" {
-		// Unknown: nothing to do now, the broker asks again (and never
-		// answers such a request).
-		c, err := s.conn(ctx)
-		if err == nil {
-			err = c.InvokeOneway(cmd)
-		}
-		if err != nil {
-			return &v2.EndTransactionResponse{Status: internalStatus(err)}, nil
-		}
+	default:
+		// Unknown: nothing to do now, the broker asks again.
 		return &v2.EndTransactionResponse{Status: okStatus()}, nil
 	}
-	resp, err := s.invoke(ctx, cmd)
-	if err != nil {
-		return &v2.EndTransactionResponse{Status: internalStatus(err)}, nil
+	c := g.callerOf(ctx, s)
+	end := &broker.EndRequest{ProducerGroup: req.GetTopic().GetName(), HalfOffset: ref.halfOffset,
+		CommitLogOffset: ref.commitLogOffset, Commit: commit,
+		FromCheck: req.GetSource() == v2.TransactionSource_SOURCE_SERVER_CHECK}
+	answer := make(chan *broker.Error, 1)
+	g.opts.Broker.EndTransaction(c, end, func(err *broker.Error) { answer <- err })
+	select {
+	case err := <-answer:
+		return &v2.EndTransactionResponse{Status: fromBroker(err)}, nil
+	case <-ctx.Done():
+		return &v2.EndTransactionResponse{Status: statusf(v2.Code_PROXY_TIMEOUT, "end transaction: %v", ctx.Err())}, nil
 	}
-	return &v2.EndTransactionResponse{Status: fromRemoting(resp, "end transaction")}, nil
 }
 
-// RecallMessage cancels a timer message by its recall handle
-// (RECALL_MESSAGE 370).
+// RecallMessage cancels a timer message by its recall handle.
 func (g *Gateway) RecallMessage(ctx context.Context, req *v2.RecallMessageRequest) (*v2.RecallMessageResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.RecallMessageResponse{Status: st}, nil
 	}
+	if g.opts.Broker == nil {
+		return &v2.RecallMessageResponse{Status: noCore()}, nil
+	}
 	topic := req.GetTopic().GetName()
 	if req.GetRecallHandle() == "" {
 		return &v2.RecallMessageResponse{Status: statusf(v2.Code_BAD_REQUEST, "recall handle is empty")}, nil
 	}
-	resp, err := s.invoke(ctx, remoting.NewRequest(RecallMessage, map[string]string{
-		"producerGroup": topic, "topic": topic, "recallHandle": req.GetRecallHandle(),
-	}, nil))
+	h, err := remoting.ParseRecallHandle(req.GetRecallHandle())
 	if err != nil {
-		return &v2.RecallMessageResponse{Status: internalStatus(err)}, nil
+		return &v2.RecallMessageResponse{Status: fromBroker(broker.Errorf(broker.BadRequest, "%v", err))}, nil
 	}
-	st = fromRemoting(resp, "recall")
-	if resp.Code == remoting.RequestCodeNotSupported {
-		st = statusf(v2.Code_NOT_IMPLEMENTED, "this broker does not serve RECALL_MESSAGE yet: %s", resp.Remark)
+	c := g.callerOf(ctx, s)
+	type recalled struct {
+		uniq string
+		err  *broker.Error
 	}
-	return &v2.RecallMessageResponse{Status: st, MessageId: resp.Field("msgId")}, nil
+	answer := make(chan recalled, 1)
+	g.opts.Broker.Recall(c, &broker.RecallRequest{Topic: topic, HandleTopic: h.Topic, BrokerName: h.BrokerName, DueMs: h.DueMs, Uniq: h.Uniq},
+		func(uniq string, _ writer.Result, err *broker.Error) { answer <- recalled{uniq, err} })
+	select {
+	case r := <-answer:
+		return &v2.RecallMessageResponse{Status: fromBroker(r.err), MessageId: r.uniq}, nil
+	case <-ctx.Done():
+		return &v2.RecallMessageResponse{Status: statusf(v2.Code_PROXY_TIMEOUT, "recall: %v", ctx.Err())}, nil
+	}
 }

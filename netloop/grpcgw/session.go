@@ -1,21 +1,26 @@
 package grpcgw
 
-// Sessions: one per gRPC client id, each with its internal remoting
-// connection to the broker, which carries the client's heartbeats and so
-// receives the broker's requests for that client (transaction checks).
+// Sessions: one per gRPC client id. A session is the client's
+// clients.Conn: its heartbeats register it with the broker in process
+// (broker.Heartbeat), so the broker's requests for that client
+// (transaction checks) come to the session, which sends them down the
+// client's Telemetry stream. The session's internal remoting connection
+// serves the RPCs not yet called in process (receives, acks, offsets).
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -31,9 +36,13 @@ type sessions struct {
 
 // session is one gRPC client's state.
 type session struct {
-	id    string
-	g     *Gateway
-	creds auth.Credentials
+	id       string
+	g        *Gateway
+	creds    auth.Credentials
+	connID   uint64 // the session's id as a clients.Conn
+	language string
+
+	remote atomic.Pointer[netip.AddrPort] // the client's address, as its latest call came from
 
 	mu         sync.Mutex
 	client     *remoting.Client
@@ -76,6 +85,9 @@ func (g *Gateway) session(ctx context.Context) (*session, *v2.Status) {
 	if err != nil {
 		return nil, statusf(v2.Code_INTERNAL_SERVER_ERROR, "%v", err)
 	}
+	if a := peerAddr(ctx); a.IsValid() {
+		s.remote.Store(&a)
+	}
 	return s, nil
 }
 
@@ -88,7 +100,8 @@ func (r *sessions) get(g *Gateway, c caller) (*session, error) {
 	}
 	s := r.m[c.clientID]
 	if s == nil {
-		s = &session{id: c.clientID, g: g, creds: c.creds, topics: map[string]struct{}{}, lastSeen: time.Now()}
+		s = &session{id: c.clientID, g: g, creds: c.creds, connID: broker.NewConnID(), language: c.language,
+			topics: map[string]struct{}{}, lastSeen: time.Now()}
 		s.renew = newRenewer(s)
 		r.m[c.clientID] = s
 		g.m.sessions.Inc()
@@ -192,9 +205,6 @@ func (s *session) conn(ctx context.Context) (*remoting.Client, error) {
 	}
 	s.client = c
 	s.mu.Unlock()
-	if err := s.heartbeat(ctx); err != nil {
-		s.g.log.Warn().Err(err).Str("client_id", s.id).Msg("heartbeat on a new internal connection failed")
-	}
 	return c, nil
 }
 
@@ -211,9 +221,9 @@ func (s *session) invoke(ctx context.Context, req *remoting.Command) (*remoting.
 	return resp, nil
 }
 
-// heartbeatBody is the HEART_BEAT body registering what the client is
-// (nil: nothing to register yet).
-func (s *session) heartbeatBody() []byte {
+// heartbeatData is what registers the client (false: nothing to
+// register yet).
+func (s *session) heartbeatData() (clients.HeartbeatData, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hb := clients.HeartbeatData{ClientID: s.id}
@@ -229,10 +239,9 @@ func (s *session) heartbeatBody() []byte {
 		hb.ConsumerDataSet = append(hb.ConsumerDataSet, cd)
 	}
 	if len(hb.ProducerDataSet) == 0 && len(hb.ConsumerDataSet) == 0 {
-		return nil
+		return hb, false
 	}
-	b, _ := json.Marshal(hb) // plain structs: cannot fail
-	return b
+	return hb, true
 }
 
 // subscriptionData is a gRPC subscription as a remoting one.
@@ -249,27 +258,60 @@ func subscriptionData(e *v2.SubscriptionEntry) clients.SubscriptionData {
 	return sd
 }
 
-// heartbeat registers the client with the broker (nothing when it has
-// neither topics nor a group yet).
+// heartbeat registers the client with the broker, in process, with the
+// session as its connection (nothing when it has neither topics nor a
+// group yet).
 func (s *session) heartbeat(ctx context.Context) error {
-	body := s.heartbeatBody()
-	if body == nil {
+	hb, ok := s.heartbeatData()
+	if !ok || s.g.opts.Broker == nil {
 		return nil
 	}
-	s.mu.Lock()
-	c := s.client
-	s.mu.Unlock()
-	if c == nil {
-		_, err := s.conn(ctx) // dials and heartbeats
-		return err
+	c := s.caller()
+	answer := make(chan *broker.Error, 1)
+	s.g.opts.Broker.Heartbeat(c, &broker.HeartbeatRequest{Conn: s, Data: hb, Language: s.language},
+		func(err *broker.Error) { answer <- err })
+	select {
+	case err := <-answer:
+		if err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("heartbeat: %w", ctx.Err())
 	}
-	resp, err := c.InvokeWithin(ctx, remoting.NewRequest(remoting.HeartBeat, nil, body), s.g.opts.RequestTimeout)
-	if err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
+}
+
+// caller is the broker API's caller of the session's own calls.
+func (s *session) caller() broker.Caller {
+	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: s.remoteAddr(), ClientID: s.id}
+}
+
+// remoteAddr is the client's address as its latest call came from.
+func (s *session) remoteAddr() netip.AddrPort {
+	if a := s.remote.Load(); a != nil {
+		return *a
 	}
-	if resp.Code != remoting.Success {
-		return fmt.Errorf("heartbeat: code %d %s", resp.Code, resp.Remark)
+	return netip.AddrPort{}
+}
+
+// ID implements clients.Conn: the session's connection id.
+func (s *session) ID() uint64 { return s.connID }
+
+// RemoteAddr implements clients.Conn: the client's address.
+func (s *session) RemoteAddr() string { return s.remoteAddr().String() }
+
+// Send implements clients.Conn: a request of the broker for the client
+// (a transaction check goes down its Telemetry stream; others are not
+// served to a gRPC client, and dropped).
+func (s *session) Send(cmd *remoting.Command) error {
+	if cmd.IsResponse() {
+		return nil
 	}
+	if cmd.Code == remoting.CheckTransactionState {
+		s.relayCheck(cmd)
+		return nil
+	}
+	s.g.log.Debug().Str("client_id", s.id).Int32("code", cmd.Code).Msg("broker request for a gRPC client: not served")
 	return nil
 }
 
@@ -351,21 +393,38 @@ func (s *session) end(ctx context.Context, notify bool) {
 	}
 	s.renew.release(ctx)
 	s.mu.Lock()
-	c := s.client
 	topics := slices.Sorted(maps.Keys(s.topics))
 	group := s.group
 	s.mu.Unlock()
-	if notify && c != nil {
+	if core := s.g.opts.Broker; core != nil {
+		s.unregister(ctx, notify, topics, group)
+		core.ConnClosed(s.connID)
+	}
+	s.mu.Lock()
+	s.ended = true
+	c := s.client
+	s.client = nil
+	s.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+	s.g.log.Debug().Str("client_id", s.id).Bool("notified", notify).Msg("grpc session closed")
+}
+
+// unregister takes the client out of its groups when it said goodbye
+// (notify).
+func (s *session) unregister(ctx context.Context, notify bool, topics []string, group string) {
+	if notify {
 		unreg := func(pg, cg string) {
-			f := map[string]string{"clientID": s.id}
-			if pg != "" {
-				f["producerGroup"] = pg
-			}
-			if cg != "" {
-				f["consumerGroup"] = cg
-			}
-			if _, err := c.InvokeWithin(ctx, remoting.NewRequest(remoting.UnregisterClient, f, nil), s.g.opts.RequestTimeout); err != nil {
-				s.g.log.Debug().Err(err).Str("client_id", s.id).Msg("unregister client")
+			done := make(chan *broker.Error, 1)
+			s.g.opts.Broker.Unregister(s.caller(), &broker.UnregisterRequest{ClientID: s.id, ProducerGroup: pg, ConsumerGroup: cg},
+				func(err *broker.Error) { done <- err })
+			select {
+			case err := <-done:
+				if err != nil {
+					s.g.log.Debug().Err(err).Str("client_id", s.id).Msg("unregister client")
+				}
+			case <-ctx.Done():
 			}
 		}
 		for _, t := range topics {
@@ -375,13 +434,4 @@ func (s *session) end(ctx context.Context, notify bool) {
 			unreg("", group)
 		}
 	}
-	s.mu.Lock()
-	s.ended = true
-	c = s.client
-	s.client = nil
-	s.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
-	}
-	s.g.log.Debug().Str("client_id", s.id).Bool("notified", notify).Msg("grpc session closed")
 }

@@ -32,16 +32,15 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // onFrame serves plain sends and declines every other frame (OnFrame, in
@@ -170,59 +169,19 @@ func parseInt(b []byte, bits int) (int64, bool) {
 	return int64(u), true
 }
 
-// declinedProps are the properties that make a send more than a plain one:
-// the general path plans timers and transactions from them, and learns the
-// connection of a request/reply requester (REPLY_TO_CLIENT, see reply.go).
-var declinedProps = [...]string{message.PropTranMsg, message.PropDelay, message.PropTimerDelaySec,
-	message.PropTimerDelayMS, message.PropTimerDeliverMS, message.PropTimerDelUniqKey, message.PropTimerOutMS,
-	message.PropReplyToClient}
-
-// scanProperties checks that every item of the encoded properties is a
-// pair the general path would keep as it is (non-empty key and value) and
-// that none asks for a timer or a transaction. uniq is the last UNIQ_KEY
-// value's position in props (uniqLen 0: none).
-func scanProperties(props []byte) (uniqAt, uniqLen int, ok bool) {
-	for rest := props; len(rest) > 0; {
-		at := len(props) - len(rest)
-		k, val, next, pairOK := message.NextProperty(rest)
-		if !pairOK || len(val) == 0 {
-			return 0, 0, false
-		}
-		for _, d := range declinedProps {
-			if string(k) == d {
-				return 0, 0, false
-			}
-		}
-		if string(k) == message.PropUniqKey {
-			uniqAt, uniqLen = at+len(k)+1, len(val)
-		}
-		rest = next
-	}
-	return uniqAt, uniqLen, true
-}
-
 // fastSend serves a plain send, or declines it (false) before acting.
 func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView) bool {
 	var h plainSend
-	if !h.read(v) || r.stagesDown(r.sendNeeds) != nil || r.p.Disk().Full() {
+	if !h.read(v) || !r.core.PlainReady() {
 		return false // the general path refuses
 	}
 	cfg, ok := r.topicView.Load().Topics[string(h.topic)]
-	if !ok {
+	if !ok || !r.core.PlainTopicOK(cfg, len(v.Body), len(h.properties), h.sysFlag, h.queueID) {
 		return false
 	}
 	topic := cfg.TopicName
-	live := r.p.Settings()
-	switch {
-	case meta.ValidateTopic(topic) != nil, meta.IsClientWriteForbidden(topic),
-		strings.HasPrefix(topic, meta.RetryGroupTopicPrefix), cfg.Perm&meta.PermWrite == 0,
-		len(v.Body) == 0, len(v.Body) > live.MaxMessageSize, len(h.properties) > maxPropertiesSize,
-		message.TransactionType(h.sysFlag) == message.SysFlagTransactionPrepared,
-		h.queueID >= max(cfg.WriteQueueNums, cfg.ReadQueueNums):
-		return false
-	}
-	uniqAt, uniqLen, ok := scanProperties(h.properties)
-	if !ok || !r.fastTypeOK(cfg, h.properties) || cs.inflight.Load() >= live.MaxInflightPerConn || r.backlog.Load() >= r.cfg.MaxWriterBacklog {
+	uniqAt, uniqLen, ok := broker.ScanPlainProperties(h.properties)
+	if !ok || !r.core.PlainTypeOK(cfg, h.properties) || cs.inflight.Load() >= r.p.Settings().MaxInflightPerConn {
 		return false
 	}
 	if r.guard != nil && !r.guard.AllowView(c.RemoteAddrPort(), v, auth.Need{Kind: auth.KindTopic, Name: topic, Perm: auth.PermPub}, &cs.acl) {
@@ -333,7 +292,7 @@ func (q *plainReq) reply(res writer.Result) {
 	if !q.oneway {
 		var err error
 		if res.Err != nil {
-			code, remark := sendFailure(res.Err)
+			code, remark := sendFailure(res.Err) // the broker's rule, in remoting's codes
 			resp := remoting.NewResponse(&remoting.Command{Opaque: q.opaque, Serialize: q.serialize}, code, remark)
 			err = res.Out.Send(q.c, resp)
 		} else {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -74,7 +75,7 @@ func TestScanProperties(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at, n, ok := scanProperties(tt.props)
+			at, n, ok := broker.ScanPlainProperties(tt.props)
 			if ok != tt.ok {
 				t.Fatalf("ok = %v, want %v", ok, tt.ok)
 			}
@@ -93,12 +94,14 @@ func FuzzScanProperties(f *testing.F) {
 	f.Add([]byte("DELAY\x013\x02"))
 	f.Add([]byte("a\x01b\x01c\x02\x02"))
 	f.Fuzz(func(t *testing.T, props []byte) {
-		at, n, ok := scanProperties(props)
+		at, n, ok := broker.ScanPlainProperties(props)
 		if !ok {
 			return
 		}
 		decoded := message.DecodeProperties(props)
-		for _, k := range declinedProps {
+		for _, k := range []string{message.PropTranMsg, message.PropDelay, message.PropTimerDelaySec,
+			message.PropTimerDelayMS, message.PropTimerDeliverMS, message.PropTimerDelUniqKey, message.PropTimerOutMS,
+			message.PropReplyToClient} {
 			if _, has := decoded[k]; has {
 				t.Fatalf("accepted properties with %s: %q", k, props)
 			}

@@ -26,8 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
-	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -49,7 +49,8 @@ type replyJoin struct {
 	mu      sync.Mutex
 	left    int
 	pushErr string // "" when the push was delivered
-	res     writer.Result
+	res     *broker.SendResult
+	err     *broker.Error
 }
 
 // done records one half; it reports whether the other half was done too.
@@ -61,34 +62,56 @@ func (j *replyJoin) done(record func()) bool {
 	return j.left == 0
 }
 
-// startReply pushes the reply to its requester and returns the function
-// the append's Reply must call instead of answerSend.
-func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, queueID int32, uniq []string) func(writer.Result) {
+// startReply returns the callback of the broker's Send, which answers the
+// responder instead of answerSend, and push, which pushes the reply to its
+// requester (called once Send took the reply: a reply refused at once is
+// answered as refused and not pushed, as RocketMQ checks it first).
+func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader) (
+	answerStored func(*broker.SendResult, *broker.Error), push func()) {
 	j := &replyJoin{left: 2}
 	answer := func(out *netloop.Outbox) {
 		if j.pushErr != "" {
 			r.sendVia(out, c, cmd, remoting.NewResponse(cmd, remoting.SystemError, j.pushErr))
 			return
 		}
-		res := j.res
-		res.Out = out // the writer's outbox is only its own while it calls back
-		if res.Err != nil {
-			r.log.Warn().Err(res.Err).Str("topic", h.topic).Msg("reply delivered to its requester but not stored")
+		res, err := j.res, j.err
+		if res != nil {
+			cp := *res
+			cp.Stored.Out = out // the writer's outbox is only its own while it calls back
+			res = &cp
+		}
+		if err != nil && res != nil { // the writer did not store it: delivered all the same
+			r.log.Warn().Str("topic", h.topic).Str("remark", err.Remark).Msg("reply delivered to its requester but not stored")
 			resp := remoting.NewResponse(cmd, remoting.Success, "")
 			resp.SetField("msgId", "0")
-			resp.SetField("queueId", strconv.Itoa(int(queueID)))
+			resp.SetField("queueId", strconv.Itoa(int(res.QueueID)))
 			resp.SetField("queueOffset", "0")
 			r.sendVia(out, c, cmd, resp)
 			return
 		}
-		r.answerSend(c, cmd, h, queueID, uniq, res)
+		r.answerSend(c, cmd, h, res, err)
 	}
 	pushed := func(remark string) {
 		if j.done(func() { j.pushErr = remark }) {
 			answer(nil)
 		}
 	}
-	req, to := r.replyPushRequest(c, h, queueID, cmd.Body)
+	push = func() { r.pushReply(c, cmd, h, pushed) }
+	return func(res *broker.SendResult, err *broker.Error) {
+		var out *netloop.Outbox
+		if res != nil {
+			out = res.Stored.Out
+		}
+		if j.done(func() { j.res, j.err = res, err }) {
+			answer(out)
+		}
+	}, push
+}
+
+// pushReply pushes a reply to its requester; pushed gets "" when the
+// requester took it, else the remark of the responder's answer.
+func (r *Router) pushReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, pushed func(remark string)) {
+	req, to := r.replyPushRequest(c, h, h.queueID, cmd.Body)
 	if to == "" {
 		r.log.Warn().Str("topic", h.topic).Str("remote", c.RemoteAddr()).Msg("reply message without REPLY_TO_CLIENT: not pushed")
 		pushed("reply message properties[" + message.PropReplyToClient + "] is null")
@@ -109,11 +132,6 @@ func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 					pushed("")
 				}
 			}})
-	}
-	return func(res writer.Result) {
-		if j.done(func() { j.res = res }) {
-			answer(res.Out)
-		}
 	}
 }
 

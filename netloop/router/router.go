@@ -5,9 +5,10 @@
 // Conn.Send. Nothing here blocks: no file I/O, no waiting on a stage.
 //
 // One file per request family, in the style of franz-go's kfake:
-// send.go (SEND_MESSAGE, V2, batch, reply variants) with timersend.go (the
-// send-path half of timer messages) and reply.go (the push of a reply to
-// its requester), pull.go (PULL_MESSAGE, LITE_PULL_MESSAGE and the offset
+// send.go (SEND_MESSAGE, V2, batch, reply variants: a codec over the broker
+// API, actors/broker, which holds the send rules) with fastsend.go (the
+// plain-send hot path) and reply.go (the push of a reply to its
+// requester), pull.go (PULL_MESSAGE, LITE_PULL_MESSAGE and the offset
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
 // (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), transaction.go
 // (END_TRANSACTION and the half-message send path), sendback.go
@@ -80,21 +81,17 @@ type Router struct {
 	topicsSt  *stage.Stage
 	groupsSt  *stage.Stage
 
-	core      *broker.Broker // the broker's API: the codec calls it
-	backlog   atomic.Int64   // appends sent to the writer and not answered
-	m         *routerMetrics
-	panics    *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
-	routes    map[int32]route        // the handler table with its stages resolved
-	timerSts  []*stage.Stage         // the stages a timer message needs
-	filters   *pull.FilterCache
-	indexSt   *stage.Stage
-	txSt      *stage.Stage   // the transaction stage
-	txSts     []*stage.Stage // the stages a half message needs
-	appends   *writer.Inbox  // the commitlog writer's inbox
-	sendNeeds []*stage.Stage // the stages a plain send needs
-	sends     sendPool       // the hot path's requests (fastsend.go)
-	conns     sync.Map       // connection id -> *connState of the open connections
-	guard     *auth.Guard    // the ACL (authz.go); nil: off
+	core    *broker.Broker // the broker's API: the codec calls it
+	backlog *atomic.Int64  // appends sent to the writer and not answered (the broker's count)
+	m       *routerMetrics
+	panics  *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
+	routes  map[int32]route        // the handler table with its stages resolved
+	filters *pull.FilterCache
+	indexSt *stage.Stage
+	appends *writer.Inbox // the commitlog writer's inbox
+	sends   sendPool      // the hot path's requests (fastsend.go)
+	conns   sync.Map      // connection id -> *connState of the open connections
+	guard   *auth.Guard   // the ACL (authz.go); nil: off
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -130,11 +127,8 @@ func New(core *broker.Broker) *Router {
 	for code, h := range handlers {
 		r.routes[code] = route{serve: h.serve, needs: r.resolve(h.needs)}
 	}
-	r.timerSts = r.resolve(timerStages)
-	r.txSt = p.Stage(txcheck.StageName)
-	r.txSts = r.resolve([]string{txcheck.StageName})
 	r.appends = p.Appends()
-	r.sendNeeds = r.routes[remoting.SendMessage].needs
+	r.backlog = core.WriterBacklog()
 	return r
 }
 

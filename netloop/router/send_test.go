@@ -8,10 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/actors/groups"
-	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 func TestParseSendHeader(t *testing.T) {
@@ -49,33 +46,6 @@ func TestParseSendHeader(t *testing.T) {
 	for _, want := range []string{"producerGroup", "queueId", "sysFlag", "bornTimestamp", "flag"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
-		}
-	}
-}
-
-func TestDeadLetter(t *testing.T) {
-	cfg := pipeline.DefaultConfig()
-	var gv groups.View
-	h := meta.NewSubscriptionGroupConfig("H")
-	h.RetryMaxTimes = 2
-	gv.Init(map[string]meta.SubscriptionGroupConfig{"G": meta.NewSubscriptionGroupConfig("G"), "H": h}, meta.DataVersion{})
-	r := &Router{cfg: &cfg, groupView: &gv}
-	for _, c := range []struct {
-		h    sendHeader
-		want string
-	}{
-		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 17, maxReconsumeTimes: 16, hasMaxReconsume: true}, "%DLQ%G"},
-		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 16, maxReconsumeTimes: 16, hasMaxReconsume: true}, ""},
-		{sendHeader{topic: "%RETRY%H", reconsumeTimes: 3, maxReconsumeTimes: 16, hasMaxReconsume: true}, ""}, // the request wins
-		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 30}, "%DLQ%G"},                                        // the group's retryMaxTimes (16)
-		{sendHeader{topic: "%RETRY%G", reconsumeTimes: 16}, ""},
-		{sendHeader{topic: "%RETRY%H", reconsumeTimes: 3}, "%DLQ%H"},
-		{sendHeader{topic: "%RETRY%unknown", reconsumeTimes: 30}, ""},
-		{sendHeader{topic: "orders", reconsumeTimes: 30, maxReconsumeTimes: 1, hasMaxReconsume: true}, ""},
-	} {
-		got, ok := r.deadLetter(&c.h)
-		if got != c.want || ok != (c.want != "") {
-			t.Errorf("deadLetter(%+v) = %q %v, want %q", c.h, got, ok, c.want)
 		}
 	}
 }

@@ -1,18 +1,14 @@
 package router
 
-// The send-path half of timer messages: the rules live in actors/timer
-// (plan.go), shared with the transaction stage; this file adapts them to
-// the router's configuration.
+// The timer rules of the paths that still build their records here
+// (send-back): the broker API's (actors/broker timer.go, over
+// actors/timer's plan.go), in remoting's codes.
 
 import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/timer"
 )
-
-// timerStages are the stages a timer message needs to be delivered (names
-// of workers that were not spawned are skipped when resolved).
-var timerStages = timer.StageNames()
 
 // DelayLevel returns the delay of a classic level (1..18; higher levels are
 // clamped to 18).
@@ -26,38 +22,16 @@ type timerPlan struct {
 	remark string
 }
 
-// timerLimits are the broker's timer settings.
-func (r *Router) timerLimits() timer.Limits {
-	return timer.Limits{Enabled: r.cfg.TimerEnabled, MaxDelay: r.cfg.MaxTimerDelay}
-}
-
-// planTimer applies the transformation rules to props (modified in place).
+// planTimer applies the broker's timer rules to props (modified in place).
 func (r *Router) planTimer(props map[string]string, nowMs int64) timerPlan {
-	p := timer.PlanSend(props, nowMs, r.timerLimits())
-	return timerPlan{timer: p.Timer, dueMs: p.DueMs, code: p.Code, remark: p.Remark}
-}
-
-// applyTimer sends a single message carrying a delay to the timer topic
-// (props rewritten), or refuses it.
-func (r *Router) applyTimer(props map[string]string, topic string, queueID int32) (string, int32, *Refusal) {
-	plan := r.planTimer(props, time.Now().UnixMilli())
-	if plan.code != 0 {
-		return "", 0, &Refusal{Code: plan.code, Remark: plan.remark}
+	p, err := r.core.PlanTimer(props, nowMs)
+	if ref := refusalOf(err); ref != nil {
+		return timerPlan{code: ref.Code, remark: ref.Remark}
 	}
-	if !plan.timer {
-		return topic, queueID, nil
-	}
-	if ref := r.stagesDown(r.timerSts); ref != nil {
-		return "", 0, ref // stored now, it would wait for a restart
-	}
-	topic, queueID = toTimerTopic(props, plan, topic, queueID)
-	return topic, queueID, nil
+	return timerPlan{timer: p.Timer, dueMs: p.DueMs}
 }
 
 // toTimerTopic rewrites props for the timer topic.
 func toTimerTopic(props map[string]string, plan timerPlan, topic string, queueID int32) (string, int32) {
 	return timer.ToTimerTopic(props, plan.dueMs, topic, queueID)
 }
-
-// hasTimerProps reports whether raw properties ask for a delay.
-func hasTimerProps(props map[string]string) bool { return timer.HasTimerProps(props) }

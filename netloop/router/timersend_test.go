@@ -1,11 +1,14 @@
 package router
 
 import (
+	"net/netip"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -23,7 +26,7 @@ func TestDelayLevel(t *testing.T) {
 
 func TestPlanTimer(t *testing.T) {
 	cfg := pipeline.DefaultConfig()
-	r := &Router{cfg: &cfg}
+	r := &Router{cfg: &cfg, core: broker.Detached(&cfg, netip.AddrPort{})}
 	r.cfg.MaxTimerDelay = 24 * time.Hour
 	const now = int64(1_700_000_000_000)
 	day := (24 * time.Hour).Milliseconds()
@@ -82,7 +85,7 @@ func TestPlanTimer(t *testing.T) {
 
 func TestPlanTimerDisabled(t *testing.T) {
 	cfg := pipeline.DefaultConfig()
-	r := &Router{cfg: &cfg}
+	r := &Router{cfg: &cfg, core: broker.Detached(&cfg, netip.AddrPort{})}
 	r.cfg.TimerEnabled = false
 	plan := r.planTimer(map[string]string{"TIMER_DELAY_MS": "100"}, 1000)
 	if plan.code != remoting.SystemError {
@@ -118,7 +121,7 @@ func TestHasTimerProps(t *testing.T) {
 			k, v, _ := cut(props)
 			m[k] = v
 		}
-		if got := hasTimerProps(m); got != want {
+		if got := timer.HasTimerProps(m); got != want {
 			t.Errorf("hasTimerProps(%q) = %v, want %v", props, got, want)
 		}
 	}

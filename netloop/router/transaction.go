@@ -1,40 +1,22 @@
 package router
 
-// END_TRANSACTION (37), and the send-path half of transactional messages.
-//
-// END_TRANSACTION, checked here, ended by the transaction stage
-// (actors/txcheck):
+// END_TRANSACTION (37): a codec over the broker API's EndTransaction
+// (actors/broker transaction.go, which holds the rules and the send-path
+// half of transactional messages).
 //   - producerGroup, tranStateTableOffset, commitLogOffset, commitOrRollback
 //     or msgId missing, not numeric or negative          -> 29 INVALID_PARAMETER
 //   - commitOrRollback 0 (state unknown)                 -> no answer (the
 //     broker checks the transaction later)
 //   - commitOrRollback other than 0, 8 (commit), 12 (rollback) -> 29
-//   - no half message at commitLogOffset                 -> 1 "Find prepared transaction message failed"
-//   - PGROUP differs                                      -> 1 "The producer group wrong"
-//   - tranStateTableOffset differs                        -> 1 "The transaction state table offset wrong"
-//   - not from a check, CHECK_IMMUNITY_TIME_IN_SECONDS set and the
-//     transaction older than it                           -> 604 ILLEGAL_OPERATION
-//   - already ended the other way                         -> 1
-//   - committed message illegal (e.g. its timer)          -> 13
-//   - stored                                              -> 0 SUCCESS (also for a repeat)
-//
-// A half message (property TRAN_MSG=true, or sysFlag TRANSACTION_PREPARED)
-// is stored in RMQ_SYS_TRANS_HALF_TOPIC queue 0 with REAL_TOPIC, REAL_QID,
-// __transactionId__ (= UNIQ_KEY) and PGROUP (the header's producer group
-// when the client did not set it), transaction bits cleared; its timer
-// properties are checked now but applied at commit. Batches cannot carry
-// one (13).
+//   - the broker's answer, in router/status.go's codes.
 
 import (
-	"maps"
-	"strconv"
 	"strings"
 
-	"github.com/wheelmq/wheelmq/actors/txcheck"
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // Transaction types of END_TRANSACTION's commitOrRollback.
@@ -68,57 +50,28 @@ func (r *Router) handleEndTransaction(c *netloop.Conn, cmd *remoting.Command) *R
 	default:
 		return refuse(remoting.InvalidParameter, "commitOrRollback field wrong: %d (want 0, 8 or 12)", kind)
 	}
-	r.txSt.Send(&txcheck.End{ProducerGroup: group, HalfOffset: halfOffset, CommitLogOffset: clOffset,
-		Commit: kind == endCommit, FromCheck: fromCheck,
-		Authorize: r.endAuthorizer(c, cmd),
-		Reply:     func(code int32, remark string) { r.reply(c, cmd, code, remark) }})
+	r.core.EndTransaction(callerOf(c, cmd), &broker.EndRequest{ProducerGroup: group, HalfOffset: halfOffset,
+		CommitLogOffset: clOffset, Commit: kind == endCommit, FromCheck: fromCheck, Authorize: r.endAuthorizer(c, cmd)},
+		func(err *broker.Error) {
+			if ref := refusalOf(err); ref != nil {
+				r.reply(c, cmd, ref.Code, ref.Remark)
+				return
+			}
+			r.reply(c, cmd, remoting.Success, "")
+		})
 	return nil
 }
 
 // endAuthorizer is the deferred check of END_TRANSACTION, run by the
 // transaction stage with the half message's topic (nil: no ACL).
-func (r *Router) endAuthorizer(c *netloop.Conn, cmd *remoting.Command) func(topic string) (int32, string) {
+func (r *Router) endAuthorizer(c *netloop.Conn, cmd *remoting.Command) func(topic string) *broker.Error {
 	if r.guard == nil {
 		return nil
 	}
-	return func(topic string) (int32, string) {
+	return func(topic string) *broker.Error {
 		if ref := r.deferredCheck(c, cmd, topic); ref != nil {
-			return ref.Code, ref.Remark
+			return broker.Errorf(broker.Forbidden, "%s", ref.Remark)
 		}
-		return remoting.Success, ""
+		return nil
 	}
-}
-
-// isHalfMessage reports whether a single message is a transaction's half
-// message: TRAN_MSG parses as true (RocketMQ's rule, except for the retries
-// of old clients that carry a delay level) or the sysFlag says PREPARED.
-func isHalfMessage(h *sendHeader, props map[string]string) bool {
-	if message.TransactionType(h.sysFlag) == message.SysFlagTransactionPrepared {
-		return true
-	}
-	tran, _ := strconv.ParseBool(props[message.PropTranMsg])
-	if !tran {
-		return false
-	}
-	level, _ := strconv.Atoi(props[message.PropDelay])
-	return !(h.reconsumeTimes > 0 && level > 0)
-}
-
-// toHalfTopic validates a half message's timer properties (applied at
-// commit) and rewrites props and h for the half queue.
-func (r *Router) toHalfTopic(h *sendHeader, props map[string]string, topic string, queueID int32, nowMs int64) (
-	string, int32, *Refusal) {
-	if ref := r.stagesDown(r.txSts); ref != nil {
-		return "", 0, ref // stored now, nobody would end or check it
-	}
-	if plan := r.planTimer(maps.Clone(props), nowMs); plan.code != 0 {
-		return "", 0, &Refusal{Code: plan.code, Remark: plan.remark}
-	}
-	props[message.PropRealTopic] = topic
-	props[message.PropRealQueueID] = strconv.Itoa(int(queueID))
-	if props[message.PropProducerGroup] == "" {
-		props[message.PropProducerGroup] = h.producerGroup
-	}
-	h.sysFlag &^= message.SysFlagTransactionRollback
-	return meta.TopicTransHalf, 0, nil
 }

@@ -1,0 +1,75 @@
+package broker
+
+// The send path's message type check, for every front door (RocketMQ 5's
+// proxy: ProducerProcessor with enableTopicMessageTypeCheck and
+// DefaultTopicMessageTypeValidator). A message's type comes from its
+// properties in RocketMQ's order (meta.MessageTypeOf, TopicMessageType
+// .parseFromMessageProperty: TRAN_MSG, then DELAY/TIMER_*, then
+// __SHARDINGKEY); a topic with message.type set to another type refuses it
+// (TypeMismatch) with the proxy's words. Retry and DLQ topics, messages
+// the broker moves itself (TRANSFER_FLAG), topics with no type or MIXED are
+// not checked.
+
+import (
+	"strings"
+
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
+)
+
+// PropTransferFlag marks a message the broker or proxy moves itself
+// (RocketMQ MessageConst.PROPERTY_TRANSFER_FLAG): not checked.
+const PropTransferFlag = "TRANSFER_FLAG"
+
+// TypeChecked reports whether sends to cfg have their type checked.
+func (b *Broker) TypeChecked(cfg meta.TopicConfig) bool {
+	t := cfg.TopicMessageType()
+	if t == "" || t == meta.MessageTypeMixed || !b.p.Settings().TopicMessageTypeCheck {
+		return false
+	}
+	return !strings.HasPrefix(cfg.TopicName, meta.RetryGroupTopicPrefix) && !strings.HasPrefix(cfg.TopicName, meta.DLQGroupTopicPrefix)
+}
+
+// CheckMessageType refuses a message whose type cfg does not take.
+func (b *Broker) CheckMessageType(cfg meta.TopicConfig, props map[string]string) *Error {
+	if !b.TypeChecked(cfg) {
+		return nil
+	}
+	if _, moved := props[PropTransferFlag]; moved {
+		return nil
+	}
+	if remark := meta.CheckMessageType(cfg.TopicName, cfg.TopicMessageType(), meta.MessageTypeOf(props)); remark != "" {
+		return &Error{Status: TypeMismatch, Remark: remark}
+	}
+	return nil
+}
+
+// PlainTypeOK is CheckMessageType for a codec's fast path, from encoded
+// properties that hold no timer and no transaction: it reports whether
+// the message may be stored to cfg without the general path (the topic is
+// unchecked, or NORMAL and the message has no group, or FIFO and it has
+// one). Anything else goes to Send, which decides.
+func (b *Broker) PlainTypeOK(cfg meta.TopicConfig, props []byte) bool {
+	if !b.TypeChecked(cfg) {
+		return true
+	}
+	_, grouped := message.LookupPropertyBytes(props, message.PropShardingKey)
+	_, prio := message.LookupPropertyBytes(props, "PRIORITY")
+	_, moved := message.LookupPropertyBytes(props, PropTransferFlag)
+	switch cfg.TopicMessageType() {
+	case meta.MessageTypeNormal:
+		return !grouped && !prio && !moved
+	case meta.MessageTypeFIFO:
+		return grouped && !prio && !moved
+	}
+	return false
+}
+
+// MessageType is the type of a message with props (for a codec that shows
+// a stored message's type): RocketMQ's order, as the type check reads it.
+func MessageType(props map[string]string, sysFlag int32) meta.MessageType {
+	if message.TransactionType(sysFlag) == message.SysFlagTransactionPrepared {
+		return meta.MessageTypeTransaction
+	}
+	return meta.MessageTypeOf(props)
+}

@@ -1,0 +1,117 @@
+package broker
+
+// CancelTimer: cancel a pending timer message by the offset message id its
+// send returned (the id of its copy in the timer topic; wheelmq's
+// CANCEL_TIMER_MESSAGE, used by wheelctl cancel). The broker reads that
+// copy (the pull stage does the file I/O) and stores a cancel exactly as
+// RocketMQ's TIMER_DEL_UNIQKEY cancel messages are: same due time, key
+// "<realTopic>+<uniqKey>". NotFound when the offset holds no timer
+// message; BadRequest when it holds a cancel; IllegalMessage when it is
+// already due.
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stats"
+	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// CancelTimerRequest names the timer message to cancel.
+type CancelTimerRequest struct {
+	// MsgID is its offset message id (for remarks and the log).
+	MsgID string
+	// CommitLogOffset is where its timer-topic copy is stored.
+	CommitLogOffset int64
+	// Authorize, when set, decides with the message's topic whether the
+	// caller may cancel it (a codec's own ACL check); without it the
+	// broker's ACL decides (PUB on that topic).
+	Authorize func(topic string) *Error
+}
+
+// CancelTimer stores the cancel of a pending timer message; done runs on
+// the writer's goroutine (its result's Out collects the answers of its
+// batch), or the pull stage's for a refusal.
+func (b *Broker) CancelTimer(c Caller, req *CancelTimerRequest, done func(writer.Result, *Error)) {
+	fail := func(err *Error) { done(writer.Result{}, err) }
+	if err := stagesDown(append(b.send.writer, b.send.timers...)); err != nil {
+		fail(err)
+		return
+	}
+	b.p.Stage(pull.StageName).Send(&pull.ReadAt{Offset: req.CommitLogOffset, Reply: func(rec []byte, err error) {
+		if err != nil {
+			fail(Errorf(NotFound, "no message at %s: %v", req.MsgID, err))
+			return
+		}
+		b.cancelTimer(c, req, rec, done)
+	}})
+}
+
+// cancelTimer stores the cancel of the timer message rec (read at the
+// request's offset); it runs on the pull stage.
+func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done func(writer.Result, *Error)) {
+	fail := func(err *Error) { done(writer.Result{}, err) }
+	tm, _, err := message.Decode(rec)
+	if err != nil || tm.Topic != timer.Topic {
+		fail(Errorf(NotFound, "%s is not a pending timer message", req.MsgID))
+		return
+	}
+	props := message.DecodeProperties(tm.Properties)
+	if _, isCancel := props[message.PropTimerDelUniqKey]; isCancel {
+		fail(Errorf(BadRequest, "%s is itself a cancel", req.MsgID))
+		return
+	}
+	due, err := strconv.ParseInt(props[message.PropTimerOutMS], 10, 64)
+	if err != nil {
+		fail(Errorf(NotFound, "%s has no due time", req.MsgID))
+		return
+	}
+	now := time.Now().UnixMilli()
+	if due <= now {
+		fail(Errorf(IllegalMessage, "timer message %s was due at %d and is already delivered", req.MsgID, due))
+		return
+	}
+	realTopic, uniq := props[message.PropRealTopic], props[message.PropUniqKey]
+	authorized := b.authorize(c, pubOn(realTopic))
+	if req.Authorize != nil {
+		authorized = req.Authorize(realTopic)
+	}
+	if authorized != nil {
+		fail(authorized)
+		return
+	}
+	if err := b.DiskFull(); err != nil {
+		fail(err)
+		return
+	}
+	cancel := map[string]string{
+		message.PropTimerDelUniqKey: realTopic + "+" + uniq,
+		message.PropUniqKey:         uniq,
+		message.PropTimerOutMS:      strconv.FormatInt(due, 10),
+		message.PropRealTopic:       realTopic,
+		message.PropRealQueueID:     props[message.PropRealQueueID],
+		message.PropCluster:         b.cfg.Cluster,
+	}
+	out := &message.Record{
+		QueueID: 0, BornTimestamp: now, BornHost: c.Remote, StoreTimestamp: now, StoreHost: b.advertise,
+		Body: []byte("0"), Topic: timer.Topic, Properties: message.EncodeProperties(cancel),
+	}
+	enc, err := out.Encode(nil)
+	if err != nil {
+		fail(Errorf(Internal, "encode cancel: %v", err))
+		return
+	}
+	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
+		Reply: func(res writer.Result) {
+			if res.Err != nil {
+				done(res, sendFailure(res.Err))
+				return
+			}
+			b.log.Info().Str("msg_id", req.MsgID).Str("topic", realTopic).Str("uniq_key", uniq).Int64("due_ms", due).
+				Str("protocol", c.Protocol.String()).Msg("timer message cancelled by admin request")
+			done(res, nil)
+		}})
+}
