@@ -22,6 +22,8 @@ type Broker struct {
 	ready     atomic.Bool // Serve was called: advertise and uniq are set
 	advertise netip.AddrPort
 	uniq      *message.UniqKeyGenerator
+
+	routes routeState // the gRPC endpoint and the name-server lookup (route.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until
