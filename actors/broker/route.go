@@ -11,7 +11,9 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -30,9 +32,55 @@ type routing struct {
 	endpoint string      // this broker's gRPC endpoint, host:port
 }
 
+// Bounds of the name-server lookup of a route: well within the SDKs'
+// request timeout (3 s), so that a hanging name server costs the answer
+// its freshness, never the answer.
+const (
+	// routeLookupBudget bounds the whole lookup of one route.
+	routeLookupBudget = 1500 * time.Millisecond
+	// lastRouteTTL is how long a route the name servers answered stands
+	// in when they cannot be asked (their own expiry of a silent broker).
+	lastRouteTTL = 2 * time.Minute
+	// lastRoutesMax bounds the routes kept for that.
+	lastRoutesMax = 4096
+)
+
 // routeState holds the routing of a Broker (set once its gRPC endpoint
-// is up).
-type routeState struct{ p atomic.Pointer[routing] }
+// is up) and the last route the name servers answered per topic.
+type routeState struct {
+	p    atomic.Pointer[routing]
+	mu   sync.Mutex
+	last map[string]lastRoute
+}
+
+// lastRoute is a route the name servers answered, and when.
+type lastRoute struct {
+	rd *namesrv.TopicRouteData
+	at time.Time
+}
+
+// lookUp asks rt's name servers for topic's route within
+// routeLookupBudget, keeping what they answer; when they cannot answer it
+// returns the last answer younger than lastRouteTTL, and the error.
+func (s *routeState) lookUp(ctx context.Context, rt *routing, topic string) (*namesrv.TopicRouteData, error) {
+	lctx, cancel := context.WithTimeout(ctx, routeLookupBudget)
+	defer cancel()
+	rd, err := rt.lookup.LookUpRoute(lctx, topic)
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		if s.last == nil || len(s.last) >= lastRoutesMax {
+			s.last = map[string]lastRoute{}
+		}
+		s.last[topic] = lastRoute{rd: rd, at: now}
+		return rd, nil
+	}
+	if l, ok := s.last[topic]; ok && now.Sub(l.at) < lastRouteTTL {
+		return l.rd, err
+	}
+	return nil, err
+}
 
 // ServeRoutes makes Route answer every broker's queues, found through
 // lookup (nil: this broker's only), with endpoint as this broker's gRPC
@@ -85,7 +133,8 @@ type Route struct {
 // proxy convention. On a replica its own group's queues point at its
 // master. With create, a topic no broker has is created here first
 // (Topic's rule). When the name servers cannot be asked the route holds
-// this broker's queues only (logged). It blocks on the name servers
+// their last answer of the last two minutes, or else this broker's queues
+// only (logged); the lookup takes 1.5 s at most. It blocks on the name servers
 // (within ctx): call it from a goroutine of its own, never an event loop.
 // Refusals: Topic's, and TopicNotFound when no group with a master has
 // the topic.
@@ -101,9 +150,9 @@ func (b *Broker) Route(ctx context.Context, c Caller, topic string, create bool)
 	}
 	var rd *namesrv.TopicRouteData
 	if rt.lookup != nil {
-		if rd, err = rt.lookup.LookUpRoute(ctx, topic); err != nil {
-			b.log.Warn().Err(err).Str("topic", topic).Msg("route: name servers not reachable, answering this broker's queues only")
-			rd = nil
+		if rd, err = b.routes.lookUp(ctx, rt, topic); err != nil {
+			b.log.Warn().Err(err).Str("topic", topic).Bool("last_answer", rd != nil).
+				Msg("route: name servers not reachable, answering their last answer or this broker's queues only")
 		}
 	}
 	if !known && create && rd == nil {

@@ -21,7 +21,7 @@ import (
 
 // nsLookupTimeout bounds one GET_ROUTEINFO_BY_TOPIC to one name server,
 // dial included.
-const nsLookupTimeout = 2 * time.Second
+const nsLookupTimeout = time.Second
 
 // nsRoutes asks the name servers in turn, starting with the last one that
 // answered, over one kept connection each; requests are signed with the
