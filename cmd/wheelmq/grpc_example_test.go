@@ -70,11 +70,18 @@ func waitGroup(t *testing.T, ns string, within time.Duration, ok func(namesrv.Br
 	}
 }
 
-func TestOperationsExampleStartsWithGRPC(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+// groupMember is one broker of the example's group.
+type groupMember struct {
+	p      *proc
+	listen string
+}
+
+// startExampleGroup starts operations.md's one-machine example as written
+// (ports the test holds): three name servers with controllers, three
+// brokers of broker-a without --grpc-listen. It returns the name servers'
+// addresses and the brokers.
+func startExampleGroup(t *testing.T) ([]string, []groupMember) {
+	t.Helper()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	var nsAddrs, peers []string
@@ -89,13 +96,9 @@ func TestOperationsExampleStartsWithGRPC(t *testing.T) {
 			"--controller-listen", peers[i], "--controller-peers", strings.Join(peers, ";"), "--metrics-listen", nsMetrics[i])
 	}
 	ns := strings.Join(nsAddrs, ";")
-	type member struct {
-		p      *proc
-		listen string
-	}
-	var brokers []member
+	var brokers []groupMember
 	for i := range 3 {
-		m := member{listen: processtest.ReserveAddr(t)}
+		m := groupMember{listen: processtest.ReserveAddr(t)}
 		metrics := processtest.ReserveAddr(t)
 		// As written: no --grpc-listen (the default, 8081 on --listen's
 		// host, moves aside when taken).
@@ -104,9 +107,15 @@ func TestOperationsExampleStartsWithGRPC(t *testing.T) {
 			"--data", fmt.Sprintf("%s/b%d", dir, i), "--metrics-listen", metrics, "--log-level", "warn")
 		brokers = append(brokers, m)
 	}
-	// Every member registered with its own gRPC endpoint, on --listen's
-	// host; the group has a master.
-	bd := waitGroup(t, nsAddrs[0], 30*time.Second, func(bd namesrv.BrokerData) bool {
+	return nsAddrs, brokers
+}
+
+// waitGroupReady waits until the name server at ns lists the three
+// members of broker-a, a master, and each member's own gRPC endpoint on
+// --listen's host.
+func waitGroupReady(t *testing.T, ns string) namesrv.BrokerData {
+	t.Helper()
+	return waitGroup(t, ns, 30*time.Second, func(bd namesrv.BrokerData) bool {
 		if len(bd.BrokerAddrs) != 3 || bd.BrokerAddrs[0] == "" || len(bd.GRPCEndpoints) != 3 {
 			return false
 		}
@@ -119,6 +128,30 @@ func TestOperationsExampleStartsWithGRPC(t *testing.T) {
 		}
 		return len(seen) == 3
 	})
+}
+
+// killMember SIGKILLs the member listening on addr.
+func killMember(t *testing.T, brokers []groupMember, addr string) {
+	t.Helper()
+	for _, m := range brokers {
+		if m.listen == addr {
+			if err := m.p.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			<-m.p.exited
+			return
+		}
+	}
+	t.Fatalf("no member listens on %s", addr)
+}
+
+func TestOperationsExampleStartsWithGRPC(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	nsAddrs, brokers := startExampleGroup(t)
+	bd := waitGroupReady(t, nsAddrs[0])
 	t.Logf("broker-a: %v, gRPC %v", bd.BrokerAddrs, bd.GRPCEndpoints)
 	masterAddr, masterEP := bd.BrokerAddrs[0], bd.GRPCEndpoints[0]
 
@@ -136,14 +169,7 @@ func TestOperationsExampleStartsWithGRPC(t *testing.T) {
 
 	// SIGKILL the master: the new one is in the routes of the others.
 	var survivor string
-	for _, m := range brokers {
-		if m.listen == masterAddr {
-			if err := m.p.cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			<-m.p.exited
-		}
-	}
+	killMember(t, brokers, masterAddr)
 	for id, ep := range bd.GRPCEndpoints {
 		if id != 0 {
 			survivor = ep
