@@ -58,6 +58,9 @@ type Conn struct {
 	// badFrame is why the server closed the connection, if it did. Only
 	// touched on the connection's event loop.
 	badFrame error
+	// skip is the bytes of an answered oversize request still to be
+	// discarded (oversize.go); touched only where its frames are drained.
+	skip int64
 
 	// pending counts the bytes of frames queued by SendFrame and not yet
 	// taken by the socket or handed to gnet; loopBuf is what gnet held

@@ -50,7 +50,7 @@ func drainChunked(stream []byte, sizes []byte, maxFrame int) ([]*remoting.Comman
 		n = min(n, len(stream))
 		in.buf = append(in.buf, stream[:n]...)
 		stream = stream[n:]
-		if err := drainFrames(&in, maxFrame, nil, func(c *remoting.Command) { cmds = append(cmds, c) }); err != nil {
+		if err := drainFrames(&in, frameLimits{maxFrame: maxFrame}, nil, func(c *remoting.Command) { cmds = append(cmds, c) }); err != nil {
 			return cmds, err
 		}
 	}

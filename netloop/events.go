@@ -119,7 +119,7 @@ func (s *Server) serveFrames(c *Conn, in inbound, done bool) error {
 		return nil
 	}
 	if r := s.refusal.Load(); r != nil { // stopping: answer, hand nothing on
-		return drainFrames(in, s.cfg.MaxFrame, nil, func(cmd *remoting.Command) {
+		return drainFrames(in, s.limits(c), nil, func(cmd *remoting.Command) {
 			s.stats.framesIn.Add(1)
 			s.refuse(c, cmd, r)
 		})
@@ -135,7 +135,7 @@ func (s *Server) serveFrames(c *Conn, in inbound, done bool) error {
 			return false
 		}
 	}
-	err := drainFrames(in, s.cfg.MaxFrame, raw, func(cmd *remoting.Command) {
+	err := drainFrames(in, s.limits(c), raw, func(cmd *remoting.Command) {
 		s.stats.framesIn.Add(1)
 		s.h.OnCommand(c, cmd)
 	})
@@ -225,16 +225,40 @@ type inbound interface {
 	InboundBuffered() int
 }
 
+// frameLimits is what drainFrames needs beyond the bytes: the frame limit,
+// the connection's count of oversize bytes still to skip, and what
+// answers an oversize request (oversize.go).
+type frameLimits struct {
+	maxFrame int
+	skip     *int64
+	over     func(cmd *remoting.Command, n int64) bool
+}
+
+// limits is the frameLimits of a connection.
+func (s *Server) limits(c *Conn) frameLimits {
+	return frameLimits{maxFrame: s.cfg.MaxFrame, skip: &c.skip,
+		over: func(cmd *remoting.Command, n int64) bool { return s.answerOversize(c, cmd, n) }}
+}
+
 // drainFrames decodes and delivers every complete frame buffered in in,
 // leaving a partial frame for the next call. Each frame is first offered
 // to raw (when not nil) as it lies in the buffer; a frame raw does not
 // take is decoded (the body copied) before its bytes are discarded,
 // because gnet reuses them.
 // An impossible length is rejected as soon as its 4 bytes arrive, so a
-// hostile peer cannot make the buffer grow past maxFrame. It returns nil
-// when it needs more bytes, or an error wrapping ErrBadFrame.
-func drainFrames(in inbound, maxFrame int, raw func([]byte) bool, deliver func(*remoting.Command)) error {
+// hostile peer cannot make the buffer grow past maxFrame; when lim.over
+// takes it (a send, answered), its bytes are skipped instead as they come.
+// It returns nil when it needs more bytes, or an error wrapping ErrBadFrame.
+func drainFrames(in inbound, lim frameLimits, raw func([]byte) bool, deliver func(*remoting.Command)) error {
+	maxFrame := lim.maxFrame
 	for {
+		if lim.skip != nil && *lim.skip > 0 {
+			d, _ := in.Discard(int(min(*lim.skip, int64(in.InboundBuffered()))))
+			if *lim.skip -= int64(d); *lim.skip > 0 {
+				return nil
+			}
+			continue
+		}
 		lenBuf, err := in.Peek(frameLengthSize)
 		if err != nil {
 			return nil // fewer than 4 bytes buffered
@@ -242,6 +266,16 @@ func drainFrames(in inbound, maxFrame int, raw func([]byte) bool, deliver func(*
 		n := int64(int32(binary.BigEndian.Uint32(lenBuf)))
 		if n < minFrameLength {
 			return fmt.Errorf("%w: frame length %d below %d: %w: %w", ErrBadFrame, n, minFrameLength, errTooShort, remoting.ErrMalformed)
+		}
+		if n > int64(maxFrame) && lim.over != nil && lim.skip != nil {
+			cmd, wait := oversizeHeader(in, n)
+			if wait {
+				return nil
+			}
+			if cmd != nil && lim.over(cmd, n) {
+				*lim.skip = frameLengthSize + n
+				continue
+			}
 		}
 		if n > int64(maxFrame) {
 			return fmt.Errorf("%w: frame length %d exceeds %d: %w", ErrBadFrame, n, maxFrame, remoting.ErrFrameTooLarge)

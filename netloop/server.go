@@ -58,8 +58,13 @@ type Config struct {
 	// Server.Addr).
 	Addr string
 	// MaxFrame bounds a frame's total length L (the bytes after the length
-	// field). Zero means remoting.DefaultMaxFrame.
+	// field). Zero means remoting.DefaultMaxFrame. A send past it is
+	// answered MESSAGE_ILLEGAL and skipped (oversize.go); any other frame
+	// past it closes the connection.
 	MaxFrame int
+	// MessageLimit, when set, returns the largest message body the broker
+	// takes, named in the answer to an oversize send (nil: MaxFrame).
+	MessageLimit func() int
 	// NumEventLoop is the number of gnet event loops. Zero means one per CPU.
 	NumEventLoop int
 	// MaxOutput is the soft cap on a connection's buffered output: the
@@ -110,6 +115,9 @@ type ServerStats struct {
 	BadFrames int64
 	// BadFramesBy splits BadFrames by reason.
 	BadFramesBy [NumBadFrameReasons]int64
+	// Oversize counts sends longer than MaxFrame answered MESSAGE_ILLEGAL
+	// and skipped (the connection kept).
+	Oversize int64
 	// OutputBuffered is the buffered output of every open connection, in
 	// bytes (see Config.MaxOutput).
 	OutputBuffered int64
@@ -185,6 +193,7 @@ type Server struct {
 		conns, accepted, framesIn, framesOut, bytesIn, bytesOut atomic.Int64
 		outBuffered, slowClosed, idleClosed                     atomic.Int64
 		badFrames                                               [NumBadFrameReasons]atomic.Int64
+		oversize                                                atomic.Int64
 
 		plainConns, tlsConns, tlsOpen, handshakeFailures, tlsOverruns atomic.Int64
 		refused                                                       [NumTransportRefusals]atomic.Int64
@@ -408,6 +417,7 @@ func (s *Server) Stats() ServerStats {
 		st.BadFramesBy[i] = s.stats.badFrames[i].Load()
 		st.BadFrames += st.BadFramesBy[i]
 	}
+	st.Oversize = s.stats.oversize.Load()
 	for i := range st.RefusedBy {
 		st.RefusedBy[i] = s.stats.refused[i].Load()
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,6 +144,56 @@ func TestServerLargeFrames(t *testing.T) {
 	}
 }
 
+// TestServerOversizeSendAnswered: a send past MaxFrame is answered
+// MESSAGE_ILLEGAL with the limit, its bytes are skipped, and the
+// connection goes on serving; a oneway one is not answered and closes it.
+func TestServerOversizeSendAnswered(t *testing.T) {
+	const maxFrame = 64 << 10
+	h := newEchoHandler()
+	s := startServer(t, maxFrame, h)
+	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
+		conn := rawConn(t, s.Addr())
+		big := mustFrame(t, 7, st, make([]byte, 300<<10))
+		next := mustFrame(t, 8, st, []byte("small"))
+		wrote := make(chan error, 1)
+		go func() { // more than the socket buffers take before the server reads
+			_, err := conn.Write(append(big, next...))
+			wrote <- err
+		}()
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := remoting.ReadFrame(conn, 1<<20)
+		if err != nil {
+			t.Fatalf("serialize %d: no answer to the oversize send: %v", st, err)
+		}
+		if resp.Opaque != 7 || resp.Code != remoting.MessageIllegal || !strings.Contains(resp.Remark, "MAX: 65536") ||
+			!strings.Contains(resp.Remark, strconv.Itoa(len(big)-4)) {
+			t.Fatalf("serialize %d: answer %d %q (opaque %d), want 13 naming the limit and the size", st, resp.Code, resp.Remark, resp.Opaque)
+		}
+		resp, err = remoting.ReadFrame(conn, 1<<20)
+		if err != nil || resp.Opaque != 8 || string(resp.Body) != "small" {
+			t.Fatalf("serialize %d: the frame after the oversize one: %+v %v", st, resp, err)
+		}
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Stats().Oversize; got != 2 {
+		t.Fatalf("Oversize = %d, want 2", got)
+	}
+	oneway := remoting.NewRequest(remoting.SendMessage, nil, make([]byte, 100<<10))
+	oneway.Flag |= remoting.FlagOneway
+	b, err := remoting.EncodeFrame(oneway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := rawConn(t, s.Addr())
+	go func() { _, _ = conn.Write(b) }()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := io.Copy(io.Discard, conn); n != 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("oneway oversize send: read %d bytes, %v; want the connection closed without an answer", n, err)
+	}
+}
+
 func TestServerBadInputClosesOnlyThatConnection(t *testing.T) {
 	const maxFrame = 64 << 10
 	frame := func(word uint32, rest []byte) []byte {
@@ -157,7 +208,9 @@ func TestServerBadInputClosesOnlyThatConnection(t *testing.T) {
 		reason BadFrameReason
 	}{
 		{"garbage text", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), remoting.ErrFrameTooLarge, BadFrameTooLarge},
-		{"length above MaxFrame", binary.BigEndian.AppendUint32(nil, maxFrame+1), remoting.ErrFrameTooLarge, BadFrameTooLarge},
+		{"length above MaxFrame", binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, maxFrame+1), 0x02000005),
+			remoting.ErrFrameTooLarge, BadFrameTooLarge},
+		{"oversize request not a send", frame(0, nil)[:0], remoting.ErrFrameTooLarge, BadFrameTooLarge},
 		{"negative length", []byte{0x80, 0, 0, 0}, remoting.ErrMalformed, BadFrameTooShort},
 		{"zero length", []byte{0, 0, 0, 0}, remoting.ErrMalformed, BadFrameTooShort},
 		{"header length past frame", frame(0x00000064, []byte(`{"code":1}`)), remoting.ErrMalformed, BadFrameMalformed},
@@ -166,6 +219,14 @@ func TestServerBadInputClosesOnlyThatConnection(t *testing.T) {
 		{"truncated binary header", frame(0x01000005, []byte{0, 10, 9, 1, 61}), remoting.ErrMalformed, BadFrameMalformed},
 		{"good frame then garbage", append(mustFrame(t, 1, 0, nil), 0xff, 0xff, 0xff, 0xff), remoting.ErrMalformed, BadFrameTooShort},
 	}
+	// A heartbeat whose length field says more than MaxFrame: its header
+	// decodes, but only sends are answered.
+	hb, err := remoting.EncodeFrame(remoting.NewRequest(remoting.HeartBeat, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint32(hb, maxFrame+100)
+	tests[2].bytes = hb
 	h := newEchoHandler()
 	s := startServer(t, maxFrame, h)
 	good := dial(t, s.Addr(), remoting.ClientOptions{})

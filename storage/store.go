@@ -191,6 +191,12 @@ func (s *Store) SubscriptionGroupsPath() string {
 // CheckpointPath is the stage checkpoint file.
 func (s *Store) CheckpointPath() string { return filepath.Join(s.Dir, "config", "checkpoint") }
 
+// RequestModesPath is the file of the consumption models set by
+// SET_MESSAGE_REQUEST_MODE (RocketMQ's messageRequestMode.json).
+func (s *Store) RequestModesPath() string {
+	return filepath.Join(s.Dir, "config", "messageRequestMode.json")
+}
+
 // TransactionsPath is the transaction stage's state file.
 func (s *Store) TransactionsPath() string { return filepath.Join(s.Dir, "config", "transactions.json") }
 

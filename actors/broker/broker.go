@@ -22,6 +22,7 @@ type Broker struct {
 	ready     atomic.Bool // Serve was called: advertise and uniq are set
 	advertise netip.AddrPort
 	uniq      *message.UniqKeyGenerator
+	authz     Authorizer // the ACL (nil: none)
 
 	routes routeState // the gRPC endpoint and the name-server lookup (route.go)
 }

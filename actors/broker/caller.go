@@ -44,4 +44,8 @@ type Caller struct {
 	Remote netip.AddrPort
 	// ClientID is the client's id when the protocol carries one.
 	ClientID string
+	// Checked says the codec already checked the request against the ACL
+	// (the remoting router checks every request code before its handler
+	// runs: router/authz.go); the API does not check it again.
+	Checked bool
 }

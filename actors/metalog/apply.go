@@ -3,6 +3,8 @@ package metalog
 import (
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pop"
+	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -85,6 +87,15 @@ func (l *Log) applyRecord(r metarec.Record) {
 			l.inflight++
 			l.opts.SendGroups(&groups.Put{Config: c, Done: done})
 		}
+	case metarec.KindRequestModePut:
+		if l.opts.SendPop == nil {
+			return
+		}
+		for _, m := range r.Modes {
+			l.modes[mode.Key{Group: m.ConsumerGroup, Topic: m.Topic}] = m
+		}
+		l.inflight++
+		l.opts.SendPop(&pop.ApplyModes{Modes: r.Modes, Done: done})
 	case metarec.KindGroupDelete:
 		for _, n := range r.Names {
 			delete(l.groups, n)

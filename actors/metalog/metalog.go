@@ -10,7 +10,9 @@
 // OffsetsChanged); the topics and groups stages call TopicsChanged /
 // GroupsChanged after each persisted change and this stage diffs their
 // published snapshots against the last journaled one (creates and updates
-// become puts, vanished names deletes). Only an unfenced master journals
+// become puts, vanished names deletes); the POP engine calls ModesChanged
+// after a SET_MESSAGE_REQUEST_MODE and the changed modes become request
+// mode puts (modes are never deleted). Only an unfenced master journals
 // (role.Holder); the writer replicates and confirms the records like data.
 // A full snapshot (every topic, group and offset, as ordinary put and
 // offset records) is written when the stage starts as master, on every
@@ -20,7 +22,7 @@
 // its cursor. Dispatch builds consume queues only up to the confirmed
 // offset (Store.DurableEnd), so only confirmed records are applied. Each
 // record is applied through the owning stage (topics.Put/Delete,
-// groups.Put/Delete, offsets.Apply/DropTopic/DropGroup), in log order, so
+// groups.Put/Delete, offsets.Apply/DropTopic/DropGroup, pop.ApplyModes), in log order, so
 // replaying any suffix again ends in the same state. A node skips the
 // records its own running instance wrote (their origin is its instance id):
 // its stages already hold those changes, and possibly newer ones.
@@ -60,6 +62,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
@@ -89,9 +92,12 @@ type Options struct {
 	// Topics and Groups are the stages' published snapshots.
 	Topics *topics.View
 	Groups *groups.View
-	// SendTopics, SendGroups and SendOffsets deliver messages to the
-	// topics, groups and offsets stages.
-	SendTopics, SendGroups, SendOffsets func(any)
+	// Modes is the POP engine's table of consumption models (nil: none
+	// journaled or applied).
+	Modes *mode.Table
+	// SendTopics, SendGroups, SendOffsets and SendPop deliver messages to
+	// the topics, groups, offsets and POP stages.
+	SendTopics, SendGroups, SendOffsets, SendPop func(any)
 	// StoreHost stamps the records.
 	StoreHost netip.AddrPort
 	// SnapshotInterval is how often a master writes a full snapshot
@@ -114,6 +120,10 @@ type TopicsChanged struct{}
 // GroupsChanged tells the stage the group table changed (wire it into
 // groups.Options.Changed).
 type GroupsChanged struct{}
+
+// ModesChanged tells the stage the request modes changed (wire it into
+// pop.Options.ModesChanged).
+type ModesChanged struct{}
 
 // OffsetsChanged carries changed offsets (wire offsets.Options.Journal to
 // send it).
@@ -154,6 +164,7 @@ type Log struct {
 
 	topics map[string]meta.TopicConfig             // as last journaled or applied
 	groups map[string]meta.SubscriptionGroupConfig // as last journaled or applied
+	modes  map[mode.Key]meta.RequestMode           // as last journaled or applied
 
 	next     int64 // next consume-queue offset to apply
 	saved    int64 // the cursor persisted
@@ -202,6 +213,8 @@ func (l *Log) Receive(ctx actor.Context) {
 		l.topicsChanged()
 	case GroupsChanged:
 		l.groupsChanged()
+	case ModesChanged:
+		l.modesChanged()
 	case *OffsetsChanged:
 		l.journalOffsets(m.Offsets)
 	case Kick:
@@ -255,6 +268,7 @@ func (l *Log) start() {
 	l.master = l.opts.Role.Get().IsMaster()
 	l.topics = maps.Clone(l.opts.Topics.Load().Topics)
 	l.groups = maps.Clone(l.opts.Groups.Load().Groups)
+	l.modes = l.currentModes()
 	if cp, err := l.opts.Store.LoadCheckpoint(); err == nil {
 		l.next, _ = cp.Get(CursorKey)
 	} else {
@@ -338,6 +352,9 @@ func (l *Log) snapshot() {
 	tn, gn := slices.Sorted(maps.Keys(tt)), slices.Sorted(maps.Keys(gt))
 	l.journalChunks(metarec.KindTopicPut, len(tn), func(r *metarec.Record, i int) { r.Topics = append(r.Topics, tt[tn[i]]) })
 	l.journalChunks(metarec.KindGroupPut, len(gn), func(r *metarec.Record, i int) { r.Groups = append(r.Groups, gt[gn[i]]) })
+	l.modes = l.currentModes()
+	ms := sortedModes(l.modes)
+	l.journalChunks(metarec.KindRequestModePut, len(ms), func(r *metarec.Record, i int) { r.Modes = append(r.Modes, ms[i]) })
 	self := l.self
 	l.opts.SendOffsets(&offsets.Snapshot{
 		Reply:    func(offs []metarec.Offset) { self.Send(snapshotOffsets{offs: offs}) },
@@ -398,6 +415,9 @@ func entrySize(r metarec.Record) int {
 		return 256
 	case len(r.Groups) > 0:
 		return 512
+	case len(r.Modes) > 0:
+		m := r.Modes[len(r.Modes)-1]
+		return len(m.ConsumerGroup) + len(m.Topic) + 8
 	case len(r.Names) > 0:
 		return len(r.Names[len(r.Names)-1]) + binary.MaxVarintLen16
 	}

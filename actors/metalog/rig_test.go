@@ -16,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
@@ -42,6 +43,8 @@ type rig struct {
 	w       *stage.Stage
 	tp, gp  *stage.Stage
 	off, ml *stage.Stage
+	pp      *stage.Stage // the POP stage (request modes)
+	pe      *pop.Engine
 	dkick   *dispatch.Kicker
 	tv      *topics.View
 	gv      *groups.View
@@ -98,8 +101,11 @@ func newRigSized(t *testing.T, dir string, kind role.Kind, segSize int64) *rig {
 		Changed: func() { toML(GroupsChanged{}) }}))
 	r.off = r.spawn(offsets.StageName, offsets.Producer(offsets.Options{FS: st.FS, Path: st.OffsetsPath(),
 		JournalInterval: 20 * time.Millisecond, Journal: func(o []metarec.Offset) { toML(&OffsetsChanged{Offsets: o}) }}))
+	r.pe = pop.New(pop.Options{Store: st, Master: func() bool { return r.role.Get().IsMaster() },
+		ModesChanged: func() { toML(ModesChanged{}) }, Logger: zerolog.Nop()})
+	r.pp = r.spawn(pop.StageName, r.pe.Producer())
 	opts := Options{Store: st, Role: r.role, Topics: r.tv, Groups: r.gv, SendTopics: send(&r.tp), SendGroups: send(&r.gp),
-		SendOffsets: send(&r.off), StoreHost: host, Poll: 20 * time.Millisecond, CursorInterval: 20 * time.Millisecond}
+		SendOffsets: send(&r.off), SendPop: send(&r.pp), Modes: r.pe.Modes(), StoreHost: host, Poll: 20 * time.Millisecond, CursorInterval: 20 * time.Millisecond}
 	if r.w != nil {
 		w := r.w
 		opts.Append = func(a *writer.Append) { w.Send(a) }

@@ -79,8 +79,12 @@ type TakeReset struct {
 	stage.FailFunc
 }
 
-// DropGroup forgets every offset of a deleted group.
-type DropGroup struct{ Group string }
+// DropGroup forgets every offset of a deleted group. Done, when set, is
+// called once they are gone (see DropTopic for why a master waits for it).
+type DropGroup struct {
+	Group string
+	Done  func()
+}
 
 // resetKey names a marked queue.
 type resetKey struct {

@@ -53,8 +53,15 @@ type Flush struct{ Done func(error) }
 // Fail implements stage.Failable.
 func (f *Flush) Fail(err error) { f.Done(err) }
 
-// DropTopic forgets every offset of a deleted topic.
-type DropTopic struct{ Topic string }
+// DropTopic forgets every offset of a deleted topic. Done, when set, is
+// called once they are gone: a master deletes the topic's configuration
+// only then, so that no journal record of the topic's offsets can follow
+// the topic's delete record in the log (a replica applying the log in
+// order would keep them).
+type DropTopic struct {
+	Topic string
+	Done  func()
+}
 
 type flushTick struct{}
 type journalTick struct{}
@@ -166,9 +173,15 @@ func (s *Store) Receive(ctx actor.Context) {
 	case *DropTopic:
 		s.table.DropTopic(m.Topic)
 		s.dirty = true
+		if m.Done != nil {
+			m.Done()
+		}
 	case *DropGroup:
 		s.table.DropGroup(m.Group)
 		s.dirty = true
+		if m.Done != nil {
+			m.Done()
+		}
 	case *GroupOffsets:
 		s.groupOffsets(m)
 	case *TopicGroups:

@@ -257,18 +257,6 @@ func (p *Pipeline) spawn() error {
 			producer stage.Producer
 		}{txcheck.StageName, p.txcheckProducer()})
 	}
-	if cfg.MetadataLog {
-		spawns = append(spawns, struct {
-			name     string
-			producer stage.Producer
-		}{metalog.StageName, metalog.Producer(metalog.Options{
-			Store: p.store, Append: p.appends.Push, Role: cfg.Role, Topics: &p.topicView, Groups: &p.groupView,
-			SendTopics:  func(m any) { p.Stage(topics.StageName).Send(m) },
-			SendGroups:  func(m any) { p.Stage(groups.StageName).Send(m) },
-			SendOffsets: func(m any) { p.Stage(offsets.StageName).Send(m) },
-			Logger:      logFor(metalog.StageName),
-		})})
-	}
 	// The pull stages first: dispatch wakes them (Arrived).
 	pulls, err := pull.Start(p.system, p.stages, p.strat, pull.Options{
 		Store: p.store, Readers: cfg.PullWorkers, MaxParkedPerConn: cfg.MaxParkedPullsPerConn,
@@ -285,6 +273,20 @@ func (p *Pipeline) spawn() error {
 		name     string
 		producer stage.Producer
 	}{pop.StageName, eng.Producer()})
+	if cfg.MetadataLog { // after the POP stage: it applies request modes
+		spawns = append(spawns, struct {
+			name     string
+			producer stage.Producer
+		}{metalog.StageName, metalog.Producer(metalog.Options{
+			Store: p.store, Append: p.appends.Push, Role: cfg.Role, Topics: &p.topicView, Groups: &p.groupView,
+			Modes:       eng.Modes(),
+			SendTopics:  func(m any) { p.Stage(topics.StageName).Send(m) },
+			SendGroups:  func(m any) { p.Stage(groups.StageName).Send(m) },
+			SendOffsets: func(m any) { p.Stage(offsets.StageName).Send(m) },
+			SendPop:     func(m any) { p.Stage(pop.StageName).Send(m) },
+			Logger:      logFor(metalog.StageName),
+		})})
+	}
 	for _, s := range spawns {
 		if _, err := p.spawnStage(s.name, s.producer); err != nil {
 			return err

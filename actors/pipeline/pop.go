@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/metalog"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/role"
@@ -34,9 +35,10 @@ func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
 			}
 			return meta.DefaultRetryMaxTimes + 1
 		},
-		EnsureTopic: p.EnsureGroupTopic,
-		Master:      p.popMaster(),
-		Logger:      log,
+		EnsureTopic:  p.EnsureGroupTopic,
+		Master:       p.popMaster(),
+		ModesChanged: func() { p.toMetaLog(metalog.ModesChanged{}) },
+		Logger:       log,
 	})
 	p.popEngine.Store(eng)
 	return eng

@@ -47,6 +47,7 @@ func (e *Engine) ackHandle(group, topic string, h Handle) (int32, string, entry)
 		return CodeNoMessage, remarkExpired, entry{}
 	}
 	e.inflight.Add(-1)
+	e.modes.Done(group, topic)
 	if s.fifo != nil {
 		s.ackedJOff[h.Offset] = s.inflight[h.Offset].jOff
 	}
@@ -76,6 +77,7 @@ func (e *Engine) change(m *Change) {
 	d.popTime = max(now, d.popTime+1)
 	d.invisible = max(m.InvisibleMs, 0)
 	s.inflight[h.Offset] = d
+	e.modes.Moved(k.group, k.topic, d.deadline())
 	h.PopTime, h.InvisibleTime = d.popTime, d.invisible
 	e.m.Changes.Add(1)
 	e.record([]entry{{kind: 'C', key: k, off: h.Offset, popTime: d.popTime, invisible: d.invisible, attempt: d.attempt}}, func(err error) {
@@ -106,6 +108,7 @@ func (e *Engine) expireOne(k qkey, off, popTime, nowMs int64, force bool) bool {
 	}
 	delete(s.inflight, off)
 	e.inflight.Add(-1)
+	e.modes.Done(k.group, k.topic)
 	e.m.Expiries.Add(1)
 	if d.attempt >= e.maxAttempts(k.group) {
 		e.deadLetter(k, off, d.attempt)

@@ -8,7 +8,9 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -102,6 +104,10 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 		e.fifoMode(k, s, p.Orderly)
 		if m := cq.MinOffset(); s.next < m { // trimmed by retention
 			for off := s.committed; off < m; off++ {
+				if _, ok := s.inflight[off]; ok {
+					e.inflight.Add(-1)
+					e.modes.Done(k.group, k.topic)
+				}
 				s.ack(off)
 			}
 			s.next = max(s.next, m)
@@ -122,15 +128,22 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			if !ok {
 				return false
 			}
-			if ok, stop := s.fifo.admit(off, rec); !ok { // FIFO: its message group is busy (fifo.go)
-				return !stop
-			}
 			h := Handle{StartOffset: off, PopTime: now, InvisibleTime: p.InvisibleMs, BrokerName: e.opts.BrokerName, QueueID: q, Offset: off}
 			b, err := reencode(rec, attempt, h.String())
 			if err != nil {
-				e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int32("queue", q).Int64("offset", off).Msg("pop: re-encode failed")
+				// A record that verified but does not decode: damaged all
+				// the same (skipped under on-corruption=skip, stopped at
+				// under stop).
+				e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int32("queue", q).Int64("offset", off).
+					Stringer("on_corruption", e.opts.Store.OnCorruption()).Msg("pop: a stored message does not decode")
+				if e.opts.Store.OnCorruption() != corruption.PolicySkip {
+					return false
+				}
 				s.ack(off)
 				return true
+			}
+			if ok, stop := s.fifo.admit(off, rec); !ok { // FIFO: its message group is busy (fifo.go)
+				return !stop
 			}
 			res.Body = append(res.Body, b...)
 			res.Count++
@@ -138,6 +151,7 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			delete(s.visible, off)
 			s.inflight[off] = d
 			e.inflight.Add(1)
+			e.modes.Popped(p.Group, p.Topic, d.deadline())
 			res.entries = append(res.entries, entry{kind: 'P', key: k, off: off, popTime: now, invisible: p.InvisibleMs, attempt: attempt})
 			if first < 0 {
 				first = off
@@ -189,9 +203,12 @@ func (e *Engine) commit(k qkey, s *qstate) {
 }
 
 // read returns the record at queue offset off when it passes p's filter;
-// skip means the offset has nothing to deliver (a hole, filtered out, or
-// damaged) and counts as acked; !ok && !skip is a read error (retried by
-// the next pop).
+// skip means the offset has nothing to deliver (a hole, filtered out, or a
+// damaged message under on-corruption=skip) and counts as acked; !ok &&
+// !skip stops the pop there (a read error, a damaged consume-queue unit, a
+// damaged message under on-corruption=stop): retried by the next pop. A
+// record that cannot be read is judged by the pull readers' rule
+// (pull.Unreadable), so both models read a queue alike.
 func (e *Engine) read(cq *consumequeue.Queue, off int64, p *Pop) (rec []byte, ok, skip bool) {
 	units, err := cq.Read(off, 1)
 	if err != nil || len(units) == 0 {
@@ -204,12 +221,14 @@ func (e *Engine) read(cq *consumequeue.Queue, off int64, p *Pop) (rec []byte, ok
 	if u.IsHole() || !p.Filter.Match(u.TagsCode) {
 		return nil, false, true
 	}
-	rec, err = e.opts.Store.CommitLog.ReadAt(u.Offset, u.Size)
-	if err != nil {
-		e.opts.Logger.Error().Err(err).Str("topic", p.Topic).Int64("offset", off).Int64("commitlog_offset", u.Offset).
-			Msg("pop: commitlog read failed")
+	recs, states := e.units.ReadChecked(e.opts.Store.CommitLog, units)
+	if recs[0] == nil {
+		if pull.Unreadable(e.opts.Store, e.opts.Logger, pull.ByPop, cq.ID(), off, u, states[0]) == "" {
+			return nil, false, true
+		}
 		return nil, false, false
 	}
+	rec = recs[0]
 	if p.Filter.NeedsRecord() && !p.Filter.MatchRecord(rec) {
 		return nil, false, true
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/writer"
@@ -151,6 +152,10 @@ type Options struct {
 	// (the journal's end) would make its promotion skip the old master's
 	// pops and acks.
 	Master func() bool
+	// ModesChanged is called after the modes set by SET_MESSAGE_REQUEST_MODE
+	// changed (wire it to the metalog stage, which journals them; nil: not
+	// journaled).
+	ModesChanged func()
 	// Now is the clock (tests); nil: time.Now.
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -191,6 +196,8 @@ type Engine struct {
 	lagLogged        bool // the wait for the dispatch stage was given up (logged once)
 	self             *actor.PID
 	root             *actor.RootContext
+	modes            *mode.Table // the consumption model of each (group, topic) (modes.go)
+	units            storage.UnitReader
 }
 
 // New returns an engine; Producer builds its stage.
@@ -204,10 +211,12 @@ func New(opts Options) *Engine {
 	if opts.MaxParkedPerConn <= 0 {
 		opts.MaxParkedPerConn = 64
 	}
-	e := &Engine{opts: opts, queues: map[qkey]*qstate{}, pending: map[qkey]bool{}, byConn: map[uint64]int{}}
+	e := &Engine{opts: opts, queues: map[qkey]*qstate{}, pending: map[qkey]bool{}, byConn: map[uint64]int{}, modes: mode.New()}
 	if opts.Store != nil {
 		e.startEnd = opts.Store.DurableLogEnd()
 	}
+	e.loadModes()
+	e.modes.SetRecovering(e.mayHaveJournal())
 	return e
 }
 
@@ -272,6 +281,10 @@ func (a *popActor) Receive(ctx actor.Context) {
 		if !e.replayOK && e.recovered() {
 			a.serveHeld(ctx)
 		}
+	case *SetMode:
+		e.setMode(m)
+	case *ApplyModes:
+		m.Done(e.putModes(m.Modes))
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
 	case *Pop, *Ack, *BatchAck, *Change:
@@ -378,6 +391,7 @@ func (e *Engine) initialized(m *initDone, ctx actor.Context) {
 		e.queues[m.key] = s
 		e.applyReplayed(m.key, s)
 	}
+	e.noteRecovery()
 	w := e.waiting
 	e.waiting = nil
 	for _, p := range w {

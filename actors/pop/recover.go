@@ -69,6 +69,7 @@ func (e *Engine) recovered() bool {
 	e.replayOK = true
 	e.replayedAsMaster = e.opts.Master != nil && e.opts.Master()
 	e.initReplayed()
+	e.noteRecovery()
 	return true
 }
 
@@ -117,6 +118,8 @@ func (e *Engine) reload() {
 	e.queues, e.pending, e.replayed = map[qkey]*qstate{}, map[qkey]bool{}, nil
 	e.heap = nil
 	e.inflight.Store(0)
+	e.modes.ResetHolds()
+	e.modes.SetRecovering(true)
 	e.replayOK, e.recoverSince = false, time.Time{}
 	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending, e.lagLogged = false, false, 0, 0, false
 	e.storedStart, e.replayedAsMaster = 0, false // the start read back (replayFrom) or the next computed one is stored

@@ -224,6 +224,7 @@ func (e *Engine) rearm(k qkey, s *qstate) {
 	for _, off := range offs {
 		d := s.inflight[off]
 		e.inflight.Add(1)
+		e.modes.Popped(k.group, k.topic, d.deadline())
 		if d.deadline() <= now {
 			e.expireOne(k, off, d.popTime, now, true)
 			continue

@@ -9,7 +9,6 @@ import (
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
-	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -247,34 +246,9 @@ func (p *reader) scanRecords(q *consumequeue.Queue, r *Request, end int64, maxNu
 // recordStep is the fewest units scanRecords reads per step.
 const recordStep = 16
 
-// unreadable handles a unit whose record could not be read. It returns ""
-// when the pull may go on past it (a damaged message under
-// on-corruption=skip, reported once), or the remark of the error that stops
-// the pull there: a damaged consume-queue unit (reported to the dispatcher,
-// which rebuilds the queue; the client retries), a damaged message under
-// on-corruption=stop, or an I/O error.
+// unreadable applies Unreadable for a pull.
 func (p *reader) unreadable(id consumequeue.QueueID, at int64, u consumequeue.Unit, state storage.UnitState) string {
-	st := p.opts.Store
-	log := p.opts.Logger.With().Str("queue", id.String()).Int64("queue_offset", at).
-		Int64("commitlog_offset", u.Offset).Int32("size", u.Size).Str("state", state.String()).Logger()
-	switch state {
-	case storage.UnitRecordDamaged:
-		if st.OnCorruption() == corruption.PolicySkip {
-			st.ReportCorruption(log, corruption.Range{File: corruption.FileCommitLog, Path: st.CommitLog.Dir(),
-				From: u.Offset, To: u.Offset + int64(u.Size) + commitlog.EntryOverhead,
-				Reason: "stored message fails its checksum", Action: "skipped by pulls"})
-			return ""
-		}
-		log.Error().Msg("pull stops at a damaged message (on-corruption=stop)")
-		return fmt.Sprintf("message at commitlog offset %d is damaged (on-corruption=stop)", u.Offset)
-	case storage.UnitDamaged:
-		st.ReportDamagedUnit(id, at)
-		log.Error().Msg("consume-queue unit does not lead to its message; rebuilding the queue")
-		return fmt.Sprintf("consume queue %s is damaged at offset %d and being rebuilt; retry", id, at)
-	default:
-		log.Error().Msg("commitlog read failed")
-		return fmt.Sprintf("read commitlog at offset %d failed", u.Offset)
-	}
+	return Unreadable(p.opts.Store, p.opts.Logger, ByPull, id, at, u, state)
 }
 
 func (p *reader) cqReadFailed(r *Request, at int64, err error) string {

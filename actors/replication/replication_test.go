@@ -91,12 +91,25 @@ func TestWaitConfirmedNeedsEverySyncStateMember(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("not released after member 3 caught up")
 	}
-	// Waiters are released in offset order.
+	// Waiters are released in offset order. Member 3 steps out first so
+	// that both waiters are pending when they are registered: had it
+	// acked end3 before end2's waiter existed, releasing end3 first would
+	// be right.
+	r3.stop()
+	waitFor(t, "member 3 disconnected", 5*time.Second, func() bool {
+		for _, r := range m.svc.Replicas() {
+			if r.ReplicaID == 3 {
+				return !r.Connected
+			}
+		}
+		return true
+	})
 	end2 := m.appendRecords(rng, 5)
 	end3 := m.appendRecords(rng, 5)
 	order := make(chan int64, 2)
 	m.svc.WaitConfirmed(end3, func(bool) { order <- end3 })
 	m.svc.WaitConfirmed(end2, func(bool) { order <- end2 })
+	r3.start() // still a replica of m: it reconnects and catches up
 	for _, want := range []int64{end2, end3} {
 		select {
 		case o := <-order:

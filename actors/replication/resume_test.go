@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"fmt"
 	"math/rand"
 	"slices"
 	"testing"
@@ -55,17 +56,22 @@ func TestSyncStateSetShrinkAndExpand(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	m, rs := group(t, 1, []int64{1, 2}, func(o *Options) { o.LagTimeout = 300 * time.Millisecond })
 	r := rs[0]
-	m.appendRecords(rng, 10)
-	waitFor(t, "caught up", 5*time.Second, func() bool { return caughtUp(m, r) })
+	// Two appends, each acked: from the second ack on, the master holds
+	// the replica caught up at a time no earlier than caughtFrom (the first
+	// ack), so it may propose the shrink no earlier than LagTimeout after
+	// caughtFrom. (Timing from r.stop() would be wrong: the replica's last
+	// catch-up may precede the stop by any amount under load.)
+	caughtFrom := time.Now()
+	waitAcked(t, m, 2, m.appendRecords(rng, 5))
+	waitAcked(t, m, 2, m.appendRecords(rng, 5))
 	r.stop()
-	stopped := time.Now()
 	m.appendRecords(rng, 10)
 	p := nextProposal(t, m)
 	if !slices.Equal(p, []int64{1}) {
 		t.Fatalf("proposed %v, want [1]", p)
 	}
-	if d := time.Since(stopped); d < 300*time.Millisecond {
-		t.Fatalf("shrink proposed after %v, before LagTimeout", d)
+	if d := time.Since(caughtFrom); d < 300*time.Millisecond {
+		t.Fatalf("shrink proposed %v after the replica was last caught up, before LagTimeout", d)
 	}
 	m.role.Set(masterState(1, 1)) // the controller applied it
 	end := m.appendRecords(rng, 5)
@@ -75,6 +81,20 @@ func TestSyncStateSetShrinkAndExpand(t *testing.T) {
 	if p := nextProposal(t, m); !slices.Equal(p, []int64{1, 2}) {
 		t.Fatalf("proposed %v, want [1 2]", p)
 	}
+}
+
+// waitAcked waits until m holds replica id's acknowledged end at off or
+// past it.
+func waitAcked(t *testing.T, m *node, id, off int64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("replica %d acked %d", id, off), 5*time.Second, func() bool {
+		for _, r := range m.svc.Replicas() {
+			if r.ReplicaID == id {
+				return r.Acked >= off
+			}
+		}
+		return false
+	})
 }
 
 // nextProposal waits for the master's next sync-state set proposal.

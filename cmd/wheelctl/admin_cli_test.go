@@ -134,7 +134,7 @@ func TestSendDelayConsume(t *testing.T) {
 		t.Fatalf("due %s is %s after the send call, want about 2s", due, d)
 	}
 
-	out = mustRun(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--timeout", "60s", ns)
+	out = mustRun(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--wait", "60s", ns)
 	received := time.Now()
 	if received.Before(due) {
 		t.Fatalf("consume returned at %s, before the due time %s", received, due)
@@ -166,7 +166,7 @@ func TestCancel(t *testing.T) {
 	if !strings.Contains(out, "cancelled "+m[1]+" on "+n.BrokerAddr()) {
 		t.Fatalf("cancel: %s (broker %s)", out, n.BrokerAddr())
 	}
-	_, errOut, code := runCLI(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--timeout", "8s", ns)
+	_, errOut, code := runCLI(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--wait", "8s", ns)
 	if code != 1 || !strings.Contains(errOut, "received 0 of 1 messages within 8s") {
 		t.Fatalf("a cancelled timer was delivered, or consume failed otherwise: exit %d, %q", code, errOut)
 	}
@@ -185,7 +185,7 @@ func TestGroupDescribeLag(t *testing.T) {
 	topic, group := processtest.Unique("wheelctl_lag"), processtest.Unique("g")
 	processtest.CreateTopic(t, n, topic, 2)
 	mustRun(t, "send", "--topic", topic, "--count", "5", ns)
-	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "5", "--timeout", "60s", ns)
+	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "5", "--wait", "60s", ns)
 	mustRun(t, "send", "--topic", topic, "--count", "3", ns)
 
 	for _, args := range [][]string{{"group", "describe", group, ns}, {"group", "describe", group, "--topic", topic, ns}} {
@@ -289,7 +289,7 @@ func TestGroupReset(t *testing.T) {
 	topic, group := processtest.Unique("wheelctl_reset"), processtest.Unique("g")
 	processtest.CreateTopic(t, n, topic, 1)
 	mustRun(t, "send", "--topic", topic, "--count", "4", ns)
-	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "4", "--timeout", "60s", ns)
+	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "4", "--wait", "60s", ns)
 
 	out := mustRun(t, "group", "reset", group, "--topic", topic, "--queue", "0", "--offset", "1", ns)
 	if rows := rowsOf(out, topic); len(rows) != 1 || rows[0][2] != "0" || rows[0][3] != "1" {

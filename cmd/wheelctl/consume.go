@@ -30,13 +30,19 @@ each message: topic, queue, offset, ids, keys, tags, born and store times, and a
 Timer messages also show their due time and how late they arrived. It signs with --access-key and
 --secret-key; over TLS it needs --tls-insecure, as the official client cannot verify the server.
 
---from applies to a group that has no committed offset yet. Without --count and --timeout it runs
-until interrupted (Ctrl-C).`,
+--from applies to a group that has no committed offset yet. Without --count and --wait it runs
+until interrupted (Ctrl-C). (--wait was --timeout, which is every other command's request deadline:
+consume --timeout still works as --wait, with a notice.)`,
 		Example: `  wheelctl consume --topic orders
   wheelctl consume --topic orders --group billing --tag-expr 'paid || refunded' --count 10
-  wheelctl consume --topic orders --sql 'amount > 100' --from last --timeout 30s`,
+  wheelctl consume --topic orders --sql 'amount > 100' --from last --wait 30s`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runConsume(cmd.Context(), g, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("timeout") {
+				fmt.Fprintln(g.stderr, "wheelctl consume: --timeout is deprecated here: use --wait (--timeout is the request deadline in every other command)")
+			}
+			return runConsume(cmd.Context(), g, o)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.topic, "topic", "", "topic to consume (required)")
@@ -45,7 +51,11 @@ until interrupted (Ctrl-C).`,
 	f.StringVar(&o.sql, "sql", "", "SQL92 filter on properties instead of tags, e.g. \"a > 5 AND b = 'x'\"")
 	f.StringVar(&o.from, "from", "first", "where a new group starts: first or last")
 	f.IntVar(&o.count, "count", 0, "stop after this many messages (0: no limit)")
-	f.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: no limit); with --count, fewer messages is a failure")
+	f.DurationVar(&o.timeout, "wait", 0, "stop after this long (0: no limit); with --count, fewer messages is a failure")
+	// The old name of --wait, which shadowed the global --timeout (the
+	// request deadline): still read, with a notice on stderr.
+	f.DurationVar(&o.timeout, "timeout", 0, "deprecated name of --wait")
+	_ = f.MarkDeprecated("timeout", "use --wait (--timeout is the request deadline in every other command)")
 	f.IntVar(&o.preview, "preview", 80, "body bytes to show")
 	_ = c.MarkFlagRequired("topic")
 	_ = c.RegisterFlagCompletionFunc("topic", completeTopics(g))
@@ -70,7 +80,7 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions) error {
 		return usagef("--from %q: want first or last", o.from)
 	}
 	if o.count < 0 || o.timeout < 0 || o.preview < 0 {
-		return usagef("--count, --timeout and --preview cannot be negative")
+		return usagef("--count, --wait and --preview cannot be negative")
 	}
 	secOpts, err := officialConsumerOptions(&g.sec)
 	if err != nil {
@@ -126,7 +136,7 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions) error {
 	defer mu.Unlock()
 	if o.count > 0 && seen < o.count {
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("received %d of %d messages within %s", seen, o.count, o.timeout)
+			return fmt.Errorf("received %d of %d messages within %s (--wait)", seen, o.count, o.timeout)
 		}
 		return fmt.Errorf("interrupted after %d of %d messages", seen, o.count)
 	}

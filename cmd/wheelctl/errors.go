@@ -51,18 +51,22 @@ func exitCode(stderr io.Writer, cmd *cobra.Command, err error) int {
 		fmt.Fprintf(stderr, "%s: %s (see '%s --help')\n", path, oneLine(err.Error()), path)
 		return 2
 	}
-	fmt.Fprintf(stderr, "%s: %s\n", path, oneLine(explain(err).Error()))
+	fmt.Fprintf(stderr, "%s: %s\n", path, oneLine(explain(err, plaintext(cmd)).Error()))
 	return 1
 }
 
-// explain adds the usual next step to errors that lack one.
-func explain(err error) error {
+// explain adds the usual next step to errors that lack one; a TLS
+// mismatch or an ACL refusal (hints.go) replaces a command's generic hint.
+func explain(err error, plaintext bool) error {
+	if h := connHint(err, plaintext); h != "" {
+		if he, ok := err.(hintError); ok {
+			return withHint(he.err, h)
+		}
+		return withHint(err, h)
+	}
 	var he hintError
 	if errors.As(err, &he) {
 		return err
-	}
-	if h := tlsHint(err); h != "" {
-		return withHint(err, h)
 	}
 	var unreachable *admin.UnreachableError
 	switch {

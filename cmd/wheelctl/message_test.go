@@ -145,7 +145,7 @@ func TestMessageShowConsumers(t *testing.T) {
 	processtest.WaitRoute(t, n.NamesrvAddr(), topic)
 	_, first := sendOne(t, "--topic", topic, "--body", "one", ns)
 	runUntil(t, []string{"message", "show", "--msg-id", first, ns}, "consumers: no group reads this topic\n")
-	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "1", "--timeout", "60s", ns)
+	mustRun(t, "consume", "--topic", topic, "--group", group, "--count", "1", "--wait", "60s", ns)
 	_, second := sendOne(t, "--topic", topic, "--body", "two", ns)
 	runUntil(t, []string{"message", "show", "--msg-id", first, ns}, "consumers: "+group+" consumed\n")
 	runUntil(t, []string{"message", "show", "--msg-id", second, ns}, "consumers: "+group+" not yet\n")

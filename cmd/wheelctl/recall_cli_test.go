@@ -42,7 +42,7 @@ func TestCancelRecallHandle(t *testing.T) {
 	if !strings.Contains(out, want) || !strings.Contains(out, "("+n.BrokerAddr()+")") {
 		t.Fatalf("cancel --recall-handle printed %q, want %q... (%s)", out, want, n.BrokerAddr())
 	}
-	_, errOut, code := runCLI(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--timeout", "8s", ns)
+	_, errOut, code := runCLI(t, "consume", "--topic", topic, "--group", processtest.Unique("g"), "--count", "1", "--wait", "8s", ns)
 	if code != 1 || !strings.Contains(errOut, "received 0 of 1 messages within 8s") {
 		t.Fatalf("a recalled timer was delivered, or consume failed otherwise: exit %d, %q", code, errOut)
 	}

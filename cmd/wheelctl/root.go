@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
@@ -12,8 +14,8 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 )
 
-// Defaults of the global flags; WHEELCTL_NAMESRV, WHEELCTL_BROKER and
-// WHEELCTL_METRICS override them.
+// Defaults of the global flags; WHEELMQ_NAMESRV, WHEELMQ_BROKER and
+// WHEELMQ_METRICS override them (envPrefix).
 const (
 	defaultNamesrv = "127.0.0.1:9876"
 	defaultMetrics = "http://127.0.0.1:9108/metrics"
@@ -36,17 +38,47 @@ func (g *globals) session() *admin.Session {
 	return &admin.Session{Timeout: g.timeout, Options: g.sec.clientOptions()}
 }
 
-// envOr returns the environment variable key, or def when it is unset.
-func envOr(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok {
+// envPrefix is the prefix of wheelctl's environment variables, the one
+// wheelmq's own settings have (WHEELMQ_ACCESS_KEY, WHEELMQ_NAMESRV: one
+// export serves both); oldEnvPrefix is the deprecated alias of the
+// variables that had it (WHEELCTL_NAMESRV, WHEELCTL_BROKER,
+// WHEELCTL_METRICS), still read, with a notice on stderr.
+const (
+	envPrefix    = "WHEELMQ_"
+	oldEnvPrefix = "WHEELCTL_"
+)
+
+// deprecatedEnv are the deprecated variables read by this process, for the
+// notice (deprecationNotice).
+var deprecatedEnv []string
+
+// envOr returns the environment variable envPrefix+name, or its deprecated
+// alias oldEnvPrefix+name (recorded for the notice), or def when neither
+// is set.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(envPrefix + name); ok {
+		return v
+	}
+	if v, ok := os.LookupEnv(oldEnvPrefix + name); ok {
+		if !slices.Contains(deprecatedEnv, oldEnvPrefix+name) {
+			deprecatedEnv = append(deprecatedEnv, oldEnvPrefix+name)
+		}
 		return v
 	}
 	return def
 }
 
+// deprecationNotice prints one line per deprecated variable read.
+func deprecationNotice(stderr io.Writer) {
+	for _, k := range deprecatedEnv {
+		fmt.Fprintf(stderr, "wheelctl: %s is deprecated: set %s%s instead (read this time)\n", k, envPrefix, strings.TrimPrefix(k, oldEnvPrefix))
+	}
+}
+
 // newRoot builds the command tree.
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	rlog.SetLogLevel("error") // the official client's own logging
+	deprecatedEnv = nil
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "wheelctl",
@@ -66,6 +98,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 		SilenceErrors: true,
 		Args:          noArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			deprecationNotice(stderr)
 			return g.sec.prepare(cmd)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,11 +108,11 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.namesrv, "namesrv", envOr("WHEELCTL_NAMESRV", defaultNamesrv), "name server address host:port, or several separated by ';' (tried in turn; env WHEELCTL_NAMESRV)")
-	pf.StringVar(&g.broker, "broker", envOr("WHEELCTL_BROKER", ""),
-		"broker address, host:port (default: the brokers the name server knows; env WHEELCTL_BROKER)")
+	pf.StringVar(&g.namesrv, "namesrv", envOr("NAMESRV", defaultNamesrv), "name server address host:port, or several separated by ';' (tried in turn; env WHEELMQ_NAMESRV)")
+	pf.StringVar(&g.broker, "broker", envOr("BROKER", ""),
+		"broker address, host:port (default: the brokers the name server knows; env WHEELMQ_BROKER)")
 	pf.DurationVar(&g.timeout, "timeout", admin.DefaultTimeout, "deadline of each request to the broker or name server")
 	g.sec.addFlags(pf)
 

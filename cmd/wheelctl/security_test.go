@@ -89,7 +89,7 @@ func TestSecuritySignsEveryCommand(t *testing.T) {
 			return []string{"send", "--namesrv", ns, "--topic", "orders", "--client", "official"}
 		}, []int32{remoting.SendMessage}, []int32{remoting.GetRouteInfoByTopic}, 0},
 		{"consume, official client", func(ns, _ string) []string {
-			return []string{"consume", "--namesrv", ns, "--topic", "orders", "--timeout", "3s"}
+			return []string{"consume", "--namesrv", ns, "--topic", "orders", "--wait", "3s"}
 		}, []int32{remoting.HeartBeat}, []int32{remoting.GetRouteInfoByTopic}, 0},
 		{"bench produce, native", func(ns, _ string) []string {
 			return []string{"bench", "produce", "--namesrv", ns, "--count", "50", "--mode", "async", "--json"}
@@ -226,7 +226,7 @@ func TestSecurityOfficialClientTLS(t *testing.T) {
 	cert := remotingtest.SelfSigned(t)
 	for _, args := range [][]string{
 		{"send", "--client", "official", "--topic", "orders"},
-		{"consume", "--topic", "orders", "--timeout", "3s"},
+		{"consume", "--topic", "orders", "--wait", "3s"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			ns, broker := peers(t, &cert)

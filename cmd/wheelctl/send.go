@@ -102,7 +102,7 @@ func runSend(cmd *cobra.Command, g *globals, o sendOptions) error {
 		r, err := p.SendSync(cmd.Context(), m)
 		if err != nil {
 			err = fmt.Errorf("message %d of %d to %s: %w", i+1, o.count, o.topic, err)
-			if h := tlsHint(err); h != "" {
+			if h := connHint(err, !g.sec.overTLS()); h != "" {
 				return withHint(err, h)
 			}
 			if strings.Contains(err.Error(), "route") || strings.Contains(err.Error(), "connect") {

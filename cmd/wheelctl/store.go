@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,9 @@ tail after a crash). Exit code 1 when anything is damaged. Run it on a stopped b
 or a copy: a running broker's tails may show as warnings.`,
 		Args: exactArgs("DIR"),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if err := dataDirArg(args[0]); err != nil {
+				return err
+			}
 			r, err := inspect.Verify(args[0], opts)
 			if err != nil {
 				return withHint(err, "is it a wheelmq data directory (the broker's --data)?")
@@ -73,6 +77,9 @@ the dump goes on with the next entry that verifies.`,
 			if count < 1 {
 				return usagef("--count %d: want at least 1", count)
 			}
+			if err := dataDirArg(args[0]); err != nil {
+				return err
+			}
 			return inspect.Dump(g.stdout, args[0], offset, count, opts)
 		},
 	}
@@ -81,4 +88,13 @@ the dump goes on with the next entry that verifies.`,
 	c.Flags().Int64Var(&opts.SegmentSize, "segment-size", 0,
 		"CommitLog segment size in bytes (default: from the segment names, else 1 GiB)")
 	return c
+}
+
+// dataDirArg refuses, as a usage error, a DIR argument that names a file:
+// said plainly rather than as the commitlog inside it that cannot open.
+func dataDirArg(dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("%s is a file, not a directory: give the broker's data directory (its --data)", dir)
+	}
+	return nil
 }

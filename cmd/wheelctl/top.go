@@ -28,8 +28,8 @@ type topOptions struct {
 
 // addMetricsFlag adds --metrics.
 func addMetricsFlag(c *cobra.Command, url *string) {
-	c.Flags().StringVar(url, "metrics", envOr("WHEELCTL_METRICS", defaultMetrics),
-		"the broker's /metrics URL (its --metrics-listen; env WHEELCTL_METRICS)")
+	c.Flags().StringVar(url, "metrics", envOr("METRICS", defaultMetrics),
+		"the broker's /metrics URL (its --metrics-listen; env WHEELMQ_METRICS)")
 }
 
 func newTopCmd(g *globals) *cobra.Command {

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -152,7 +154,13 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	var advertiseHost *brokerconf.Setting
 	fromFile := map[string]bool{}
 	if *configPath != "" {
-		file, err := brokerconf.Load(*configPath, func(name string) bool { return fs.Lookup(name) != nil })
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name != "config" {
+				names = append(names, f.Name)
+			}
+		})
+		file, err := brokerconf.Load(*configPath, names)
 		if err != nil {
 			problems = append(problems, err.Error())
 		} else {
@@ -300,6 +308,9 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 			}
 		}
 	}
+	if p := dataDirProblem(*data); p != "" {
+		problems = append(problems, p)
+	}
 	problems = append(problems, tlsOpts.apply(&o.node, *data)...) // TLS: flags_tls.go
 	if mode == "broker" && len(bc.NameServers) == 0 {
 		problems = append(problems, "broker mode needs --namesrv")
@@ -378,4 +389,18 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// dataDirProblem says plainly when --data names something that is not a
+// directory (else the first thing to fail would be the TLS certificate
+// made inside it, and the error would read like a TLS problem).
+func dataDirProblem(dir string) string {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Sprintf("--data %s is a file, not a directory: give the directory the broker keeps its store in (created when missing)", dir)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("--data %s: %v", dir, err)
+	}
+	return ""
 }

@@ -279,7 +279,7 @@ func TestConfigFileProblems(t *testing.T) {
 // TestConfigFileWarnings: each ignored key is logged once, by name.
 func TestConfigFileWarnings(t *testing.T) {
 	conf := writeConf(t, "broker.conf", "brokerName=a\nstorePathCommitLog=/x\nfileReservedTime=72\nstorePathCommitLog=/y\nbrokerId=0\n"+
-		"cleanFileForciblyEnable=true\n")
+		"sendMessageThreadPoolNums=16\n")
 	o, err := parseArgs([]string{"--config", conf}, env(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -296,11 +296,29 @@ func TestConfigFileWarnings(t *testing.T) {
 			warned = append(warned, rec.Key)
 		}
 	}
-	if strings.Join(warned, ",") != "storePathCommitLog,cleanFileForciblyEnable" {
-		t.Fatalf("warned about %v, want storePathCommitLog and cleanFileForciblyEnable once each:\n%s", warned, buf.String())
+	if strings.Join(warned, ",") != "storePathCommitLog,sendMessageThreadPoolNums" {
+		t.Fatalf("warned about %v, want storePathCommitLog and sendMessageThreadPoolNums once each:\n%s", warned, buf.String())
 	}
 	if o.node.Broker.Retention != 72*time.Hour {
 		t.Fatalf("fileReservedTime=72 gave retention %s", o.node.Broker.Retention)
+	}
+}
+
+// TestConfigFileUnknownKeys: a mistyped key stops the start, naming the
+// key, its line and the key meant, in YAML and in a broker.conf, together
+// with the file's other problems.
+func TestConfigFileUnknownKeys(t *testing.T) {
+	yml := writeConf(t, "wheelmq.yaml", "data: /srv/wheelmq\nflsuh: sync\n")
+	_, err := parseArgs([]string{"--config", yml}, env(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), yml+`:2: unknown key "flsuh": not a wheelmq flag; did you mean flush?`) {
+		t.Errorf("YAML typo: %v", err)
+	}
+	conf := writeConf(t, "broker.conf", "brokerName=a\nflushDiskTpye=SYNC_FLUSH\nlistenPort=x\n")
+	_, err = parseArgs([]string{"--config", conf}, env(nil), io.Discard)
+	for _, want := range []string{conf + `:2: unknown key "flushDiskTpye"`, "did you mean flushDiskType?", conf + ":3: listenPort"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("broker.conf typo: error does not mention %q: %v", want, err)
+		}
 	}
 }
 
@@ -454,5 +472,15 @@ func TestParseArgsController(t *testing.T) {
 		if _, err := parseArgs([]string{"namesrv", f}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "needs --controller-listen") {
 			t.Fatalf("%s without --controller-listen: %v", f, err)
 		}
+	}
+}
+
+// TestDataIsAFile: --data naming a file is refused plainly, not as the
+// TLS certificate that cannot be made inside it.
+func TestDataIsAFile(t *testing.T) {
+	file := writeConf(t, "not-a-dir", "x")
+	_, err := parseArgs([]string{"--data", file}, env(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--data "+file+" is a file, not a directory") || strings.Contains(err.Error(), "tls") {
+		t.Fatalf("--data FILE: %v", err)
 	}
 }

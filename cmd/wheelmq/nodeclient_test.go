@@ -223,7 +223,11 @@ func installNodeDeps(t *testing.T) { t.Helper(); installNodeDepsIn(t, nodeClient
 // installNodeDepsIn runs `npm ci` in dir when its node_modules is missing or
 // older than its package-lock.json (npm records what it installed in
 // node_modules/.package-lock.json).
-func installNodeDepsIn(t *testing.T, dir string) {
+func installNodeDepsIn(t *testing.T, dir string) { t.Helper(); installNodeDepsEnv(t, dir, nil) }
+
+// installNodeDepsEnv is installNodeDepsIn with npm's environment extended
+// by env (npm_config_* settings).
+func installNodeDepsEnv(t *testing.T, dir string, env []string) {
 	t.Helper()
 	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
@@ -241,10 +245,34 @@ func installNodeDepsIn(t *testing.T, dir string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
+		if cause := npmNetworkError(out); cause != "" {
+			t.Skipf("npm ci in %s cannot reach the npm registry (%s): the Node.js client's dependencies cannot be installed here; "+
+				"run `npm ci` in %s where the registry is reachable", dir, cause, dir)
+		}
 		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 	}
+}
+
+// npmNetworkCodes are the error codes npm prints ("npm error code X") when
+// it cannot reach its registry: no network, no DNS, a proxy in the way.
+var npmNetworkCodes = []string{"ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "ENETUNREACH",
+	"EHOSTUNREACH", "ERR_SOCKET_TIMEOUT", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "SELF_SIGNED_CERT_IN_CHAIN", "ECONNABORTED"}
+
+// npmNetworkError returns the network error code of a failed npm run's
+// output, or "" when it failed for another reason (a broken lock file, a
+// script that failed: those fail the test).
+func npmNetworkError(out []byte) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, prefix := range []string{"npm error code ", "npm ERR! code "} {
+			if code, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok && slices.Contains(npmNetworkCodes, code) {
+				return code
+			}
+		}
+	}
+	return ""
 }
 
 // buildWheelmq returns the package's wheelmq binary (processtest.Binary).

@@ -294,14 +294,18 @@ func quoteKey(ak string) string {
 
 // refused counts a refusal and logs it, at most once a second per reason.
 func (g *Guard) refused(remote netip.AddrPort, code int32, ak string, ref *Refusal) {
-	g.refusedWith(remote, ak, ref, func(ev *zerolog.Event) *zerolog.Event { return ev.Int32("request_code", code) })
+	g.refusedWith(remote, ak, ref, func(ev *zerolog.Event) *zerolog.Event {
+		return ev.Int32("request_code", code).Str("hint", Hint(code, ref.Reason))
+	})
 }
 
 // RefusedCall counts and logs (rate-limited as every refusal) a refusal
 // decided outside the Guard: a gRPC call (method names it) whose
 // authorization the gateway checked.
 func (g *Guard) RefusedCall(remote netip.AddrPort, method, ak string, ref *Refusal) {
-	g.refusedWith(remote, ak, ref, func(ev *zerolog.Event) *zerolog.Event { return ev.Str("method", method) })
+	g.refusedWith(remote, ak, ref, func(ev *zerolog.Event) *zerolog.Event {
+		return ev.Str("method", method).Str("hint", Hint(0, ref.Reason))
+	})
 }
 
 // refusedWith counts ref and logs it with what names the request.

@@ -12,11 +12,10 @@ package router
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/groups"
-	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/lenient"
@@ -38,25 +37,6 @@ type topicConfigWire struct {
 	Attributes map[string]string `json:"attributes"`
 }
 
-// checkTopicConfig applies UPDATE_AND_CREATE_TOPIC's checks to one topic.
-func checkTopicConfig(name string, readN, writeN, perm int32, filter string, order bool) (meta.TopicConfig, error) {
-	if err := meta.ValidateTopic(name); err != nil {
-		return meta.TopicConfig{}, err
-	}
-	if meta.IsSystemTopic(name) {
-		return meta.TopicConfig{}, fmt.Errorf("the topic[%s] is conflict with system topic", name)
-	}
-	if readN <= 0 || writeN <= 0 || readN > 1024 || writeN > 1024 {
-		return meta.TopicConfig{}, fmt.Errorf("queue counts must be in 1..1024, got read %d write %d", readN, writeN)
-	}
-	if filter == "" {
-		filter = "SINGLE_TAG"
-	}
-	return meta.TopicConfig{TopicName: name, ReadQueueNums: readN, WriteQueueNums: writeN,
-		Perm:            perm & (meta.PermRead | meta.PermWrite | meta.PermInherit | meta.PermPriority),
-		TopicFilterType: filter, Order: order}, nil
-}
-
 func (r *Router) handleCreateTopicList(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	var body struct {
 		TopicConfigList []topicConfigWire `json:"topicConfigList"`
@@ -64,33 +44,13 @@ func (r *Router) handleCreateTopicList(c *netloop.Conn, cmd *remoting.Command) *
 	if err := json.Unmarshal(cmd.Body, &body); err != nil {
 		return refuse(remoting.InvalidParameter, "topic config list: %v", err)
 	}
-	if len(body.TopicConfigList) == 0 {
-		return refuse(remoting.InvalidParameter, "topic config list is empty")
-	}
-	cfgs := make([]meta.TopicConfig, 0, len(body.TopicConfigList))
-	names := make([]string, 0, len(body.TopicConfigList))
-	mods := map[string]map[string]string{}
+	specs := make([]broker.TopicSpec, len(body.TopicConfigList))
 	for i, w := range body.TopicConfigList {
-		cfg, err := checkTopicConfig(string(w.TopicName), int32(w.ReadQueueNums), int32(w.WriteQueueNums), int32(w.Perm),
-			string(w.TopicFilterType), bool(w.Order))
-		if err != nil {
-			return refuse(remoting.InvalidParameter, "topic %d (%s): %v", i, w.TopicName, err)
-		}
-		cfg.TopicSysFlag = int32(w.TopicSysFlag)
-		m, ref := r.topicAttributes(meta.FormatModifications(w.Attributes))
-		if ref != nil {
-			return refuse(remoting.InvalidParameter, "topic %d (%s): %s", i, w.TopicName, ref.Remark)
-		}
-		mods[cfg.TopicName] = m
-		cfgs, names = append(cfgs, cfg), append(names, cfg.TopicName)
+		specs[i] = broker.TopicSpec{Name: string(w.TopicName), ReadQueues: int32(w.ReadQueueNums),
+			WriteQueues: int32(w.WriteQueueNums), Perm: int32(w.Perm), Filter: string(w.TopicFilterType),
+			Order: bool(w.Order), SysFlag: int32(w.TopicSysFlag), Attributes: meta.FormatModifications(w.Attributes)}
 	}
-	r.topicsSt.Send(&topics.PutMany{Configs: cfgs, Attributes: mods, Done: func(err error) {
-		if err != nil {
-			r.reply(c, cmd, attrErrorCode(err), err.Error())
-			return
-		}
-		r.answerOnceRouted(c, cmd, names...)
-	}})
+	r.core.PutTopics(callerOf(c, cmd), specs, func(err *broker.Error) { r.answer(c, cmd, err) })
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stats"
@@ -44,29 +45,19 @@ func (r *Router) handleTopicStats(c *netloop.Conn, cmd *remoting.Command) *Refus
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	cfg, ok := r.topicView.Get(topic)
-	if !ok {
-		return refuse(remoting.TopicNotExist, "topic[%s] not exist", topic)
-	}
-	n := max(cfg.ReadQueueNums, cfg.WriteQueueNums)
-	table := make(map[adminbody.MessageQueue]adminbody.TopicOffset, n)
-	positions := make([]pull.QueuePos, n)
-	for q := range n {
-		minOff, maxOff := r.queueBounds(topic, q)
-		table[r.queue(topic, q)] = adminbody.TopicOffset{MinOffset: minOff, MaxOffset: maxOff}
-		positions[q] = pull.QueuePos{Topic: topic, QueueID: q, Offset: maxOff - 1}
-	}
-	r.pullSt.Send(&pull.StoreTimes{Positions: positions, FailFunc: r.failWith(c, cmd), Reply: func(got []pull.QueueProgress) {
-		for q, pr := range got {
-			mq := r.queue(topic, int32(q))
-			off := table[mq]
-			off.LastUpdateTimestamp = max(pr.StoreTime, 0)
-			table[mq] = off
+	r.core.TopicStats(callerOf(c, cmd), topic, func(st *broker.TopicStats, err *broker.Error) {
+		if err != nil {
+			r.answer(c, cmd, err)
+			return
 		}
-		body, err := adminbody.TopicStatsTable{OffsetTable: table,
-			TopicPutTps: adminbody.Double(r.p.Stats().Load().TopicPut[topic])}.Encode()
-		r.sendBody(c, cmd, body, err)
-	}})
+		table := make(map[adminbody.MessageQueue]adminbody.TopicOffset, len(st.Queues))
+		for _, q := range st.Queues {
+			table[r.queue(topic, q.QueueID)] = adminbody.TopicOffset{MinOffset: q.Min, MaxOffset: q.Max,
+				LastUpdateTimestamp: q.LastStoreMs}
+		}
+		body, encErr := adminbody.TopicStatsTable{OffsetTable: table, TopicPutTps: adminbody.Double(st.PutTPS)}.Encode()
+		r.sendBody(c, cmd, body, encErr)
+	})
 	return nil
 }
 

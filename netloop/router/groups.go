@@ -53,17 +53,22 @@ func (r *Router) handleDeleteGroup(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	clean := parseBool(cmd.Field("cleanOffset"))
-	r.groupsSt.Send(&groups.Delete{Name: name, Done: func(_ bool, err error) {
-		if err != nil {
-			r.reply(c, cmd, remoting.SystemError, err.Error())
-			return
-		}
-		if clean {
-			r.offsetsSt.Send(&offsets.DropGroup{Group: name})
-		}
-		r.reply(c, cmd, remoting.Success, "")
-	}})
+	del := func() {
+		r.groupsSt.Send(&groups.Delete{Name: name, Done: func(_ bool, err error) {
+			if err != nil {
+				r.reply(c, cmd, remoting.SystemError, err.Error())
+				return
+			}
+			r.reply(c, cmd, remoting.Success, "")
+		}})
+	}
+	if !parseBool(cmd.Field("cleanOffset")) {
+		del()
+		return nil
+	}
+	// The offsets go first: no journal record of them may follow the
+	// group's delete record in the log (offsets.DropGroup).
+	r.offsetsSt.Send(&offsets.DropGroup{Group: name, Done: del})
 	return nil
 }
 

@@ -51,7 +51,7 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if ref := r.consumeAllowed(group); ref != nil {
 		return ref
 	}
-	if ref := r.modes.popAllowed(group, topic, time.Now()); ref != nil {
+	if ref := refusalOf(r.core.PopAllowed(group, topic)); ref != nil {
 		return ref
 	}
 	filter, err := r.filters.Get(h.ExpType, h.Exp, 0)
@@ -74,9 +74,6 @@ func (r *Router) handlePop(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		Group: group, Topic: topic, QueueID: queueID, Queues: queues, MaxNums: int(maxNums), InvisibleMs: invisible,
 		PollUntil: until, Filter: filter, InitMode: initMode, Orderly: orderly, ConnID: c.ID(), FailFunc: r.failWith(c, cmd),
 		Reply: func(res *pop.Result) {
-			if res.Code == remoting.Success {
-				r.modes.popped(group, topic, res.MsgOffsetInfo, res.PopTime+res.InvisibleTime)
-			}
 			resp := remoting.NewResponse(cmd, res.Code, res.Remark)
 			resp.SetField("popTime", strconv.FormatInt(res.PopTime, 10))
 			resp.SetField("invisibleTime", strconv.FormatInt(res.InvisibleTime, 10))
@@ -104,12 +101,7 @@ func (r *Router) handleAck(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	}
 	r.popStage().Send(&pop.Ack{Group: group, Topic: topic, QueueID: queueID, ExtraInfo: extra, Offset: offset,
 		FailFunc: r.failWith(c, cmd),
-		Reply: func(code int32, remark string) {
-			if code == remoting.Success {
-				r.modes.acked(group, topic, queueID, offset)
-			}
-			r.reply(c, cmd, code, remark)
-		}})
+		Reply:    func(code int32, remark string) { r.reply(c, cmd, code, remark) }})
 	return nil
 }
 
@@ -130,7 +122,6 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 		Reply: func(code int32, remark string, h pop.Handle) {
 			resp := remoting.NewResponse(cmd, code, remark)
 			if code == remoting.Success {
-				r.modes.changed(group, topic, queueID, offset, h.PopTime+h.InvisibleTime)
 				resp.SetField("reviveQid", "0")
 				resp.SetField("invisibleTime", strconv.FormatInt(h.InvisibleTime, 10))
 				resp.SetField("popTime", strconv.FormatInt(h.PopTime, 10))
@@ -154,13 +145,6 @@ func (r *Router) handleBatchAck(c *netloop.Conn, cmd *remoting.Command) *Refusal
 		}
 	}
 	r.popStage().Send(&pop.BatchAck{Items: items, FailFunc: r.failWith(c, cmd),
-		Reply: func(code int32, remark string, _ int) {
-			if code == remoting.Success {
-				for _, it := range items {
-					r.modes.acked(it.Group, it.Topic, it.QueueID, it.Offsets...)
-				}
-			}
-			r.reply(c, cmd, code, remark)
-		}})
+		Reply: func(code int32, remark string, _ int) { r.reply(c, cmd, code, remark) }})
 	return nil
 }

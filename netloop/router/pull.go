@@ -46,7 +46,7 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		return ref
 	}
 	suspend = min(suspend, maxSuspend)
-	if ref := r.modes.pullAllowed(group, topic, suspend, time.Now()); ref != nil {
+	if ref := refusalOf(r.core.PullAllowed(group, topic, suspend)); ref != nil {
 		return ref
 	}
 	if sysFlag&pull.FlagCommitOffset != 0 && commitOffset >= 0 {

@@ -59,7 +59,7 @@ func (r *Router) handleQueryAssignment(c *netloop.Conn, cmd *remoting.Command) *
 	if ref := r.deferredCheck(c, cmd, body.Topic); ref != nil {
 		return ref
 	}
-	mode := r.modes.mode(body.ConsumerGroup, body.Topic)
+	mode := r.core.RequestMode(body.ConsumerGroup, body.Topic)
 	if mode == "" || strings.HasPrefix(body.Topic, meta.RetryGroupTopicPrefix) {
 		mode = ModePull
 	}

@@ -92,7 +92,6 @@ type Router struct {
 	sends     sendPool       // the hot path's requests (fastsend.go)
 	conns     sync.Map       // connection id -> *connState of the open connections
 	guard     *auth.Guard    // the ACL (authz.go); nil: off
-	modes     modeTable      // the consumption model of each (group, topic) (requestmode.go)
 }
 
 // route is a handler with the stages it needs, resolved once.

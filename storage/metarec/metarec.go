@@ -15,7 +15,7 @@
 //
 //	version  Version (1).
 //	kind     KindOffsets, KindTopicPut, KindTopicDelete, KindGroupPut,
-//	         KindGroupDelete.
+//	         KindGroupDelete, KindRequestModePut.
 //	origin   the writing broker process's random instance id: a node skips
 //	         records of its own running instance (its stages hold them).
 //	payload  uvarint count, then count entries:
@@ -24,9 +24,11 @@
 //	         put:      uvarint len, JSON of the config (meta.TopicConfig or
 //	                   meta.SubscriptionGroupConfig, as in the config files)
 //	         delete:   uvarint len, name
+//	         request mode put: uvarint len, group, uvarint len, topic,
+//	                   u8 mode (1 PULL, 2 POP), i32 popShareQueueNum
 //
-// A full snapshot is a run of KindOffsets, KindTopicPut and KindGroupPut
-// records holding every entry; it applies like any other record (an
+// A full snapshot is a run of KindOffsets, KindTopicPut, KindGroupPut and
+// KindRequestModePut records holding every entry; it applies like any other record (an
 // upsert), so there is no snapshot kind.
 //
 // The message around the body: topic Topic, queue 0, tag KindTag, property
@@ -102,6 +104,9 @@ const (
 	KindTopicDelete Kind = 3
 	KindGroupPut    Kind = 4
 	KindGroupDelete Kind = 5
+	// KindRequestModePut sets consumption models (SET_MESSAGE_REQUEST_MODE,
+	// actors/pop/mode).
+	KindRequestModePut Kind = 6
 )
 
 // String names the kind.
@@ -117,6 +122,8 @@ func (k Kind) String() string {
 		return "group_put"
 	case KindGroupDelete:
 		return "group_delete"
+	case KindRequestModePut:
+		return "request_mode_put"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -140,7 +147,14 @@ type Record struct {
 	Topics  []meta.TopicConfig
 	Groups  []meta.SubscriptionGroupConfig
 	Names   []string // deleted topics or groups
+	Modes   []meta.RequestMode
 }
+
+// Request modes on the wire.
+const (
+	modePull byte = 1
+	modePop  byte = 2
+)
 
 // Encode appends the body of r to dst.
 func Encode(dst []byte, r Record) ([]byte, error) {
@@ -177,6 +191,23 @@ func Encode(dst []byte, r Record) ([]byte, error) {
 		dst = binary.AppendUvarint(dst, uint64(len(r.Names)))
 		for _, n := range r.Names {
 			dst = appendString(dst, n)
+		}
+	case KindRequestModePut:
+		dst = binary.AppendUvarint(dst, uint64(len(r.Modes)))
+		for _, m := range r.Modes {
+			var b byte
+			switch m.Mode {
+			case meta.RequestModePull:
+				b = modePull
+			case meta.RequestModePop:
+				b = modePop
+			default:
+				return dst, fmt.Errorf("metarec: encode request mode %q of %s/%s: %w", m.Mode, m.ConsumerGroup, m.Topic, ErrInvalid)
+			}
+			dst = appendString(dst, m.ConsumerGroup)
+			dst = appendString(dst, m.Topic)
+			dst = append(dst, b)
+			dst = binary.BigEndian.AppendUint32(dst, uint32(m.PopShareQueueNum))
 		}
 	default:
 		return dst, fmt.Errorf("metarec: encode %v: %w", r.Kind, ErrInvalid)
@@ -304,6 +335,23 @@ func Decode(body []byte) (Record, error) {
 		for range n {
 			r.Names = append(r.Names, string(d.bytes("name")))
 		}
+	case KindRequestModePut:
+		n := d.count(7)
+		for range n {
+			m := meta.RequestMode{ConsumerGroup: string(d.bytes("group")), Topic: string(d.bytes("topic"))}
+			if v := d.fixed(5, "mode"); v != nil {
+				switch v[0] {
+				case modePull:
+					m.Mode = meta.RequestModePull
+				case modePop:
+					m.Mode = meta.RequestModePop
+				default:
+					d.fail("mode")
+				}
+				m.PopShareQueueNum = int32(binary.BigEndian.Uint32(v[1:]))
+			}
+			r.Modes = append(r.Modes, m)
+		}
 	default:
 		return Record{}, fmt.Errorf("metarec: kind %d: %w", body[1], ErrInvalid)
 	}
@@ -336,6 +384,8 @@ func Describe(rec []byte) string {
 		n = len(r.Topics)
 	case KindGroupPut:
 		n = len(r.Groups)
+	case KindRequestModePut:
+		n = len(r.Modes)
 	default:
 		n = len(r.Names)
 	}

@@ -16,6 +16,9 @@ func samples() []Record {
 		{Kind: KindTopicDelete, Names: []string{"t1", "t2"}},
 		{Kind: KindGroupPut, Groups: []meta.SubscriptionGroupConfig{meta.NewSubscriptionGroupConfig("g1")}},
 		{Kind: KindGroupDelete, Names: []string{"g1"}},
+		{Kind: KindRequestModePut, Origin: 3, Modes: []meta.RequestMode{
+			{ConsumerGroup: "g1", Topic: "t1", Mode: meta.RequestModePop, PopShareQueueNum: 2},
+			{ConsumerGroup: "g2", Topic: "t1", Mode: meta.RequestModePull}}},
 	}
 }
 
@@ -57,6 +60,33 @@ func TestDecodeRejects(t *testing.T) {
 		if _, err := Decode(b); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: err %v, want ErrInvalid", name, err)
 		}
+	}
+}
+
+// TestRequestModeLayout pins the request-mode entry's bytes as
+// docs/formats.md documents them, and refuses an unknown mode.
+func TestRequestModeLayout(t *testing.T) {
+	b, err := Encode(nil, Record{Kind: KindRequestModePut, Origin: 1,
+		Modes: []meta.RequestMode{{ConsumerGroup: "g", Topic: "tt", Mode: meta.RequestModePop, PopShareQueueNum: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{Version, byte(KindRequestModePut), 0, 0, 0, 0, 0, 0, 0, 1, // header
+		1,      // count
+		1, 'g', // group
+		2, 't', 't', // topic
+		2,          // POP
+		0, 0, 0, 3} // popShareQueueNum
+	if string(b) != string(want) {
+		t.Fatalf("encoded % x, want % x", b, want)
+	}
+	bad := append([]byte{}, want...)
+	bad[len(bad)-5] = 9
+	if _, err := Decode(bad); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("mode byte 9: err %v, want ErrInvalid", err)
+	}
+	if _, err := Encode(nil, Record{Kind: KindRequestModePut, Modes: []meta.RequestMode{{ConsumerGroup: "g", Topic: "t", Mode: "PUSH"}}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("mode PUSH encoded: err %v, want ErrInvalid", err)
 	}
 }
 

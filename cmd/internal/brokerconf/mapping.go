@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/suggest"
 	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
 
@@ -37,7 +40,7 @@ type Rule struct {
 }
 
 // Mapping is the broker.conf keys wheelmq reads, in documentation order.
-// Every other key is ignored with a warning.
+// The keys of Ignore are ignored with a warning; any other key is an error.
 var Mapping = []Rule{
 	{Key: "brokerClusterName", Flag: "cluster", Convert: nonEmpty, Doc: "as is"},
 	{Key: "brokerName", Flag: "broker-name", Convert: nonEmpty, Doc: "as is"},
@@ -65,6 +68,8 @@ var Mapping = []Rule{
 		Doc: "`true` → `controller`, `false` → `none`"},
 	{Key: "haListenPort", Flag: "ha-listen", Convert: listenPort, Doc: "`0.0.0.0:<port>`"},
 	{Key: "minInSyncReplicas", Flag: "min-in-sync-replicas", Convert: positive, Doc: "members of the sync-state set, master included"},
+	{Key: "enableTopicMessageTypeCheck", Flag: "topic-message-type-check", Convert: boolean, Doc: "`true`/`false`"},
+	{Key: "enableMixedMessageType", Flag: "mixed-message-type", Convert: boolean, Doc: "`true`/`false`"},
 	{Key: "aclEnable", Flag: "acl-file", Beside: "plain_acl.yml",
 		Doc: "`true` → `--acl-file <directory of the broker.conf>/plain_acl.yml`; `false`: no ACL"},
 }
@@ -89,6 +94,18 @@ func rule(key string) (Rule, bool) {
 		}
 	}
 	return Rule{}, false
+}
+
+// knownKeys are the broker.conf keys Mapping reads or Ignore ignores.
+func knownKeys() []string {
+	keys := make([]string, 0, len(Mapping)+len(Ignore))
+	for _, r := range Mapping {
+		keys = append(keys, r.Key)
+	}
+	for _, k := range Ignore {
+		keys = append(keys, k.Key)
+	}
+	return keys
 }
 
 // Setting is one flag value read from a file.
@@ -119,13 +136,32 @@ type File struct {
 	Settings []Setting
 	// Ignored are the keys that set nothing, one per key.
 	Ignored []Ignored
-	// Problems are the bad keys and values, each as "path:line: what".
+	// Problems are the bad keys and values, each as "path:line: what", in
+	// line order.
 	Problems []string
+	// lines are the line numbers of Problems.
+	lines []int
 }
 
 // problem records a bad line.
 func (f *File) problem(line int, format string, args ...any) {
 	f.Problems = append(f.Problems, fmt.Sprintf("%s:%d: %s", f.Path, line, fmt.Sprintf(format, args...)))
+	f.lines = append(f.lines, line)
+}
+
+// sortProblems puts Problems in line order (a stable sort: one line's
+// problems keep theirs).
+func (f *File) sortProblems() {
+	idx := make([]int, len(f.Problems))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return f.lines[idx[a]] < f.lines[idx[b]] })
+	probs, lines := make([]string, len(idx)), make([]int, len(idx))
+	for i, j := range idx {
+		probs[i], lines[i] = f.Problems[j], f.lines[j]
+	}
+	f.Problems, f.lines = probs, lines
 }
 
 // Problem formats an error met while applying s (a value the flag refused)
@@ -165,13 +201,23 @@ func (f *File) ignore(key string, line int, reason string) {
 	f.Ignored = append(f.Ignored, Ignored{Key: key, Line: line, Reason: reason})
 }
 
-// mapBrokerConf applies Mapping to the entries of a broker.conf.
-func (f *File) mapBrokerConf(entries []javaprops.Entry) {
+// mapBrokerConf applies Mapping to the entries of a broker.conf. A key
+// that is one of flags (wheelmq's own settings, as GET_BROKER_CONFIG lists
+// them: max-conn-requests=4096) sets that flag.
+func (f *File) mapBrokerConf(entries []javaprops.Entry, flags []string) {
 	for _, e := range entries {
 		r, ok := rule(e.Key)
 		switch {
+		case !ok && e.Key != "config" && slices.Contains(flags, e.Key):
+			f.add(Setting{Flag: e.Key, Value: strings.TrimSpace(e.Value), Key: e.Key, Line: e.Line})
+			continue
 		case !ok:
-			f.ignore(e.Key, e.Line, "wheelmq has no setting for it")
+			if ig, ok := ignored(e.Key); ok {
+				f.ignore(e.Key, e.Line, ig.Reason)
+			} else {
+				f.problem(e.Line, "unknown key %q: wheelmq neither reads nor ignores it (docs/operations.md lists both)%s",
+					e.Key, suggest.DidYouMean(e.Key, knownKeys(), ""))
+			}
 			continue
 		case r.Pending != "":
 			f.ignore(e.Key, e.Line, r.Pending)

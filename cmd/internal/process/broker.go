@@ -46,10 +46,15 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 		return nil, err
 	}
 	core := broker.New(pipe)
+	if g := cfg.Guard; g != nil {
+		// The ACL 2.0 users (actors/acl) are accounts too, as on the port.
+		core.SetAuthorizer(guardAuthorizer{g: g.ForPort("broker", pipe.ACL())})
+	}
 	b := &Broker{cfg: cfg, pipe: pipe, core: core, router: router.New(core), ha: haw}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
 		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, IdleTimeout: cfg.IdleConnTimeout, TLS: tls,
+		MessageLimit: func() int { return pipe.Settings().MaxMessageSize },
 	}, b.router)
 	if err := b.server.Start(); err != nil {
 		_ = pipe.Close()

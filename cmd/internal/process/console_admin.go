@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
@@ -71,48 +72,89 @@ func isSystemTopic(name string, sysFlag int) bool {
 		strings.HasPrefix(name, "%DLQ%") || strings.HasPrefix(name, "RMQ_SYS_") || name == "SCHEDULE_TOPIC_XXXX"
 }
 
+// caller is the broker API's Caller of a console request: the logged-in
+// account, from the loopback address the console's own calls used to come
+// from.
+func (cb *consoleBackend) caller(c console.Credentials) broker.Caller {
+	return broker.Caller{Protocol: broker.Console, Account: c.AccessKey,
+		Remote: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)}
+}
+
+// core is the broker's API (an error when the process runs no broker).
+func (cb *consoleBackend) core() (*broker.Broker, error) {
+	if cb.n.broker == nil {
+		return nil, fmt.Errorf("this process runs no broker")
+	}
+	return cb.n.broker.core, nil
+}
+
+// await waits for a broker API call's answer, or ctx's end.
+func await[T any](ctx context.Context, call func(done func(T, *broker.Error))) (T, error) {
+	type answer struct {
+		v   T
+		err *broker.Error
+	}
+	ch := make(chan answer, 1)
+	call(func(v T, err *broker.Error) { ch <- answer{v, err} })
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return a.v, a.err
+		}
+		return a.v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("broker call: %w", ctx.Err())
+	}
+}
+
+// awaitDone is await for a call that answers only its outcome.
+func awaitDone(ctx context.Context, call func(done func(*broker.Error))) error {
+	_, err := await(ctx, func(done func(struct{}, *broker.Error)) {
+		call(func(err *broker.Error) { done(struct{}{}, err) })
+	})
+	return err
+}
+
 func (cb *consoleBackend) TopicQueues(ctx context.Context, c console.Credentials, topic string) ([]console.Queue, error) {
-	addr, err := cb.addr()
+	core, err := cb.core()
 	if err != nil {
 		return nil, err
 	}
-	s := cb.session(c)
-	defer s.Close()
-	st, err := s.TopicStats(ctx, addr, topic)
+	st, err := await(ctx, func(done func(*broker.TopicStats, *broker.Error)) { core.TopicStats(cb.caller(c), topic, done) })
 	if err != nil {
 		return nil, err
 	}
-	out := make([]console.Queue, 0, len(st))
-	for mq, o := range st {
-		out = append(out, console.Queue{Broker: mq.BrokerName, ID: mq.QueueID, Min: o.MinOffset, Max: o.MaxOffset, LastUpdateMs: o.LastUpdateTimestamp})
+	out := make([]console.Queue, 0, len(st.Queues))
+	for _, q := range st.Queues {
+		out = append(out, console.Queue{Broker: cb.n.broker.cfg.BrokerName, ID: int(q.QueueID), Min: q.Min, Max: q.Max,
+			LastUpdateMs: q.LastStoreMs})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
 func (cb *consoleBackend) CreateTopic(ctx context.Context, c console.Credentials, t console.Topic) error {
-	addr, err := cb.addr()
+	core, err := cb.core()
 	if err != nil {
 		return err
 	}
-	s := cb.session(c)
-	defer s.Close()
-	return s.CreateTopic(ctx, addr, admin.TopicConfig{TopicName: t.Name, ReadQueueNums: t.ReadQueues,
-		WriteQueueNums: t.WriteQueues, Perm: t.Perm, Order: t.Order})
+	spec := broker.TopicSpec{Name: t.Name, ReadQueues: int32(t.ReadQueues), WriteQueues: int32(t.WriteQueues),
+		Perm: int32(t.Perm), Order: t.Order}
+	return awaitDone(ctx, func(done func(*broker.Error)) { core.PutTopic(cb.caller(c), spec, done) })
 }
 
 // DeleteTopic deletes the topic on the broker, then its route on the name
 // servers (as wheelctl topic delete).
 func (cb *consoleBackend) DeleteTopic(ctx context.Context, c console.Credentials, topic string) error {
-	addr, err := cb.addr()
+	core, err := cb.core()
 	if err != nil {
+		return err
+	}
+	if err := awaitDone(ctx, func(done func(*broker.Error)) { core.DeleteTopic(cb.caller(c), topic, done) }); err != nil {
 		return err
 	}
 	s := cb.session(c)
 	defer s.Close()
-	if err := s.DeleteTopic(ctx, addr, topic); err != nil {
-		return err
-	}
 	var errs []error
 	for _, ns := range cb.n.broker.cfg.NameServers {
 		if err := s.DeleteTopicInNamesrv(ctx, ns, topic); err != nil {

@@ -105,3 +105,10 @@ func TestDiskFullRefusesSends(t *testing.T) {
 		t.Fatalf("%d 'accepting sends again' log lines, want 1", c)
 	}
 }
+
+// String is everything logged so far.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

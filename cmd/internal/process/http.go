@@ -92,7 +92,31 @@ func (n *Node) startHTTP() error {
 		n.serveHTTP(ln)
 	}
 	n.cfg.Logger.Info().Str("listen", n.httpAddr).Bool("https", tlsOn).Bool("http", !tlsOnly).Msg("metrics endpoint started")
+	if n.console != nil {
+		n.cfg.Logger.Info().Str("url", consoleURL(n.httpAddr, tlsOnly)).Msg("web console ready: open it in a browser")
+	}
 	return nil
+}
+
+// consoleURL is the address an operator types to reach the console: the
+// listen address, with 127.0.0.1 (or [::1]) for a wildcard host, and https
+// when the port speaks TLS only.
+func consoleURL(addr string, tlsOnly bool) string {
+	scheme := "http"
+	if tlsOnly {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + "/"
 }
 
 // serveHTTP serves ln until n.http shuts down (which closes ln and ends

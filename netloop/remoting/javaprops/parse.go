@@ -39,25 +39,50 @@ type Entry struct {
 // \n, \r or \r\n. Unlike Java, the bytes are read as UTF-8 rather than
 // ISO-8859-1, and invalid UTF-8 is an error. Entries are returned in text
 // order; a key given twice appears twice (the last one wins in Java).
+// Parse stops at the first bad line, returning the entries before it and
+// a *LineError; ParseAll reads on.
 func Parse(data []byte) ([]Entry, error) {
-	if !utf8.Valid(data) {
-		return nil, &LineError{Line: 1, Err: fmt.Errorf("not UTF-8 text: %w", ErrSyntax)}
+	entries, errs := ParseAll(data)
+	if len(errs) > 0 {
+		first := errs[0]
+		var out []Entry
+		for _, e := range entries {
+			if e.Line < first.Line {
+				out = append(out, e)
+			}
+		}
+		return out, first
 	}
+	return entries, nil
+}
+
+// ParseAll is Parse reading past bad lines: it returns every good entry
+// and one *LineError per bad logical line (a line that is not UTF-8
+// text, or holds a malformed escape), each with its exact line number, in
+// text order.
+func ParseAll(data []byte) ([]Entry, []*LineError) {
 	var out []Entry
+	var errs []*LineError
 	lr := lineReader{data: data}
 	for {
 		logical, line, ok := lr.next()
 		if !ok {
-			return out, nil
+			return out, errs
+		}
+		if lr.badUTF8 != 0 {
+			errs = append(errs, &LineError{Line: lr.badUTF8, Err: fmt.Errorf("not UTF-8 text (a byte %s): %w", lr.badByte, ErrSyntax)})
+			continue
 		}
 		key, value := splitKeyValue(logical)
 		k, err := unescape(key)
 		if err != nil {
-			return out, &LineError{Line: line, Err: fmt.Errorf("key: %w", err)}
+			errs = append(errs, &LineError{Line: line, Err: fmt.Errorf("key: %w", err)})
+			continue
 		}
 		v, err := unescape(value)
 		if err != nil {
-			return out, &LineError{Line: line, Err: fmt.Errorf("value of %s: %w", k, err)}
+			errs = append(errs, &LineError{Line: line, Err: fmt.Errorf("value of %s: %w", k, err)})
+			continue
 		}
 		out = append(out, Entry{Key: k, Value: v, Line: line})
 	}
@@ -68,6 +93,10 @@ type lineReader struct {
 	data []byte
 	pos  int
 	line int // natural lines consumed
+	// badUTF8 is the first natural line of the logical line last returned
+	// by next that is not UTF-8 text (0: none), badByte the first bad byte.
+	badUTF8 int
+	badByte string
 }
 
 // natural returns the next natural line without its terminator.
@@ -80,19 +109,37 @@ func (r *lineReader) natural() ([]byte, bool) {
 	r.line++
 	if i < 0 {
 		r.pos = len(r.data)
+		r.checkUTF8(rest)
 		return rest, true
 	}
 	r.pos += i + 1
 	if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
 		r.pos++
 	}
+	r.checkUTF8(rest[:i])
 	return rest[:i], true
+}
+
+// checkUTF8 records the current natural line when it is not UTF-8 text.
+func (r *lineReader) checkUTF8(b []byte) {
+	if r.badUTF8 != 0 || utf8.Valid(b) {
+		return
+	}
+	for i := 0; i < len(b); {
+		c, size := utf8.DecodeRune(b[i:])
+		if c == utf8.RuneError && size <= 1 {
+			r.badUTF8, r.badByte = r.line, fmt.Sprintf("%#02x at column %d", b[i], i+1)
+			return
+		}
+		i += size
+	}
 }
 
 // next returns the next logical line (comments and blank lines skipped,
 // continuations joined, leading blanks dropped) and the line it starts on.
 func (r *lineReader) next() ([]byte, int, bool) {
 	for {
+		r.badUTF8, r.badByte = 0, ""
 		nat, ok := r.natural()
 		if !ok {
 			return nil, 0, false

@@ -64,6 +64,7 @@ func TestParseErrors(t *testing.T) {
 		{"a=1\n\nb=\\uZZZZ", 3},
 		{"\\u00G0=1", 1},
 		{"a=\xff", 1},
+		{"a=1\nb=2\n\n\n\nc=\xff", 6},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.in))
@@ -107,4 +108,33 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseAll: every bad line is reported with its own number and the
+// good lines around them are kept; a comment's bytes are not checked.
+func TestParseAll(t *testing.T) {
+	in := "a=1\n# caf\xe9 comment\nb=\\uZZZZ\nc=3\n\nd=caf\xe9\ne=one \\\n  tw\xff\nf=6\n"
+	entries, errs := ParseAll([]byte(in))
+	want := []Entry{{"a", "1", 1}, {"c", "3", 4}, {"f", "6", 9}}
+	if !reflect.DeepEqual(entries, want) {
+		t.Errorf("entries %+v, want %+v", entries, want)
+	}
+	var lines []int
+	for _, e := range errs {
+		if !errors.Is(e, ErrSyntax) {
+			t.Errorf("%v is not a syntax error", e)
+		}
+		lines = append(lines, e.Line)
+	}
+	if !reflect.DeepEqual(lines, []int{3, 6, 8}) {
+		t.Fatalf("errors %v on lines %v, want 3, 6, 8", errs, lines)
+	}
+	if got := errs[1].Error(); got != "line 6: not UTF-8 text (a byte 0xe9 at column 6): javaprops: syntax error" {
+		t.Errorf("message %q", got)
+	}
+	first, err := Parse([]byte(in))
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 3 || !reflect.DeepEqual(first, want[:1]) {
+		t.Errorf("Parse: %+v %v, want the entries before line 3 and its error", first, err)
+	}
 }

@@ -58,7 +58,9 @@ func DecodeMessages(body []byte) ([]message.Record, error) {
 }
 
 // ReadQueue pulls topic/queueID from offset 0 to its current end and
-// returns every record, in queue order.
+// returns every record, in queue order. A SYSTEM_BUSY answer (a broker
+// still reading its POP journal after a start) is asked again until ctx
+// ends.
 func ReadQueue(ctx context.Context, c *remoting.Client, topic string, queueID int32) ([]message.Record, error) {
 	var out []message.Record
 	var offset int64
@@ -71,6 +73,16 @@ func ReadQueue(ctx context.Context, c *remoting.Client, topic string, queueID in
 		case remoting.Success:
 		case remoting.PullNotFound:
 			return out, nil
+		case remoting.SystemBusy:
+			// A broker still reading its POP journal after a start makes
+			// pulls wait (docs/pop.md, "One model at a time"): ask again
+			// until ctx ends.
+			select {
+			case <-ctx.Done():
+				return out, fmt.Errorf("read %s/%d at %d: code %d %s: %w", topic, queueID, offset, resp.Code, resp.Remark, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
 		default:
 			return out, fmt.Errorf("read %s/%d at %d: code %d %s", topic, queueID, offset, resp.Code, resp.Remark)
 		}

@@ -1,0 +1,106 @@
+package pop
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/consumequeue"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// TestModesFollowDeliveries: the mode table counts the engine's own
+// deliveries in flight per (group, topic) as they are popped, acked,
+// changed and expired, and a Reload (promotion) forgets them and makes
+// pulls wait until the journal is read again. A fresh broker with no
+// journal never makes pulls wait.
+func TestModesFollowDeliveries(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	q, err := st.Queues.Queue("T", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		b, err := (&message.Record{Topic: "T", QueueOffset: int64(i), Body: []byte("x")}).Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs, err := st.CommitLog.Append([][]byte{b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Append(consumequeue.Unit{Offset: offs[0], Size: int32(len(b)), TagsCode: message.TagsHashCode("")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.CommitLog.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	st.Dispatched.Store(st.DurableLogEnd())
+	now := time.UnixMilli(1_000_000)
+	e := New(Options{Store: st, Now: func() time.Time { return now }, Logger: zerolog.Nop()})
+	tb := e.Modes()
+	if tb.Recovering() {
+		t.Fatal("a broker without a POP journal makes pulls wait")
+	}
+	if !e.recovered() {
+		t.Fatal("not recovered")
+	}
+	k := qkey{"G", "T", 0}
+	e.queues[k] = newQState(0)
+	res := e.collect(&Pop{Group: "G", Topic: "T", QueueID: 0, MaxNums: 32, InvisibleMs: 10_000, Filter: pull.Filter{All: true}}, []int32{0})
+	if res.Count != 3 || tb.InFlight("G", "T") != 3 {
+		t.Fatalf("popped %d, table counts %d in flight; want 3, 3", res.Count, tb.InFlight("G", "T"))
+	}
+	if ref := tb.PullAllowed("G", "T", 0, now); ref == nil {
+		t.Fatal("a pull with 3 deliveries in flight allowed")
+	}
+	h := Handle{PopTime: res.PopTime, InvisibleTime: 10_000, QueueID: 0, Offset: 0}
+	if code, remark, _ := e.ackHandle("G", "T", h); code != CodeSuccess {
+		t.Fatalf("ack: %d %s", code, remark)
+	}
+	if n := tb.InFlight("G", "T"); n != 2 {
+		t.Fatalf("%d in flight after an ack, want 2", n)
+	}
+	// Offset 1 moved an hour on: the group is held past offset 2's deadline.
+	e.change(&Change{Group: "G", Topic: "T", QueueID: 0, ExtraInfo: Handle{StartOffset: 1, PopTime: res.PopTime,
+		InvisibleTime: 10_000, BrokerName: "", QueueID: 0, Offset: 1}.String(), Offset: 1, InvisibleMs: time.Hour.Milliseconds(),
+		Reply: func(code int32, remark string, _ Handle) {
+			if code != CodeSuccess {
+				t.Fatalf("change: %d %s", code, remark)
+			}
+		}})
+	now = now.Add(11 * time.Second)
+	if !e.expireOne(k, 2, res.PopTime, now.UnixMilli(), false) {
+		t.Fatal("offset 2 did not expire past its deadline")
+	}
+	if n := tb.InFlight("G", "T"); n != 1 {
+		t.Fatalf("%d in flight after an expiry, want 1", n)
+	}
+	if ref := tb.PullAllowed("G", "T", 0, now); ref == nil {
+		t.Fatal("a pull allowed while the changed delivery is in flight")
+	}
+	end := st.DurableLogEnd()
+	st.Dispatched.Store(0) // the promoted broker's consume queues lag its CommitLog
+	e.reload()
+	if n := tb.InFlight("G", "T"); n != 0 {
+		t.Fatalf("%d in flight after a reload, want 0", n)
+	}
+	if e.replayOK || !tb.Recovering() {
+		t.Fatalf("after a reload with the queues behind: replayed %v, recovering %v; want false, true", e.replayOK, tb.Recovering())
+	}
+	if ref := tb.PullAllowed("G2", "T", 0, now); ref == nil || !ref.Busy {
+		t.Fatalf("a pull while the journal is read again: %v, want busy", ref)
+	}
+	st.Dispatched.Store(end)
+	if !e.recovered() || tb.Recovering() {
+		t.Fatalf("caught up: recovered %v, recovering %v", e.replayOK, tb.Recovering())
+	}
+}
