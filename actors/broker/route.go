@@ -136,9 +136,16 @@ type Route struct {
 // their last answer of the last two minutes, or else this broker's queues
 // only (logged); the lookup takes 1.5 s at most. It blocks on the name servers
 // (within ctx): call it from a goroutine of its own, never an event loop.
-// Refusals: Topic's, and TopicNotFound when no group with a master has
-// the topic.
+// The caller needs PUB or SUB on the topic (as a route lookup at a name
+// server), and PUB to create it. Refusals: Topic's, and TopicNotFound
+// when no group with a master has the topic.
 func (b *Broker) Route(ctx context.Context, c Caller, topic string, create bool) (*Route, error) {
+	if err := meta.ValidateTopic(topic); err != nil {
+		return nil, Wrap(BadRequest, "topic name", err)
+	}
+	if err := b.authorizeTopic(c, topic); err != nil {
+		return nil, err
+	}
 	cfg, err := b.topicWait(ctx, c, topic, false)
 	known := err == nil
 	if !known && StatusOf(err) != TopicNotFound {

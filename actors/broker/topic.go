@@ -51,24 +51,41 @@ func (b *Broker) AutoCreateConfig(topic, defaultTopic string, defaultQueueNums i
 	return cfg, true
 }
 
+// authorizeTopic checks that c may look at topic: PUB or SUB on it (a
+// %RETRY% or %DLQ% topic: on its group), as a route lookup at a name
+// server needs.
+func (b *Broker) authorizeTopic(c Caller, topic string) *Error {
+	err := b.authorize(c, Need{Kind: KindTopic, Name: topic, Perm: Sub})
+	if err != nil && b.authorize(c, Need{Kind: KindTopic, Name: topic, Perm: Pub}) == nil {
+		return nil
+	}
+	return err
+}
+
 // Topic answers topic's configuration through done. With create, a topic
 // the broker does not have is made by AutoCreateConfig's rule (template
 // AutoCreateTopic) and done runs once the name servers serve its route
 // (pipeline.AwaitRoutes: bounded by --route-wait), so that a client that
-// asks a name server or another broker right after finds it. Refusals:
-// BadRequest for a name that is not a topic's, Forbidden for a topic
-// clients may not write (a system topic) when create asks to make it,
+// asks a name server or another broker right after finds it. The caller
+// needs PUB or SUB on the topic, and PUB to create it (as the send that
+// would). Refusals: BadRequest for a name that is not a topic's, Forbidden
+// for a caller without the permission, and for a topic clients may not
+// write (a system topic) when create asks to make it,
 // TopicNotFound when the topic is missing and may not be made (or this
 // broker is a replica: only the master makes topics), Internal when the
 // topics stage fails. done runs on the topics stage's or the registrar's
 // goroutine, or the caller's for an answer found at once; it must not
 // block.
-func (b *Broker) Topic(_ Caller, topic string, create bool, done func(meta.TopicConfig, error)) {
+func (b *Broker) Topic(c Caller, topic string, create bool, done func(meta.TopicConfig, error)) {
 	if err := meta.ValidateTopic(topic); err != nil {
 		done(meta.TopicConfig{}, Wrap(BadRequest, "topic name", err))
 		return
 	}
 	if cfg, ok := b.p.Topics().Get(topic); ok {
+		if err := b.authorizeTopic(c, topic); err != nil {
+			done(meta.TopicConfig{}, err)
+			return
+		}
 		done(cfg, nil)
 		return
 	}
@@ -77,6 +94,10 @@ func (b *Broker) Topic(_ Caller, topic string, create bool, done func(meta.Topic
 	}
 	if !create {
 		notFound("")
+		return
+	}
+	if err := b.authorize(c, Need{Kind: KindTopic, Name: topic, Perm: Pub}); err != nil {
+		done(meta.TopicConfig{}, err)
 		return
 	}
 	if meta.IsClientWriteForbidden(topic) {

@@ -15,7 +15,6 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -63,21 +62,14 @@ func DefaultAcceptTypes(attrs map[string]string) []v2.MessageType {
 
 // topicConfig is topic's configuration, asked of the broker in process;
 // create makes it first when no broker has it, by the rule of a first
-// send through TBW102 (broker.Topic). Under an ACL the caller needs PUB
-// or SUB on the topic, and PUB to create it. A nil info comes with the
-// status to answer.
+// send through TBW102 (broker.Topic, which also decides the ACL: PUB or
+// SUB on the topic, PUB to create it). A nil info comes with the status
+// to answer.
 func (g *Gateway) topicConfig(ctx context.Context, s *session, topic string, create bool) (*topicInfo, *v2.Status) {
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	perm := auth.PermAny
-	if create {
-		perm = auth.PermPub
-	}
-	if st := g.permit(ctx, s, auth.TopicNeed(topic, perm)); st != nil {
-		return nil, st
-	}
-	cfg, err := g.opts.Broker.TopicWait(ctx, g.apiCaller(ctx, s), topic, create && g.opts.AutoCreateTopic)
+	cfg, err := g.opts.Broker.TopicWait(ctx, g.routeCaller(ctx, s), topic, create && g.opts.AutoCreateTopic)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
 	}
@@ -110,7 +102,7 @@ func infoOf(cfg meta.TopicConfig) *topicInfo {
 // group table in process (RocketMQ's defaults when the broker does not
 // know the group).
 func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) groupInfo {
-	gc, _ := g.opts.Broker.Group(g.apiCaller(ctx, s), group)
+	gc, _ := g.opts.Broker.Group(g.routeCaller(ctx, s), group)
 	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes}
 }
 
@@ -170,21 +162,14 @@ func queuePerm(read, write, perm, id int32) v2.Permission {
 }
 
 // clusterRoute is topic's route over the whole cluster (broker.Route):
-// every group's queues with the endpoint of its master. Under an ACL the
-// caller needs PUB or SUB on the topic (as a route lookup at a name
-// server), and PUB when the query creates it.
+// every group's queues with the endpoint of its master (the broker
+// decides the ACL: PUB or SUB on the topic, PUB when the query creates
+// it).
 func (g *Gateway) clusterRoute(ctx context.Context, s *session, topic string, create bool) (*broker.Route, *v2.Status) {
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	perm := auth.PermAny
-	if create {
-		perm = auth.PermPub
-	}
-	if st := g.permit(ctx, s, auth.TopicNeed(topic, perm)); st != nil {
-		return nil, st
-	}
-	rt, err := g.opts.Broker.Route(ctx, g.apiCaller(ctx, s), topic, create && g.opts.AutoCreateTopic)
+	rt, err := g.opts.Broker.Route(ctx, g.routeCaller(ctx, s), topic, create && g.opts.AutoCreateTopic)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
 	}
