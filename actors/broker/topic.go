@@ -28,7 +28,7 @@ const AutoCreateTopic = "TBW102"
 //
 // A remoting send names its template and cap (defaultTopic,
 // defaultTopicQueueNums); a gRPC client names none and gets
-// AutoCreateTopic uncapped, as RocketMQ's proxy asks its broker.
+// AutoCreateTopic uncapped (TBW102's queue count, --default-topic-queues).
 func (b *Broker) AutoCreateConfig(topic, defaultTopic string, defaultQueueNums int32) (meta.TopicConfig, bool) {
 	cfg := meta.TopicConfig{TopicName: topic, TopicFilterType: "SINGLE_TAG", Perm: meta.PermRead | meta.PermWrite}
 	if strings.HasPrefix(topic, meta.RetryGroupTopicPrefix) || strings.HasPrefix(topic, meta.DLQGroupTopicPrefix) {
