@@ -83,8 +83,9 @@ type Options struct {
 	// MaxMessageSize is the broker's largest body: Settings'
 	// max_body_size and, with a margin, the largest gRPC message taken.
 	MaxMessageSize int
-	// AutoCreateTopic makes QueryRoute create an unknown topic (as a first
-	// send would) instead of answering TOPIC_NOT_FOUND.
+	// AutoCreateTopic is unused: whether QueryRoute creates an unknown
+	// topic (as a first send would) is the broker's live setting
+	// (broker.AutoCreateConfig).
 	AutoCreateTopic bool
 	// DefaultQueueNums is the queue count of a topic QueryRoute creates.
 	DefaultQueueNums int

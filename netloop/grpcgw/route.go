@@ -69,7 +69,7 @@ func (g *Gateway) topicConfig(ctx context.Context, s *session, topic string, cre
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	cfg, err := g.opts.Broker.TopicWait(ctx, g.routeCaller(ctx, s), topic, create && g.opts.AutoCreateTopic)
+	cfg, err := g.opts.Broker.TopicWait(ctx, g.routeCaller(ctx, s), topic, create)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
 	}
@@ -169,7 +169,7 @@ func (g *Gateway) clusterRoute(ctx context.Context, s *session, topic string, cr
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	rt, err := g.opts.Broker.Route(ctx, g.routeCaller(ctx, s), topic, create && g.opts.AutoCreateTopic)
+	rt, err := g.opts.Broker.Route(ctx, g.routeCaller(ctx, s), topic, create)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
 	}
