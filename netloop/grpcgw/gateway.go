@@ -83,10 +83,6 @@ type Options struct {
 	// MaxMessageSize is the broker's largest body: Settings'
 	// max_body_size and, with a margin, the largest gRPC message taken.
 	MaxMessageSize int
-	// AutoCreateTopic is unused: whether QueryRoute creates an unknown
-	// topic (as a first send would) is the broker's live setting
-	// (broker.AutoCreateConfig).
-	AutoCreateTopic bool
 	// DefaultQueueNums is the queue count of a topic QueryRoute creates.
 	DefaultQueueNums int
 	// AcceptTypes maps a topic's attributes (GET_TOPIC_CONFIG's

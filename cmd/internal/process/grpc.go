@@ -58,7 +58,7 @@ func (n *Node) startGRPC() error {
 		BrokerName: bc.BrokerName, TLSMode: n.cfg.TLS.Mode, TLSConfig: serverTLS,
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
 		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,
-		MaxMessageSize: bc.MaxMessageSize, AutoCreateTopic: bc.AutoCreateTopic, DefaultQueueNums: int(bc.DefaultQueueNums),
+		MaxMessageSize: bc.MaxMessageSize, DefaultQueueNums: int(bc.DefaultQueueNums),
 		TypeCheck:  func() bool { return n.broker.Pipeline().Settings().TopicMessageTypeCheck },
 		Registerer: n.registry, Logger: n.cfg.Logger,
 	})
