@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,12 +150,11 @@ func waitRoute(t *testing.T, endpoint, topic string, within time.Duration, ok fu
 // (TakeMessageQueues picks one queue: apache/rocketmq-clients#1324, fixed
 // after 5.1.4), dials a dead endpoint for 5 s per attempt while holding its
 // connection table, and reads routes again only every 30 s. So until its
-// refresh a send it puts on b's queue fails: the test sends that message
-// again, as an application would (the SDK's next Send takes the next
-// queue), and waits for the refresh, after which every send must be
-// acknowledged at once. It takes that long (about 45 s, in parallel with
-// the package's other tests) because of the SDK, not of the brokers: a's
-// routes drop b as soon as it dies.
+// refresh a send it puts on b's queue fails, and once it read a's route
+// again (seen in a's QueryRoute count) every send must be acknowledged at
+// once. It takes that long (about 45 s, in parallel with the package's
+// other tests) because of the SDK, not of the brokers: a's routes drop b
+// as soon as it dies.
 func TestGRPCClusterThroughOneEndpoint(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -195,46 +195,40 @@ func TestGRPCClusterThroughOneEndpoint(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.GracefulStop(); phase("producer stopped") })
 	phase("producer started")
-	producerStarted := time.Now()
 
 	// Before the kill: every send acknowledged at once, by both brokers.
-	// After it: every message acknowledged, sent again when the SDK had
-	// put it on b's queue, until the SDK's route refresh (30 s after its
-	// start) read a's route without b and sends are acknowledged at once
-	// again, by a. One attempt per Send: the SDK would only try the same
-	// dead endpoint again.
-	const killAt, after = 80, 40
-	refreshed := producerStarted.Add(32 * time.Second)
+	// After it, until the SDK reads a's route again: a send the SDK puts
+	// on one of a's queues is acknowledged, one it puts on b's fails (it
+	// is not retried: the SDK would only try the same dead endpoint, and
+	// each try holds its connection table for its 5 s dial, which can
+	// make its route refresh time out). Then the SDK's refresh reads a's
+	// route without b, and every send is acknowledged at once, by a.
+	const killAt, during, after = 80, 5, 40
 	ackedBy := map[string][]string{} // endpoint -> bodies
 	failures := 0
-	send := func(i int, deadline time.Time) (sends int) {
+	send := func(i int) bool {
 		body := fmt.Sprintf("m-%04d", i)
-		for {
-			sends++
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			rs, err := p.Send(ctx, &rmq.Message{Topic: topic, Body: []byte(body)})
-			cancel()
-			if err == nil {
-				eps, _ := routeEndpoints([]*v2.MessageQueue{{Broker: &v2.Broker{Name: "x", Endpoints: rs[0].Endpoints}}})
-				ackedBy[eps["x"]] = append(ackedBy[eps["x"]], body)
-				return sends
-			}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rs, err := p.Send(ctx, &rmq.Message{Topic: topic, Body: []byte(body)})
+		cancel()
+		if err != nil {
 			failures++
-			if time.Now().After(deadline) {
-				t.Fatalf("message %d not acknowledged in %d sends: %v", i, sends, err)
-			}
+			return false
 		}
+		eps, _ := routeEndpoints([]*v2.MessageQueue{{Broker: &v2.Broker{Name: "x", Endpoints: rs[0].Endpoints}}})
+		ackedBy[eps["x"]] = append(ackedBy[eps["x"]], body)
+		return true
 	}
 	i := 0
 	for ; i < killAt; i++ {
-		if sends := send(i, time.Now()); sends != 1 {
-			t.Fatalf("message %d needed %d sends before the kill", i, sends)
+		if !send(i) {
+			t.Fatalf("message %d failed before the kill", i)
 		}
 	}
 	if len(ackedBy[a.grpc]) == 0 || len(ackedBy[b.grpc]) == 0 {
 		t.Fatalf("sends not spread over both brokers: %v", maps.Collect(maps.All(ackedBy)))
 	}
-	ackedByB := len(ackedBy[b.grpc])
+	ackedByA, ackedByB := len(ackedBy[a.grpc]), len(ackedBy[b.grpc])
 	if err := b.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -246,18 +240,24 @@ func TestGRPCClusterThroughOneEndpoint(t *testing.T) {
 		return len(qs) == queues && counts["broker-a"] == queues && eps["broker-a"] == a.grpc
 	})
 	phase("route through a lists a only")
-	for run := 0; run < after; i++ {
-		if send(i, refreshed.Add(30*time.Second)) == 1 && time.Now().After(refreshed) {
-			run++
-		} else {
-			run = 0
+	queried := routeQueries(t, a.metrics)
+	for end := i + during; i < end; i++ {
+		send(i)
+	}
+	if len(ackedBy[a.grpc]) == ackedByA {
+		t.Fatalf("none of %d sends after the kill acknowledged by a (%d failed)", during, failures)
+	}
+	phase(fmt.Sprintf("%d sends after the kill: %d acknowledged by a, %d failed", during, len(ackedBy[a.grpc])-ackedByA, failures))
+	waitRouteRefresh(t, a.metrics, queried, 75*time.Second)
+	phase("the SDK read the route again")
+	for end := i + after; i < end; i++ {
+		if !send(i) {
+			t.Fatalf("message %d failed after the SDK's route refresh", i)
 		}
 	}
-	phase(fmt.Sprintf("%d sends in a row acknowledged at once after the SDK's route refresh", after))
 	if len(ackedBy[b.grpc]) != ackedByB || len(ackedBy) != 2 {
 		t.Fatalf("acknowledged by b after its SIGKILL, or by other endpoints: %v", slices.Collect(maps.Keys(ackedBy)))
 	}
-	phase("sent")
 	t.Logf("%d messages: acknowledged by a %d, by b %d (all before the kill); failed sends %d",
 		i, len(ackedBy[a.grpc]), len(ackedBy[b.grpc]), failures)
 
@@ -272,5 +272,49 @@ func TestGRPCClusterThroughOneEndpoint(t *testing.T) {
 		if !slices.ContainsFunc(stored, func(s []byte) bool { return bytes.Equal(s, []byte(body)) }) {
 			t.Fatalf("%s acknowledged by a but not stored there (%d stored)", body, len(stored))
 		}
+	}
+}
+
+// routeQueries is how many QueryRoute calls the gRPC endpoint of the
+// process whose /metrics is at metrics answered OK
+// (wheelmq_grpc_rpcs_total{method="QueryRoute",code="OK"}).
+func routeQueries(t *testing.T, metrics string) float64 {
+	t.Helper()
+	resp, err := testHTTP.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", metrics, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", metrics, err)
+	}
+	var n float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "wheelmq_grpc_rpcs_total{") && strings.Contains(line, `method="QueryRoute"`) &&
+			strings.Contains(line, `code="OK"`) {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("metrics line %q: %v", line, err)
+			}
+			n += v
+		}
+	}
+	return n
+}
+
+// waitRouteRefresh waits (up to within) until the endpoint whose process
+// serves /metrics at metrics has answered more route queries than before:
+// the SDK's periodic route refresh (every 30 s; one can time out in the
+// SDK itself while its heartbeat dials the dead endpoint, holding its
+// connection table, so the wait covers two).
+func waitRouteRefresh(t *testing.T, metrics string, before float64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for routeQueries(t, metrics) <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("no route query at %s within %v (the SDK refreshes every 30 s)", metrics, within)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
