@@ -19,8 +19,13 @@ import (
 // in step). Anything else over the limit closes the connection as before.
 
 // maxOversizeHeader bounds the header read from an oversize frame: a send's
-// header is some hundred bytes; a longer one closes the connection.
-const maxOversizeHeader = 64 << 10
+// header is some hundred bytes; a longer one closes the connection, as
+// does one shorter than minOversizeHeader (no send header is: its fields
+// alone take more), which is not waited for.
+const (
+	maxOversizeHeader = 64 << 10
+	minOversizeHeader = 16
+)
 
 // sendCodes are the requests whose oversize frames are answered.
 func isSendCode(code int32) bool {
@@ -43,7 +48,7 @@ func oversizeHeader(in inbound, n int64) (cmd *remoting.Command, wait bool) {
 	}
 	h := int64(binary.BigEndian.Uint32(word[frameLengthSize:]) & 0xFFFFFF)
 	st := remoting.SerializeType(word[frameLengthSize])
-	if (st != remoting.SerializeJSON && st != remoting.SerializeRocketMQ) || h > maxOversizeHeader || h+4 > n {
+	if (st != remoting.SerializeJSON && st != remoting.SerializeRocketMQ) || h < minOversizeHeader || h > maxOversizeHeader || h+4 > n {
 		return nil, false
 	}
 	need := frameLengthSize + 4 + int(h)

@@ -10,6 +10,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -307,7 +308,13 @@ func (s *Server) Start() error {
 
 // run runs the gnet engine until it stops.
 func (s *Server) run(opts []gnet.Option) {
-	err := gnet.Run(s.ev, "tcp://"+s.cfg.Addr, opts...)
+	var err error
+	if p := recovery.Catch(func() { err = gnet.Run(s.ev, "tcp://"+s.cfg.Addr, opts...) }); p != nil {
+		// The engine's own goroutine: the port stops serving (Stop and
+		// Start see it), the process goes on.
+		recovery.Log(s.log, p, "remoting server engine")
+		err = fmt.Errorf("remoting server engine: %w", p)
+	}
 	if err != nil {
 		s.log.Error().Err(err).Msg("remoting server engine stopped with error")
 	}
@@ -353,7 +360,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		// instead and cancel its wait as soon as the engine has exited.
 		stopCtx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		go func() { _ = eng.Stop(stopCtx) }()
+		recovery.Go(nil, func(p *recovery.Panic) { recovery.Log(s.log, p, "remoting server engine stop") },
+			func() { _ = eng.Stop(stopCtx) })
 	default: // stopping: wait with the first caller
 		s.mu.Unlock()
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/recovery"
 )
 
 // tlsSession serves one TLS connection: its goroutine (run) does the
@@ -81,7 +83,12 @@ const closeWait = time.Minute
 // gone.
 func (t *tlsSession) run() {
 	s, c := t.srv, t.c
-	reason := t.serve()
+	var reason error
+	if p := recovery.Catch(func() { reason = t.serve() }); p != nil {
+		// The connection's failure alone: it is closed, the server serves on.
+		recovery.Log(s.log.With().Uint64("conn", c.id).Str("remote", c.remote).Logger(), p, "remoting tls connection")
+		reason = fmt.Errorf("remoting tls connection: %w", p)
+	}
 	if reason != nil {
 		// The goroutine ends the connection: the event loop closes it.
 		if err := c.Close(); err != nil {

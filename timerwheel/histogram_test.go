@@ -127,3 +127,45 @@ func BenchmarkTimerPageQueries10M(b *testing.B) {
 		_ = s.Stats()
 	}
 }
+
+// TestPendingHistogramExactInFarBuckets plants timers at known offsets in
+// the far wheel (10 min buckets) and reads the console's "next hour" chart
+// edges (one a minute): each timer lands in its own minute, not at the
+// start of its far bucket (a timer due in 19 min 40 s was drawn in the
+// 10-minute column), and a bucket within one minute still counts whole.
+func TestPendingHistogramExactInFarBuckets(t *testing.T) {
+	for _, start := range []int64{T0, T0 + 7*60_000 + 13_000} { // bucket-aligned or not
+		s := openStore(t, testOptions(t.TempDir()), start)
+		min := int64(time.Minute / time.Millisecond)
+		var edges []int64
+		for i := int64(1); i <= 60; i++ {
+			edges = append(edges, i*min)
+		}
+		offsets := []int64{19*min + 40_000, 25*min + 5_000, 25*min + 50_000, 47*min + 59_000, 59*min + 59_999, 3 * 60 * min}
+		var ts []Timer
+		for i, off := range offsets {
+			ts = append(ts, timerAt(int64(i+1), start+off))
+		}
+		mustAdd(t, s, start, ts...)
+		got := s.PendingHistogram(start, edges)
+		want := make([]int64, len(edges)+1)
+		for _, off := range offsets {
+			want[min64(off/min, int64(len(edges)))]++
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("start %d: bucket %d holds %d, want %d (histogram %v)", start, i, got[i], want[i], got)
+			}
+		}
+		if far := s.Stats().Pending; far != int64(len(offsets)) {
+			t.Fatalf("pending %d", far)
+		}
+	}
+}
+
+func min64(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
+}

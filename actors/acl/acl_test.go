@@ -16,7 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 	"github.com/wheelmq/wheelmq/storage/vfs/crashfs"
 	"github.com/wheelmq/wheelmq/storage/vfs/vfstest"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // snapshotOf builds a snapshot of users (name -> type/status) and entries

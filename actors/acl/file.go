@@ -28,7 +28,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 

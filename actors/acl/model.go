@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // Policy types (RocketMQ PolicyType).

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 func TestNewUserRules(t *testing.T) {

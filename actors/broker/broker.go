@@ -24,7 +24,8 @@ type Broker struct {
 	uniq      *message.UniqKeyGenerator
 	authz     Authorizer // the ACL (nil: none)
 
-	routes routeState // the gRPC endpoint and the name-server lookup (route.go)
+	routes  routeState   // the gRPC endpoint and the name-server lookup (route.go)
+	consume consumeState // the consumption calls' share (consume.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until

@@ -36,8 +36,12 @@ func (b *Broker) SetRequestMode(c Caller, req SetRequestMode, done func(*Error))
 		done(Errorf(Forbidden, "retry topic is not allowed to set mode"))
 		return
 	}
-	if b.p == nil {
-		done(Errorf(Unavailable, "the broker has no stages"))
+	if b.p == nil || b.p.Pop() == nil {
+		done(Errorf(Unavailable, "the broker has no POP stage"))
+		return
+	}
+	if !b.p.Pop().IsMaster() {
+		done(Errorf(NotMaster, "message request modes are set on the group's master; this broker is a replica"))
 		return
 	}
 	if _, ok := b.p.Topics().Get(req.Topic); !ok {

@@ -64,17 +64,23 @@ const (
 	Unsupported
 	// Internal: anything else; the remark says what.
 	Internal
+	// HandleExpired: a receipt handle whose delivery is no longer in
+	// flight (acked, changed, or past its invisibility).
+	HandleExpired
+	// BadInvisibleTime: an invisible time outside the broker's bounds.
+	BadInvisibleTime
 	numStatuses
 )
 
 var statusNames = [numStatuses]string{
 	OK: "OK", BadRequest: "BAD_REQUEST", IllegalMessage: "ILLEGAL_MESSAGE", TypeMismatch: "TYPE_MISMATCH",
 	BodyTooLarge: "BODY_TOO_LARGE", BadDeliveryTime: "BAD_DELIVERY_TIME", TopicNotFound: "TOPIC_NOT_FOUND",
-	FlushTimeout: "FLUSH_TIMEOUT",
+	FlushTimeout:  "FLUSH_TIMEOUT",
 	GroupNotFound: "GROUP_NOT_FOUND", Forbidden: "FORBIDDEN", Busy: "BUSY", Unavailable: "UNAVAILABLE",
 	NotMaster: "NOT_MASTER", ReplicasNotEnough: "REPLICAS_NOT_ENOUGH", ReplicaTimeout: "REPLICA_TIMEOUT",
 	NotFound: "NOT_FOUND", BadFilter: "BAD_FILTER", NoSubscription: "NO_SUBSCRIPTION", Conflict: "CONFLICT",
-	Unsupported: "UNSUPPORTED", Internal: "INTERNAL",
+	Unsupported: "UNSUPPORTED", Internal: "INTERNAL", HandleExpired: "HANDLE_EXPIRED",
+	BadInvisibleTime: "BAD_INVISIBLE_TIME",
 }
 
 // String names the status (as metric labels and logs show it).

@@ -97,6 +97,7 @@ type snapshot struct {
 	subs   map[SubKey]Subscription // group+topic -> subscription
 	topics map[string][]string     // group -> subscribed topics, sorted
 	models map[string]string       // group -> message model
+	online map[string]int          // group -> online consumer clients
 }
 
 // View publishes the subscriptions; safe from any goroutine.
@@ -155,6 +156,25 @@ func (v *View) MessageModel(group string) string {
 		return s.models[group]
 	}
 	return ""
+}
+
+// Online returns how many clients of consumer group are online (sent a
+// heartbeat naming it and have not expired).
+func (v *View) Online(group string) int {
+	if s := v.p.Load(); s != nil {
+		return s.online[group]
+	}
+	return 0
+}
+
+// Models returns every online consumer group's message model (CLUSTERING
+// or BROADCASTING, from its members' heartbeats). The map is shared: do
+// not modify it.
+func (v *View) Models() map[string]string {
+	if s := v.p.Load(); s != nil {
+		return s.models
+	}
+	return nil
 }
 
 // Options configures the stage.
@@ -429,10 +449,11 @@ func (m *Manager) notify(group string) {
 }
 
 func (m *Manager) publish() {
-	s := &snapshot{subs: map[SubKey]Subscription{}, topics: map[string][]string{}, models: map[string]string{}}
+	s := &snapshot{subs: map[SubKey]Subscription{}, topics: map[string][]string{}, models: map[string]string{}, online: map[string]int{}}
 	for _, c := range m.clients {
 		for g, cd := range c.groups {
 			s.models[g] = cd.MessageModel
+			s.online[g]++
 			for _, sd := range cd.SubscriptionDataSet {
 				k := SubKey{g, sd.Topic}
 				old, seen := s.subs[k]

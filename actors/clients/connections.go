@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // ConsumerConnection answers GET_CONSUMER_CONNECTION_LIST: the group's

@@ -12,7 +12,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 func (r *rig) heartbeatFrom(t *testing.T, c *fakeConn, hb HeartbeatData, lang string, version int32) {

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
@@ -342,8 +343,13 @@ func (c *Controller) apply(cmd Command, req *request, done func(Result, error)) 
 	go func() {
 		defer c.wg.Done()
 		m := &applied{req: req, done: done}
-		if m.err = f.Error(); m.err == nil {
-			m.res, _ = f.Response().(Result)
+		if p := recovery.Catch(func() {
+			if m.err = f.Error(); m.err == nil {
+				m.res, _ = f.Response().(Result)
+			}
+		}); p != nil {
+			recovery.Log(c.cfg.Logger, p, "controller apply waiter")
+			m.err = fmt.Errorf("controller apply: %w", p)
 		}
 		st.Send(m)
 	}()

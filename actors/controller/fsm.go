@@ -6,20 +6,23 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
-// Response codes of the controller (RocketMQ ResponseCode CONTROLLER_*).
+// Response codes of the controller (RocketMQ ResponseCode CONTROLLER_*,
+// defined in actors/wirecode).
 const (
-	CodeFencedMasterEpoch       int32 = 2000
-	CodeFencedSyncStateSetEpoch int32 = 2001
-	CodeInvalidMaster           int32 = 2002
-	CodeInvalidReplicas         int32 = 2003
-	CodeMasterNotAvailable      int32 = 2004
-	CodeInvalidRequest          int32 = 2005
-	CodeBrokerNotAlive          int32 = 2006
-	CodeNotLeader               int32 = 2007
-	CodeBrokerMetadataNotExist  int32 = 2008
-	CodeElectMasterFailed       int32 = 2012
+	CodeFencedMasterEpoch       = wirecode.ControllerFencedMasterEpoch
+	CodeFencedSyncStateSetEpoch = wirecode.ControllerFencedSyncStateSetEpoch
+	CodeInvalidMaster           = wirecode.ControllerInvalidMaster
+	CodeInvalidReplicas         = wirecode.ControllerInvalidReplicas
+	CodeMasterNotAvailable      = wirecode.ControllerMasterNotAvailable
+	CodeInvalidRequest          = wirecode.ControllerInvalidRequest
+	CodeBrokerNotAlive          = wirecode.ControllerBrokerNotAlive
+	CodeNotLeader               = wirecode.ControllerNotLeader
+	CodeBrokerMetadataNotExist  = wirecode.ControllerBrokerMetadataNotExist
+	CodeElectMasterFailed       = wirecode.ControllerElectMasterFailed
 )
 
 // Replica is one member of a broker group: its remoting and replication

@@ -65,6 +65,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
@@ -394,7 +395,7 @@ func (l *Log) journalChunks(kind metarec.Kind, n int, add func(r *metarec.Record
 		return
 	}
 	log, self := l.opts.Logger, l.self
-	l.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: metarec.Topic}, Records: recs, Reply: func(res writer.Result) {
+	l.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: metarec.Topic}, Records: recs, Kind: stats.KindSystem, Reply: func(res writer.Result) {
 		if res.Err != nil {
 			// The change stays in the local files; a full snapshot
 			// carries it (appendFailed: soon, while master).

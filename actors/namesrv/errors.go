@@ -1,6 +1,10 @@
 package namesrv
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/wheelmq/wheelmq/actors/wirecode"
+)
 
 // Sentinel errors of the package; test with errors.Is. Handle maps
 // ErrInvalidValue to INVALID_PARAMETER and every other error to SYSTEM_ERROR.
@@ -21,4 +25,4 @@ var (
 // CodeFencedMasterEpoch (RocketMQ's CONTROLLER_FENCED_MASTER_EPOCH) answers
 // a brokerId-0 REGISTER_BROKER whose master epoch is older than the one
 // the embedded controller applied (Registry.SetMasterEpoch).
-const CodeFencedMasterEpoch int32 = 2000
+const CodeFencedMasterEpoch = wirecode.ControllerFencedMasterEpoch

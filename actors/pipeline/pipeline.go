@@ -79,14 +79,16 @@ type Pipeline struct {
 	subView   clients.View
 	resetView offsets.ResetView
 	statsView stats.View
-	aclView   acl.View
-	counters  stats.Counters
-	booted    time.Time
-	kicker    dispatch.Kicker
-	indexKick index.Kicker
-	regKicker registrar.Kicker
-	timers    atomic.Pointer[timer.Service]
-	pulls     atomic.Pointer[pull.Service]
+	// advertised is the broker's address once it listens (SetAdvertised).
+	advertised atomic.Pointer[string]
+	aclView    acl.View
+	counters   stats.Counters
+	booted     time.Time
+	kicker     dispatch.Kicker
+	indexKick  index.Kicker
+	regKicker  registrar.Kicker
+	timers     atomic.Pointer[timer.Service]
+	pulls      atomic.Pointer[pull.Service]
 	// parkRefused counts long polls answered at once because their
 	// connection had its bound of parked pulls.
 	parkRefused prometheus.Counter
@@ -169,6 +171,8 @@ func Open(cfg Config) (*Pipeline, error) {
 	if cfg.Registerer != nil {
 		registerMetrics(cfg.Registerer, p)
 		registerPopMetrics(cfg.Registerer, p)
+		registerTrafficMetrics(cfg.Registerer, p)
+		registerRocketMQMetrics(cfg.Registerer, p)
 		timer.RegisterWheelGauges(cfg.Registerer, wheel)
 	}
 	if err := p.spawn(); err != nil {

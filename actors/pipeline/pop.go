@@ -11,6 +11,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -29,6 +30,9 @@ func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
 		Store: p.store, BrokerName: p.cfg.BrokerName, Parked: &p.popParked, Append: p.appends.Push,
 		Offsets: func() *stage.Stage { return p.Stage(offsets.StageName) },
 		Late:    func(ms int64) { p.popLate.Observe(float64(ms) / 1000) },
+		Consumed: func(group, topic string, msgs, bytes int) {
+			p.counters.Consumed(stats.ViaPop, group, topic, msgs, bytes)
+		},
 		MaxAttempts: func(group string) int32 {
 			if g, ok := p.groupView.Get(group); ok {
 				return g.RetryMaxTimes + 1

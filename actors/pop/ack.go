@@ -60,11 +60,16 @@ func (e *Engine) ackHandle(group, topic string, h Handle) (int32, string, entry)
 
 // change serves a CHANGE_MESSAGE_INVISIBLETIME.
 func (e *Engine) change(m *Change) {
-	h, err := ParseHandle(m.ExtraInfo)
-	if err != nil {
-		e.m.Refused.Add(1)
-		m.Reply(CodeInvalidParam, remarkBad+": "+err.Error(), Handle{})
-		return
+	var h Handle
+	if m.Handle != nil {
+		h = *m.Handle
+	} else {
+		var err error
+		if h, err = ParseHandle(m.ExtraInfo); err != nil {
+			e.m.Refused.Add(1)
+			m.Reply(CodeInvalidParam, remarkBad+": "+err.Error(), Handle{})
+			return
+		}
 	}
 	k, s, ok := e.live(m.Group, m.Topic, h)
 	if !ok {

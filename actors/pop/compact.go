@@ -84,10 +84,10 @@ func (e *Engine) askReplayStart() bool {
 	if st == nil {
 		return false
 	}
-	self, root := e.self, e.root
+	self := e.self
 	st.Send(&offsets.Query{Group: JournalGroup, Topic: JournalTopic, QueueID: 0,
-		Reply:    func(off int64, ok bool) { root.Send(self, &replayFrom{off: off, ok: ok}) },
-		FailFunc: func(error) { root.Send(self, &replayFrom{}) }})
+		Reply:    func(off int64, ok bool) { self.Send(&replayFrom{off: off, ok: ok}) },
+		FailFunc: func(error) { self.Send(&replayFrom{}) }})
 	return true
 }
 

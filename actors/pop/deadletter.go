@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -24,6 +26,34 @@ type deadLettered struct {
 	off     int64
 	attempt int32
 	err     error
+	reply   func(code int32, remark string) // a DeadLetter's caller (nil: an expiry)
+}
+
+// DeadLetter moves a live delivery to its group's DLQ now, as its max
+// attempts would (ForwardMessageToDeadLetterQueue): one request, the copy
+// then the ack; Reply hears CodeSuccess once both are done, CodeNoMessage
+// for a handle that is not live, or the failure (the delivery is then
+// offered again).
+type DeadLetter struct {
+	Group, Topic string
+	Handle       Handle
+	Reply        func(code int32, remark string)
+	stage.FailFunc
+}
+
+// forward serves a DeadLetter.
+func (e *Engine) forward(m *DeadLetter) {
+	k, s, ok := e.live(m.Group, m.Topic, m.Handle)
+	if !ok {
+		e.m.Refused.Add(1)
+		m.Reply(CodeNoMessage, remarkExpired)
+		return
+	}
+	d := s.inflight[m.Handle.Offset]
+	delete(s.inflight, m.Handle.Offset)
+	e.inflight.Add(-1)
+	e.modes.Done(k.group, k.topic)
+	e.deadLetterReply(k, m.Handle.Offset, d.attempt, m.Reply)
 }
 
 // maxAttempts is how many deliveries the group's messages get.
@@ -37,8 +67,15 @@ func (e *Engine) maxAttempts(group string) int32 {
 // deadLetter copies the message of k at off, delivered attempt times, to
 // the group's DLQ; the stage hears back with deadLettered.
 func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
+	e.deadLetterReply(k, off, attempt, nil)
+}
+
+// deadLetterReply is deadLetter telling reply (if set) the outcome.
+func (e *Engine) deadLetterReply(k qkey, off int64, attempt int32, reply func(int32, string)) {
 	e.dlqPending++ // holds the journal's replay start (compact.go)
-	fail := func(err error) { e.deadLettered(&deadLettered{key: k, off: off, attempt: attempt, err: err}) }
+	fail := func(err error) {
+		e.deadLettered(&deadLettered{key: k, off: off, attempt: attempt, err: err, reply: reply})
+	}
 	cq := e.opts.Store.Queues.Lookup(k.topic, k.queue)
 	if cq == nil {
 		fail(fmt.Errorf("pop dlq: no consume queue %s:%d", k.topic, k.queue))
@@ -60,10 +97,10 @@ func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
 		return
 	}
 	dlq := meta.DLQTopic(k.group)
-	self, root := e.self, e.root
+	self := e.self
 	back := func(err error) {
 		if self != nil {
-			root.Send(self, &deadLettered{key: k, off: off, attempt: attempt, err: err})
+			self.Send(&deadLettered{key: k, off: off, attempt: attempt, err: err, reply: reply})
 		}
 	}
 	appendIt := func(err error) {
@@ -71,7 +108,7 @@ func (e *Engine) deadLetter(k qkey, off int64, attempt int32) {
 			back(fmt.Errorf("pop dlq: create %s: %w", dlq, err))
 			return
 		}
-		e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: dlq}, Records: [][]byte{enc}, Reply: func(res writer.Result) {
+		e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: dlq}, Records: [][]byte{enc}, Kind: stats.KindDLQ, Reply: func(res writer.Result) {
 			if res.Err != nil {
 				back(fmt.Errorf("pop dlq: append to %s: %w", dlq, res.Err))
 				return
@@ -123,8 +160,13 @@ func dlqRecord(raw []byte, k qkey, attempt, maxAttempts int32, nowMs int64) ([]b
 // again when the copy failed.
 func (e *Engine) deadLettered(m *deadLettered) {
 	e.dlqPending = max(e.dlqPending-1, 0)
+	reply := m.reply
+	if reply == nil {
+		reply = func(int32, string) {}
+	}
 	s := e.queues[m.key]
 	if s == nil {
+		reply(CodeSystemError, "pop: the queue's state is gone")
 		return
 	}
 	log := e.opts.Logger.With().Str("group", m.key.group).Str("topic", m.key.topic).Int32("queue", m.key.queue).
@@ -133,16 +175,20 @@ func (e *Engine) deadLettered(m *deadLettered) {
 		log.Error().Err(m.err).Msg("pop: message not moved to the dead-letter queue; it is offered again")
 		s.visible[m.off] = m.attempt + 1
 		s.visibleJOff[m.off] = 0 // its entry is unknown here: hold the replay start
+		reply(CodeSystemError, m.err.Error())
 		return
 	}
 	if s.ack(m.off) {
 		e.commit(m.key, s)
 	}
 	e.m.DeadLettered.Add(1)
-	log.Info().Str("dlq", meta.DLQTopic(m.key.group)).Msg("pop: message moved to the dead-letter queue after its max attempts")
+	log.Info().Str("dlq", meta.DLQTopic(m.key.group)).Msg("pop: message moved to the dead-letter queue (max attempts, or the consumer asked)")
 	e.record([]entry{{kind: 'A', key: m.key, off: m.off}}, func(err error) {
 		if err != nil {
 			log.Error().Err(err).Msg("pop journal: dead-letter ack not stored (the message may be copied again after a restart)")
+			reply(failCode(err), err.Error())
+			return
 		}
+		reply(CodeSuccess, "")
 	})
 }

@@ -17,6 +17,9 @@ import (
 // Metrics counts the engine's work (read by the pipeline's collectors).
 type Metrics struct {
 	Pops, Delivered, Acks, Changes, Expiries, Refused, DeadLettered atomic.Int64
+	// BatchAcks counts the BatchAck requests (each one journal append,
+	// whatever its number of offsets).
+	BatchAcks atomic.Int64
 }
 
 // Counters returns the engine's counters.
@@ -129,7 +132,10 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 				return false
 			}
 			h := Handle{StartOffset: off, PopTime: now, InvisibleTime: p.InvisibleMs, BrokerName: e.opts.BrokerName, QueueID: q, Offset: off}
-			b, err := reencode(rec, attempt, h.String())
+			// The read's buffer is reused by the next read: the delivery
+			// keeps its own copy (its decoded record points into it).
+			rec = append([]byte(nil), rec...)
+			r, _, err := message.Decode(rec)
 			if err != nil {
 				// A record that verified but does not decode: damaged all
 				// the same (skipped under on-corruption=skip, stopped at
@@ -145,7 +151,8 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 			if ok, stop := s.fifo.admit(off, rec); !ok { // FIFO: its message group is busy (fifo.go)
 				return !stop
 			}
-			res.Body = append(res.Body, b...)
+			r.ReconsumeTimes = attempt - 1
+			res.Msgs = append(res.Msgs, Delivered{Record: r, Handle: h, Attempt: attempt})
 			res.Count++
 			d := delivery{popTime: now, invisible: p.InvisibleMs, attempt: attempt, jOff: -1}
 			delete(s.visible, off)
@@ -188,6 +195,9 @@ func (e *Engine) collect(p *Pop, queues []int32) *Result {
 		res.Code, res.Remark = CodeSuccess, "FOUND"
 		res.StartOffsetInfo, res.MsgOffsetInfo = strings.Join(starts, ";"), strings.Join(offs, ";")
 		e.m.Delivered.Add(int64(res.Count))
+		if e.opts.Consumed != nil {
+			e.opts.Consumed(p.Group, p.Topic, res.Count, len(res.Body))
+		}
 	}
 	return res
 }
@@ -235,15 +245,13 @@ func (e *Engine) read(cq *consumequeue.Queue, off int64, p *Pop) (rec []byte, ok
 	return rec, true, false
 }
 
-// reencode returns rec with reconsumeTimes = attempt-1 and property POP_CK.
-func reencode(rec []byte, attempt int32, ck string) ([]byte, error) {
-	r, _, err := message.Decode(rec)
-	if err != nil {
-		return nil, err
-	}
-	r.ReconsumeTimes = attempt - 1
-	r.Properties = message.AppendProperty(append([]byte(nil), r.Properties...), PropPopCK, ck)
-	return r.Encode(nil)
+// AppendEncoded appends d's record to dst as a POP_MESSAGE body carries
+// it: reconsumeTimes = attempt-1 and the receipt handle in property
+// POP_CK.
+func AppendEncoded(dst []byte, d *Delivered) ([]byte, error) {
+	r := d.Record
+	r.Properties = message.AppendProperty(append([]byte(nil), r.Properties...), PropPopCK, d.Handle.String())
+	return r.Encode(dst)
 }
 
 // PropPopCK is the property carrying a popped message's receipt handle.

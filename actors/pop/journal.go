@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/asynkron/protoactor-go/actor"
+	"github.com/wheelmq/wheelmq/actors/stage"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -89,18 +91,17 @@ func (e *Engine) journal(entries []entry, done func(error)) {
 		}
 		recs = append(recs, b)
 	}
-	var self *actor.PID // told where the pop entries went (compact.go)
+	var self *stage.Stage // told where the pop entries went (compact.go)
 	if slices.ContainsFunc(entries, func(en entry) bool { return en.kind == 'P' }) {
 		self = e.self
 	}
-	root := e.root
-	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: JournalTopic}, Records: recs, Reply: func(res writer.Result) {
+	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: JournalTopic}, Records: recs, Kind: stats.KindPop, Reply: func(res writer.Result) {
 		if res.Err != nil {
 			done(fmt.Errorf("pop journal: append: %w", res.Err))
 			return
 		}
 		if self != nil {
-			root.Send(self, &journaled{entries: entries, first: res.QueueOffset})
+			self.Send(&journaled{entries: entries, first: res.QueueOffset})
 		}
 		done(nil)
 	}})
@@ -186,7 +187,7 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 // CodeServiceNotAvailable answers requests a replica (or a fenced master)
 // cannot serve: POP state is written on the master (RocketMQ's
 // SERVICE_NOT_AVAILABLE; clients try the master).
-const CodeServiceNotAvailable int32 = 14
+const CodeServiceNotAvailable = wirecode.ServiceNotAvailable
 
 // failCode is the answer to a request whose journal records were not
 // stored.

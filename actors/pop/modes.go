@@ -44,6 +44,10 @@ var ErrNotMaster = errors.New("pop: request modes are set on the master")
 // Modes is the table the engine publishes (read it from any goroutine).
 func (e *Engine) Modes() *mode.Table { return e.modes }
 
+// IsMaster reports whether this broker takes SET_MESSAGE_REQUEST_MODE:
+// it is its group's master, or standalone (safe from any goroutine).
+func (e *Engine) IsMaster() bool { return e.opts.Master == nil || e.opts.Master() }
+
 // loadModes reads the persisted modes into the table.
 func (e *Engine) loadModes() {
 	if e.opts.Store == nil {

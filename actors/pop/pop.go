@@ -17,8 +17,10 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pop/mode"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // StageName names the POP stage.
@@ -31,14 +33,15 @@ const (
 	InitMax = 1
 )
 
-// Response codes of the POP family (RocketMQ ResponseCode).
+// Response codes of the POP family (RocketMQ ResponseCode, defined in
+// actors/wirecode).
 const (
-	CodeSuccess        int32 = 0
-	CodeNoMessage      int32 = 19  // NO_MESSAGE (= PULL_NOT_FOUND)
-	CodePollingFull    int32 = 209 // POLLING_FULL
-	CodePollingTimeout int32 = 210 // POLLING_TIMEOUT
-	CodeSystemError    int32 = 1
-	CodeInvalidParam   int32 = 29
+	CodeSuccess        = wirecode.Success
+	CodeNoMessage      = wirecode.PullNotFound // NO_MESSAGE (= PULL_NOT_FOUND)
+	CodePollingFull    = wirecode.PollingFull
+	CodePollingTimeout = wirecode.PollingTimeout
+	CodeSystemError    = wirecode.SystemError
+	CodeInvalidParam   = wirecode.InvalidParameter
 )
 
 // Pop asks for up to MaxNums messages of (Group, Topic), from queue
@@ -61,12 +64,14 @@ type Pop struct {
 	stage.FailFunc
 }
 
-// Result is a pop's answer: Code CodeSuccess with Body (the records, each
-// re-encoded with POP_CK and reconsumeTimes = attempt-1), or CodeNoMessage
-// / CodePollingTimeout / CodePollingFull.
+// Result is a pop's answer: Code CodeSuccess with Msgs (a pop: the
+// deliveries, decoded, with their receipt handles) or Body (a peek: the
+// stored records as they are), or CodeNoMessage / CodePollingTimeout /
+// CodePollingFull.
 type Result struct {
 	Code            int32
 	Remark          string
+	Msgs            []Delivered
 	Body            []byte
 	Count           int
 	PopTime         int64
@@ -76,6 +81,14 @@ type Result struct {
 	MsgOffsetInfo   string
 
 	entries []entry // the journal's record of the deliveries
+}
+
+// Delivered is one message a pop took: the stored record, decoded (its
+// ReconsumeTimes is Attempt-1), and the receipt handle that acks it.
+type Delivered struct {
+	Record  message.Record
+	Handle  Handle
+	Attempt int32
 }
 
 // Ack acks one delivery by its receipt handle (extraInfo).
@@ -98,10 +111,12 @@ type AckItem struct {
 	Offsets       []int64
 }
 
-// BatchAck acks several deliveries; Reply gets how many were live.
+// BatchAck acks several deliveries in one journal append; Reply gets the
+// outcome of each offset, in the order of Items and their Offsets
+// (CodeSuccess: acked; CodeNoMessage: not live, expired or unknown).
 type BatchAck struct {
 	Items []AckItem
-	Reply func(code int32, remark string, acked int)
+	Reply func(code int32, remark string, each []int32)
 	stage.FailFunc
 }
 
@@ -111,9 +126,12 @@ type Change struct {
 	Group, Topic string
 	QueueID      int32
 	ExtraInfo    string
-	Offset       int64
-	InvisibleMs  int64
-	Reply        func(code int32, remark string, h Handle)
+	// Handle, when set, is the delivery's handle, decoded (ExtraInfo is
+	// then not read).
+	Handle      *Handle
+	Offset      int64
+	InvisibleMs int64
+	Reply       func(code int32, remark string, h Handle)
 	stage.FailFunc
 }
 
@@ -145,6 +163,10 @@ type Options struct {
 	// Late observes, for each delivery the wheel made visible again, how
 	// many ms after its deadline that happened (nil: not observed).
 	Late func(ms int64)
+	// Consumed, when set, is told of every pop that handed out messages:
+	// the group, the topic (the retry topic for its redeliveries), how
+	// many and their bytes (statistics; called on the stage's goroutine).
+	Consumed func(group, topic string, msgs, bytes int)
 	// Master reports whether this broker is its group's master (nil:
 	// always, a standalone broker). Only a master stores the journal's
 	// replay start: a replica's engine sees the replicated journal but
@@ -194,10 +216,11 @@ type Engine struct {
 	lastCompact      time.Time
 	dlqPending       int  // dead-letter copies under way
 	lagLogged        bool // the wait for the dispatch stage was given up (logged once)
-	self             *actor.PID
-	root             *actor.RootContext
-	modes            *mode.Table // the consumption model of each (group, topic) (modes.go)
-	units            storage.UnitReader
+	// self is the stage the engine runs as: every message it sends
+	// itself goes through it, so that its mailbox depth counts them.
+	self  *stage.Stage
+	modes *mode.Table // the consumption model of each (group, topic) (modes.go)
+	units storage.UnitReader
 }
 
 // New returns an engine; Producer builds its stage.
@@ -228,7 +251,7 @@ func (e *Engine) Inflight() int64 { return e.inflight.Load() }
 
 // Producer returns the stage's producer.
 func (e *Engine) Producer() stage.Producer {
-	return func(self *stage.Stage) actor.Actor { return &popActor{e: e, timer: self.NewTimer()} }
+	return func(self *stage.Stage) actor.Actor { return &popActor{e: e, self: self, timer: self.NewTimer()} }
 }
 
 type tick struct{}
@@ -244,6 +267,7 @@ const tickEvery = 10 * time.Millisecond
 
 type popActor struct {
 	e     *Engine
+	self  *stage.Stage
 	timer *stage.Timer
 }
 
@@ -252,7 +276,7 @@ func (a *popActor) Receive(ctx actor.Context) {
 	e := a.e
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		e.self, e.root = ctx.Self(), ctx.ActorSystem().Root
+		e.self = a.self
 		e.recovered()
 		a.timer.Arm(tickEvery, tick{})
 	case tick:
@@ -287,7 +311,7 @@ func (a *popActor) Receive(ctx actor.Context) {
 		m.Done(e.putModes(m.Modes))
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
-	case *Pop, *Ack, *BatchAck, *Change:
+	case *Pop, *Ack, *BatchAck, *Change, *DeadLetter:
 		if !e.recovered() {
 			e.hold(m)
 			break
@@ -353,21 +377,27 @@ func (a *popActor) serve(ctx actor.Context, msg any) {
 		})
 	case *BatchAck:
 		var ens []entry
+		var each []int32
 		for _, it := range m.Items {
 			for _, off := range it.Offsets {
 				h := Handle{PopTime: it.PopTime, InvisibleTime: it.InvisibleTime, QueueID: it.QueueID, Offset: off}
-				if code, _, en := e.ackHandle(it.Group, it.Topic, h); code == CodeSuccess {
+				code, _, en := e.ackHandle(it.Group, it.Topic, h)
+				if code == CodeSuccess {
 					ens = append(ens, en)
 				}
+				each = append(each, code)
 			}
 		}
+		e.m.BatchAcks.Add(1)
 		e.record(ens, func(err error) {
 			if err != nil {
-				m.Reply(failCode(err), err.Error(), 0)
+				m.Reply(failCode(err), err.Error(), nil)
 				return
 			}
-			m.Reply(CodeSuccess, "", len(ens))
+			m.Reply(CodeSuccess, "", each)
 		})
+	case *DeadLetter:
+		e.forward(m)
 	case *Change:
 		e.change(m)
 	}
@@ -415,8 +445,7 @@ func (e *Engine) initialOffset(k qkey, mode int) int64 {
 // reports whether all are there.
 func (e *Engine) ensure(p *Pop, queues []int32, ctx actor.Context) bool {
 	all := true
-	self := ctx.Self()
-	root := ctx.ActorSystem().Root
+	self := e.self
 	for _, q := range queues {
 		k := p.key(q)
 		if _, ok := e.queues[k]; ok {
@@ -443,9 +472,9 @@ func (e *Engine) ensure(p *Pop, queues []int32, ctx actor.Context) bool {
 				if !ok {
 					off, ok = e.initialOffsetSafe(k, mode), true
 				}
-				root.Send(self, &initDone{key: k, off: off, ok: ok})
+				self.Send(&initDone{key: k, off: off, ok: ok})
 			},
-			FailFunc: func(error) { root.Send(self, &initDone{key: k}) }})
+			FailFunc: func(error) { self.Send(&initDone{key: k}) }})
 	}
 	return all
 }

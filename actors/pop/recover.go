@@ -96,7 +96,9 @@ func (e *Engine) answerHeld(all bool) {
 		case *Ack:
 			m.Reply(CodeSystemError, remarkRecovering)
 		case *BatchAck:
-			m.Reply(CodeSystemError, remarkRecovering, 0)
+			m.Reply(CodeSystemError, remarkRecovering, nil)
+		case *DeadLetter:
+			m.Reply(CodeSystemError, remarkRecovering)
 		case *Change:
 			m.Reply(CodeSystemError, remarkRecovering, Handle{})
 		}
@@ -150,14 +152,14 @@ func (e *Engine) initReplayed() {
 		}
 		e.pending[k] = true
 		k := k
-		self, root := e.self, e.root
+		self := e.self
 		st.Send(&offsets.Query{Group: k.group, Topic: k.topic, QueueID: k.queue,
 			Reply: func(off int64, ok bool) {
 				if !ok {
 					off, ok = e.initialOffsetSafe(k, InitMin), true
 				}
-				root.Send(self, &initDone{key: k, off: off, ok: ok})
+				self.Send(&initDone{key: k, off: off, ok: ok})
 			},
-			FailFunc: func(error) { root.Send(self, &initDone{key: k}) }})
+			FailFunc: func(error) { self.Send(&initDone{key: k}) }})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -26,7 +27,7 @@ import (
 // (another popTime's record) is checked again by the stage's tick.
 
 // ReviveTopic is the system topic the wheel delivers the pop deadlines to.
-const ReviveTopic = "rmq_sys_wheelmq_pop_revive"
+const ReviveTopic = timer.PopReviveTopic
 
 // Revived tells the stage the wheel delivered revive records.
 type Revived struct{}
@@ -151,7 +152,7 @@ func (e *Engine) record(entries []entry, done func(error)) {
 	}
 	e.armRevives(revs, func(err error) {
 		if err != nil && e.self != nil {
-			e.root.Send(e.self, &reviveFailed{entries: entries})
+			e.self.Send(&reviveFailed{entries: entries})
 		}
 		finish(err)
 	})
@@ -170,7 +171,7 @@ func (e *Engine) armRevives(revs []revive, done func(error)) {
 		}
 		recs = append(recs, b)
 	}
-	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: recs, Reply: func(res writer.Result) {
+	e.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: recs, Kind: stats.KindPop, Reply: func(res writer.Result) {
 		if res.Err != nil {
 			done(fmt.Errorf("pop revive: append: %w", res.Err))
 			return
@@ -243,7 +244,7 @@ func (e *Engine) rearm(k qkey, s *qstate) {
 			e.opts.Logger.Error().Err(err).Str("group", k.group).Str("topic", k.topic).Int32("queue", k.queue).
 				Msg("pop revive: deadlines of restored deliveries not stored; they become visible at once")
 			if e.self != nil {
-				e.root.Send(e.self, &reviveFailed{entries: ens})
+				e.self.Send(&reviveFailed{entries: ens})
 			}
 		}
 	})

@@ -29,7 +29,7 @@ func TestStoreTimesSearchQueuesAndPulled(t *testing.T) {
 		msgs         int
 	}
 	var counted []served
-	r.startWith(t, Options{Served: func(g, tp string, n int) { counted = append(counted, served{g, tp, n}) }})
+	r.startWith(t, Options{Served: func(g, tp string, n, _ int) { counted = append(counted, served{g, tp, n}) }})
 	for i := int64(0); i < 5; i++ {
 		r.put(t, "T", 0, "a", 1000+i*10)
 	}

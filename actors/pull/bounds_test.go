@@ -63,7 +63,7 @@ func TestBusyConnectionIsRefusedWithoutARead(t *testing.T) {
 	r := newRig(t, storage.Options{})
 	r.put(t, "T", 0, "", 0)
 	served := 0
-	r.startWith(t, Options{Served: func(string, string, int) { served++ }})
+	r.startWith(t, Options{Served: func(string, string, int, int) { served++ }})
 	req := request("T", 0, 0, 32, "*")
 	req.Busy = func() string { return "[OUTPUT_FULL]read your answers" }
 	got := r.pull(t, req)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
 // DefaultFilterCacheSize is the number of compiled subscriptions a
@@ -79,12 +79,12 @@ func (c *FilterCache) Len() int {
 }
 
 // Check answers whether a subscription compiles, which HEART_BEAT and
-// CHECK_CLIENT_CONFIG (46) must tell the client: remoting.Success with an
-// empty remark, or remoting.SubscriptionParseFailed (23) with a remark
+// CHECK_CLIENT_CONFIG (46) must tell the client: wirecode.Success with an
+// empty remark, or wirecode.SubscriptionParseFailed (23) with a remark
 // naming the expression and the problem.
 func (c *FilterCache) Check(exprType, expr string, version int64) (code int32, remark string) {
 	if _, err := c.Get(exprType, expr, version); err != nil {
-		return remoting.SubscriptionParseFailed, fmt.Sprintf("%s subscription %q does not compile: %v", exprType, expr, err)
+		return wirecode.SubscriptionParseFailed, fmt.Sprintf("%s subscription %q does not compile: %v", exprType, expr, err)
 	}
-	return remoting.Success, ""
+	return wirecode.Success, ""
 }

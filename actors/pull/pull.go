@@ -167,9 +167,9 @@ type Options struct {
 	// Settings).
 	MaxParkedLive func() int
 	// Served, when set, is told of every pull answered (statistics): the
-	// group, the topic and how many messages it carried (0: none). It is
-	// called from the readers' goroutines.
-	Served func(group, topic string, msgs int)
+	// group, the topic, how many messages it carried (0: none) and their
+	// bytes. It is called from the readers' goroutines.
+	Served func(group, topic string, msgs, bytes int)
 	// Parked, when set, counts the parked pulls for the dispatcher's side,
 	// which sends Arrived only while it is above zero (it outlives
 	// restarts of the stage). A pull parks, then looks at its queue again:

@@ -13,7 +13,7 @@ import (
 func TestReadQueue(t *testing.T) {
 	r := newRig(t, storage.Options{})
 	served := 0
-	r.startWith(t, Options{Served: func(string, string, int) { served++ }})
+	r.startWith(t, Options{Served: func(string, string, int, int) { served++ }})
 	for i := int64(0); i < 3; i++ {
 		r.put(t, "T", 1, "a", 1000+i)
 	}

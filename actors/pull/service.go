@@ -214,8 +214,9 @@ func (s *Service) failBacklog(rd *reader) {
 // count records an answered pull: the group's next offset and the
 // statistics. Readers call it concurrently.
 func (s *Service) count(r *Request, resp *remoting.Command, found bool) {
-	msgs := 0
+	msgs, bytes := 0, 0
 	if found {
+		bytes = len(resp.Body)
 		if next, err := strconv.ParseInt(resp.Field("nextBeginOffset"), 10, 64); err == nil {
 			s.setPulled(pulledKey{r.Group, r.Topic, r.QueueID}, next)
 		}
@@ -228,7 +229,7 @@ func (s *Service) count(r *Request, resp *remoting.Command, found bool) {
 		}
 	}
 	if s.opts.Served != nil {
-		s.opts.Served(r.Group, r.Topic, msgs)
+		s.opts.Served(r.Group, r.Topic, msgs, bytes)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -87,7 +88,12 @@ func (r *registrar) call(n *nameServer, req *remoting.Command, ver int64) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
 	defer cancel()
 	before := n.conn
-	err := n.invoke(ctx, req, r.opts.Logger)
+	var err error
+	if p := recovery.Catch(func() { err = n.invoke(ctx, req, r.opts.Logger) }); p != nil {
+		// The call fails with it, and is retried as any failed call.
+		recovery.Log(r.opts.Logger, p, "register broker call")
+		err = fmt.Errorf("register broker: %w", p)
+	}
 	if r.ctx.Err() != nil {
 		return // stopping: stop() settles the state
 	}

@@ -56,6 +56,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
@@ -381,7 +382,12 @@ func (r *registrar) unregisterAll() {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
 			defer cancel()
-			if err := n.invoke(ctx, req, r.opts.Logger); err != nil {
+			var err error
+			if p := recovery.Catch(func() { err = n.invoke(ctx, req, r.opts.Logger) }); p != nil {
+				recovery.Log(r.opts.Logger, p, "unregister broker call")
+				err = p
+			}
+			if err != nil {
 				r.opts.Logger.Debug().Err(err).Str("namesrv", n.addr).Msg("unregister broker failed")
 			}
 		}()

@@ -130,16 +130,18 @@ func (s *Service) serve(c net.Conn, wg *sync.WaitGroup) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for {
-			_ = c.SetReadDeadline(time.Now().Add(s.idle()))
-			off, err := s.readAck(r, h.ReplicaID, st.Epoch)
-			if err != nil {
-				acks <- err
-				_ = c.Close()
-				return
+		err := s.catchErr("ack reader", func() error {
+			for {
+				_ = c.SetReadDeadline(time.Now().Add(s.idle()))
+				off, err := s.readAck(r, h.ReplicaID, st.Epoch)
+				if err != nil {
+					return err
+				}
+				s.onAck(p, off)
 			}
-			s.onAck(p, off)
-		}
+		})
+		acks <- err
+		_ = c.Close()
 	}()
 	err = s.send(c, start, st.Epoch, acks)
 	_ = c.Close()

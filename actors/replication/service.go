@@ -382,16 +382,18 @@ func (s *Service) run() {
 		}
 		s.advance()
 	}
-	apply()
+	s.round("apply", apply)
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-s.kick:
-			apply()
+			s.round("apply", apply)
 		case <-tick.C:
-			s.advance()
-			s.housekeep()
+			s.round("housekeeping", func() {
+				s.advance()
+				s.housekeep()
+			})
 		}
 	}
 }

@@ -137,8 +137,14 @@ func (a *sender) start() {
 	if s.tcp != nil {
 		_ = s.tcp.SetDeadline(time.Time{})
 	}
+	gen := a.gen
 	a.wg.Add(1)
-	go a.acceptLoop(a.gen)
+	go func() {
+		defer a.wg.Done()
+		if err := s.catchErr("accept", func() error { a.acceptLoop(gen); return nil }); err != nil {
+			a.self.Send(&acceptFailed{gen: gen, err: err})
+		}
+	}()
 }
 
 // stop ends the instance's goroutines and waits for them.
@@ -171,7 +177,6 @@ func (a *sender) stopping() bool {
 // acceptLoop accepts replica connections until the instance stops; a
 // failure of the listener is reported to the actor.
 func (a *sender) acceptLoop(gen int64) {
-	defer a.wg.Done()
 	s := a.s
 	for {
 		c, err := s.ln.Accept()
@@ -193,7 +198,7 @@ func (a *sender) acceptLoop(gen int64) {
 		s.mu.Unlock()
 		go func() {
 			defer a.wg.Done()
-			err := s.serve(c, &a.wg)
+			err := s.catchErr("replica connection", func() error { return s.serve(c, &a.wg) })
 			if a.stopping() {
 				return
 			}
@@ -327,7 +332,11 @@ func (a *receiver) follow() {
 	a.cur = f
 	go func() {
 		defer close(f.done)
-		connected, err := a.s.followOnce(f)
+		var connected bool
+		err := a.s.catchErr("stream", func() (err error) {
+			connected, err = a.s.followOnce(f)
+			return err
+		})
 		select {
 		case <-f.quit:
 			return

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -42,7 +43,7 @@ func (s *Retention) rollBucket(bucket int64) {
 		}
 		epoch, o, z := r.epoch, olds, sizes
 		r.waiting++
-		s.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: RollTopic, QueueID: 0}, Records: recs,
+		s.opts.Append(&writer.Append{Key: writer.QueueKey{Topic: RollTopic, QueueID: 0}, Records: recs, Kind: stats.KindSystem,
 			Reply: func(res writer.Result) { s.self.Send(&appendDone{epoch: epoch, olds: o, sizes: z, res: res}) }})
 		recs, olds, sizes = nil, nil, nil
 	}

@@ -26,9 +26,9 @@ func TestRatesOverWindows(t *testing.T) {
 	// minute of silence.
 	for i := 1; i <= 600; i++ {
 		clock = clock.Add(time.Second)
-		c.Stored("T", 5, 500)
-		c.Served("G", "T", 2)
-		c.Served("G", "T", 0)
+		c.Stored(KindClient, "T", "", 5, 500)
+		c.Served("G", "T", 2, 200)
+		c.Served("G", "T", 0, 0)
 		enq, deq = enq+3, deq+1
 		s.sample()
 	}
@@ -73,8 +73,8 @@ func TestYoungWindowsUseWhatTheyHave(t *testing.T) {
 		t.Fatalf("one sample: %v", got)
 	}
 	clock = clock.Add(2 * time.Second)
-	c.Stored("T", 10, 1)
-	c.Stored("U", 1, 1) // first seen: counted from 0
+	c.Stored(KindClient, "T", "", 10, 1)
+	c.Stored(KindClient, "U", "", 1, 1) // first seen: counted from 0
 	s.sample()
 	if got := v.Load(); !near(got.Put[0], 5.5) || !near(got.Put[2], 5.5) || !near(got.TopicPut["U"], 0.5) {
 		t.Fatalf("two samples 2 s apart: %+v", got)
@@ -87,8 +87,8 @@ func TestDayTotals(t *testing.T) {
 	s, v := newTestSampler(&c, &clock, nil)
 	step := func(d time.Duration, put int) *Snapshot {
 		clock = clock.Add(d)
-		c.Stored("T", put, 1)
-		c.Served("G", "T", put)
+		c.Stored(KindClient, "T", "", put, 1)
+		c.Served("G", "T", put, put)
 		s.sample()
 		return v.Load()
 	}
@@ -103,5 +103,47 @@ func TestDayTotals(t *testing.T) {
 	got = step(24*time.Hour, 1)
 	if got.PutTodayMorning != 16 || got.PutYesterdayMorning != 15 || got.PutTotal != 16 {
 		t.Fatalf("after the second midnight: %+v", got)
+	}
+}
+
+// TestKinds checks that only client sends are messages in, that the
+// broker's own records are counted apart by kind, and that every protocol's
+// consumption is a message out.
+func TestKinds(t *testing.T) {
+	var c Counters
+	c.Stored(KindClient, "T", "", 3, 30)
+	c.Stored(KindClient, "T", "Delay", 2, 20) // a delayed send, counted under its real topic
+	c.Stored(KindTimer, "T", "", 2, 20)       // their write-backs
+	c.Stored(KindPop, "rmq_sys_pop", "", 5, 50)
+	c.Stored(KindClient, "%RETRY%G", "", 1, 10)
+	c.Stored(KindRetry, "%RETRY%G", "", 1, 10)
+	c.Stored(KindPop, "%DLQ%G", "", 1, 10)
+	if c.PutMessages() != 5 || c.PutBytes() != 50 {
+		t.Errorf("messages in %d (%d bytes), want 5 (50)", c.PutMessages(), c.PutBytes())
+	}
+	for k, want := range map[Kind]int64{KindClient: 5, KindTimer: 2, KindPop: 5, KindRetry: 2, KindDLQ: 1, KindSystem: 0} {
+		if got, _ := c.Records(k); got != want {
+			t.Errorf("records of kind %s = %d, want %d", k, got, want)
+		}
+	}
+	in := map[TopicType]int64{}
+	c.EachIn(func(k TopicType, p *Pair) { in[k] = p.Msgs.Load() })
+	if len(in) != 2 || in[TopicType{"T", "Normal"}] != 3 || in[TopicType{"T", "Delay"}] != 2 {
+		t.Errorf("in by topic and type: %v", in)
+	}
+	c.Served("G", "T", 2, 20)
+	c.Served("G", "T", 0, 0)
+	c.Consumed(ViaPop, "G", "T", 3, 30)
+	if c.GotMessages() != 5 {
+		t.Errorf("messages out %d, want 5", c.GotMessages())
+	}
+	if m, b := c.Out(ViaPull); m != 2 || b != 20 {
+		t.Errorf("pull out %d/%d", m, b)
+	}
+	if m, b := c.Out(ViaPop); m != 3 || b != 30 {
+		t.Errorf("pop out %d/%d", m, b)
+	}
+	if c.found.Load() != 1 || c.missed.Load() != 1 {
+		t.Errorf("pop counted as pulls: found %d missed %d", c.found.Load(), c.missed.Load())
 	}
 }

@@ -12,11 +12,16 @@ import (
 // counters (pending, enqueued, rolled) are read at scrape time, see
 // RegisterWheelGauges.
 type Metrics struct {
-	Delivered  prometheus.Counter
-	Cancelled  prometheus.Counter
-	Duplicates *prometheus.CounterVec
-	Skipped    *prometheus.CounterVec
-	Lateness   prometheus.Histogram
+	// Delivered counts timer messages written back to their real topic;
+	// PopDeadlines counts the POP engine's invisibility deadlines the wheel
+	// reached (timers of PopReviveTopic), apart: they are no client's
+	// timers, and their lateness is wheelmq_pop_redelivery_late_seconds.
+	Delivered    prometheus.Counter
+	PopDeadlines prometheus.Counter
+	Cancelled    prometheus.Counter
+	Duplicates   *prometheus.CounterVec
+	Skipped      *prometheus.CounterVec
+	Lateness     prometheus.Histogram
 	// StoreFailed is 1 while the timer store is failed (a write or sync
 	// error) and timers are paused until it reopens.
 	StoreFailed prometheus.Gauge
@@ -29,6 +34,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Delivered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wheelmq_timer_delivered_total", Help: "Timer messages written back to their real topic.",
+		}),
+		PopDeadlines: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wheelmq_timer_pop_deadlines_total",
+			Help: "POP invisibility deadlines the wheel reached (the POP engine's timers, not counted as delivered timers).",
 		}),
 		Cancelled: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wheelmq_timer_cancelled_total", Help: "Timer messages suppressed by a cancel.",
@@ -59,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Duplicates.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Delivered, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness, m.StoreFailed)
+		reg.MustRegister(m.Delivered, m.PopDeadlines, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness, m.StoreFailed)
 	}
 	return m
 }
@@ -75,6 +84,11 @@ var SkipReasons = []string{"unreadable", "undecodable", "unencodable", "no_real_
 // wheelmq_timer_duplicates_total: a timer released again after a restart
 // whose write-back was found in the CommitLog and skipped (suppressed).
 var DuplicateOutcomes = []string{"suppressed"}
+
+// PopReviveTopic is the system topic the POP engine's invisibility
+// deadlines are timers of (actors/pop): the wheel writes them back there,
+// and they are counted apart from client timers.
+const PopReviveTopic = "rmq_sys_wheelmq_pop_revive"
 
 // dueWindow is the look-ahead of wheelmq_timer_due_next_minute.
 const dueWindow = time.Minute

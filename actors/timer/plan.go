@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -69,7 +69,7 @@ func PlanSend(props map[string]string, nowMs int64, lim Limits) Plan {
 	if lv, ok := props[message.PropDelay]; ok {
 		level, err := strconv.Atoi(lv)
 		if err != nil {
-			return Plan{Code: remoting.MessageIllegal, Remark: fmt.Sprintf("delay level %q is not a number", lv)}
+			return Plan{Code: wirecode.MessageIllegal, Remark: fmt.Sprintf("delay level %q is not a number", lv)}
 		}
 		if level > 0 {
 			delete(props, message.PropTimerDelaySec)
@@ -85,7 +85,7 @@ func PlanSend(props map[string]string, nowMs int64, lim Limits) Plan {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return 0, true, &Plan{Code: remoting.MessageIllegal,
+			return 0, true, &Plan{Code: wirecode.MessageIllegal,
 				Remark: fmt.Sprintf("timer message illegal: %s=%q must be a non-negative integer", key, v)}
 		}
 		return n, true, nil
@@ -112,14 +112,14 @@ func PlanSend(props map[string]string, nowMs int64, lim Limits) Plan {
 		return planDue(props, n, nowMs, lim)
 	}
 	if _, ok := props[message.PropTimerDelUniqKey]; ok {
-		return Plan{Code: remoting.MessageIllegal,
+		return Plan{Code: wirecode.MessageIllegal,
 			Remark: "timer message illegal: a cancel (TIMER_DEL_UNIQKEY) needs the target's delivery time"}
 	}
 	return Plan{}
 }
 
 func tooLate(lim Limits) Plan {
-	return Plan{Code: remoting.MessageIllegal, Remark: fmt.Sprintf(
+	return Plan{Code: wirecode.MessageIllegal, Remark: fmt.Sprintf(
 		"timer message illegal: the delay time should not be bigger than the max delay %dms", lim.MaxDelay.Milliseconds())}
 }
 
@@ -130,13 +130,13 @@ func planDue(props map[string]string, dueMs, nowMs int64, lim Limits) Plan {
 	}
 	if dueMs <= nowMs {
 		if _, cancel := props[message.PropTimerDelUniqKey]; cancel {
-			return Plan{Code: remoting.MessageIllegal,
+			return Plan{Code: wirecode.MessageIllegal,
 				Remark: "timer message illegal: a cancel's delivery time must be in the future"}
 		}
 		return Plan{} // already due: an ordinary message, delivered at once
 	}
 	if !lim.Enabled {
-		return Plan{Code: remoting.SystemError, Remark: "timer messages are disabled on this broker"}
+		return Plan{Code: wirecode.SystemError, Remark: "timer messages are disabled on this broker"}
 	}
 	return Plan{Timer: true, DueMs: dueMs}
 }

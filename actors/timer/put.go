@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/timerwheel"
@@ -213,7 +214,11 @@ func (d *dequeuePut) start(pb *putBatch) {
 	}
 	for _, k := range order {
 		seq := p.seq
-		svc.opts.Append(&writer.Append{Key: k, Records: groups[k], Reply: func(r writer.Result) {
+		kind := stats.KindTimer
+		if k.Topic == PopReviveTopic {
+			kind = stats.KindPop
+		}
+		svc.opts.Append(&writer.Append{Key: k, Records: groups[k], Kind: kind, Reply: func(r writer.Result) {
 			svc.send(StageDequeuePut, &putDone{epoch: epoch, seq: seq, err: r.Err})
 		}})
 	}
@@ -259,8 +264,12 @@ func (d *dequeuePut) ackReady() {
 		svc.acks.acked(entry) // before ackedOff moves: timer_flush reads them in the other order
 		if !p.pb.shadow {
 			now := svc.opts.Now()
-			svc.opts.Metrics.Delivered.Add(float64(len(p.pb.puts)))
 			for _, pu := range p.pb.puts {
+				if pu.key.Topic == PopReviveTopic {
+					svc.opts.Metrics.PopDeadlines.Inc()
+					continue
+				}
+				svc.opts.Metrics.Delivered.Inc()
 				svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)
 			}
 		}

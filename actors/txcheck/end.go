@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -31,19 +32,19 @@ func (s *Stage) handleEnd(e *End) {
 	h, err := s.readHalfAt(e.CommitLogOffset)
 	if err != nil {
 		s.opts.Logger.Debug().Err(err).Int64("commitlog_offset", e.CommitLogOffset).Msg("end transaction: no half message")
-		e.Reply(remoting.SystemError, "Find prepared transaction message failed")
+		e.Reply(wirecode.SystemError, "Find prepared transaction message failed")
 		return
 	}
 	if h.props[message.PropProducerGroup] != e.ProducerGroup {
-		e.Reply(remoting.SystemError, "The producer group wrong")
+		e.Reply(wirecode.SystemError, "The producer group wrong")
 		return
 	}
 	if h.rec.QueueOffset != e.HalfOffset {
-		e.Reply(remoting.SystemError, "The transaction state table offset wrong")
+		e.Reply(wirecode.SystemError, "The transaction state table offset wrong")
 		return
 	}
 	if e.Authorize != nil {
-		if code, remark := e.Authorize(h.props[message.PropRealTopic]); code != remoting.Success {
+		if code, remark := e.Authorize(h.props[message.PropRealTopic]); code != wirecode.Success {
 			e.Reply(code, remark)
 			return
 		}
@@ -55,7 +56,7 @@ func (s *Stage) handleEnd(e *End) {
 	if _, has := h.props[message.PropCheckImmunityTimeSec]; has && !e.FromCheck {
 		tx := s.newTx(h, q, 0)
 		if age := s.now().UnixMilli() - tx.storeMs; age > max(tx.immunityMs, s.tuning().Timeout.Milliseconds()) {
-			e.Reply(remoting.IllegalOperation, fmt.Sprintf("the transaction is %d ms old, past its check immunity: wait for the check", age))
+			e.Reply(wirecode.IllegalOperation, fmt.Sprintf("the transaction is %d ms old, past its check immunity: wait for the check", age))
 			return
 		}
 	}
@@ -65,15 +66,15 @@ func (s *Stage) handleEnd(e *End) {
 		ended := q < s.halfNext || s.endedAhead[q]
 		switch {
 		case ended && known && prev == outcome:
-			e.Reply(remoting.Success, "")
+			e.Reply(wirecode.Success, "")
 			return
 		case ended && known && prev != Discard:
-			e.Reply(remoting.SystemError, fmt.Sprintf("the transaction was already ended: %s", prev))
+			e.Reply(wirecode.SystemError, fmt.Sprintf("the transaction was already ended: %s", prev))
 			return
 		case ended && !known:
 			// Ended long ago (or before a restart): the outcome is no longer
 			// remembered; repeating an end is answered as done.
-			e.Reply(remoting.Success, "")
+			e.Reply(wirecode.Success, "")
 			return
 		}
 		// Not read from the half queue yet, or given up (a late end of a
@@ -88,7 +89,7 @@ func (s *Stage) handleEnd(e *End) {
 			en.waiters = append(en.waiters, e.Reply)
 			return
 		}
-		e.Reply(remoting.SystemError, fmt.Sprintf("the transaction is being ended: %s", en.outcome))
+		e.Reply(wirecode.SystemError, fmt.Sprintf("the transaction is being ended: %s", en.outcome))
 		return
 	}
 	s.startEnd(tx, h, outcome, e.Reply)
@@ -114,7 +115,7 @@ func (s *Stage) startEnd(tx *halfTx, h half, o Outcome, reply func(int32, string
 	case Rollback:
 		rec, err := opRecord(h, tx.q, Rollback, nowMs)
 		if err != nil {
-			en.answer(remoting.SystemError, err.Error())
+			en.answer(wirecode.SystemError, err.Error())
 			return
 		}
 		s.begin(tx, en)
@@ -142,7 +143,7 @@ func (s *Stage) begin(tx *halfTx, en *ending) {
 // append hands one record to the writer; the answer comes back as written.
 func (s *Stage) append(key writer.QueueKey, rec []byte, en *ending, q int64, st step) {
 	w := &written{epoch: s.epoch, id: en.id, q: q, outcome: en.outcome, step: st}
-	s.opts.Append(&writer.Append{Key: key, Records: [][]byte{rec}, Reply: func(res writer.Result) {
+	s.opts.Append(&writer.Append{Key: key, Records: [][]byte{rec}, Kind: stats.KindTransaction, Reply: func(res writer.Result) {
 		w.res = res
 		s.self.Send(w)
 	}})
@@ -158,9 +159,9 @@ func (en *ending) answer(code int32, remark string) {
 // writeFailure maps a writer error to the answer a client gets.
 func writeFailure(err error) (int32, string) {
 	if errors.Is(err, syscall.ENOSPC) {
-		return remoting.ServiceNotAvailable, err.Error()
+		return wirecode.ServiceNotAvailable, err.Error()
 	}
-	return remoting.SystemError, err.Error()
+	return wirecode.SystemError, err.Error()
 }
 
 func (s *Stage) onWritten(w *written) {
@@ -242,9 +243,9 @@ func (s *Stage) markEnded(q int64, o Outcome) {
 		if en := tx.ending; en != nil {
 			delete(s.inflight, en.id)
 			if en.outcome == o {
-				en.answer(remoting.Success, "")
+				en.answer(wirecode.Success, "")
 			} else {
-				en.answer(remoting.SystemError, fmt.Sprintf("the transaction was already ended: %s", o))
+				en.answer(wirecode.SystemError, fmt.Sprintf("the transaction was already ended: %s", o))
 			}
 		}
 		delete(s.pending, q)

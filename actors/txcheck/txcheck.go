@@ -55,8 +55,8 @@ import (
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -117,7 +117,7 @@ type End struct {
 }
 
 // Fail implements stage.Failable.
-func (e *End) Fail(err error) { e.Reply(remoting.SystemError, err.Error()) }
+func (e *End) Fail(err error) { e.Reply(wirecode.SystemError, err.Error()) }
 
 // Kicker wakes the stage when the half queue grew, coalescing wake-ups.
 type Kicker struct {

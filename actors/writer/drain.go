@@ -1,6 +1,8 @@
 package writer
 
 import (
+	"time"
+
 	"fmt"
 
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -91,6 +93,10 @@ func (w *Writer) drainBatch(batch []*Append) {
 			panic(r)
 		}
 	}()
+	start, total := time.Now(), 0
+	for i := range slots {
+		total += len(slots[i].a.Records)
+	}
 	for rest := slots; len(rest) > 0; {
 		n, records := 0, 0
 		for n < len(rest) && (n == 0 || records+len(rest[n].a.Records) <= maxDrainRecords) {
@@ -105,6 +111,9 @@ func (w *Writer) drainBatch(batch []*Append) {
 			w.opts.Written() // replicas receive the batch while it is fsynced here
 		}
 		w.answer(slots, true, w.sync()) // group commit: one fsync for the batch
+	}
+	if w.wrote && w.opts.PutTime != nil {
+		w.opts.PutTime(time.Since(start), total)
 	}
 }
 
@@ -180,7 +189,11 @@ func (w *Writer) write(slots []slot) bool {
 			for _, rec := range m.Records {
 				n += len(rec)
 			}
-			w.opts.Stored(m.Key.Topic, len(m.Records), n)
+			topic := m.Topic
+			if topic == "" {
+				topic = m.Key.Topic
+			}
+			w.opts.Stored(m.Kind, topic, m.MsgType, len(m.Records), n)
 		}
 	}
 	w.wrote = true

@@ -60,6 +60,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage"
@@ -117,6 +118,14 @@ type Append struct {
 	Records [][]byte
 	// Reply is called from the writer's goroutine; it must not block.
 	Reply func(Result)
+	// Kind says why the records are stored (statistics: only client sends
+	// are messages in); the zero value is a client's send.
+	Kind stats.Kind
+	// Topic, when set, is the topic the records count under when it is
+	// not Key.Topic (a delayed send stored in the timer's topic counts
+	// under its real topic), and MsgType their RocketMQ message type
+	// ("Delay", "Transaction"; "": Normal).
+	Topic, MsgType string
 
 	one [1]int64 // Result.Offsets of a one-record append
 }
@@ -132,6 +141,7 @@ func (a *Append) Fail(err error) {
 // before filling one in again): it clears what the writer left in it.
 func (a *Append) Reset() {
 	a.one = [1]int64{}
+	a.Kind, a.Topic, a.MsgType = stats.KindClient, "", ""
 }
 
 // Result is the outcome of an Append.
@@ -174,8 +184,14 @@ type Options struct {
 	// fsync, so the confirmed offset moves with the flushed one).
 	Written func()
 	// Stored, when set, is called on the writer's goroutine for every
-	// Append stored, with its topic, record count and bytes (statistics).
-	Stored func(topic string, records, bytes int)
+	// Append stored, with its kind, topic (Append.Topic, else its queue's),
+	// message type, record count and bytes (statistics).
+	Stored func(kind stats.Kind, topic, msgType string, records, bytes int)
+	// PutTime, when set, is called on the writer's goroutine after each
+	// batch that stored records, with the time from taking the batch to
+	// answering it (the fsync of a synchronous flush included) and the
+	// records it held (statistics: RocketMQ's put-message time).
+	PutTime func(d time.Duration, records int)
 	// OnSync, when set, is called after each CommitLog fsync, on the
 	// writer's goroutine (sync flush) or the flusher's (async flush)
 	// (observability and tests).

@@ -41,7 +41,7 @@ the role (master, replica; fenced), the master epoch and the sync-state set (rep
 				cols := []string{"-", "-", "-", "-", "-", "-", "-", "-"}
 				switch {
 				case err == nil:
-					cols = runtimeColumns(info, time.Now())
+					cols = runtimeColumns(info, b.ID, time.Now())
 				case errors.As(err, &ns):
 					notes = append(notes, ns.Error())
 				default:
@@ -68,7 +68,7 @@ the role (master, replica; fenced), the master epoch and the sync-state set (rep
 
 // runtimeColumns picks version, uptime, in/out TPS and timer backlog from
 // a GET_BROKER_RUNTIME_INFO table (facts 11.16).
-func runtimeColumns(info map[string]string, now time.Time) []string {
+func runtimeColumns(info map[string]string, brokerID int64, now time.Time) []string {
 	get := func(k string) string {
 		if v := info[k]; v != "" {
 			return v
@@ -89,12 +89,7 @@ func runtimeColumns(info map[string]string, now time.Time) []string {
 	if boot, err := strconv.ParseInt(info["bootTimestamp"], 10, 64); err == nil && boot > 0 {
 		uptime = now.Sub(time.UnixMilli(boot)).Round(time.Second).String()
 	}
-	role := get("haRole") // controller mode only; else the broker is its group's only member
-	if role == "-" {
-		role = "standalone"
-	} else if info["haFenced"] == "true" {
-		role += " (fenced)"
-	}
+	role := admin.Role(info, brokerID)
 	return []string{get("brokerVersionDesc"), uptime, first("putTps"), first("getTransferredTps"), get("timerOffsetBehind"),
 		role, get("haEpoch"), get("haSyncStateSet")}
 }

@@ -65,9 +65,7 @@ func fillRuntime(cb *clusterBroker, info map[string]string, now time.Time) {
 		cb.UptimeMs = now.Sub(time.UnixMilli(boot)).Milliseconds()
 	}
 	cb.InTPS, cb.OutTPS, cb.TimerBacklog = tps("putTps"), tps("getTransferredTps"), num("timerOffsetBehind")
-	if r := info["haRole"]; r != "" {
-		cb.Role = r
-	}
+	cb.Role = admin.Role(info, cb.BrokerID)
 	cb.Fenced = info["haFenced"] == "true"
 	cb.Epoch, cb.ConfirmedOffset = num("haEpoch"), num("haConfirmedOffset")
 	for _, id := range strings.FieldsFunc(info["haSyncStateSet"], func(r rune) bool { return r == ',' || r == ' ' || r == '[' || r == ']' }) {

@@ -99,6 +99,8 @@ func printStats(g *globals, url string, v topview.View) error {
 	if len(busiest) > 0 {
 		row("stages busy >= 50%", "%s", strings.Join(busiest, ", "))
 	}
+	row("messages in", "%s (%s/s; client sends)", topview.FormatCount(v.Messages.In), topview.FormatRate(v.Messages.InRate))
+	row("messages out", "%s (%s/s; pull, POP, gRPC)", topview.FormatCount(v.Messages.Out), topview.FormatRate(v.Messages.OutRate))
 	t := v.Timers
 	row("timers pending", "%s", topview.FormatCount(t.Pending))
 	row("timers due in 1 min", "%s", topview.FormatCount(t.DueNextMinute))
@@ -106,6 +108,7 @@ func printStats(g *globals, url string, v topview.View) error {
 	row("timers delivered/s", "%s", topview.FormatRate(t.DeliveredRate))
 	row("timer lateness", "p50 %s, p99 %s", topview.FormatSeconds(t.LatenessP50), topview.FormatSeconds(t.LatenessP99))
 	row("timers cancelled", "%s", topview.FormatCount(t.Cancelled))
+	row("POP deadlines reached", "%s", topview.FormatCount(t.PopDeadlines))
 	row("timers skipped", "%s", topview.FormatCount(t.Skipped))
 	row("timer duplicates", "%s", topview.FormatCount(t.Duplicates))
 	row("timer log", "%s", topview.FormatBytes(t.Log))
@@ -144,7 +147,9 @@ func statsJSON(v topview.View) map[string]any {
 			"enqueued_per_sec": num(t.EnqueuedRate), "delivered_per_sec": num(t.DeliveredRate),
 			"lateness_p50_seconds": num(t.LatenessP50), "lateness_p99_seconds": num(t.LatenessP99),
 			"cancelled": num(t.Cancelled), "skipped": num(t.Skipped), "duplicates": num(t.Duplicates),
-			"log_bytes": num(t.Log)},
+			"log_bytes": num(t.Log), "pop_deadlines": num(t.PopDeadlines)},
+		"messages": map[string]any{"in": num(v.Messages.In), "out": num(v.Messages.Out),
+			"in_per_sec": num(v.Messages.InRate), "out_per_sec": num(v.Messages.OutRate)},
 		"store": map[string]any{"commitlog_bytes": num(s.CommitLog), "write_bytes_per_sec": num(s.WriteRate),
 			"unflushed_bytes": num(s.Unflushed), "dispatch_lag_bytes": num(s.Lag), "send_backlog": num(s.SendBacklog)},
 	}

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 func newUserCmd(g *globals) *cobra.Command {

@@ -30,6 +30,8 @@ var grpcCodes = map[broker.Status]v2.Code{
 	broker.Conflict:          v2.Code_BAD_REQUEST,
 	broker.Unsupported:       v2.Code_NOT_IMPLEMENTED,
 	broker.Internal:          v2.Code_INTERNAL_SERVER_ERROR,
+	broker.HandleExpired:     v2.Code_INVALID_RECEIPT_HANDLE,
+	broker.BadInvisibleTime:  v2.Code_ILLEGAL_INVISIBLE_TIME,
 }
 
 // fromBroker maps a broker call's error to an in-band status (OK for nil).

@@ -18,6 +18,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 )
@@ -51,11 +52,13 @@ type Options struct {
 	// AdvertiseHost is the host of the advertised endpoint when Advertise
 	// is empty ("": the bound host, a wildcard turned into 127.0.0.1).
 	AdvertiseHost string
-	// Broker is the broker's API (actors/broker): routes, topic and group
-	// configuration are asked of it in process.
-	Broker *broker.Broker
 	// BrokerAddr is this broker's remoting address, dialed over loopback.
 	BrokerAddr string
+	// Broker is the broker's API, called in process by routes and
+	// assignments (route.go), the topic and group configuration the other
+	// RPCs read, and the consumption RPCs (receive.go, handle.go,
+	// renew.go, offset.go); nil: those RPCs answer INTERNAL_SERVER_ERROR.
+	Broker *broker.Broker
 	// BrokerTLS, when set, makes the internal connections speak TLS (a
 	// broker port that enforces TLS).
 	BrokerTLS *tls.Config
@@ -111,6 +114,7 @@ type Gateway struct {
 	// verify checks each call's authorization (immutable after New).
 	verify verifier
 	m      *metrics
+	panics *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
 	srv    *grpc.Server
 	ln     net.Listener
 	adv    string
@@ -156,6 +160,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: o, log: o.Logger.With().Str("component", "grpc").Logger(), m: newMetrics(),
 		stop: make(chan struct{}), closed: make(chan struct{})}
+	g.panics = recovery.Counter(o.Registerer)
 	g.verify = verifier{guard: o.Guard, skew: o.SignatureSkew, offsets: append([]time.Duration{0}, o.SignatureOffsets...), now: time.Now}
 	if o.Guard != nil {
 		g.verify.guard = o.Guard.Named("grpc")
@@ -203,18 +208,16 @@ func (g *Gateway) Start() error {
 		grpc.ConnectionTimeout(g.opts.HandshakeTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}),
-		grpc.ChainUnaryInterceptor(g.m.unary),
-		grpc.ChainStreamInterceptor(g.m.stream),
+		grpc.ChainUnaryInterceptor(g.m.unary, g.recoverUnary),
+		grpc.ChainStreamInterceptor(g.m.stream, g.recoverStream),
 	)
 	v2.RegisterMessagingServiceServer(g.srv, g)
-	g.wg.Add(2)
-	go func() {
-		defer g.wg.Done()
+	g.goOwned("serve", func() {
 		if err := g.srv.Serve(g.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			g.log.Error().Err(err).Msg("grpc server stopped")
 		}
-	}()
-	go g.reapLoop()
+	})
+	g.goOwned("reaper", g.reapLoop)
 	g.log.Info().Str("listen", ln.Addr().String()).Str("advertise", g.adv).Str("tls_mode", creds.mode.String()).Msg("grpc gateway started")
 	return nil
 }
@@ -239,7 +242,10 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		g.stopCancel()
 		if g.srv != nil {
 			done := make(chan struct{})
-			go func() { g.srv.GracefulStop(); close(done) }()
+			recovery.Go(nil, func(p *recovery.Panic) { recovery.Log(g.log, p, "grpc graceful stop") }, func() {
+				defer close(done)
+				g.srv.GracefulStop()
+			})
 			select {
 			case <-done:
 			case <-ctx.Done():
@@ -257,7 +263,6 @@ func (g *Gateway) Stop(ctx context.Context) error {
 
 // reapLoop ends idle sessions until Stop.
 func (g *Gateway) reapLoop() {
-	defer g.wg.Done()
 	t := time.NewTicker(reapEvery(g.opts.IdleTimeout))
 	defer t.Stop()
 	for {
@@ -265,11 +270,20 @@ func (g *Gateway) reapLoop() {
 		case <-g.stop:
 			return
 		case now := <-t.C:
-			for _, s := range g.sess.idle(now, g.opts.IdleTimeout) {
-				g.log.Info().Str("client_id", s.id).Msg("grpc session idle: closed")
-				s.end(context.Background(), false)
+			// A panic ends this round only: idle sessions are looked for again.
+			if p := recovery.Catch(func() { g.reapIdle(now) }); p != nil {
+				g.panics.WithLabelValues("internal", "grpc reaper").Inc()
+				recovery.Log(g.log, p, "grpc reaper")
 			}
 		}
+	}
+}
+
+// reapIdle ends the sessions idle at now.
+func (g *Gateway) reapIdle(now time.Time) {
+	for _, s := range g.sess.idle(now, g.opts.IdleTimeout) {
+		g.log.Info().Str("client_id", s.id).Msg("grpc session idle: closed")
+		s.end(context.Background(), false)
 	}
 }
 

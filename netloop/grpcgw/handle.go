@@ -1,20 +1,22 @@
 package grpcgw
 
 // Receipt handles. The broker's handle is RocketMQ's extraInfo string
-// (ExtraInfoUtil), carried in each popped message's POP_CK property:
+// (ExtraInfoUtil, actors/pop.Handle), which a remoting client reads from
+// each popped message's POP_CK property:
 //
 //	"startOffset popTime invisibleTime reviveQid topicType brokerName queueId offset[ commitLogOffset]"
 //
 // The handle handed to a gRPC client is that string, then '#' and the
 // message's CommitLog offset (which ForwardMessageToDeadLetterQueue's
-// CONSUMER_SEND_MSG_BACK needs); the suffix is removed before the handle
-// goes back to the broker, which so always sees its own string.
+// the remoting CONSUMER_SEND_MSG_BACK needed, and which keeps the format
+// of handles already given out); the broker API gets the handle decoded.
 
 import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/wheelmq/wheelmq/actors/pop"
 )
 
 // handleSep separates the broker's handle from the gateway's suffix.
@@ -99,24 +101,8 @@ func parseHandle(h string) (receipt, error) {
 	return r, nil
 }
 
-// expired reports a handle whose invisibility ended (the Apache proxy
-// refuses those itself: "receipt handle is expired").
-func (r receipt) expired(now time.Time) bool {
-	return r.popTime+r.invisibleMs <= now.UnixMilli()
-}
-
-// renewed is the broker's handle after CHANGE_MESSAGE_INVISIBLETIME
-// answered popTime, invisibleTime and reviveQid (RocketMQ's proxy builds
-// it the same way: the message's own offset as the start offset).
-func (r receipt) renewed(popTime, invisibleMs int64, reviveQid int32) string {
-	var b strings.Builder
-	for i, v := range []string{strconv.FormatInt(r.offset, 10), strconv.FormatInt(popTime, 10),
-		strconv.FormatInt(invisibleMs, 10), strconv.Itoa(int(reviveQid)), r.topicType, r.brokerName,
-		strconv.Itoa(int(r.queueID)), strconv.FormatInt(r.offset, 10)} {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(v)
-	}
-	return b.String()
+// handle is the broker's decoded handle (broker API calls take it).
+func (r receipt) handle() pop.Handle {
+	return pop.Handle{StartOffset: r.startOffset, PopTime: r.popTime, InvisibleTime: r.invisibleMs, ReviveQid: r.reviveQid,
+		TopicType: r.topicType, BrokerName: r.brokerName, QueueID: r.queueID, Offset: r.offset}
 }

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
@@ -53,12 +52,14 @@ func TestHandleRoundTrip(t *testing.T) {
 	if err != nil || r.clOffset != 555 || r.offset != 9 || r.queueID != 2 {
 		t.Fatalf("%q: %+v %v", h, r, err)
 	}
-	if !r.expired(time.UnixMilli(1700000010000)) || r.expired(time.UnixMilli(1700000009999)) {
-		t.Fatal("expired is not popTime + invisibleTime")
+	ph := r.handle()
+	if ph.PopTime != 1700000000000 || ph.InvisibleTime != 10000 || ph.QueueID != 2 || ph.Offset != 9 || ph.StartOffset != 7 || ph.BrokerName != "broker-a" {
+		t.Fatalf("the broker's handle of %q: %+v", h, ph)
 	}
-	n, err := parseHandle(r.renewed(1700000020000, 5000, 1))
-	if err != nil || n.popTime != 1700000020000 || n.invisibleMs != 5000 || n.offset != 9 || n.startOffset != 9 || n.brokerName != "broker-a" {
-		t.Fatalf("renewed: %+v %v", n, err)
+	ph.PopTime, ph.InvisibleTime = 1700000020000, 5000 // a change's new handle
+	n, err := parseClientHandle(clientHandle(ph.String(), r.clOffset))
+	if err != nil || n.popTime != 1700000020000 || n.invisibleMs != 5000 || n.offset != 9 || n.clOffset != 555 || n.brokerName != "broker-a" {
+		t.Fatalf("changed: %+v %v", n, err)
 	}
 }
 
@@ -96,8 +97,9 @@ func FuzzParseClientHandle(f *testing.F) {
 		if r.popTime < 0 || r.invisibleMs < 0 || r.offset < 0 || r.queueID < 0 || r.brokerName == "" {
 			t.Fatalf("%q parsed to %+v", s, r)
 		}
-		if _, err := parseHandle(r.renewed(r.popTime, r.invisibleMs, r.reviveQid)); err != nil {
-			t.Fatalf("renewed handle of %q does not parse: %v", s, err)
+		if n, err := parseHandle(r.handle().String()); err != nil || n.popTime != r.popTime || n.invisibleMs != r.invisibleMs ||
+			n.queueID != r.queueID || n.offset != r.offset || n.brokerName != r.brokerName {
+			t.Fatalf("the broker's handle of %q does not round-trip: %+v %v", s, n, err)
 		}
 	})
 }

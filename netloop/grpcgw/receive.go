@@ -1,32 +1,26 @@
 package grpcgw
 
-// ReceiveMessage (POP_MESSAGE), AckMessage, ChangeInvisibleDuration and
-// ForwardMessageToDeadLetterQueue.
+// ReceiveMessage, through the broker API in process (acks and changes:
+// ack.go).
 
 import (
 	"context"
-	"strconv"
+	"hash/fnv"
+	"net/netip"
 	"time"
 
+	"google.golang.org/grpc/peer"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/message"
-)
-
-// POP request codes (RocketMQ 5.3 RequestCode).
-const (
-	PopMessage                 int32 = 200050
-	AckMessage                 int32 = 200051
-	ChangeMessageInvisibleTime int32 = 200053
+	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/pop"
 )
 
 // Receive limits (the Apache proxy's ProxyConfig defaults).
 const (
-	minInvisible       = 10 * time.Second
-	maxInvisible       = 12 * time.Hour
 	autoRenewInvisible = 60 * time.Second
 	maxLongPolling     = 20 * time.Second
 	minLongPolling     = 5 * time.Second
@@ -54,9 +48,9 @@ func pollTime(req *v2.ReceiveMessageRequest, deadline time.Time, hasDeadline boo
 	return max(poll, 0)
 }
 
-// ReceiveMessage pops messages for the group: one status item, the
-// messages, the delivery timestamp, then the end of the stream, before the
-// client's deadline.
+// ReceiveMessage pops messages for the group through the broker API, in
+// process: one status item, the messages, the delivery timestamp, then the
+// end of the stream, before the client's deadline.
 func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.MessagingService_ReceiveMessageServer) error {
 	ctx, cancel := g.callContext(stream.Context())
 	defer cancel()
@@ -88,12 +82,13 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if topic == "" {
 		return send(statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty"), nil)
 	}
+	core := g.opts.Broker
+	if core == nil {
+		return send(noBroker(), nil)
+	}
 	invisible := autoRenewInvisible
 	if !req.GetAutoRenew() || req.InvisibleDuration != nil {
 		invisible = req.GetInvisibleDuration().AsDuration()
-		if invisible < minInvisible || invisible > maxInvisible {
-			return send(statusf(v2.Code_ILLEGAL_INVISIBLE_TIME, "invisible duration %s is outside [%s, %s]", invisible, minInvisible, maxInvisible), nil)
-		}
 	}
 	batch := min(max(req.GetBatchSize(), 1), receiveBatchSize)
 	reqTimeout := defaultRequestTimeout
@@ -106,74 +101,91 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if req.GetFilterExpression() == nil {
 		expr, typ = s.subscriptionOf(topic)
 	}
-	fifo := g.groupConfig(ctx, s, group).ConsumeMessageOrderly
+	cfg, _ := core.GroupConfig(group) // a refusal comes from Pop
 	qid := int32(-1)
-	if fifo && req.GetAutoRenew() && req.GetMessageQueue().GetId() >= 0 {
+	if cfg.ConsumeMessageOrderly && req.GetAutoRenew() && req.GetMessageQueue().GetId() >= 0 {
 		qid = req.GetMessageQueue().GetId() // an orderly push consumer's own assigned queue
 	}
-	fields := map[string]string{
-		"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(int(qid)),
-		"maxMsgNums": strconv.Itoa(int(batch)), "invisibleTime": strconv.FormatInt(invisible.Milliseconds(), 10),
-		"pollTime": strconv.FormatInt(poll.Milliseconds(), 10), "bornTime": strconv.FormatInt(started.UnixMilli(), 10),
-		"initMode": "1", "expType": typ, "exp": expr, "order": strconv.FormatBool(fifo),
+	type answer struct {
+		res *broker.PopResult
+		err *broker.Error
 	}
-	if id := req.GetAttemptId(); id != "" {
-		fields["attemptId"] = id
+	got := make(chan answer, 1)
+	core.Pop(g.apiCaller(ctx, s), &broker.PopRequest{
+		Group: group, Topic: topic, QueueID: qid, MaxNums: batch, Invisible: invisible, Poll: poll,
+		InitMode: pop.InitMax, ExpType: typ, Exp: expr, Conn: sessionConn(s.id),
+	}, func(res *broker.PopResult, err *broker.Error) { got <- answer{res, err} })
+	var a answer
+	select {
+	case a = <-got:
+	case <-ctx.Done():
+		// Whatever the pop takes now stays invisible until its deadline,
+		// then is offered again.
+		return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
 	}
-	c, err := s.conn(ctx)
-	if err != nil {
-		return send(internalStatus(err), nil)
+	if a.err != nil {
+		return send(fromBroker(a.err), nil)
 	}
-	resp, err := c.InvokeWithin(ctx, remoting.NewRequest(PopMessage, fields, nil), poll+g.opts.RequestTimeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
-		}
-		return send(internalStatus(err), nil)
+	if a.res.Empty == broker.PollingFull {
+		return send(statusf(v2.Code_TOO_MANY_REQUESTS, "%s", a.res.Remark), nil)
 	}
-	if resp.Code != remoting.Success {
-		st := fromRemoting(resp, "pop")
-		if st.Code == v2.Code_MESSAGE_NOT_FOUND {
-			st.Message = "no new message"
-		}
-		return send(st, nil)
-	}
-	msgs, err := g.popped(s, resp.Body, group, topic, req.GetAutoRenew(), invisible)
-	if err != nil {
-		return send(internalStatus(err), nil)
-	}
+	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), g.apiCaller(ctx, s), invisible)
 	if len(msgs) == 0 {
 		return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
 	}
 	return send(okStatus(), msgs)
 }
 
-// popped converts a POP_MESSAGE body into gRPC messages with receipt
+// popped converts a pop's deliveries into gRPC messages with receipt
 // handles; auto-renewed ones are held by the session's renewer.
-func (g *Gateway) popped(s *session, body []byte, group, topic string, autoRenew bool, invisible time.Duration) ([]*v2.Message, error) {
-	var out []*v2.Message
+func (g *Gateway) popped(s *session, res *broker.PopResult, group, topic string, autoRenew bool, c broker.Caller, invisible time.Duration) []*v2.Message {
+	out := make([]*v2.Message, 0, len(res.Messages))
 	now := time.Now()
-	for len(body) > 0 {
-		rec, n, err := message.Decode(body)
-		if err != nil {
-			return out, err
-		}
-		body = body[n:]
-		m := toMessage(&rec, g.opts.BrokerName, g.adv)
-		ck, ok := message.LookupProperty(rec.Properties, propPopCK)
-		if !ok {
-			g.log.Warn().Str("topic", topic).Int64("offset", rec.QueueOffset).Msg("popped message without POP_CK: skipped")
-			continue
-		}
-		h := clientHandle(ck, rec.PhysicalOffset)
+	inv := durationpb.New(invisible)
+	for i := range res.Messages {
+		d := &res.Messages[i]
+		m := toMessage(&d.Record, g.opts.BrokerName, g.adv)
+		h := clientHandle(d.Handle.String(), d.Record.PhysicalOffset)
 		m.SystemProperties.ReceiptHandle = &h
+		m.SystemProperties.InvisibleDuration = inv
 		m.Topic = &v2.Resource{Name: topic}
 		if autoRenew {
-			s.renew.hold(h, group, topic, m.SystemProperties.MessageId, now.Add(invisible))
+			s.renew.hold(h, group, topic, m.SystemProperties.MessageId, c, now.Add(invisible))
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	return out
+}
+
+// sessionConn is the number a session's pops are counted under (the
+// engine bounds the parked pops of each): a hash of its client id, with
+// the top bit set so that it never equals a remoting connection's id.
+func sessionConn(clientID string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(clientID))
+	return h.Sum64() | 1<<63
+}
+
+// apiCaller is the broker API's Caller for a call of s: the verified
+// account, the client's own address and its client id (the API decides
+// the ACL with them).
+func (g *Gateway) apiCaller(ctx context.Context, s *session) broker.Caller {
+	return broker.Caller{Protocol: broker.GRPC, Account: s.creds.AccessKey, Remote: peerAddr(ctx), ClientID: s.id}
+}
+
+// peerAddr is the address of ctx's client (invalid when unknown).
+func peerAddr(ctx context.Context) netip.AddrPort {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+			return ap
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// noBroker is the answer of a consumption RPC with no broker API wired.
+func noBroker() *v2.Status {
+	return statusf(v2.Code_INTERNAL_SERVER_ERROR, "the gRPC endpoint has no broker to call")
 }
 
 // subscriptionOf is the session's filter for topic (TAG * when none).
@@ -193,158 +205,4 @@ func (g *Gateway) callContext(ctx context.Context) (context.Context, context.Can
 	ctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(g.stopCtx, cancel)
 	return ctx, func() { unhook(); cancel() }
-}
-
-// handleStatus checks a client's receipt handle before it goes to the
-// broker.
-func handleStatus(h string, now time.Time) (receipt, *v2.Status) {
-	r, err := parseClientHandle(h)
-	if err != nil {
-		return r, statusf(v2.Code_INVALID_RECEIPT_HANDLE, "receipt handle is malformed")
-	}
-	if r.expired(now) {
-		return r, statusf(v2.Code_INVALID_RECEIPT_HANDLE, "receipt handle is expired")
-	}
-	return r, nil
-}
-
-// handleAnswer maps the broker's answer to an ack or change: NO_MESSAGE
-// and refusals of the handle are INVALID_RECEIPT_HANDLE.
-func handleAnswer(resp *remoting.Command, what string) *v2.Status {
-	switch resp.Code {
-	case remoting.Success:
-		return okStatus()
-	case codeNoMessage, remoting.InvalidParameter, remoting.IllegalOperation:
-		msg := resp.Remark
-		if msg == "" {
-			msg = "receipt handle is invalid"
-		}
-		return &v2.Status{Code: v2.Code_INVALID_RECEIPT_HANDLE, Message: msg}
-	}
-	return fromRemoting(resp, what)
-}
-
-// ack sends one ACK_MESSAGE.
-func (g *Gateway) ack(ctx context.Context, s *session, group, topic string, r receipt) *v2.Status {
-	resp, err := s.invoke(ctx, remoting.NewRequest(AckMessage, map[string]string{
-		"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(int(r.queueID)),
-		"extraInfo": r.broker, "offset": strconv.FormatInt(r.offset, 10),
-	}, nil))
-	if err != nil {
-		return internalStatus(err)
-	}
-	return handleAnswer(resp, "ack")
-}
-
-// AckMessage acks each entry (ACK_MESSAGE per handle); the top status is
-// OK, the entries' common failure, or MULTIPLE_RESULTS.
-func (g *Gateway) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
-	s, st := g.session(ctx)
-	if st != nil {
-		return &v2.AckMessageResponse{Status: st}, nil
-	}
-	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
-	out := &v2.AckMessageResponse{}
-	now := time.Now()
-	var failed, okN int
-	for _, e := range req.GetEntries() {
-		h := s.renew.take(e.GetReceiptHandle())
-		r, st := handleStatus(h, now)
-		if st == nil {
-			st = g.ack(ctx, s, group, topic, r)
-		}
-		if st.GetCode() == v2.Code_OK {
-			okN++
-		} else {
-			failed++
-			if out.Status == nil {
-				out.Status = st
-			}
-		}
-		out.Entries = append(out.Entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: st})
-	}
-	switch {
-	case failed == 0:
-		out.Status = okStatus()
-	case okN > 0:
-		out.Status = statusf(v2.Code_MULTIPLE_RESULTS, "%d of %d acks failed", failed, failed+okN)
-	}
-	return out, nil
-}
-
-// change sends CHANGE_MESSAGE_INVISIBLETIME and returns the broker's new
-// handle.
-func (g *Gateway) change(ctx context.Context, s *session, group, topic string, r receipt, d time.Duration) (string, *v2.Status) {
-	resp, err := s.invoke(ctx, remoting.NewRequest(ChangeMessageInvisibleTime, map[string]string{
-		"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(int(r.queueID)),
-		"extraInfo": r.broker, "offset": strconv.FormatInt(r.offset, 10),
-		"invisibleTime": strconv.FormatInt(d.Milliseconds(), 10),
-	}, nil))
-	if err != nil {
-		return "", internalStatus(err)
-	}
-	if st := handleAnswer(resp, "change invisible time"); st.GetCode() != v2.Code_OK {
-		return "", st
-	}
-	popTime, err1 := strconv.ParseInt(resp.Field("popTime"), 10, 64)
-	inv, err2 := strconv.ParseInt(resp.Field("invisibleTime"), 10, 64)
-	rq, err3 := strconv.Atoi(resp.Field("reviveQid"))
-	if err1 != nil || err2 != nil || err3 != nil {
-		return "", statusf(v2.Code_INTERNAL_SERVER_ERROR, "change invisible time: the broker's answer has no popTime, invisibleTime or reviveQid")
-	}
-	return r.renewed(popTime, inv, int32(rq)), nil
-}
-
-// ChangeInvisibleDuration moves a message's invisibility deadline and
-// answers the new handle (the old one is dead from then on).
-func (g *Gateway) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisibleDurationRequest) (*v2.ChangeInvisibleDurationResponse, error) {
-	s, st := g.session(ctx)
-	if st != nil {
-		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
-	}
-	d := req.GetInvisibleDuration().AsDuration()
-	if d < 0 || d > maxInvisible {
-		return &v2.ChangeInvisibleDurationResponse{Status: statusf(v2.Code_ILLEGAL_INVISIBLE_TIME,
-			"invisible duration %s is outside [0, %s]", d, maxInvisible)}, nil
-	}
-	h := s.renew.take(req.GetReceiptHandle())
-	r, st := handleStatus(h, time.Now())
-	if st != nil {
-		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
-	}
-	nh, st := g.change(ctx, s, req.GetGroup().GetName(), req.GetTopic().GetName(), r, d)
-	if st != nil {
-		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
-	}
-	return &v2.ChangeInvisibleDurationResponse{Status: okStatus(), ReceiptHandle: clientHandle(nh, r.clOffset)}, nil
-}
-
-// ForwardMessageToDeadLetterQueue sends the message to %DLQ%<group>
-// (CONSUMER_SEND_MSG_BACK, delayLevel -1), then acks it.
-func (g *Gateway) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.ForwardMessageToDeadLetterQueueRequest) (*v2.ForwardMessageToDeadLetterQueueResponse, error) {
-	s, st := g.session(ctx)
-	if st != nil {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
-	}
-	h := s.renew.take(req.GetReceiptHandle())
-	r, st := handleStatus(h, time.Now())
-	if st == nil && r.clOffset < 0 {
-		st = statusf(v2.Code_INVALID_RECEIPT_HANDLE, "receipt handle carries no CommitLog offset")
-	}
-	if st != nil {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
-	}
-	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
-	maxTimes := max(req.GetMaxDeliveryAttempts()-1, 0)
-	resp, err := s.invoke(ctx, remoting.NewRequest(remoting.ConsumerSendMsgBack, map[string]string{
-		"group": group, "offset": strconv.FormatInt(r.clOffset, 10), "delayLevel": "-1",
-		"originMsgId": req.GetMessageId(), "originTopic": topic, "maxReconsumeTimes": strconv.Itoa(int(maxTimes)),
-	}, nil))
-	if err != nil {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: internalStatus(err)}, nil
-	}
-	if resp.Code != remoting.Success {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: fromRemoting(resp, "forward to the dead letter queue")}, nil
-	}
-	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: g.ack(ctx, s, group, topic, r)}, nil
 }

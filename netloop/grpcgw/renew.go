@@ -9,6 +9,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/wheelmq/wheelmq/actors/broker"
 )
 
 // Renewal policy.
@@ -40,6 +42,7 @@ type heldHandle struct {
 	cur          string // the handle the broker knows now (client form)
 	group, topic string
 	msgID        string
+	caller       broker.Caller // who received it (the renewals are made as it)
 	expires      time.Time
 	since        time.Time
 	step         int
@@ -50,17 +53,16 @@ func newRenewer(s *session) *renewer {
 }
 
 // hold starts renewing handle h, invisible until expires.
-func (r *renewer) hold(h, group, topic, msgID string, expires time.Time) {
+func (r *renewer) hold(h, group, topic, msgID string, c broker.Caller, expires time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended || len(r.held) >= maxHeld {
 		return
 	}
-	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, expires: expires, since: time.Now()}
+	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, caller: c, expires: expires, since: time.Now()}
 	if !r.running {
 		r.running = true
-		r.s.g.wg.Add(1)
-		go r.loop()
+		r.s.g.goOwned("renewer", r.loop) // a panic ends it: the handles it held are redelivered
 	}
 }
 
@@ -78,7 +80,6 @@ func (r *renewer) take(h string) string {
 
 // loop renews what is about to expire, every renewTick, until release.
 func (r *renewer) loop() {
-	defer r.s.g.wg.Done()
 	defer close(r.done)
 	t := time.NewTicker(renewTick)
 	defer t.Stop()
@@ -129,19 +130,20 @@ func (r *renewer) renewDue(now time.Time) {
 	}
 }
 
-// changeTo sets h's invisibility to d and returns the new client handle.
+// changeTo sets h's invisibility to d through the broker API and returns
+// the new client handle.
 func (r *renewer) changeTo(h heldHandle, d time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.s.g.opts.RequestTimeout)
 	defer cancel()
-	rc, st := handleStatus(h.cur, time.Now())
+	rc, st := handleStatus(h.cur)
 	if st != nil {
 		return "", statusError{st.GetMessage()}
 	}
-	nh, st := r.s.g.change(ctx, r.s, h.group, h.topic, rc, d)
+	nh, st := r.s.g.change(ctx, h.caller, h.group, h.topic, rc, d)
 	if st != nil {
 		return "", statusError{st.GetMessage()}
 	}
-	return clientHandle(nh, rc.clOffset), nil
+	return nh, nil
 }
 
 // statusError carries a failed status's message as an error.

@@ -69,7 +69,7 @@ func (g *Gateway) topicConfig(ctx context.Context, s *session, topic string, cre
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	cfg, err := g.opts.Broker.TopicWait(ctx, g.routeCaller(ctx, s), topic, create)
+	cfg, err := g.opts.Broker.TopicWait(ctx, g.apiCaller(ctx, s), topic, create)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
 	}
@@ -102,7 +102,7 @@ func infoOf(cfg meta.TopicConfig) *topicInfo {
 // group table in process (RocketMQ's defaults when the broker does not
 // know the group).
 func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) groupInfo {
-	gc, _ := g.opts.Broker.Group(g.routeCaller(ctx, s), group)
+	gc, _ := g.opts.Broker.Group(g.apiCaller(ctx, s), group)
 	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes}
 }
 
@@ -169,7 +169,7 @@ func (g *Gateway) clusterRoute(ctx context.Context, s *session, topic string, cr
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	rt, err := g.opts.Broker.Route(ctx, g.routeCaller(ctx, s), topic, create)
+	rt, err := g.opts.Broker.Route(ctx, g.apiCaller(ctx, s), topic, create)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
 	}

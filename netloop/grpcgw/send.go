@@ -18,7 +18,7 @@ import (
 )
 
 // RecallMessage is RocketMQ 5.3's RECALL_MESSAGE request code.
-const RecallMessage int32 = 370
+const RecallMessage = remoting.RecallMessage
 
 // topicCacheTTL is how long a topic's configuration is reused for sends.
 const topicCacheTTL = 3 * time.Second

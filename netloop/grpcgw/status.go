@@ -12,10 +12,10 @@ import (
 // Remoting response codes of the POP family (RocketMQ ResponseCode) the
 // gateway maps.
 const (
-	codeNoMessage      int32 = 19  // NO_MESSAGE (= PULL_NOT_FOUND)
-	codePollingFull    int32 = 209 // POLLING_FULL
-	codePollingTimeout int32 = 210 // POLLING_TIMEOUT
-	codeNotMaster      int32 = 14  // SERVICE_NOT_AVAILABLE, "[NOT_MASTER]" on a replica
+	codeNoMessage      = remoting.PullNotFound // NO_MESSAGE (= PULL_NOT_FOUND)
+	codePollingFull    = remoting.PollingFull
+	codePollingTimeout = remoting.PollingTimeout
+	codeNotMaster      = remoting.ServiceNotAvailable // "[NOT_MASTER]" on a replica
 )
 
 // okStatus is the in-band OK.

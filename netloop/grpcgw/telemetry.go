@@ -61,9 +61,7 @@ func (g *Gateway) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 	s.attach(t)
 	defer s.detach(t)
 	in := make(chan *v2.TelemetryCommand)
-	g.wg.Add(1)
-	go func() { // ends when the stream does (the handler's return cancels it)
-		defer g.wg.Done()
+	g.goOwned("telemetry recv", func() { // ends when the stream does (the handler's return cancels it)
 		defer close(in)
 		for {
 			cmd, err := stream.Recv()
@@ -76,7 +74,7 @@ func (g *Gateway) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 				return
 			}
 		}
-	}()
+	})
 	for {
 		var cmd *v2.TelemetryCommand
 		select {

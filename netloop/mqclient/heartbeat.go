@@ -41,7 +41,6 @@ func (i *Instance) heartbeatBody() []byte {
 
 // heartbeatLoop sends heartbeats every HeartbeatInterval.
 func (i *Instance) heartbeatLoop() {
-	defer i.wg.Done()
 	tick := time.NewTicker(i.cfg.HeartbeatInterval)
 	defer tick.Stop()
 	for {

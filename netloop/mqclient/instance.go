@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -98,9 +100,13 @@ func start(cfg Config, id string) *Instance {
 	inst.routes.inflight = map[string]*routeCall{}
 	inst.groups.producers = map[string]struct{}{}
 	inst.dirty.topics = map[string]struct{}{}
-	inst.wg.Add(2)
-	go inst.refreshLoop()
-	go inst.heartbeatLoop()
+	report := func(kind string) func(*recovery.Panic) {
+		return func(p *recovery.Panic) { recovery.Log(inst.log, p, "client instance "+kind) }
+	}
+	// A panic restarts the loop a second later (routes and heartbeats
+	// must go on), until Release.
+	recovery.Supervise(&inst.wg, inst.ctx.Done(), time.Second, report("route refresh"), inst.refreshLoop)
+	recovery.Supervise(&inst.wg, inst.ctx.Done(), time.Second, report("heartbeats"), inst.heartbeatLoop)
 	inst.log.Debug().Strs("namesrv", cfg.NameServers).Msg("client instance started")
 	return inst
 }

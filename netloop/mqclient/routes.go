@@ -196,7 +196,6 @@ func (i *Instance) RefreshSoon(topic string) {
 // refreshLoop refreshes every cached route each RouteRefreshInterval (then
 // drops connections no route needs) and the topics of RefreshSoon at once.
 func (i *Instance) refreshLoop() {
-	defer i.wg.Done()
 	tick := time.NewTicker(i.cfg.RouteRefreshInterval)
 	defer tick.Stop()
 	for {

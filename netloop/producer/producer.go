@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/netloop/mqclient"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -142,14 +143,22 @@ func (p *Producer) enter() error {
 func (p *Producer) worker() {
 	defer p.workers.Done()
 	for c := range p.work {
-		switch {
-		case c.done:
-			c.op.callback(c.res, c.err)
-			continue
-		case c.retry:
-			c.op.stepAsync(true)
-			continue
+		// A panic (an application's callback) is that send's alone: the
+		// worker goes on with the next completion.
+		if pn := recovery.Catch(func() { p.complete(c) }); pn != nil {
+			recovery.Log(p.log, pn, "producer callback worker")
 		}
+	}
+}
+
+// complete runs one completion: a callback, a retry or the end of a send.
+func (p *Producer) complete(c completion) {
+	switch {
+	case c.done:
+		c.op.callback(c.res, c.err)
+	case c.retry:
+		c.op.stepAsync(true)
+	default:
 		c.op.completeAsync()
 	}
 }

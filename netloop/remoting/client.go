@@ -447,12 +447,11 @@ func (c *Client) take(op int32) (call, bool) {
 
 // serve runs OnRequest for a server-initiated request and queues its answer.
 func (c *Client) serve(req *Command) {
-	defer c.wg.Done()
 	if c.opts.OnRequest == nil {
 		c.log.Debug().Int32("code", req.Code).Int32("opaque", req.Opaque).Msg("remoting server request ignored: no handler")
 		return
 	}
-	resp := c.opts.OnRequest(req)
+	resp := c.onRequest(req)
 	if resp == nil || req.IsOneway() {
 		return
 	}

@@ -46,9 +46,8 @@ func newClient(conn net.Conn, addr string, opts ClientOptions) *Client {
 		kick: make(chan struct{}, 1),
 	}
 	c.calls.m = make(map[int32]call)
-	c.wg.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
+	c.goOwned("reader", c.readLoop)
+	c.goOwned("writer", c.writeLoop)
 	return c
 }
 

@@ -18,7 +18,6 @@ const readBufferSize = 64 << 10
 // readLoop reads frames until the connection fails, delivering responses
 // to their calls and requests to OnRequest.
 func (c *Client) readLoop() {
-	defer c.wg.Done()
 	r := frameReader{br: bufio.NewReaderSize(c.conn, readBufferSize), max: c.opts.MaxFrame}
 	var scratch Command // binary frames are decoded into it (see handle)
 	for {
@@ -71,8 +70,7 @@ func (c *Client) handle(frame []byte, owned bool, scratch *Command) error {
 	if cmd == scratch {
 		cmd = ownCopy(cmd, owned)
 	}
-	c.wg.Add(1)
-	go c.serve(cmd)
+	c.goOwned("request", func() { c.serve(cmd) })
 	return nil
 }
 

@@ -113,7 +113,6 @@ func (c *Client) writeAll() {
 // writeLoop writes queued frames whenever it is kicked, until the
 // connection is gone.
 func (c *Client) writeLoop() {
-	defer c.wg.Done()
 	for {
 		select {
 		case <-c.kick:

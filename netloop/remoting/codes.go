@@ -1,171 +1,182 @@
 package remoting
 
+import "github.com/wheelmq/wheelmq/actors/wirecode"
+
+// The wire codes are defined once, in actors/wirecode; these are the same
+// constants under the names the codec and its users have always used.
+
 // Request codes (RocketMQ RequestCode) that wheelmq serves or sends.
 const (
-	SendMessage                   int32 = 10
-	PullMessage                   int32 = 11
-	QueryMessage                  int32 = 12
-	QueryConsumerOffset           int32 = 14
-	UpdateConsumerOffset          int32 = 15
-	UpdateAndCreateTopic          int32 = 17
-	GetAllTopicConfig             int32 = 21
-	UpdateBrokerConfig            int32 = 25
-	GetBrokerConfig               int32 = 26
-	GetBrokerRuntimeInfo          int32 = 28
-	SearchOffsetByTimestamp       int32 = 29
-	GetMaxOffset                  int32 = 30
-	GetMinOffset                  int32 = 31
-	ViewMessageByID               int32 = 33
-	HeartBeat                     int32 = 34
-	UnregisterClient              int32 = 35
-	ConsumerSendMsgBack           int32 = 36
-	EndTransaction                int32 = 37
-	GetConsumerListByGroup        int32 = 38
-	CheckTransactionState         int32 = 39
-	NotifyConsumerIDsChanged      int32 = 40
-	LockBatchMQ                   int32 = 41
-	UnlockBatchMQ                 int32 = 42
-	CheckClientConfig             int32 = 46
-	PutKVConfig                   int32 = 100
-	GetKVConfig                   int32 = 101
-	DeleteKVConfig                int32 = 102
-	RegisterBroker                int32 = 103
-	UnregisterBroker              int32 = 104
-	GetRouteInfoByTopic           int32 = 105
-	GetBrokerClusterInfo          int32 = 106
-	GetAllTopicListFromNameserver int32 = 206
-	DeleteTopicInBroker           int32 = 215
-	DeleteTopicInNamesrv          int32 = 216
-	GetKVListByNamespace          int32 = 219
-	WipeWritePermOfBroker         int32 = 205
-	GetTopicsByCluster            int32 = 224
-	AddWritePermOfBroker          int32 = 327
-	GetSystemTopicListFromNS      int32 = 304
-	GetNamesrvConfig              int32 = 319
-	SendMessageV2                 int32 = 310
-	SendBatchMessage              int32 = 320
-	SendReplyMessage              int32 = 324
-	SendReplyMessageV2            int32 = 325
+	SendMessage                   = wirecode.SendMessage
+	PullMessage                   = wirecode.PullMessage
+	QueryMessage                  = wirecode.QueryMessage
+	QueryConsumerOffset           = wirecode.QueryConsumerOffset
+	UpdateConsumerOffset          = wirecode.UpdateConsumerOffset
+	UpdateAndCreateTopic          = wirecode.UpdateAndCreateTopic
+	GetAllTopicConfig             = wirecode.GetAllTopicConfig
+	UpdateBrokerConfig            = wirecode.UpdateBrokerConfig
+	GetBrokerConfig               = wirecode.GetBrokerConfig
+	GetBrokerRuntimeInfo          = wirecode.GetBrokerRuntimeInfo
+	SearchOffsetByTimestamp       = wirecode.SearchOffsetByTimestamp
+	GetMaxOffset                  = wirecode.GetMaxOffset
+	GetMinOffset                  = wirecode.GetMinOffset
+	ViewMessageByID               = wirecode.ViewMessageByID
+	HeartBeat                     = wirecode.HeartBeat
+	UnregisterClient              = wirecode.UnregisterClient
+	ConsumerSendMsgBack           = wirecode.ConsumerSendMsgBack
+	EndTransaction                = wirecode.EndTransaction
+	GetConsumerListByGroup        = wirecode.GetConsumerListByGroup
+	CheckTransactionState         = wirecode.CheckTransactionState
+	NotifyConsumerIDsChanged      = wirecode.NotifyConsumerIDsChanged
+	LockBatchMQ                   = wirecode.LockBatchMQ
+	UnlockBatchMQ                 = wirecode.UnlockBatchMQ
+	CheckClientConfig             = wirecode.CheckClientConfig
+	PutKVConfig                   = wirecode.PutKVConfig
+	GetKVConfig                   = wirecode.GetKVConfig
+	DeleteKVConfig                = wirecode.DeleteKVConfig
+	RegisterBroker                = wirecode.RegisterBroker
+	UnregisterBroker              = wirecode.UnregisterBroker
+	GetRouteInfoByTopic           = wirecode.GetRouteInfoByTopic
+	GetBrokerClusterInfo          = wirecode.GetBrokerClusterInfo
+	GetAllTopicListFromNameserver = wirecode.GetAllTopicListFromNameserver
+	DeleteTopicInBroker           = wirecode.DeleteTopicInBroker
+	DeleteTopicInNamesrv          = wirecode.DeleteTopicInNamesrv
+	GetKVListByNamespace          = wirecode.GetKVListByNamespace
+	WipeWritePermOfBroker         = wirecode.WipeWritePermOfBroker
+	GetTopicsByCluster            = wirecode.GetTopicsByCluster
+	AddWritePermOfBroker          = wirecode.AddWritePermOfBroker
+	GetSystemTopicListFromNS      = wirecode.GetSystemTopicListFromNS
+	GetNamesrvConfig              = wirecode.GetNamesrvConfig
+	SendMessageV2                 = wirecode.SendMessageV2
+	SendBatchMessage              = wirecode.SendBatchMessage
+	SendReplyMessage              = wirecode.SendReplyMessage
+	SendReplyMessageV2            = wirecode.SendReplyMessageV2
 	// PushReplyMessageToClient carries a reply to the requesting client
 	// (broker -> client, request/reply).
-	PushReplyMessageToClient int32 = 326
+	PushReplyMessageToClient = wirecode.PushReplyMessageToClient
 	// LitePullMessage is PULL_MESSAGE as DefaultLitePullConsumer sends it.
-	LitePullMessage int32 = 361
+	LitePullMessage = wirecode.LitePullMessage
 )
 
 // Response codes (RocketMQ ResponseCode) that wheelmq answers with.
 const (
-	Success                 int32 = 0
-	SystemError             int32 = 1
-	SystemBusy              int32 = 2
-	RequestCodeNotSupported int32 = 3
-	FlushDiskTimeout        int32 = 10
-	SlaveNotAvailable       int32 = 11
-	FlushSlaveTimeout       int32 = 12
-	MessageIllegal          int32 = 13
-	ServiceNotAvailable     int32 = 14
-	NoPermission            int32 = 16
-	TopicNotExist           int32 = 17
-	PullNotFound            int32 = 19
-	PullRetryImmediately    int32 = 20
-	PullOffsetMoved         int32 = 21
-	QueryNotFound           int32 = 22
-	SubscriptionParseFailed int32 = 23
-	SubscriptionNotExist    int32 = 24
-	FilterDataNotExist      int32 = 27
-	FilterDataNotLatest     int32 = 28
-	InvalidParameter        int32 = 29
-	IllegalOperation        int32 = 604
+	Success                 = wirecode.Success
+	SystemError             = wirecode.SystemError
+	SystemBusy              = wirecode.SystemBusy
+	RequestCodeNotSupported = wirecode.RequestCodeNotSupported
+	FlushDiskTimeout        = wirecode.FlushDiskTimeout
+	SlaveNotAvailable       = wirecode.SlaveNotAvailable
+	FlushSlaveTimeout       = wirecode.FlushSlaveTimeout
+	MessageIllegal          = wirecode.MessageIllegal
+	ServiceNotAvailable     = wirecode.ServiceNotAvailable
+	NoPermission            = wirecode.NoPermission
+	TopicNotExist           = wirecode.TopicNotExist
+	PullNotFound            = wirecode.PullNotFound
+	PullRetryImmediately    = wirecode.PullRetryImmediately
+	PullOffsetMoved         = wirecode.PullOffsetMoved
+	QueryNotFound           = wirecode.QueryNotFound
+	SubscriptionParseFailed = wirecode.SubscriptionParseFailed
+	SubscriptionNotExist    = wirecode.SubscriptionNotExist
+	FilterDataNotExist      = wirecode.FilterDataNotExist
+	FilterDataNotLatest     = wirecode.FilterDataNotLatest
+	InvalidParameter        = wirecode.InvalidParameter
+	IllegalOperation        = wirecode.IllegalOperation
 )
 
 // POP request codes (RocketMQ 5 RequestCode), served by actors/pop.
 const (
-	PopMessage                 int32 = 200050
-	AckMessage                 int32 = 200051
-	PeekMessage                int32 = 200052
-	ChangeMessageInvisibleTime int32 = 200053
-	Notification               int32 = 200054
-	PollingInfo                int32 = 200055
-	BatchAckMessage            int32 = 200151
+	PopMessage                 = wirecode.PopMessage
+	AckMessage                 = wirecode.AckMessage
+	PeekMessage                = wirecode.PeekMessage
+	ChangeMessageInvisibleTime = wirecode.ChangeMessageInvisibleTime
+	Notification               = wirecode.Notification
+	PollingInfo                = wirecode.PollingInfo
+	BatchAckMessage            = wirecode.BatchAckMessage
 	// QueryAssignment asks the broker which queues of a topic a consumer
 	// of a group reads, and in which mode (a Java push consumer with
 	// setClientRebalance(false)).
-	QueryAssignment int32 = 400
+	QueryAssignment = wirecode.QueryAssignment
 	// SetMessageRequestMode sets a (topic, group)'s consumption model,
 	// PULL or POP (RocketMQ 5, mqadmin setConsumeMode).
-	SetMessageRequestMode int32 = 401
+	SetMessageRequestMode = wirecode.SetMessageRequestMode
 )
 
 // wheelmq extensions to the request codes (outside RocketMQ's ranges).
 const (
 	// RecallMessage withdraws a pending timer message by its recall handle
 	// (RECALL_MESSAGE, RocketMQ 5.3.2+).
-	RecallMessage int32 = 370
+	RecallMessage = wirecode.RecallMessage
 	// CancelTimerMessage cancels a pending timer message by the offset
 	// message id of its stored copy (wheelctl cancel). extFields: msgId.
-	CancelTimerMessage int32 = 3501
+	CancelTimerMessage = wirecode.CancelTimerMessage
 )
 
 // Admin request codes (RocketMQ RequestCode) of the operator tools.
 const (
-	GetEarliestMsgStoretime          int32 = 32
-	UpdateAndCreateTopicList         int32 = 18
-	UpdateAndCreateSubscriptionGroup int32 = 200
-	UpdateAndCreateGroupList         int32 = 225
-	GetAllSubscriptionGroupConfig    int32 = 201
-	GetTopicStatsInfo                int32 = 202
-	GetConsumerConnectionList        int32 = 203
-	GetProducerConnectionList        int32 = 204
-	DeleteSubscriptionGroup          int32 = 207
-	GetConsumeStats                  int32 = 208
-	ResetConsumerClientOffset        int32 = 220
-	InvokeBrokerToResetOffset        int32 = 222
-	QueryTopicConsumeByWho           int32 = 300
-	GetSystemTopicListFromBroker     int32 = 305
-	GetConsumerRunningInfo           int32 = 307
-	ConsumeMessageDirectly           int32 = 309
-	GetAllProducerInfo               int32 = 328
-	QueryTopicsByConsumer            int32 = 343
-	QuerySubscriptionByConsumer      int32 = 345
-	GetSubscriptionGroupConfig       int32 = 352
-	CloneGroupOffset                 int32 = 314
-	GetBrokerConsumeStats            int32 = 317
-	GetTopicConfig                   int32 = 351
+	GetEarliestMsgStoretime          = wirecode.GetEarliestMsgStoretime
+	UpdateAndCreateTopicList         = wirecode.UpdateAndCreateTopicList
+	UpdateAndCreateSubscriptionGroup = wirecode.UpdateAndCreateSubscriptionGroup
+	UpdateAndCreateGroupList         = wirecode.UpdateAndCreateGroupList
+	GetAllSubscriptionGroupConfig    = wirecode.GetAllSubscriptionGroupConfig
+	GetTopicStatsInfo                = wirecode.GetTopicStatsInfo
+	GetConsumerConnectionList        = wirecode.GetConsumerConnectionList
+	GetProducerConnectionList        = wirecode.GetProducerConnectionList
+	DeleteSubscriptionGroup          = wirecode.DeleteSubscriptionGroup
+	GetConsumeStats                  = wirecode.GetConsumeStats
+	ResetConsumerClientOffset        = wirecode.ResetConsumerClientOffset
+	InvokeBrokerToResetOffset        = wirecode.InvokeBrokerToResetOffset
+	QueryTopicConsumeByWho           = wirecode.QueryTopicConsumeByWho
+	GetSystemTopicListFromBroker     = wirecode.GetSystemTopicListFromBroker
+	GetConsumerRunningInfo           = wirecode.GetConsumerRunningInfo
+	ConsumeMessageDirectly           = wirecode.ConsumeMessageDirectly
+	GetAllProducerInfo               = wirecode.GetAllProducerInfo
+	QueryTopicsByConsumer            = wirecode.QueryTopicsByConsumer
+	QuerySubscriptionByConsumer      = wirecode.QuerySubscriptionByConsumer
+	GetSubscriptionGroupConfig       = wirecode.GetSubscriptionGroupConfig
+	CloneGroupOffset                 = wirecode.CloneGroupOffset
+	GetBrokerConsumeStats            = wirecode.GetBrokerConsumeStats
+	GetTopicConfig                   = wirecode.GetTopicConfig
 )
 
 // Admin response codes (RocketMQ ResponseCode).
 const (
-	SubscriptionGroupNotExist int32 = 26
-	ConsumerNotOnline         int32 = 206
-	ConsumeMsgTimeout         int32 = 207
+	SubscriptionGroupNotExist = wirecode.SubscriptionGroupNotExist
+	ConsumerNotOnline         = wirecode.ConsumerNotOnline
+	ConsumeMsgTimeout         = wirecode.ConsumeMsgTimeout
 )
 
 // ACL 2.0 admin request codes (RocketMQ 5.3 RequestCode AUTH_*): users and
 // their policies, served by the broker (netloop/router/authadmin.go).
 const (
-	AuthCreateUser int32 = 3001
-	AuthUpdateUser int32 = 3002
-	AuthDeleteUser int32 = 3003
-	AuthGetUser    int32 = 3004
-	AuthListUser   int32 = 3005
-	AuthCreateACL  int32 = 3006
-	AuthUpdateACL  int32 = 3007
-	AuthDeleteACL  int32 = 3008
-	AuthGetACL     int32 = 3009
-	AuthListACL    int32 = 3010
+	AuthCreateUser = wirecode.AuthCreateUser
+	AuthUpdateUser = wirecode.AuthUpdateUser
+	AuthDeleteUser = wirecode.AuthDeleteUser
+	AuthGetUser    = wirecode.AuthGetUser
+	AuthListUser   = wirecode.AuthListUser
+	AuthCreateACL  = wirecode.AuthCreateACL
+	AuthUpdateACL  = wirecode.AuthUpdateACL
+	AuthDeleteACL  = wirecode.AuthDeleteACL
+	AuthGetACL     = wirecode.AuthGetACL
+	AuthListACL    = wirecode.AuthListACL
 )
 
 // Controller request codes (RocketMQ 5 RequestCode CONTROLLER_*, RIP-44),
 // served by the controller embedded in the name server (actors/controller).
 const (
-	BrokerHeartbeat             int32 = 904
-	ControllerAlterSyncStateSet int32 = 1001
-	ControllerElectMaster       int32 = 1002
-	ControllerRegisterBroker    int32 = 1003
-	ControllerGetReplicaInfo    int32 = 1004
-	ControllerGetMetadataInfo   int32 = 1005
-	ControllerGetSyncStateData  int32 = 1006
-	GetBrokerEpochCache         int32 = 1007
-	ControllerGetNextBrokerID   int32 = 1012
-	ControllerApplyBrokerID     int32 = 1013
+	BrokerHeartbeat             = wirecode.BrokerHeartbeat
+	ControllerAlterSyncStateSet = wirecode.ControllerAlterSyncStateSet
+	ControllerElectMaster       = wirecode.ControllerElectMaster
+	ControllerRegisterBroker    = wirecode.ControllerRegisterBroker
+	ControllerGetReplicaInfo    = wirecode.ControllerGetReplicaInfo
+	ControllerGetMetadataInfo   = wirecode.ControllerGetMetadataInfo
+	ControllerGetSyncStateData  = wirecode.ControllerGetSyncStateData
+	GetBrokerEpochCache         = wirecode.GetBrokerEpochCache
+	ControllerGetNextBrokerID   = wirecode.ControllerGetNextBrokerID
+	ControllerApplyBrokerID     = wirecode.ControllerApplyBrokerID
+)
+
+// The POP long-poll and controller answers.
+const (
+	PollingFull    = wirecode.PollingFull
+	PollingTimeout = wirecode.PollingTimeout
 )

@@ -18,7 +18,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // clientCallTimeout bounds a request relayed to a client (RocketMQ's

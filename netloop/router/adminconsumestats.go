@@ -16,7 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 func (r *Router) handleBrokerConsumeStats(c *netloop.Conn, cmd *remoting.Command) *Refusal {

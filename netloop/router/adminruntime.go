@@ -21,7 +21,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 

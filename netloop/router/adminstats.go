@@ -16,7 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // queueBounds returns a queue's min and max offsets (0, 0 when it has

@@ -26,7 +26,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // aclDone answers a change with the stage's outcome.

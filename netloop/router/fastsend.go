@@ -44,9 +44,9 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// OnFrame implements netloop.FrameHandler: it serves plain sends and
-// declines every other frame.
-func (r *Router) OnFrame(c *netloop.Conn, frame []byte) bool {
+// onFrame serves plain sends and declines every other frame (OnFrame, in
+// recover.go, calls it).
+func (r *Router) onFrame(c *netloop.Conn, frame []byte) bool {
 	if code, ok := remoting.PeekCode(frame); ok && code != remoting.SendMessage && code != remoting.SendMessageV2 {
 		return false
 	}

@@ -89,20 +89,3 @@ func (r *Router) groupConfig(name string) (meta.SubscriptionGroupConfig, error) 
 	r.groupsSt.Send(&groups.Ensure{Names: []string{name}})
 	return meta.NewSubscriptionGroupConfig(name), nil
 }
-
-// consumeAllowed refuses a pull of a group that may not consume now: an
-// unknown group without auto-creation, consumeEnable off, or a
-// broadcasting group whose consumeBroadcastEnable is off (RocketMQ's
-// PullMessageProcessor checks).
-func (r *Router) consumeAllowed(group string) *Refusal {
-	cfg, err := r.groupConfig(group)
-	switch {
-	case err != nil:
-		return refuse(remoting.SubscriptionGroupNotExist, "subscription group [%s] does not exist", group)
-	case !cfg.ConsumeEnable:
-		return refuse(remoting.NoPermission, "subscription group no permission, %s", group)
-	case !cfg.ConsumeBroadcastEnable && r.subView.MessageModel(group) == "BROADCASTING":
-		return refuse(remoting.NoPermission, "the consumer group[%s] can not consume by broadcast way", group)
-	}
-	return nil
-}

@@ -100,8 +100,8 @@ var popGoldens = []popGolden{
 				t.Fatalf("parseBatchAck: %+v %+v %v", b, items, ref)
 			}
 			it := items[0]
-			if it.Group != "cg1" || it.Topic != "orders" || it.QueueID != 2 || it.PopTime != 1764590000000 ||
-				it.InvisibleTime != 60000 || !slices.Equal(it.Offsets, []int64{100, 102, 109}) {
+			if it.Group != "cg1" || it.Topic != "orders" || it.Handle.QueueID != 2 || it.Handle.PopTime != 1764590000000 ||
+				it.Handle.InvisibleTime != 60000 || !slices.Equal(it.Offsets, []int64{100, 102, 109}) {
 				t.Fatalf("batch ack item %+v, want cg1/orders q2 offsets [100 102 109]", it)
 			}
 		}},

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -139,19 +140,20 @@ func pick[T any](dst *T, v *T) {
 // maxBatchAckOffsets bounds the offsets one BATCH_ACK_MESSAGE may name.
 const maxBatchAckOffsets = 64 * 1024
 
-// parseBatchAck reads a BATCH_ACK_MESSAGE body into the engine's items.
-func parseBatchAck(body []byte) (batchAckBody, []pop.AckItem, *Refusal) {
+// parseBatchAck reads a BATCH_ACK_MESSAGE body into the API's entries.
+func parseBatchAck(body []byte) (batchAckBody, []broker.AckEntry, *Refusal) {
 	var b batchAckBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return b, nil, refuse(remoting.InvalidParameter, "batch ack body is not a BatchAckMessageRequestBody: %v", err)
 	}
-	var items []pop.AckItem
+	var items []broker.AckEntry
 	total := 0
 	for _, a := range b.Acks {
 		if a.ConsumerGroup == "" || a.Topic == "" {
 			return b, nil, refuse(remoting.InvalidParameter, "batch ack entry without consumerGroup or topic")
 		}
-		it := pop.AckItem{Group: a.ConsumerGroup, Topic: a.Topic, QueueID: a.QueueID, PopTime: a.PopTime, InvisibleTime: a.InvisibleTime}
+		it := broker.AckEntry{Group: a.ConsumerGroup, Topic: a.Topic, Offsets: []int64{},
+			Handle: pop.Handle{QueueID: a.QueueID, PopTime: a.PopTime, InvisibleTime: a.InvisibleTime}}
 		for i, by := range a.BitSet {
 			for bit := range 8 {
 				if by&(1<<bit) != 0 {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -42,8 +43,8 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if queueID < 0 || queueID >= max(cfg.ReadQueueNums, cfg.WriteQueueNums) {
 		return refuse(remoting.InvalidParameter, "queueId[%d] is illegal, topic[%s] has %d read queues", queueID, topic, cfg.ReadQueueNums)
 	}
-	if ref := r.consumeAllowed(group); ref != nil {
-		return ref
+	if _, err := r.core.ConsumeAllowed(group); err != nil {
+		return refusalOf(err)
 	}
 	suspend = min(suspend, maxSuspend)
 	if ref := refusalOf(r.core.PullAllowed(group, topic, suspend)); ref != nil {
@@ -116,22 +117,15 @@ func (r *Router) handleQueryOffset(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.offsetsSt.Send(&offsets.Query{Group: group, Topic: topic, QueueID: queueID, FailFunc: r.failWith(c, cmd), Reply: func(off int64, ok bool) {
-		if !ok {
-			// Like RocketMQ: a group that never committed starts at 0 while
-			// the queue still holds its first message, so nothing sent
-			// before the consumer's first start is skipped.
-			q := r.store.Queues.Lookup(topic, queueID)
-			if q == nil || q.MinOffset() > 0 || q.MaxOffset() == 0 {
-				r.reply(c, cmd, remoting.QueryNotFound, "Not found, maybe this group consumer boot first")
-				return
-			}
-			off = 0
+	r.core.ConsumerOffset(callerOf(c, cmd), group, broker.QueueRef{Topic: topic, QueueID: queueID}, func(off int64, err *broker.Error) {
+		if err != nil {
+			r.reply(c, cmd, wireCode(err.Status), err.Remark)
+			return
 		}
 		resp := remoting.NewResponse(cmd, remoting.Success, "")
 		resp.SetField("offset", strconv.FormatInt(off, 10))
 		r.send(c, cmd, resp)
-	}})
+	})
 	return nil
 }
 
@@ -143,12 +137,14 @@ func (r *Router) handleUpdateOffset(c *netloop.Conn, cmd *remoting.Command) *Ref
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.offsetsSt.Send(&offsets.Commit{Group: group, Topic: topic, QueueID: queueID, Offset: off})
+	if err := r.core.CommitOffset(callerOf(c, cmd), group, broker.QueueRef{Topic: topic, QueueID: queueID}, off); err != nil {
+		return refusalOf(err)
+	}
 	r.reply(c, cmd, remoting.Success, "")
 	return nil
 }
 
-// handleQueueBounds answers GET_MAX_OFFSET / GET_MIN_OFFSET from atomics.
+// handleQueueBounds answers GET_MAX_OFFSET / GET_MIN_OFFSET.
 func (r *Router) handleQueueBounds(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	topic := p.str("topic")
@@ -156,13 +152,12 @@ func (r *Router) handleQueueBounds(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	var off int64
-	if q := r.store.Queues.Lookup(topic, queueID); q != nil {
-		if cmd.Code == remoting.GetMaxOffset {
-			off = q.MaxOffset()
-		} else {
-			off = q.MinOffset()
-		}
+	minOff, off, err := r.core.QueueBounds(callerOf(c, cmd), broker.QueueRef{Topic: topic, QueueID: queueID})
+	if err != nil {
+		return refusalOf(err)
+	}
+	if cmd.Code != remoting.GetMaxOffset {
+		off = minOff
 	}
 	resp := remoting.NewResponse(cmd, remoting.Success, "")
 	resp.SetField("offset", strconv.FormatInt(off, 10))
@@ -178,10 +173,14 @@ func (r *Router) handleSearchOffset(c *netloop.Conn, cmd *remoting.Command) *Ref
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.pullSt.Send(&pull.SearchByTime{Topic: topic, QueueID: queueID, Timestamp: ts, FailFunc: r.failWith(c, cmd), Reply: func(off int64) {
+	r.core.OffsetAt(callerOf(c, cmd), broker.QueueRef{Topic: topic, QueueID: queueID}, ts, func(off int64, err *broker.Error) {
+		if err != nil {
+			r.refuse(c, cmd, refusalOf(err))
+			return
+		}
 		resp := remoting.NewResponse(cmd, remoting.Success, "")
 		resp.SetField("offset", strconv.FormatInt(off, 10))
 		r.send(c, cmd, resp)
-	}})
+	})
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -65,7 +66,7 @@ func (r *Router) handleRecall(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if err != nil {
 		return refuse(remoting.SystemError, "recall failed, encode the cancel: %v", err)
 	}
-	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc},
+	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				code, remark := sendFailure(res.Err)

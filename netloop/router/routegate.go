@@ -20,9 +20,6 @@ package router
 
 import (
 	"sync"
-
-	"github.com/wheelmq/wheelmq/netloop"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // routeGate holds a send's answer until its topic's route is registered.
@@ -64,10 +61,4 @@ func (g *routeGate) hold(answer func()) bool {
 	}
 	g.held = answer
 	return true
-}
-
-// answerOnceRouted answers an UPDATE_AND_CREATE_TOPIC (or any request that
-// made topics) with SUCCESS once the name servers have their routes.
-func (r *Router) answerOnceRouted(c *netloop.Conn, cmd *remoting.Command, topics ...string) {
-	r.p.AwaitRoutes(topics, func() { r.reply(c, cmd, remoting.Success, "") })
 }

@@ -40,6 +40,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
@@ -51,6 +52,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/txcheck"
@@ -81,8 +83,9 @@ type Router struct {
 	core      *broker.Broker // the broker's API: the codec calls it
 	backlog   atomic.Int64   // appends sent to the writer and not answered
 	m         *routerMetrics
-	routes    map[int32]route // the handler table with its stages resolved
-	timerSts  []*stage.Stage  // the stages a timer message needs
+	panics    *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
+	routes    map[int32]route        // the handler table with its stages resolved
+	timerSts  []*stage.Stage         // the stages a timer message needs
 	filters   *pull.FilterCache
 	indexSt   *stage.Stage
 	txSt      *stage.Stage   // the transaction stage
@@ -122,6 +125,7 @@ func New(core *broker.Broker) *Router {
 		r.guard = g.ForPort("broker", p.ACL())
 	}
 	r.m = newRouterMetrics(r)
+	r.panics = recovery.Counter(r.cfg.Registerer)
 	r.routes = make(map[int32]route, len(handlers))
 	for code, h := range handlers {
 		r.routes[code] = route{serve: h.serve, needs: r.resolve(h.needs)}
@@ -235,6 +239,8 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	// Counted until its answer (or settle): the refusals below included.
 	n := connStateOf(c).inflight.Add(1)
+	// A panic from here on is this request's failure alone (recover.go).
+	defer r.recoverRequest(c, cmd)
 	if !r.core.Ready() {
 		// Listening starts before the advertised address (which may depend
 		// on the bound port) is known; requests in that window are refused.

@@ -213,6 +213,7 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 		r.p.EnsureGroupTopic(dlq, nil)
 	}
 	reqQueue := queueID
+	countAs, msgType := topic, "" // the topic and message type the send counts under (stats.Kind)
 	var props map[string]string
 	if h.batch && message.TransactionType(h.sysFlag) == message.SysFlagTransactionPrepared {
 		return &Refusal{Code: remoting.MessageIllegal, Remark: "a batch cannot carry transactional (prepared) messages"}
@@ -228,8 +229,12 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 		var ref *Refusal
 		if isHalfMessage(h, props) {
 			topic, queueID, ref = r.toHalfTopic(h, props, topic, queueID, time.Now().UnixMilli())
+			msgType = "Transaction"
 		} else {
 			topic, queueID, ref = r.applyTimer(props, topic, queueID)
+			if topic != countAs {
+				msgType = "Delay"
+			}
 			h.recallDueMs = recallDue(props, topic)
 		}
 		if ref != nil {
@@ -251,6 +256,7 @@ func (r *Router) sendToTopic(c *netloop.Conn, cmd *remoting.Command, h *sendHead
 	r.appends.Push(&writer.Append{
 		Key:     writer.QueueKey{Topic: topic, QueueID: queueID},
 		Records: records,
+		Topic:   countAs, MsgType: msgType,
 		Reply: func(res writer.Result) {
 			r.backlog.Add(-1)
 			if h.gate != nil && res.Err == nil {

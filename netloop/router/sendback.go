@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -120,6 +121,7 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 		return refuse(remoting.MessageIllegal, "retry message cannot be stored: %v", err)
 	}
 	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: dest, QueueID: queueID}, Records: [][]byte{enc},
+		Kind: stats.KindRetry, Topic: topic,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				r.reply(c, cmd, remoting.SystemError, res.Err.Error())

@@ -30,6 +30,8 @@ var wireCodes = map[broker.Status]int32{
 	broker.Conflict:          remoting.IllegalOperation,
 	broker.Unsupported:       remoting.RequestCodeNotSupported,
 	broker.Internal:          remoting.SystemError,
+	broker.HandleExpired:     remoting.PullNotFound,
+	broker.BadInvisibleTime:  remoting.InvalidParameter,
 }
 
 // wireCode is st's remoting response code.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -78,7 +79,7 @@ func (r *Router) cancelTimer(c *netloop.Conn, cmd *remoting.Command, id string, 
 	if err != nil {
 		return refuse(remoting.SystemError, "encode cancel: %v", err)
 	}
-	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc},
+	r.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				r.reply(c, cmd, remoting.SystemError, res.Err.Error())

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 	"github.com/wheelmq/wheelmq/storage/lenient"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )

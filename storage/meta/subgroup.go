@@ -34,6 +34,16 @@ const (
 	GroupSysTransCheck = "CID_RMQ_SYS_TRANS"
 )
 
+// systemGroups are the built-in groups (RocketMQ MixAll's).
+var systemGroups = map[string]bool{GroupTools: true, GroupFilterServer: true, GroupSelfTest: true, GroupOnsHTTPProxy: true,
+	GroupOnsAPIPull: true, GroupOnsAPIPerm: true, GroupOnsAPIOwner: true, GroupSysTransCheck: true}
+
+// IsSystemGroup reports whether name is one of RocketMQ's built-in groups
+// or a CID_RMQ_SYS_ group (RocketMQ's system consumer groups).
+func IsSystemGroup(name string) bool {
+	return systemGroups[name] || strings.HasPrefix(name, "CID_RMQ_SYS_")
+}
+
 // defaultGroupRetryPolicy is GroupRetryPolicy's JSON with its defaults.
 var defaultGroupRetryPolicy = json.RawMessage(`{"type":"CUSTOMIZED"}`)
 

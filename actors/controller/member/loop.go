@@ -16,7 +16,6 @@ import (
 // heartbeats is the goroutine that owns the connection: a heartbeat every
 // HeartbeatInterval, and the proposals in between.
 func (m *Member) heartbeats() {
-	defer m.wg.Done()
 	defer m.closeClient()
 	t := time.NewTicker(m.o.HeartbeatInterval)
 	defer t.Stop()

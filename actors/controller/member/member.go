@@ -77,6 +77,7 @@ type Member struct {
 	once      sync.Once
 	mu        sync.Mutex   // serializes role updates
 	renewed   atomic.Int64 // unix nanos of the send time of the last renewed heartbeat
+	panics    atomic.Int64 // panics its loops recovered from (supervise.go)
 	replicaID atomic.Int64
 	// Owned by the heartbeat goroutine.
 	client *remoting.Client
@@ -112,9 +113,8 @@ func Start(o Options) (*Member, error) {
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.replicaID.Store(id)
-	m.wg.Add(2)
-	go m.heartbeats()
-	go m.fenceWatch()
+	m.supervise("heartbeats", m.heartbeats)
+	m.supervise("fence watch", m.fenceWatch)
 	return m, nil
 }
 
@@ -194,7 +194,6 @@ func (m *Member) saveID(id int64) error {
 
 // fenceWatch fences a master whose last renewal is older than FenceAfter.
 func (m *Member) fenceWatch() {
-	defer m.wg.Done()
 	tick := min(m.o.FenceAfter/10, 100*time.Millisecond)
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -204,16 +203,21 @@ func (m *Member) fenceWatch() {
 			return
 		case <-t.C:
 		}
-		m.mu.Lock()
-		st := m.o.Role.Get()
-		last := m.renewed.Load()
-		if st.Kind == role.Master && !st.Fenced && last != 0 && time.Since(time.Unix(0, last)) >= m.o.FenceAfter {
-			st.Fenced = true
-			m.o.Role.Set(st)
-			m.o.Logger.Warn().Int64("epoch", st.Epoch).Dur("sinceRenewal", time.Since(time.Unix(0, last))).
-				Msg("controller member: master lease not renewed, fenced")
-		}
-		m.mu.Unlock()
+		m.fenceIfExpired()
+	}
+}
+
+// fenceIfExpired fences a master whose lease was not renewed in time.
+func (m *Member) fenceIfExpired() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.o.Role.Get()
+	last := m.renewed.Load()
+	if st.Kind == role.Master && !st.Fenced && last != 0 && time.Since(time.Unix(0, last)) >= m.o.FenceAfter {
+		st.Fenced = true
+		m.o.Role.Set(st)
+		m.o.Logger.Warn().Int64("epoch", st.Epoch).Dur("sinceRenewal", time.Since(time.Unix(0, last))).
+			Msg("controller member: master lease not renewed, fenced")
 	}
 }
 

@@ -24,10 +24,10 @@
 //     that finds a journal, after a promotion), pulls are refused as busy:
 //     nobody knows yet what is in flight.
 //
-// The modes set by 401 are persisted by the engine (config/
-// messageRequestMode.json) and replicated as metadata records (storage/
-// metarec KindRequestModePut), so they hold after a restart and a
-// failover; the in-flight part comes from the engine's journal, which the
+// The modes set by 401 are persisted by the engine
+// (config/messageRequestMode.json) and replicated as metadata records
+// (storage/metarec KindRequestModePut), so they hold after a restart and
+// a failover; the in-flight part comes from the engine's journal, which the
 // engine replays at a start and on a promotion.
 package mode
 

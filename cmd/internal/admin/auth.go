@@ -2,14 +2,14 @@ package admin
 
 // RocketMQ 5.3's ACL 2.0 admin requests (AUTH_* 3001-3010), as
 // MQClientAPIImpl sends them: the user name or subject in the header,
-// UserInfo or AclInfo JSON in the body (netloop/remoting/adminbody).
+// UserInfo or AclInfo JSON in the body (storage/adminbody).
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 func init() {

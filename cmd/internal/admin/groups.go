@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // ConsumerOffset returns a group's committed offset of one queue; found

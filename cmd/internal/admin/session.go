@@ -19,20 +19,17 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// Request codes wheelctl sends that netloop/remoting does not name (the
-// broker does not serve them yet).
+// Request codes wheelctl sends (defined in actors/wirecode).
 const (
-	UpdateAndCreateSubscriptionGroup int32 = 200
-	GetAllSubscriptionGroupConfig    int32 = 201
-	GetTopicStatsInfo                int32 = 202
-	GetConsumerConnectionList        int32 = 203
-	GetConsumeStats                  int32 = 208
+	UpdateAndCreateSubscriptionGroup = remoting.UpdateAndCreateSubscriptionGroup
+	GetAllSubscriptionGroupConfig    = remoting.GetAllSubscriptionGroupConfig
+	GetTopicStatsInfo                = remoting.GetTopicStatsInfo
+	GetConsumerConnectionList        = remoting.GetConsumerConnectionList
+	GetConsumeStats                  = remoting.GetConsumeStats
 )
 
-// Response codes read here that netloop/remoting does not name.
-const (
-	consumerNotOnline int32 = 206
-)
+// consumerNotOnline is a response code read here.
+const consumerNotOnline = remoting.ConsumerNotOnline
 
 // requestNames are RocketMQ's names of the requests wheelctl sends.
 var requestNames = map[int32]string{

@@ -119,9 +119,17 @@ type Queue struct {
 type Group struct {
 	Name          string
 	ConsumeEnable bool
-	Broadcast     bool
-	Orderly       bool
-	RetryMax      int
+	// Broadcast is the configuration flag consumeBroadcastEnable (the
+	// group may consume in broadcasting mode); Model is what its online
+	// consumers do, from their heartbeats: "CLUSTERING", "BROADCASTING", or
+	// "" when none is online.
+	Broadcast bool
+	Model     string
+	Orderly   bool
+	RetryMax  int
+	// System marks RocketMQ's built-in groups (TOOLS_CONSUMER,
+	// CID_RMQ_SYS_TRANS, ...).
+	System bool
 }
 
 // GroupDetail is one group's consumers and progress.
@@ -188,8 +196,9 @@ type Timers struct {
 	LatenessP99   float64
 	LatenessMax   float64 // upper bound of the highest non-empty bucket
 	LatenessOver  string  // the deliveries they cover ("since the start", "the last 2m0s")
-	Delivered     float64
+	Delivered     float64 // timer messages written back (POP deadlines not counted)
 	Cancelled     float64
+	PopDeadlines  float64 // POP invisibility deadlines the wheel reached
 	Furthest      []Delay // the largest delays, furthest first
 }
 

@@ -14,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/actors/recovery"
 )
 
 //go:embed templates/*.html static/*
@@ -51,6 +54,8 @@ type Options struct {
 	// plain HTTP is refused, so a secret is never typed into a page or
 	// sent over a connection in clear.
 	HTTPSLogin bool
+	// Registerer receives wheelmq_handler_panics_total (nil: not exported).
+	Registerer prometheus.Registerer
 }
 
 // anonymousName is the identity of a console without access control.
@@ -70,6 +75,7 @@ type Console struct {
 	secure     bool
 	httpsLogin bool
 	limit      limiter
+	panics     *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
 }
 
 // New parses the templates and builds the console.
@@ -86,6 +92,7 @@ func New(o Options) (*Console, error) {
 	c := &Console{b: o.Backend, log: o.Logger.With().Str("component", "console").Logger(), ttl: o.SessionTTL, now: o.Now,
 		hosts: newHostPolicy(o.Listen, o.Hosts), secure: o.Secure, httpsLogin: o.HTTPSLogin}
 	c.sess = newSessions(o.SessionTTL, o.Now)
+	c.panics = recovery.Counter(o.Registerer)
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -155,7 +162,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		misdirected(w)
 		return
 	}
-	c.mux.ServeHTTP(w, r)
+	c.serveRecovered(c.mux, w, r)
 }
 
 // view is what every page template gets.

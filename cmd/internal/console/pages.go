@@ -110,7 +110,13 @@ func (c *Console) topicsPage(ctx context.Context, r *http.Request, ss session, v
 	if err != nil {
 		return err
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	// The operator's topics first, the system ones after them.
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].System != ts[j].System {
+			return !ts[i].System
+		}
+		return ts[i].Name < ts[j].Name
+	})
 	v.Data = paginate(ts, func(t Topic) string { return t.Name }, r.URL.Query().Get("q"), pageNo(r), "/topics")
 	return nil
 }
@@ -195,7 +201,13 @@ func (c *Console) groupsPage(ctx context.Context, r *http.Request, ss session, v
 	if err != nil {
 		return err
 	}
-	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
+	// The operator's groups first, RocketMQ's built-in ones after them.
+	sort.Slice(gs, func(i, j int) bool {
+		if gs[i].System != gs[j].System {
+			return !gs[i].System
+		}
+		return gs[i].Name < gs[j].Name
+	})
 	v.Data = paginate(gs, func(g Group) string { return g.Name }, r.URL.Query().Get("q"), pageNo(r), "/groups")
 	return nil
 }

@@ -29,6 +29,7 @@ var funcs = template.FuncMap{
 	"ms":       func(ms int64) string { return fmtTime(time.UnixMilli(ms)) },
 	"dur":      func(d time.Duration) string { return d.String() },
 	"q":        urlQuery,
+	"lower":    strings.ToLower,
 	"barchart": barChart,
 	"pipeline": pipelineSVG,
 	"diskbar":  diskBar,

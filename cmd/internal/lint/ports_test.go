@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -115,11 +116,38 @@ func uses(body *ast.BlockStmt, name string, def ast.Node) (closes, addrs, other 
 	return closes, addrs, other
 }
 
-// walkGo parses every Go file of the tree (the natsbench module too),
-// skipping node_modules and testdata.
+// walkGo visits every Go file of the tree (the natsbench module too),
+// skipping node_modules and testdata; the tree is parsed once per test
+// binary and shared by the rules.
 func walkGo(t *testing.T, visit func(path string, f *ast.File, fset *token.FileSet)) {
 	t.Helper()
-	fset := token.NewFileSet()
+	tree.once.Do(func() { tree.files, tree.err = parseTree() })
+	if tree.err != nil {
+		t.Fatal(tree.err)
+	}
+	for _, pf := range tree.files {
+		visit(pf.path, pf.f, tree.fset)
+	}
+}
+
+// tree is the parsed source tree.
+var tree struct {
+	once  sync.Once
+	fset  *token.FileSet
+	files []parsedFile
+	err   error
+}
+
+// parsedFile is one parsed Go file.
+type parsedFile struct {
+	path string
+	f    *ast.File
+}
+
+// parseTree parses every Go file under root.
+func parseTree() ([]parsedFile, error) {
+	tree.fset = token.NewFileSet()
+	var out []parsedFile
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -138,14 +166,12 @@ func walkGo(t *testing.T, visit func(path string, f *ast.File, fset *token.FileS
 		if err != nil {
 			return err
 		}
-		f, err := parser.ParseFile(fset, path, src, 0)
+		f, err := parser.ParseFile(tree.fset, path, src, 0)
 		if err != nil {
 			return err
 		}
-		visit(path, f, fset)
+		out = append(out, parsedFile{path: path, f: f})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return out, err
 }

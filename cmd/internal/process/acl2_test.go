@@ -21,7 +21,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // javaRoundTrip sends a golden JSON header frame (testdata/java/<name>.json)

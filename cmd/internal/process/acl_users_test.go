@@ -8,7 +8,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // ACL 2.0 users made at run time (3001, 3006) are accounts of the checks

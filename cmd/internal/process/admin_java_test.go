@@ -17,7 +17,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/adminbody"
+	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
 // TestResetReachesConsumersAtOnce: INVOKE_BROKER_TO_RESET_OFFSET sends

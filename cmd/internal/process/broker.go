@@ -66,6 +66,7 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 		return nil, err
 	}
 	b.advertise = adv
+	pipe.SetAdvertised(adv.String()) // the brokerIP label of the RocketMQ-named metrics
 	b.core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), int32(time.Now().UnixNano())))
 	if err := pipe.StartRegistrar(namesrv.BrokerInfo{
 		Cluster: cfg.Cluster, BrokerName: cfg.BrokerName, BrokerAddr: adv.String(),

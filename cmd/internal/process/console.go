@@ -175,7 +175,7 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 	if err != nil {
 		return console.Overview{}, err
 	}
-	o := console.Overview{Version: buildVersion(), Role: "standalone", Healthy: true,
+	o := console.Overview{Version: buildVersion(), Role: admin.Role(map[string]string{}, 0), Healthy: true,
 		DiskUsed: value(m, "wheelmq_store_disk_used_ratio"), CommitLogBytes: value(m, "wheelmq_store_commitlog_bytes"),
 		TimersPending: value(m, "wheelmq_timer_pending"), Connections: value(m, "wheelmq_net_connections")}
 	for _, d := range n.stages.Down() {
@@ -190,10 +190,8 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 	}
 	if h := cb.role.Load(); h != nil {
 		st := h.Get()
-		o.Role, o.Epoch = st.Kind.String(), st.Epoch
-		if st.Fenced {
-			o.Role += " (fenced)"
-		}
+		o.Role = admin.Role(map[string]string{"haRole": st.Kind.String(), "haFenced": strconv.FormatBool(st.Fenced)}, 0)
+		o.Epoch = st.Epoch
 	}
 	return o, nil
 }
@@ -307,6 +305,7 @@ func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Time
 		t.LatenessP50, t.LatenessP99, t.LatenessMax, t.LatenessOver = quantile(h, 0.5), quantile(h, 0.99), maxBound(h), over
 	}
 	t.Delivered, t.Cancelled = value(m, "wheelmq_timer_delivered_total"), value(m, "wheelmq_timer_cancelled_total")
+	t.PopDeadlines = value(m, "wheelmq_timer_pop_deadlines_total")
 	return t, nil
 }
 
@@ -362,19 +361,19 @@ func (cb *consoleBackend) Cluster(ctx context.Context, c console.Credentials) (c
 // brokerRow is one broker of the cluster page: its version from its
 // runtime info, and for this broker its role, epoch and sync-state set.
 func (cb *consoleBackend) brokerRow(ctx context.Context, s *admin.Session, b admin.Broker) console.Broker {
-	row := console.Broker{Cluster: b.Cluster, Name: b.Name, Addr: b.Addr, ID: b.ID, Role: "master"}
-	if b.ID != 0 {
-		row.Role = "replica"
-	}
+	// One role everywhere: admin.Role over the broker's runtime info, as
+	// wheelctl cluster list and the Overview name it.
+	row := console.Broker{Cluster: b.Cluster, Name: b.Name, Addr: b.Addr, ID: b.ID, Role: admin.Role(nil, b.ID)}
 	if info, err := s.RuntimeInfo(ctx, b.Addr); err != nil {
 		row.Error = err.Error()
 	} else {
-		row.Version = info["brokerVersionDesc"]
+		row.Version, row.Role = info["brokerVersionDesc"], admin.Role(info, b.ID)
 	}
 	if cb.n.broker != nil && b.Addr == cb.n.broker.Advertise() {
 		if h := cb.role.Load(); h != nil {
 			st := h.Get()
-			row.Role, row.Epoch = st.Kind.String(), st.Epoch
+			row.Role = admin.Role(map[string]string{"haRole": st.Kind.String(), "haFenced": strconv.FormatBool(st.Fenced)}, b.ID)
+			row.Epoch = st.Epoch
 			for _, id := range st.SyncStateSet {
 				row.SyncSet = append(row.SyncSet, strconv.FormatInt(id, 10))
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // Topics reads the topics stage's published snapshot (what
@@ -68,7 +69,7 @@ func (cb *consoleBackend) mayRead(c console.Credentials, need func(string, auth.
 
 // isSystemTopic tells the broker's own topics.
 func isSystemTopic(name string, sysFlag int) bool {
-	return sysFlag != 0 || name == "TBW102" || strings.HasPrefix(name, "rmq_sys_") || strings.HasPrefix(name, "%RETRY%") ||
+	return sysFlag != 0 || meta.IsSystemTopic(name) || name == "TBW102" || strings.HasPrefix(name, "rmq_sys_") || strings.HasPrefix(name, "%RETRY%") ||
 		strings.HasPrefix(name, "%DLQ%") || strings.HasPrefix(name, "RMQ_SYS_") || name == "SCHEDULE_TOPIC_XXXX"
 }
 
@@ -172,11 +173,13 @@ func (cb *consoleBackend) Groups(_ context.Context, c console.Credentials) ([]co
 	}
 	may := cb.mayRead(c, auth.GroupNeed)
 	tab := cb.n.broker.pipe.Groups().Load()
+	subs := cb.n.broker.pipe.Subscriptions()
 	out := make([]console.Group, 0, len(tab.Groups))
 	for name, g := range tab.Groups {
 		if may(name) {
 			out = append(out, console.Group{Name: name, ConsumeEnable: g.ConsumeEnable, Broadcast: g.ConsumeBroadcastEnable,
-				Orderly: g.ConsumeMessageOrderly, RetryMax: int(g.RetryMaxTimes)})
+				Model: subs.MessageModel(name), Orderly: g.ConsumeMessageOrderly, RetryMax: int(g.RetryMaxTimes),
+				System: meta.IsSystemGroup(name)})
 		}
 	}
 	return out, nil
@@ -192,7 +195,8 @@ func (cb *consoleBackend) GroupDetail(ctx context.Context, c console.Credentials
 	defer s.Close()
 	if g, ok := cb.n.broker.pipe.Groups().Get(group); ok && cb.mayRead(c, auth.GroupNeed)(group) {
 		d.Group = console.Group{Name: group, ConsumeEnable: g.ConsumeEnable, Broadcast: g.ConsumeBroadcastEnable,
-			Orderly: g.ConsumeMessageOrderly, RetryMax: int(g.RetryMaxTimes)}
+			Model: cb.n.broker.pipe.Subscriptions().MessageModel(group), Orderly: g.ConsumeMessageOrderly,
+			RetryMax: int(g.RetryMaxTimes), System: meta.IsSystemGroup(group)}
 	}
 	conns, err := s.Connections(ctx, addr, group)
 	if err != nil {
@@ -279,6 +283,7 @@ func (cb *consoleBackend) FindMessages(ctx context.Context, c console.Credential
 	if err != nil {
 		return nil, err
 	}
+	recs = oneEntryPerMessage(recs)
 	out := make([]console.Message, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, cb.life(ctx, s, addr, r))
@@ -340,7 +345,7 @@ func (cb *consoleBackend) life(ctx context.Context, s *admin.Session, addr strin
 	props := message.DecodeProperties(r.Properties)
 	m := console.Message{Topic: r.Topic, Broker: addr, Queue: int(r.QueueID), QueueOffset: r.QueueOffset,
 		CommitLogOffset: r.PhysicalOffset, BornAt: time.UnixMilli(r.BornTimestamp), StoredAt: time.UnixMilli(r.StoreTimestamp),
-		Properties: props, Body: r.Body, MsgID: props[message.PropUniqKey], OffsetMsgID: message.OffsetMsgID(r.StoreHost, r.PhysicalOffset)}
+		Properties: readableProps(props), Body: r.Body, MsgID: props[message.PropUniqKey], OffsetMsgID: message.OffsetMsgID(r.StoreHost, r.PhysicalOffset)}
 	m.Life = append(m.Life, console.Event{At: m.StoredAt, What: "stored", Note: fmt.Sprintf("in %s at CommitLog offset %d", r.Topic, r.PhysicalOffset)})
 	m.Life = append(m.Life, console.Event{What: "dispatched", Note: fmt.Sprintf("queue %d offset %d", r.QueueID, r.QueueOffset)})
 	realTopic := props[message.PropRealTopic]

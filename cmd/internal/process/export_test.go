@@ -11,3 +11,6 @@ var HAVerifyMaster = haVerifyMaster
 
 // ConsoleExposure exposes consoleExposure to the package's external tests.
 var ConsoleExposure = consoleExposure
+
+// ConsoleOf is the console backend of n (nil without a console).
+func ConsoleOf(n *Node) *consoleBackend { return n.console }

@@ -54,7 +54,7 @@ func (n *Node) startGRPC() error {
 	}
 	g, err := grpcgw.New(grpcgw.Options{
 		Listen: c.Listen, MoveAside: c.ListenIsDefault, Advertise: c.Advertise,
-		AdvertiseHost: n.broker.advertise.Addr().String(), Broker: n.broker.Core(), BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
+		AdvertiseHost: n.broker.advertise.Addr().String(), Broker: n.broker.core, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
 		BrokerName: bc.BrokerName, TLSMode: n.cfg.TLS.Mode, TLSConfig: serverTLS,
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
 		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,

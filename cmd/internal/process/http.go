@@ -68,7 +68,7 @@ func (n *Node) startHTTP() error {
 	if n.cfg.Console && n.cfg.RunBroker {
 		n.console = &consoleBackend{n: n}
 		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger,
-			Listen: ln.Addr().String(), Hosts: n.cfg.ConsoleHosts, Secure: tlsOnly, HTTPSLogin: tlsOn})
+			Listen: ln.Addr().String(), Hosts: n.cfg.ConsoleHosts, Secure: tlsOnly, HTTPSLogin: tlsOn, Registerer: n.registry})
 		if err != nil {
 			_ = ln.Close()
 			return fmt.Errorf("console: %w", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -231,7 +232,10 @@ func (r *Reloader) poll() {
 		case <-r.stop:
 			return
 		case <-t.C:
-			r.Check()
+			// A panic ends this round only: the files are looked at again.
+			if p := recovery.Catch(func() { r.Check() }); p != nil {
+				recovery.Log(r.opts.Logger, p, "tls reload poll")
+			}
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // ControllerGetMetadataInfo is RocketMQ's CONTROLLER_GET_METADATA_INFO.
-const ControllerGetMetadataInfo int32 = 1005
+const ControllerGetMetadataInfo = remoting.ControllerGetMetadataInfo
 
 // access is how the harness's own requests reach a process: over TLS
 // (nil: plaintext), signed by creds (zero: unsigned).

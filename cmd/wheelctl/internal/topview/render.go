@@ -46,18 +46,27 @@ func Render(v View, width int) string {
 			line("  refused with  " + codeRates(tr.Refused, admin.ResponseName))
 		}
 	}
+	if m := v.Messages; !math.IsNaN(m.In) { // brokers before wheelmq_messages_in_total lack it
+		line("")
+		line("MESSAGES (in: client sends; out: pull, POP and gRPC)")
+		grid(line, w, []cell{{"in/s", rate(m.InRate)}, {"out/s", rate(m.OutRate)}, {"in", count(m.In)}, {"out", count(m.Out)}})
+	}
 	line("")
 	stageTable(line, v.Stages, w)
 	line("")
 	line("TIMERS")
 	t := v.Timers
-	grid(line, w, []cell{
+	timerCells := []cell{
 		{"pending", count(t.Pending)}, {"due in 1 min", count(t.DueNextMinute)},
 		{"enqueued/s", rate(t.EnqueuedRate)}, {"delivered/s", rate(t.DeliveredRate)},
 		{"lateness p50", seconds(t.LatenessP50)}, {"lateness p99", seconds(t.LatenessP99)},
 		{"rolled/s", rate(t.RolledRate)}, {"cancelled", count(t.Cancelled)},
 		{"skipped", count(t.Skipped)}, {"duplicates", count(t.Duplicates)}, {"timer log", bytes(t.Log)},
-	})
+	}
+	if !math.IsNaN(t.PopDeadlines) { // counted apart from delivered timers
+		timerCells = append(timerCells, cell{"POP deadlines", count(t.PopDeadlines)})
+	}
+	grid(line, w, timerCells)
 	line("")
 	line("STORE")
 	s := v.Store

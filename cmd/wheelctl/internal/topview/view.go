@@ -49,6 +49,9 @@ const (
 	TimerSkipped    = "wheelmq_timer_skipped_total"
 	TimerDuplicates = "wheelmq_timer_duplicates_total"
 	TimerLogBytes   = "wheelmq_timer_log_bytes"
+	TimerPopDue     = "wheelmq_timer_pop_deadlines_total"
+	MessagesIn      = "wheelmq_messages_in_total"
+	MessagesOut     = "wheelmq_messages_out_total"
 	StoreCommitLog  = "wheelmq_store_commitlog_bytes"
 	StoreUnflushed  = "wheelmq_store_unflushed_bytes"
 	StoreDispatch   = "wheelmq_store_dispatch_lag_bytes"
@@ -100,6 +103,16 @@ type Timers struct {
 	RolledRate                          float64 // per second
 	LatenessP50, LatenessP99            float64 // seconds, over the interval (cumulative on the first reading)
 	Cancelled, Skipped, Duplicates, Log float64 // totals; Log is TimerLog bytes
+	// PopDeadlines is the POP invisibility deadlines the wheel reached
+	// (counted apart from delivered timers).
+	PopDeadlines float64
+}
+
+// Messages are the broker's messages in (client sends) and out (consumed
+// by every protocol), the numbers the console's Overview shows.
+type Messages struct {
+	In, Out         float64 // totals since the start
+	InRate, OutRate float64 // per second
 }
 
 // Store is the store's figures.
@@ -122,6 +135,7 @@ type View struct {
 	HasTraffic bool // the page has wheelmq_requests_total
 	Stages     []Stage
 	Timers     Timers
+	Messages   Messages
 	Store      Store
 	// NotWheelmq is set when the page has none of the broker's metrics.
 	NotWheelmq bool
@@ -172,7 +186,10 @@ func Build(prev, cur *scrape.Snapshot) View {
 		LatenessP50: lat.Quantile(0.5), LatenessP99: lat.Quantile(0.99),
 		Cancelled: value(cur, TimerCancelled), Skipped: valueOr0(cur, TimerSkipped),
 		Duplicates: valueOr0(cur, TimerDuplicates), Log: value(cur, TimerLogBytes),
+		PopDeadlines: value(cur, TimerPopDue),
 	}
+	v.Messages = Messages{In: value(cur, MessagesIn), Out: value(cur, MessagesOut),
+		InRate: r.rate(MessagesIn), OutRate: r.rate(MessagesOut)}
 	v.Store = Store{
 		WriteRate: r.rate(StoreCommitLog), CommitLog: value(cur, StoreCommitLog),
 		Unflushed: value(cur, StoreUnflushed), Lag: value(cur, StoreDispatch), SendBacklog: value(cur, SendBacklog),
