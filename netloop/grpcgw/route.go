@@ -69,6 +69,9 @@ func (g *Gateway) topicConfig(ctx context.Context, s *session, topic string, cre
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
+	if g.opts.Broker == nil {
+		return nil, noBroker()
+	}
 	cfg, err := g.opts.Broker.TopicWait(ctx, g.apiCaller(ctx, s), topic, create)
 	if err != nil {
 		return nil, g.topicStatus(topic, err)
@@ -102,6 +105,9 @@ func infoOf(cfg meta.TopicConfig) *topicInfo {
 // group table in process (RocketMQ's defaults when the broker does not
 // know the group).
 func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) groupInfo {
+	if g.opts.Broker == nil {
+		return groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes}
+	}
 	gc, _ := g.opts.Broker.Group(g.apiCaller(ctx, s), group)
 	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes}
 }
@@ -168,6 +174,9 @@ func queuePerm(read, write, perm, id int32) v2.Permission {
 func (g *Gateway) clusterRoute(ctx context.Context, s *session, topic string, create bool) (*broker.Route, *v2.Status) {
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
+	}
+	if g.opts.Broker == nil {
+		return nil, noBroker()
 	}
 	rt, err := g.opts.Broker.Route(ctx, g.apiCaller(ctx, s), topic, create)
 	if err != nil {
