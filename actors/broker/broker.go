@@ -24,6 +24,7 @@ type Broker struct {
 	uniq      *message.UniqKeyGenerator
 	authz     Authorizer // the ACL (nil: none)
 
+	routes  routeState   // the gRPC endpoint and the name-server lookup (route.go)
 	consume consumeState // the consumption calls' share (consume.go)
 	send    sendState    // the send family's (send.go)
 	clients clientState  // the client calls' (clients.go)

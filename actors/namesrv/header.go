@@ -24,6 +24,10 @@ const (
 	fieldEnableActingMaster = "enableActingMaster"
 	fieldCompressed         = "compressed"
 	fieldBodyCRC32          = "bodyCrc32"
+	// fieldGRPCEndpoint is wheelmq's own REGISTER_BROKER field: the
+	// broker's RocketMQ 5 gRPC endpoint (host:port), answered in routes
+	// as BrokerData.grpcEndpoints. Java name servers ignore it.
+	fieldGRPCEndpoint = "grpcEndpoint"
 )
 
 // registerHeader is RegisterBrokerRequestHeader.
@@ -116,6 +120,7 @@ func parseRegisterHeader(cmd *remoting.Command) (registerHeader, error) {
 		HAServerAddr:     cmd.Field(fieldHAServerAddr),
 		BrokerID:         key.BrokerID,
 		HeartbeatTimeout: time.Duration(timeoutMs) * time.Millisecond,
+		GRPCEndpoint:     cmd.Field(fieldGRPCEndpoint),
 	}
 	h.compressed = boolField(cmd, fieldCompressed)
 	h.bodyCRC32 = crc

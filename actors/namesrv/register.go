@@ -25,6 +25,10 @@ type BrokerInfo struct {
 	// HeartbeatTimeout is how long the name server keeps the broker without
 	// a new registration; 0 means the name server's default (120 s).
 	HeartbeatTimeout time.Duration
+	// GRPCEndpoint is the broker's RocketMQ 5 gRPC endpoint ("host:port";
+	// empty: none), sent as the header field grpcEndpoint and answered in
+	// routes as BrokerData.GRPCEndpoints (docs/namesrv.md).
+	GRPCEndpoint string
 }
 
 // NewRegisterRequest builds the REGISTER_BROKER request a broker sends every
@@ -53,6 +57,9 @@ func NewRegisterRequest(info BrokerInfo, topics map[string]meta.TopicConfig, dv 
 	ext := brokerFields(info)
 	if info.HAServerAddr != "" {
 		ext[fieldHAServerAddr] = info.HAServerAddr
+	}
+	if info.GRPCEndpoint != "" {
+		ext[fieldGRPCEndpoint] = info.GRPCEndpoint
 	}
 	if ms := info.HeartbeatTimeout.Milliseconds(); ms > 0 {
 		ext[fieldHeartbeatTimeoutMs] = strconv.FormatInt(ms, 10)

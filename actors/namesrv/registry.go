@@ -40,6 +40,8 @@ type BrokerEntry struct {
 	Addr string
 	// HAServerAddr is the broker's HA (replication) address, may be empty.
 	HAServerAddr string
+	// GRPCEndpoint is the broker's gRPC endpoint, may be empty.
+	GRPCEndpoint string
 	// LastUpdate is the time of the last registration.
 	LastUpdate time.Time
 	// Timeout is how long the entry lives after LastUpdate.
@@ -155,6 +157,7 @@ func (r *Registry) register(info BrokerInfo, topics map[string]meta.TopicConfig,
 		Key:          key,
 		Addr:         info.BrokerAddr,
 		HAServerAddr: info.HAServerAddr,
+		GRPCEndpoint: info.GRPCEndpoint,
 		LastUpdate:   now,
 		Timeout:      timeout,
 		DataVersion:  dv,
@@ -305,6 +308,12 @@ func brokerData(g []*BrokerEntry) BrokerData {
 	for _, e := range g {
 		if _, dup := bd.BrokerAddrs[e.Key.BrokerID]; !dup {
 			bd.BrokerAddrs[e.Key.BrokerID] = e.Addr
+			if e.GRPCEndpoint != "" {
+				if bd.GRPCEndpoints == nil {
+					bd.GRPCEndpoints = map[int64]string{}
+				}
+				bd.GRPCEndpoints[e.Key.BrokerID] = e.GRPCEndpoint
+			}
 		}
 	}
 	return bd
@@ -329,6 +338,9 @@ func validateBrokerInfo(info BrokerInfo) error {
 		return fmt.Errorf("%w: brokerId %d is negative", ErrInvalidValue, info.BrokerID)
 	}
 	if err := validateAddr("brokerAddr", info.BrokerAddr); err != nil {
+		return err
+	}
+	if err := validateAddr("grpcEndpoint", info.GRPCEndpoint); err != nil {
 		return err
 	}
 	return validateAddr("haServerAddr", info.HAServerAddr)

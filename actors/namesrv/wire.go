@@ -47,6 +47,12 @@ type BrokerData struct {
 	// EnableActingMaster is RocketMQ 5's slave-acting-master flag; always
 	// false in wheelmq.
 	EnableActingMaster bool `json:"enableActingMaster"`
+	// GRPCEndpoints maps broker id to the member's RocketMQ 5 gRPC
+	// endpoint "host:port", for the members that registered one
+	// (wheelmq's own field; absent when none did). RocketMQ's clients
+	// ignore it; wheelmq brokers read it to answer gRPC routes that span
+	// the cluster.
+	GRPCEndpoints map[int64]string `json:"grpcEndpoints,omitempty"`
 }
 
 // TopicRouteData is the GET_ROUTEINFO_BY_TOPIC response body.

@@ -104,3 +104,8 @@ func (p *Pipeline) TransactionWatermark() int64 { return p.txLow.Load() }
 // Down lists the stages stopped for good, with their causes; empty while
 // the broker is healthy.
 func (p *Pipeline) Down() []*stage.DownError { return p.stages.Down() }
+
+// SetGRPCEndpoint has the registrar publish addr as the broker's gRPC
+// endpoint with every registration from now on (actors/registrar,
+// Kicker.SetGRPCEndpoint), and register soon.
+func (p *Pipeline) SetGRPCEndpoint(addr string) { p.regKicker.SetGRPCEndpoint(addr) }

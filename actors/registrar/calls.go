@@ -178,7 +178,7 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 	if info.BrokerID < 0 {
 		return nil, 0, errNoBrokerID
 	}
-	if r.req != nil && r.reqFrom == t && r.reqID == info.BrokerID && r.reqEpoch == epoch {
+	if r.req != nil && r.reqFrom == t && r.reqID == info.BrokerID && r.reqEpoch == epoch && r.reqGRPC == info.GRPCEndpoint {
 		return r.req, t.Version.Counter, nil
 	}
 	req, err := namesrv.NewRegisterRequest(info, t.Topics, namesrv.DataVersion{
@@ -191,7 +191,7 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 		r.opts.Logger.Info().Int64("broker_id", info.BrokerID).Int64("master_epoch", epoch).
 			Msg("registering with the role's broker id")
 	}
-	r.reqID, r.reqEpoch = info.BrokerID, epoch
+	r.reqID, r.reqEpoch, r.reqGRPC = info.BrokerID, epoch, info.GRPCEndpoint
 	r.opts.Credentials.Sign(req) // once per table: the copies sent share its fields
 	r.req, r.reqFrom = req, t
 	return req, t.Version.Counter, nil

@@ -123,6 +123,9 @@ type Options struct {
 // current is the registration's broker info and master epoch now.
 func (r *registrar) current() (namesrv.BrokerInfo, int64) {
 	info := r.opts.Info
+	if ep := r.kicker.grpc.Load(); ep != nil {
+		info.GRPCEndpoint = *ep
+	}
 	if r.opts.Role == nil {
 		var epoch int64
 		if r.opts.Epoch != nil {
@@ -185,7 +188,10 @@ type retryFailed struct{}
 type Kicker struct {
 	stage   atomic.Pointer[stage.Stage]
 	pending atomic.Bool
-	awaits  struct {
+	// grpc is the gRPC endpoint registered (SetGRPCEndpoint; nil: the
+	// one of Options.Info).
+	grpc   atomic.Pointer[string]
+	awaits struct {
 		sync.Mutex
 		closed bool                // the stage stopped for good
 		open   map[*Await]struct{} // taken and not done yet
@@ -199,6 +205,15 @@ func (k *Kicker) Kick() {
 	if s != nil && k.pending.CompareAndSwap(false, true) {
 		s.Send(registerNow{})
 	}
+}
+
+// SetGRPCEndpoint makes every later registration carry addr as the
+// broker's gRPC endpoint (namesrv.BrokerInfo.GRPCEndpoint; "": none) and
+// asks for one soon. Safe from any goroutine, before or after the stage
+// runs.
+func (k *Kicker) SetGRPCEndpoint(addr string) {
+	k.grpc.Store(&addr)
+	k.Kick()
 }
 
 // Stage returns the registrar stage once spawned (nil before).
@@ -266,8 +281,9 @@ type registrar struct {
 	// req is the REGISTER_BROKER request built from the table reqFrom.
 	req      *remoting.Command
 	reqFrom  *topics.Table
-	reqID    int64 // the broker id req carries
-	reqEpoch int64 // the master epoch req carries
+	reqID    int64  // the broker id req carries
+	reqEpoch int64  // the master epoch req carries
+	reqGRPC  string // the gRPC endpoint req carries
 }
 
 // Producer returns the actor producer; k is bound to the stage.

@@ -127,9 +127,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 			"master and replicas prove it to each other on every HA connection (default: derived from --secret-key)")
 	haInsecure := fs.Bool("ha-insecure", false,
 		"let --replication controller run with no replication secret on a non-loopback --ha-listen (anyone reaching the HA port can read the CommitLog)")
-	grpcListen := fs.String("grpc-listen", "0.0.0.0:8081",
-		"gRPC endpoint for the RocketMQ 5 SDKs (apache.rocketmq.v2.MessagingService, TLS and plaintext on one port; empty: off)")
-	grpcAdvertise := fs.String("grpc-advertise", "", "gRPC endpoint host:port routes name (default: like --advertise, with --grpc-listen's port)")
+	grpcListen := fs.String("grpc-listen", defaultGRPCListen,
+		"gRPC endpoint for the RocketMQ 5 SDKs (apache.rocketmq.v2.MessagingService, TLS and plaintext on one port; empty: off). "+
+			"Not given: --listen's host with port 8081, and when that port is taken a port the kernel picks (logged; clients find it through any other broker's routes)")
+	grpcAdvertise := fs.String("grpc-advertise", "", "gRPC endpoint host:port routes name and the name servers publish (default: --advertise's host with the bound gRPC port)")
 	grpcSkew := fs.Duration("grpc-signature-skew", grpcgw.DefaultSignatureSkew,
 		"with an ACL, how far a gRPC call's signed x-mq-date-time may be from the server's clock (UTC), either way: a captured signature is good for at most that long")
 	grpcOffsets := fs.String("grpc-signature-offsets", "",
@@ -151,6 +152,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	}
 	var o options
 	var advertiseHost *brokerconf.Setting
+	fromFile := map[string]bool{}
 	if *configPath != "" {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) {
@@ -170,6 +172,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 				case st.HostOnly:
 					advertiseHost = &st
 				default:
+					fromFile[st.Flag] = true
 					if err := fs.Lookup(st.Flag).Value.Set(st.Value); err != nil {
 						problems = append(problems, file.Problem(st, err))
 					}
@@ -269,6 +272,14 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		ACL: process.ACLConfig{File: *aclFile, IPBypass: *aclBypass}, HASecretFile: *haSecretFile, HAInsecure: *haInsecure}
 	if o.node.RunBroker {
 		o.node.GRPC = process.GRPCConfig{Listen: *grpcListen, Advertise: *grpcAdvertise, SignatureSkew: *grpcSkew}
+		if !set["grpc-listen"] && !fromEnv["grpc-listen"] && !fromFile["grpc-listen"] {
+			o.node.GRPC.Listen, o.node.GRPC.ListenIsDefault = grpcListenFor(*listen), true
+		}
+		if *grpcAdvertise != "" {
+			if _, _, err := net.SplitHostPort(*grpcAdvertise); err != nil {
+				problems = append(problems, fmt.Sprintf("--grpc-advertise %q: %v", *grpcAdvertise, err))
+			}
+		}
 		offs, err := grpcgw.ParseOffsets(*grpcOffsets)
 		if err != nil {
 			problems = append(problems, "--grpc-signature-offsets: "+err.Error())
@@ -316,6 +327,20 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		return o, fmt.Errorf("invalid configuration:\n  - %s", strings.Join(problems, "\n  - "))
 	}
 	return o, nil
+}
+
+// defaultGRPCListen is --grpc-listen's default as help shows it (the
+// host is --listen's: grpcListenFor).
+const defaultGRPCListen = "0.0.0.0:8081"
+
+// grpcListenFor is the gRPC endpoint's default address: listen's host
+// (the broker's remoting port) with RocketMQ's gRPC port 8081.
+func grpcListenFor(listen string) string {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return defaultGRPCListen
+	}
+	return net.JoinHostPort(host, "8081")
 }
 
 // modeFlags lists, per mode, the flags that mean something in it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,16 +41,25 @@ const (
 type Options struct {
 	// Listen is the gRPC port's address (e.g. 0.0.0.0:8081).
 	Listen string
-	// Advertise is the host:port put into routes' endpoints ("": the
-	// bound address, a wildcard host turned into 127.0.0.1).
+	// MoveAside makes a Listen whose port is taken listen on the same
+	// host's port 0 instead (the kernel picks; logged): for a default
+	// port, so that several brokers on one machine start as written.
+	// Clients find the endpoint through the routes of any other one.
+	MoveAside bool
+	// Advertise is the host:port put into routes' endpoints ("":
+	// AdvertiseHost with the bound port).
 	Advertise string
+	// AdvertiseHost is the host of the advertised endpoint when Advertise
+	// is empty ("": the bound host, a wildcard turned into 127.0.0.1).
+	AdvertiseHost string
 	// BrokerAddr is this broker's remoting address, dialed over loopback.
 	BrokerAddr string
 	// BrokerTLS, when set, makes the internal connections speak TLS (a
 	// broker port that enforces TLS).
 	BrokerTLS *tls.Config
-	// Broker is the broker's API, called in process (sends, transactions,
-	// recalls, client registration, receives, acks, offsets); nil (codec
+	// Broker is the broker's API, called in process (routes and
+	// assignments, sends, transactions, recalls, client registration,
+	// receives, acks, offsets); nil (codec
 	// tests only): those calls are answered INTERNAL_SERVER_ERROR and
 	// clients are not registered.
 	Broker *broker.Broker
@@ -77,9 +87,6 @@ type Options struct {
 	// MaxMessageSize is the broker's largest body: Settings'
 	// max_body_size and, with a margin, the largest gRPC message taken.
 	MaxMessageSize int
-	// AutoCreateTopic makes QueryRoute create an unknown topic (as a first
-	// send would) instead of answering TOPIC_NOT_FOUND.
-	AutoCreateTopic bool
 	// DefaultQueueNums is the queue count of a topic QueryRoute creates.
 	DefaultQueueNums int
 	// AcceptTypes maps a topic's attributes (GET_TOPIC_CONFIG's
@@ -169,6 +176,16 @@ func New(o Options) (*Gateway, error) {
 // Start listens and serves in the background.
 func (g *Gateway) Start() error {
 	ln, err := net.Listen("tcp", g.opts.Listen)
+	if err != nil && g.opts.MoveAside && errors.Is(err, syscall.EADDRINUSE) {
+		host, _, _ := net.SplitHostPort(g.opts.Listen)
+		aside := net.JoinHostPort(host, "0")
+		var err2 error
+		if ln, err2 = net.Listen("tcp", aside); err2 == nil {
+			g.log.Warn().Str("taken", g.opts.Listen).Str("listen", ln.Addr().String()).
+				Msg("grpc: the default port is taken, the endpoint moved aside (clients find it through the routes of any other broker's endpoint)")
+			err = nil
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("grpc listen %s: %w", g.opts.Listen, err)
 	}
@@ -176,6 +193,10 @@ func (g *Gateway) Start() error {
 	g.adv = g.opts.Advertise
 	if g.adv == "" {
 		g.adv = dialable(ln.Addr().String())
+		if g.opts.AdvertiseHost != "" {
+			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			g.adv = net.JoinHostPort(g.opts.AdvertiseHost, port)
+		}
 	}
 	creds := newSniffCreds(g.opts.TLSMode, g.opts.TLSConfig, g.opts.HandshakeTimeout, func(isTLS bool) {
 		g.m.denied.WithLabelValues(map[bool]string{true: "tls", false: "plaintext"}[isTLS]).Inc()

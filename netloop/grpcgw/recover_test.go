@@ -38,8 +38,9 @@ func TestHandlerPanicIsInternal(t *testing.T) {
 	settingsPanics.Store(1)
 	logs := &lockedBuffer{}
 	reg := prometheus.NewRegistry()
+	addr, core := startBroker(t)
 	g, err := New(Options{
-		Listen: "127.0.0.1:0", BrokerAddr: startBroker(t), BrokerName: "broker-a",
+		Listen: "127.0.0.1:0", BrokerAddr: addr, Broker: core, BrokerName: "broker-a",
 		AcceptTypes: func(attrs map[string]string) []v2.MessageType {
 			if routePanics.Add(-1) >= 0 {
 				panic("accept types exploded")
@@ -145,7 +146,7 @@ func counterValue(t *testing.T, reg *prometheus.Registry, protocol, kind string)
 
 // startBroker runs a broker on 127.0.0.1:0 (pipeline, router, netloop; no
 // name server) and stops it when the test ends.
-func startBroker(t *testing.T) string {
+func startBroker(t *testing.T) (string, *broker.Broker) {
 	t.Helper()
 	cfg := pipeline.DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -171,7 +172,7 @@ func startBroker(t *testing.T) string {
 	})
 	adv := netip.MustParseAddrPort(srv.Addr())
 	core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), 1))
-	return srv.Addr()
+	return srv.Addr(), core
 }
 
 // lockedBuffer is a log sink written from several goroutines.

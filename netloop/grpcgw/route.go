@@ -1,10 +1,12 @@
 package grpcgw
 
-// QueryRoute and QueryAssignment: this broker's queues of a topic.
+// QueryRoute and QueryAssignment: a topic's queues on every broker of the
+// cluster (broker.Route), and the topic and group configuration the other
+// calls read, asked of the broker in process.
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,7 +14,7 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -58,80 +60,66 @@ func DefaultAcceptTypes(attrs map[string]string) []v2.MessageType {
 	return all
 }
 
-// topicConfig asks the broker for topic's configuration; create makes it
-// first when the broker does not have it and topics auto-create. A nil
-// info comes with the status to answer.
+// topicConfig is topic's configuration, asked of the broker in process;
+// create makes it first when no broker has it, by the rule of a first
+// send through TBW102 (broker.Topic, which also decides the ACL: PUB or
+// SUB on the topic, PUB to create it). A nil info comes with the status
+// to answer.
 func (g *Gateway) topicConfig(ctx context.Context, s *session, topic string, create bool) (*topicInfo, *v2.Status) {
 	if topic == "" {
 		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
 	}
-	for attempt := 0; ; attempt++ {
-		resp, err := s.invoke(ctx, remoting.NewRequest(remoting.GetTopicConfig, map[string]string{"topic": topic}, nil))
-		if err != nil {
-			return nil, internalStatus(err)
-		}
-		if resp.Code == remoting.TopicNotExist && create && g.opts.AutoCreateTopic && attempt == 0 {
-			if st := g.createTopic(ctx, s, topic); st != nil {
-				return nil, st
-			}
-			continue
-		}
-		if resp.Code != remoting.Success {
-			st := fromRemoting(resp, "topic config")
-			if resp.Code == remoting.TopicNotExist {
-				st.Message = fmt.Sprintf("topic %s does not exist: %s", quote(topic), resp.Remark)
-			}
-			return nil, st
-		}
-		var ti topicInfo
-		if err := json.Unmarshal(resp.Body, &ti); err != nil {
-			return nil, internalStatus(fmt.Errorf("topic config of %s: %w", topic, err))
-		}
-		return &ti, nil
+	if g.opts.Broker == nil {
+		return nil, noCore()
 	}
+	cfg, err := g.opts.Broker.TopicWait(ctx, g.callerOf(ctx, s), topic, create)
+	if err != nil {
+		return nil, g.topicStatus(topic, err)
+	}
+	return infoOf(cfg), nil
 }
 
-// createTopic creates topic as a first send through TBW102 would: the
-// default queue count, read and write.
-func (g *Gateway) createTopic(ctx context.Context, s *session, topic string) *v2.Status {
-	q := strconv.Itoa(g.opts.DefaultQueueNums)
-	resp, err := s.invoke(ctx, remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
-		"topic": topic, "readQueueNums": q, "writeQueueNums": q, "perm": strconv.Itoa(int(meta.PermRead | meta.PermWrite)),
-		"topicFilterType": "SINGLE_TAG",
-	}, nil))
-	if err != nil {
+// topicStatus is the answer to a failed topic call.
+func (g *Gateway) topicStatus(topic string, err error) *v2.Status {
+	var be *broker.Error
+	if !errors.As(err, &be) {
 		return internalStatus(err)
 	}
-	if resp.Code != remoting.Success {
-		return fromRemoting(resp, "create topic")
+	st := fromBroker(be)
+	if be.Status == broker.BadRequest {
+		st.Code = v2.Code_ILLEGAL_TOPIC
 	}
-	g.log.Info().Str("topic", topic).Int("queues", g.opts.DefaultQueueNums).Str("client_id", s.id).Msg("topic created by a gRPC route query")
-	return nil
+	if be.Status == broker.TopicNotFound && st.Message == "" {
+		st.Message = fmt.Sprintf("topic %s does not exist", quote(topic))
+	}
+	return st
 }
 
-// groupConfig asks the broker for group's configuration (zero when the
-// broker does not know it: RocketMQ's defaults).
+// infoOf is cfg as routes and sends read it.
+func infoOf(cfg meta.TopicConfig) *topicInfo {
+	return &topicInfo{TopicName: cfg.TopicName, ReadQueueNums: cfg.ReadQueueNums, WriteQueueNums: cfg.WriteQueueNums,
+		Perm: cfg.Perm, Order: cfg.Order, Attributes: cfg.Attributes}
+}
+
+// groupConfig is group's configuration, read from the broker's published
+// group table in process (RocketMQ's defaults when the broker does not
+// know the group).
 func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) groupInfo {
-	gi := groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes}
-	if group == "" {
-		return gi
-	}
-	resp, err := s.invoke(ctx, remoting.NewRequest(remoting.GetSubscriptionGroupConfig, map[string]string{"group": group}, nil))
-	if err != nil || resp.Code != remoting.Success {
-		return gi
-	}
-	if err := json.Unmarshal(resp.Body, &gi); err != nil {
-		g.log.Warn().Err(err).Str("group", group).Msg("subscription group config undecodable: defaults used")
+	if g.opts.Broker == nil {
 		return groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes}
 	}
-	return gi
+	gc, _ := g.opts.Broker.Group(g.callerOf(ctx, s), group)
+	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes}
 }
 
 // endpoints is the gateway's advertised address as route endpoints.
-func (g *Gateway) endpoints() *v2.Endpoints {
-	host, port, err := net.SplitHostPort(g.adv)
+func (g *Gateway) endpoints() *v2.Endpoints { return endpointsOf(g.adv) }
+
+// endpointsOf is host:port as route endpoints.
+func endpointsOf(addr string) *v2.Endpoints {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return &v2.Endpoints{Scheme: v2.AddressScheme_DOMAIN_NAME, Addresses: []*v2.Address{{Host: g.adv}}}
+		return &v2.Endpoints{Scheme: v2.AddressScheme_DOMAIN_NAME, Addresses: []*v2.Address{{Host: addr}}}
 	}
 	p, _ := strconv.Atoi(port)
 	scheme := v2.AddressScheme_DOMAIN_NAME
@@ -149,10 +137,25 @@ func (g *Gateway) broker() *v2.Broker {
 	return &v2.Broker{Name: g.opts.BrokerName, Id: 0, Endpoints: g.endpoints()}
 }
 
+// routeBroker is one group of a cluster route in routes.
+func (g *Gateway) routeBroker(rb broker.RouteBroker) *v2.Broker {
+	ep := rb.Endpoint
+	if rb.Self && ep == "" {
+		ep = g.adv
+	}
+	return &v2.Broker{Name: rb.Name, Id: 0, Endpoints: endpointsOf(ep)}
+}
+
 // permission is queue id's permission under ti.
 func permission(ti *topicInfo, id int32) v2.Permission {
-	r := id < ti.ReadQueueNums && ti.Perm&meta.PermRead != 0
-	w := id < ti.WriteQueueNums && ti.Perm&meta.PermWrite != 0
+	return queuePerm(ti.ReadQueueNums, ti.WriteQueueNums, ti.Perm, id)
+}
+
+// queuePerm is queue id's permission among read and write queues under
+// perm.
+func queuePerm(read, write, perm, id int32) v2.Permission {
+	r := id < read && perm&meta.PermRead != 0
+	w := id < write && perm&meta.PermWrite != 0
 	switch {
 	case r && w:
 		return v2.Permission_READ_WRITE
@@ -164,56 +167,85 @@ func permission(ti *topicInfo, id int32) v2.Permission {
 	return v2.Permission_NONE
 }
 
-// QueryRoute answers this broker's queues of the topic.
+// clusterRoute is topic's route over the whole cluster (broker.Route):
+// every group's queues with the endpoint of its master (the broker
+// decides the ACL: PUB or SUB on the topic, PUB when the query creates
+// it).
+func (g *Gateway) clusterRoute(ctx context.Context, s *session, topic string, create bool) (*broker.Route, *v2.Status) {
+	if topic == "" {
+		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
+	}
+	if g.opts.Broker == nil {
+		return nil, noCore()
+	}
+	rt, err := g.opts.Broker.Route(ctx, g.callerOf(ctx, s), topic, create)
+	if err != nil {
+		return nil, g.topicStatus(topic, err)
+	}
+	return rt, nil
+}
+
+// QueryRoute answers the topic's queues on every broker of the cluster,
+// each with the gRPC endpoint of its group's master, as RocketMQ's proxy
+// in local mode does: a client that knows one endpoint uses them all.
 func (g *Gateway) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v2.QueryRouteResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.QueryRouteResponse{Status: st}, nil
 	}
 	topic := req.GetTopic().GetName()
-	ti, st := g.topicConfig(ctx, s, topic, true)
+	rt, st := g.clusterRoute(ctx, s, topic, true)
 	if st != nil {
 		return &v2.QueryRouteResponse{Status: st}, nil
 	}
-	types := g.opts.AcceptTypes(ti.Attributes)
-	b := g.broker()
-	n := max(ti.ReadQueueNums, ti.WriteQueueNums)
+	types := g.opts.AcceptTypes(rt.Config.Attributes)
+	res := &v2.Resource{Name: topic, ResourceNamespace: req.GetTopic().GetResourceNamespace()}
 	out := &v2.QueryRouteResponse{Status: okStatus()}
-	for id := range n {
-		out.MessageQueues = append(out.MessageQueues, &v2.MessageQueue{Topic: &v2.Resource{Name: topic,
-			ResourceNamespace: req.GetTopic().GetResourceNamespace()}, Id: id, Permission: permission(ti, id),
-			Broker: b, AcceptMessageTypes: types})
+	for _, rb := range rt.Brokers {
+		b := g.routeBroker(rb)
+		for id := range max(rb.ReadQueues, rb.WriteQueues) {
+			out.MessageQueues = append(out.MessageQueues, &v2.MessageQueue{Topic: res, Id: id,
+				Permission: queuePerm(rb.ReadQueues, rb.WriteQueues, rb.Perm, id), Broker: b, AcceptMessageTypes: types})
+		}
 	}
 	return out, nil
 }
 
-// QueryAssignment answers the queues a push consumer should receive from:
-// one per broker with queue id -1 (the broker pops from all of them),
-// or, for an orderly group, one per readable queue.
+// QueryAssignment answers the queues a push consumer should receive from,
+// on every broker of the cluster with readable queues of the topic: one
+// per broker with queue id -1 (the broker pops from all of them), or, for
+// an orderly group, one per readable queue.
 func (g *Gateway) QueryAssignment(ctx context.Context, req *v2.QueryAssignmentRequest) (*v2.QueryAssignmentResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
 		return &v2.QueryAssignmentResponse{Status: st}, nil
 	}
 	topic := req.GetTopic().GetName()
-	ti, st := g.topicConfig(ctx, s, topic, false)
+	rt, st := g.clusterRoute(ctx, s, topic, false)
 	if st != nil {
 		return &v2.QueryAssignmentResponse{Status: st}, nil
 	}
-	if ti.Perm&meta.PermRead == 0 || ti.ReadQueueNums == 0 {
-		return &v2.QueryAssignmentResponse{Status: statusf(v2.Code_FORBIDDEN, "topic %s has no readable queue", quote(topic))}, nil
-	}
 	res := &v2.Resource{Name: topic, ResourceNamespace: req.GetTopic().GetResourceNamespace()}
-	types := g.opts.AcceptTypes(ti.Attributes)
+	types := g.opts.AcceptTypes(rt.Config.Attributes)
+	orderly := g.groupConfig(ctx, s, req.GetGroup().GetName()).ConsumeMessageOrderly
 	out := &v2.QueryAssignmentResponse{Status: okStatus()}
-	if !g.groupConfig(ctx, s, req.GetGroup().GetName()).ConsumeMessageOrderly {
-		out.Assignments = []*v2.Assignment{{MessageQueue: &v2.MessageQueue{Topic: res, Id: -1,
-			Permission: v2.Permission_READ_WRITE, Broker: g.broker(), AcceptMessageTypes: types}}}
-		return out, nil
+	for _, rb := range rt.Brokers {
+		if rb.Perm&meta.PermRead == 0 || rb.ReadQueues == 0 {
+			continue
+		}
+		b := g.routeBroker(rb)
+		if !orderly {
+			out.Assignments = append(out.Assignments, &v2.Assignment{MessageQueue: &v2.MessageQueue{Topic: res, Id: -1,
+				Permission: v2.Permission_READ_WRITE, Broker: b, AcceptMessageTypes: types}})
+			continue
+		}
+		for id := range rb.ReadQueues {
+			out.Assignments = append(out.Assignments, &v2.Assignment{MessageQueue: &v2.MessageQueue{Topic: res, Id: id,
+				Permission: queuePerm(rb.ReadQueues, rb.WriteQueues, rb.Perm, id), Broker: b, AcceptMessageTypes: types}})
+		}
 	}
-	for id := range ti.ReadQueueNums {
-		out.Assignments = append(out.Assignments, &v2.Assignment{MessageQueue: &v2.MessageQueue{Topic: res, Id: id,
-			Permission: permission(ti, id), Broker: g.broker(), AcceptMessageTypes: types}})
+	if len(out.Assignments) == 0 {
+		return &v2.QueryAssignmentResponse{Status: statusf(v2.Code_FORBIDDEN, "topic %s has no readable queue", quote(topic))}, nil
 	}
 	return out, nil
 }

@@ -1,8 +1,10 @@
 package process
 
 // The gRPC endpoint (netloop/grpcgw): RocketMQ 5's MessagingService for the
-// RocketMQ 5 SDKs, translated into remoting requests to the broker's own
-// port. Started after the broker's port, stopped before it.
+// RocketMQ 5 SDKs, over the broker's API (actors/broker). Started after the
+// broker's port, stopped before it. Its advertised address is registered
+// with the name servers (the registration's grpcEndpoint), and its routes
+// span the cluster: the broker asks its name servers (grpcroutes.go).
 
 import (
 	"context"
@@ -10,17 +12,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 )
 
 // GRPCConfig configures the gRPC endpoint.
 type GRPCConfig struct {
-	// Listen is its address ("" = none; cmd/wheelmq defaults to
-	// 0.0.0.0:8081, tests use a free port).
+	// Listen is its address ("" = none; cmd/wheelmq defaults to the
+	// host of --listen with port 8081, tests bind port 0).
 	Listen string
-	// Advertise is the host:port routes carry ("": the listen address,
-	// a wildcard host replaced like the broker's advertised host).
+	// ListenIsDefault marks Listen as the default, not asked for: when its
+	// port is taken the endpoint moves aside to a port the kernel picks
+	// (logged) instead of failing the start, so that several brokers on
+	// one machine start as written; clients find it through any other
+	// endpoint's routes.
+	ListenIsDefault bool
+	// Advertise is the host:port routes carry ("": the broker's
+	// advertised host with the bound gRPC port).
 	Advertise string
 	// SignatureSkew and SignatureOffsets bound the signed date of a call
 	// under an ACL (grpcgw.Options; zero skew: the default).
@@ -44,12 +53,12 @@ func (n *Node) startGRPC() error {
 		serverTLS = n.tls.ServerConfig()
 	}
 	g, err := grpcgw.New(grpcgw.Options{
-		Listen: c.Listen, Advertise: c.Advertise, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
-		Broker:     n.broker.core,
+		Listen: c.Listen, MoveAside: c.ListenIsDefault, Advertise: c.Advertise,
+		AdvertiseHost: n.broker.advertise.Addr().String(), Broker: n.broker.core, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
 		BrokerName: bc.BrokerName, TLSMode: n.cfg.TLS.Mode, TLSConfig: serverTLS,
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
 		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,
-		MaxMessageSize: bc.MaxMessageSize, AutoCreateTopic: bc.AutoCreateTopic, DefaultQueueNums: int(bc.DefaultQueueNums),
+		MaxMessageSize: bc.MaxMessageSize, DefaultQueueNums: int(bc.DefaultQueueNums),
 		TypeCheck:  func() bool { return n.broker.Pipeline().Settings().TopicMessageTypeCheck },
 		Registerer: n.registry, Logger: n.cfg.Logger,
 	})
@@ -57,9 +66,16 @@ func (n *Node) startGRPC() error {
 		return err
 	}
 	if err := g.Start(); err != nil {
-		return fmt.Errorf("start grpc endpoint: %w", err)
+		return fmt.Errorf("start grpc endpoint (--grpc-listen %s; another address, or empty for none): %w", c.Listen, err)
 	}
 	n.grpc = g
+	var lookup broker.RouteLookup
+	if len(bc.NameServers) > 0 {
+		n.grpcRoutes = newNSRoutes(bc.NameServers, bc.NamesrvTLS, bc.RegisterCredentials, n.cfg.Logger)
+		lookup = n.grpcRoutes
+	}
+	n.broker.Core().ServeRoutes(lookup, g.Advertise())
+	n.broker.pipe.SetGRPCEndpoint(g.Advertise())
 	return nil
 }
 
@@ -68,7 +84,11 @@ func (n *Node) stopGRPC(ctx context.Context) error {
 	if n.grpc == nil {
 		return nil
 	}
-	return n.grpc.Stop(ctx)
+	err := n.grpc.Stop(ctx)
+	if n.grpcRoutes != nil {
+		n.grpcRoutes.Close()
+	}
+	return err
 }
 
 // GRPCAddr is the gRPC endpoint's bound address ("" if none).

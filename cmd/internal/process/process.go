@@ -130,6 +130,7 @@ type Node struct {
 	brokerUsers lateUsers
 	console     *consoleBackend // the web console's backend (nil: no console)
 	grpc        *grpcgw.Gateway // the gRPC endpoint (nil: none)
+	grpcRoutes  *nsRoutes       // its routes' name-server lookup (nil: none)
 	http        *http.Server
 	httpSniff   *sniffer // splits the HTTP port between HTTPS and HTTP (permissive; nil: one of them)
 	httpAddr    string
