@@ -30,7 +30,8 @@ const (
 	DefaultIdleTimeout = 120 * time.Second
 	// DefaultHandshakeTimeout bounds a connection's TLS sniff and handshake.
 	DefaultHandshakeTimeout = 10 * time.Second
-	// DefaultRequestTimeout bounds one internal remoting request.
+	// DefaultRequestTimeout bounds one call the gateway makes of its own
+	// accord (an auto-renewal of a receipt handle).
 	DefaultRequestTimeout = 5 * time.Second
 	// recvMargin is what MaxRecvMsgSize allows beyond the largest body
 	// (headers, properties, protobuf framing).
@@ -52,11 +53,6 @@ type Options struct {
 	// AdvertiseHost is the host of the advertised endpoint when Advertise
 	// is empty ("": the bound host, a wildcard turned into 127.0.0.1).
 	AdvertiseHost string
-	// BrokerAddr is this broker's remoting address, dialed over loopback.
-	BrokerAddr string
-	// BrokerTLS, when set, makes the internal connections speak TLS (a
-	// broker port that enforces TLS).
-	BrokerTLS *tls.Config
 	// Broker is the broker's API, called in process (routes and
 	// assignments, sends, transactions, recalls, client registration,
 	// receives, acks, offsets); nil (codec
@@ -99,7 +95,8 @@ type Options struct {
 	TypeCheck func() bool
 	// IdleTimeout ends idle sessions (zero: DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	// RequestTimeout bounds one internal request (zero: default).
+	// RequestTimeout bounds one call the gateway makes of its own accord
+	// (zero: default).
 	RequestTimeout time.Duration
 	// Registerer receives the wheelmq_grpc_* metrics (nil: none).
 	Registerer prometheus.Registerer
@@ -131,9 +128,6 @@ type Gateway struct {
 
 // New checks the options and builds a gateway; Start listens.
 func New(o Options) (*Gateway, error) {
-	if o.BrokerAddr == "" {
-		return nil, errors.New("grpc gateway: no broker address")
-	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}

@@ -38,9 +38,9 @@ func TestHandlerPanicIsInternal(t *testing.T) {
 	settingsPanics.Store(1)
 	logs := &lockedBuffer{}
 	reg := prometheus.NewRegistry()
-	addr, core := startBroker(t)
+	_, core := startBroker(t)
 	g, err := New(Options{
-		Listen: "127.0.0.1:0", BrokerAddr: addr, Broker: core, BrokerName: "broker-a",
+		Listen: "127.0.0.1:0", Broker: core, BrokerName: "broker-a",
 		AcceptTypes: func(attrs map[string]string) []v2.MessageType {
 			if routePanics.Add(-1) >= 0 {
 				panic("accept types exploded")

@@ -45,7 +45,6 @@ type session struct {
 	remote atomic.Pointer[netip.AddrPort] // the client's address, as its latest call came from
 
 	mu         sync.Mutex
-	client     *remoting.Client
 	clientType v2.ClientType
 	settings   *v2.Settings        // the merged settings last answered (nil: none yet)
 	topics     map[string]struct{} // published topics: producer group = topic
@@ -160,65 +159,6 @@ func (s *session) touch() {
 	s.mu.Lock()
 	s.lastSeen = time.Now()
 	s.mu.Unlock()
-}
-
-// conn returns the session's connection to the broker, dialing it (and
-// registering the client on it again) when there is none or it closed.
-func (s *session) conn(ctx context.Context) (*remoting.Client, error) {
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		return nil, errors.New("session ended")
-	}
-	if c := s.client; c != nil {
-		select {
-		case <-c.Done():
-		default:
-			s.mu.Unlock()
-			return c, nil
-		}
-		_ = c.Close()
-		s.client = nil
-	}
-	s.mu.Unlock()
-	opts := remoting.ClientOptions{TLS: s.g.opts.BrokerTLS, OnRequest: s.onRequest,
-		Logger: s.g.log.With().Str("client_id", s.id).Logger(), MaxFrame: s.g.opts.MaxMessageSize*32 + recvMargin}
-	if !s.creds.IsZero() {
-		opts.Sign = s.creds.Signer()
-	}
-	dctx, cancel := context.WithTimeout(ctx, s.g.opts.RequestTimeout)
-	defer cancel()
-	c, err := remoting.Dial(dctx, s.g.opts.BrokerAddr, opts)
-	if err != nil {
-		return nil, fmt.Errorf("connect to the broker %s: %w", s.g.opts.BrokerAddr, err)
-	}
-	s.mu.Lock()
-	if s.ended || s.client != nil {
-		other := s.client
-		ended := s.ended
-		s.mu.Unlock()
-		_ = c.Close()
-		if ended {
-			return nil, errors.New("session ended")
-		}
-		return other, nil
-	}
-	s.client = c
-	s.mu.Unlock()
-	return c, nil
-}
-
-// invoke sends one request over the session's connection.
-func (s *session) invoke(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
-	c, err := s.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.InvokeWithin(ctx, req, s.g.opts.RequestTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("broker request %d: %w", req.Code, err)
-	}
-	return resp, nil
 }
 
 // heartbeatData is what registers the client (false: nothing to
@@ -341,19 +281,6 @@ func (s *session) register(typ v2.ClientType, topics []string, group string, sub
 	return changed
 }
 
-// onRequest serves the broker's requests on the internal connection.
-func (s *session) onRequest(req *remoting.Command) *remoting.Command {
-	switch req.Code {
-	case remoting.CheckTransactionState:
-		s.relayCheck(req)
-		return nil
-	case remoting.NotifyConsumerIDsChanged:
-		return nil
-	}
-	return remoting.NewResponse(req, remoting.RequestCodeNotSupported,
-		fmt.Sprintf("request code %d is not supported by a gRPC client", req.Code))
-}
-
 // relayCheck sends a CHECK_TRANSACTION_STATE to the client's Telemetry
 // stream as a recover_orphaned_transaction_command.
 func (s *session) relayCheck(req *remoting.Command) {
@@ -402,12 +329,7 @@ func (s *session) end(ctx context.Context, notify bool) {
 	}
 	s.mu.Lock()
 	s.ended = true
-	c := s.client
-	s.client = nil
 	s.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
-	}
 	s.g.log.Debug().Str("client_id", s.id).Bool("notified", notify).Msg("grpc session closed")
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 )
 
@@ -44,17 +43,13 @@ func (n *Node) startGRPC() error {
 		return nil
 	}
 	bc := n.broker.cfg
-	var brokerTLS *tls.Config
-	if n.cfg.TLS.Mode == netloop.TLSEnforcing {
-		brokerTLS = n.tls.ClientConfig() // the broker's port takes only TLS
-	}
 	var serverTLS *tls.Config
 	if n.tls != nil {
 		serverTLS = n.tls.ServerConfig()
 	}
 	g, err := grpcgw.New(grpcgw.Options{
 		Listen: c.Listen, MoveAside: c.ListenIsDefault, Advertise: c.Advertise,
-		AdvertiseHost: n.broker.advertise.Addr().String(), Broker: n.broker.core, BrokerAddr: dialable(n.broker.Addr()), BrokerTLS: brokerTLS,
+		AdvertiseHost: n.broker.advertise.Addr().String(), Broker: n.broker.core,
 		BrokerName: bc.BrokerName, TLSMode: n.cfg.TLS.Mode, TLSConfig: serverTLS,
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
 		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,
