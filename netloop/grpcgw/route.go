@@ -112,9 +112,6 @@ func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) gro
 	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes}
 }
 
-// endpoints is the gateway's advertised address as route endpoints.
-func (g *Gateway) endpoints() *v2.Endpoints { return endpointsOf(g.adv) }
-
 // endpointsOf is host:port as route endpoints.
 func endpointsOf(addr string) *v2.Endpoints {
 	host, port, err := net.SplitHostPort(addr)
@@ -130,11 +127,6 @@ func endpointsOf(addr string) *v2.Endpoints {
 		}
 	}
 	return &v2.Endpoints{Scheme: scheme, Addresses: []*v2.Address{{Host: host, Port: int32(p)}}}
-}
-
-// broker is this broker in routes.
-func (g *Gateway) broker() *v2.Broker {
-	return &v2.Broker{Name: g.opts.BrokerName, Id: 0, Endpoints: g.endpoints()}
 }
 
 // routeBroker is one group of a cluster route in routes.
