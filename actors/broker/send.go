@@ -186,7 +186,7 @@ func (b *Broker) Send(c Caller, req *SendRequest, done func(*SendResult, *Error)
 		}
 		return
 	}
-	auto, ok := b.autoCreateConfig(req)
+	auto, ok := b.AutoCreateConfig(req.Topic, req.DefaultTopic, req.DefaultQueueNums)
 	if !ok {
 		done(nil, Errorf(TopicNotFound, "topic[%s] not exist, apply first please!", req.Topic))
 		return

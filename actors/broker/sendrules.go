@@ -4,41 +4,8 @@ package broker
 // topic's route is registered: one rule for every front door.
 
 import (
-	"strings"
 	"sync"
-
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
-
-// DefaultTopic is RocketMQ's template topic for auto-created topics.
-const DefaultTopic = "TBW102"
-
-// autoCreateConfig returns the configuration a missing topic gets, or false
-// when it may not be created: retry and DLQ topics always (one queue),
-// others from the default topic when auto-creation is on and the default
-// topic exists and lets its configuration be inherited (RocketMQ's
-// TopicConfigManager.createTopicInSendMessageMethod).
-func (b *Broker) autoCreateConfig(req *SendRequest) (meta.TopicConfig, bool) {
-	cfg := meta.TopicConfig{TopicName: req.Topic, TopicFilterType: "SINGLE_TAG", Perm: meta.PermRead | meta.PermWrite}
-	if strings.HasPrefix(req.Topic, meta.RetryGroupTopicPrefix) || strings.HasPrefix(req.Topic, meta.DLQGroupTopicPrefix) {
-		cfg.ReadQueueNums, cfg.WriteQueueNums = 1, 1
-		return cfg, true
-	}
-	if !b.p.Settings().AutoCreateTopic || req.DefaultTopic == "" {
-		return cfg, false
-	}
-	def, ok := b.p.Topics().Get(req.DefaultTopic)
-	if !ok || def.Perm&meta.PermInherit == 0 {
-		return cfg, false
-	}
-	n := def.WriteQueueNums
-	if req.DefaultQueueNums > 0 && req.DefaultQueueNums < n {
-		n = req.DefaultQueueNums
-	}
-	cfg.ReadQueueNums, cfg.WriteQueueNums = n, n
-	cfg.Perm = def.Perm &^ meta.PermInherit
-	return cfg, true
-}
 
 // routeGate holds a send's answer until its topic's route is registered:
 // the send made the topic, and the client's next route lookup must find

@@ -113,7 +113,7 @@ func (g *Gateway) sendOne(ctx context.Context, s *session, c broker.Caller, m *v
 		return
 	}
 	core.Send(c, &broker.SendRequest{
-		ProducerGroup: topic, Topic: topic, DefaultTopic: broker.DefaultTopic, DefaultQueueNums: int32(g.opts.DefaultQueueNums),
+		ProducerGroup: topic, Topic: topic, DefaultTopic: broker.AutoCreateTopic, DefaultQueueNums: int32(g.opts.DefaultQueueNums),
 		QueueID: -1, MessageGroup: f.group, SysFlag: f.sysFlag, BornTimestamp: f.born, Props: f.props, Body: m.GetBody(),
 	}, func(res *broker.SendResult, err *broker.Error) {
 		if err != nil {
