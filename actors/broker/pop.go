@@ -115,6 +115,12 @@ func (b *Broker) popCheck(c Caller, group, topic string, queueID int32, what str
 // Pop takes up to MaxNums messages, invisible for Invisible, waiting up to
 // Poll when there are none.
 func (b *Broker) Pop(c Caller, r *PopRequest, done func(*PopResult, *Error)) {
+	// Only a master serves POP (its check points and acks are appended to
+	// the log): a replica refuses before anything is delivered or counted.
+	if err := b.NotMaster(); err != nil {
+		done(nil, err)
+		return
+	}
 	queues, err := b.popCheck(c, r.Group, r.Topic, r.QueueID, "peeking")
 	if err == nil && (r.MaxNums <= 0 || r.MaxNums > MaxPopNums) {
 		err = Errorf(BadRequest, "the broker[%s] pop message's num is greater than %d", b.cfg.BrokerName, MaxPopNums)

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/pop"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -168,4 +170,22 @@ func TestAckIsOneRequest(t *testing.T) {
 		b.ChangeInvisible(viaGRPC, &ChangeRequest{Group: "cg", Topic: "orders", Handle: req.Entries[0].Handle}, done)
 	})
 	wantStatus(t, "a change of a dead handle", err, HandleExpired)
+}
+
+// A replica refuses a pop before anything is delivered or counted, naming
+// its master.
+func TestReplicaRefusesPop(t *testing.T) {
+	holder := role.NewHolder(role.State{Kind: role.Replica, BrokerID: 2, MasterAddr: "192.0.2.1:10911"})
+	b := newTestBroker(t, func(c *pipeline.Config) {
+		c.Replication, c.HAListen, c.Role, c.HASecret = pipeline.ReplicationController, "127.0.0.1:0", holder, []byte("0123456789abcdef0123456789abcdef")
+	})
+	_, err := call(t, func(done func(*PopResult, *Error)) {
+		b.Pop(Caller{Protocol: GRPC}, &PopRequest{Group: "g", Topic: "t", QueueID: -1, MaxNums: 1, Invisible: 30 * time.Second}, done)
+	})
+	if StatusOf(err) != NotMaster || !strings.Contains(err.Remark, "192.0.2.1:10911") {
+		t.Fatalf("pop on a replica: %v", err)
+	}
+	if n := b.Pipeline().Pop().Inflight(); n != 0 {
+		t.Fatalf("the refused pop left %d deliveries in flight", n)
+	}
 }
