@@ -18,16 +18,6 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// topicInfo is what GET_TOPIC_CONFIG (351) answers, as far as routes need.
-type topicInfo struct {
-	TopicName      string            `json:"topicName"`
-	ReadQueueNums  int32             `json:"readQueueNums"`
-	WriteQueueNums int32             `json:"writeQueueNums"`
-	Perm           int32             `json:"perm"`
-	Order          bool              `json:"order"`
-	Attributes     map[string]string `json:"attributes"`
-}
-
 // groupInfo is what GET_SUBSCRIPTIONGROUP_CONFIG (352) answers, as far as
 // settings need.
 type groupInfo struct {
@@ -60,25 +50,6 @@ func DefaultAcceptTypes(attrs map[string]string) []v2.MessageType {
 	return all
 }
 
-// topicConfig is topic's configuration, asked of the broker in process;
-// create makes it first when no broker has it, by the rule of a first
-// send through TBW102 (broker.Topic, which also decides the ACL: PUB or
-// SUB on the topic, PUB to create it). A nil info comes with the status
-// to answer.
-func (g *Gateway) topicConfig(ctx context.Context, s *session, topic string, create bool) (*topicInfo, *v2.Status) {
-	if topic == "" {
-		return nil, statusf(v2.Code_ILLEGAL_TOPIC, "topic is empty")
-	}
-	if g.opts.Broker == nil {
-		return nil, noCore()
-	}
-	cfg, err := g.opts.Broker.TopicWait(ctx, g.callerOf(ctx, s), topic, create)
-	if err != nil {
-		return nil, g.topicStatus(topic, err)
-	}
-	return infoOf(cfg), nil
-}
-
 // topicStatus is the answer to a failed topic call.
 func (g *Gateway) topicStatus(topic string, err error) *v2.Status {
 	var be *broker.Error
@@ -93,12 +64,6 @@ func (g *Gateway) topicStatus(topic string, err error) *v2.Status {
 		st.Message = fmt.Sprintf("topic %s does not exist", quote(topic))
 	}
 	return st
-}
-
-// infoOf is cfg as routes and sends read it.
-func infoOf(cfg meta.TopicConfig) *topicInfo {
-	return &topicInfo{TopicName: cfg.TopicName, ReadQueueNums: cfg.ReadQueueNums, WriteQueueNums: cfg.WriteQueueNums,
-		Perm: cfg.Perm, Order: cfg.Order, Attributes: cfg.Attributes}
 }
 
 // groupConfig is group's configuration, read from the broker's published
@@ -136,11 +101,6 @@ func (g *Gateway) routeBroker(rb broker.RouteBroker) *v2.Broker {
 		ep = g.adv
 	}
 	return &v2.Broker{Name: rb.Name, Id: 0, Endpoints: endpointsOf(ep)}
-}
-
-// permission is queue id's permission under ti.
-func permission(ti *topicInfo, id int32) v2.Permission {
-	return queuePerm(ti.ReadQueueNums, ti.WriteQueueNums, ti.Perm, id)
 }
 
 // queuePerm is queue id's permission among read and write queues under

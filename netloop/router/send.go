@@ -21,9 +21,6 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// maxPropertiesSize is RocketMQ's limit on encoded properties.
-const maxPropertiesSize = broker.MaxPropertiesSize
-
 // sendHeader is the decoded send request header (V1 long names or V2 short
 // names).
 type sendHeader struct {
