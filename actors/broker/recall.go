@@ -72,19 +72,7 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 		fail(err)
 		return
 	}
-	cancel := map[string]string{
-		message.PropTimerDelUniqKey: req.Topic + "+" + req.Uniq,
-		message.PropUniqKey:         req.Uniq,
-		message.PropTimerOutMS:      strconv.FormatInt(req.DueMs, 10),
-		message.PropRealTopic:       req.Topic,
-		message.PropRealQueueID:     "0",
-		message.PropCluster:         b.cfg.Cluster,
-	}
-	out := &message.Record{
-		QueueID: 0, BornTimestamp: now, BornHost: c.Remote, StoreTimestamp: now, StoreHost: b.advertise,
-		Body: []byte("0"), Topic: timer.Topic, Properties: message.EncodeProperties(cancel),
-	}
-	enc, err := out.Encode(nil)
+	enc, err := b.encodeCancel(c, req.Topic, req.Uniq, "0", req.DueMs, now)
 	if err != nil {
 		fail(Errorf(Internal, "recall failed, encode the cancel: %v", err))
 		return
@@ -101,4 +89,24 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 				Str("protocol", c.Protocol.String()).Msg("timer message recalled")
 			done(req.Uniq, res, nil)
 		}})
+}
+
+// encodeCancel encodes the timer-topic record that cancels the timer
+// message uniq of realTopic due at dueMs (TIMER_DEL_UNIQKEY
+// realTopic+uniq): the record RECALL_MESSAGE and the admin cancel both
+// append.
+func (b *Broker) encodeCancel(c Caller, realTopic, uniq, realQueueID string, dueMs, now int64) ([]byte, error) {
+	cancel := map[string]string{
+		message.PropTimerDelUniqKey: realTopic + "+" + uniq,
+		message.PropUniqKey:         uniq,
+		message.PropTimerOutMS:      strconv.FormatInt(dueMs, 10),
+		message.PropRealTopic:       realTopic,
+		message.PropRealQueueID:     realQueueID,
+		message.PropCluster:         b.cfg.Cluster,
+	}
+	out := &message.Record{
+		QueueID: 0, BornTimestamp: now, BornHost: c.Remote, StoreTimestamp: now, StoreHost: b.advertise,
+		Body: []byte("0"), Topic: timer.Topic, Properties: message.EncodeProperties(cancel),
+	}
+	return out.Encode(nil)
 }

@@ -87,19 +87,7 @@ func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done
 		fail(err)
 		return
 	}
-	cancel := map[string]string{
-		message.PropTimerDelUniqKey: realTopic + "+" + uniq,
-		message.PropUniqKey:         uniq,
-		message.PropTimerOutMS:      strconv.FormatInt(due, 10),
-		message.PropRealTopic:       realTopic,
-		message.PropRealQueueID:     props[message.PropRealQueueID],
-		message.PropCluster:         b.cfg.Cluster,
-	}
-	out := &message.Record{
-		QueueID: 0, BornTimestamp: now, BornHost: c.Remote, StoreTimestamp: now, StoreHost: b.advertise,
-		Body: []byte("0"), Topic: timer.Topic, Properties: message.EncodeProperties(cancel),
-	}
-	enc, err := out.Encode(nil)
+	enc, err := b.encodeCancel(c, realTopic, uniq, props[message.PropRealQueueID], due, now)
 	if err != nil {
 		fail(Errorf(Internal, "encode cancel: %v", err))
 		return
