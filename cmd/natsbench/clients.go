@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -74,7 +74,7 @@ func createTopic(ctx context.Context, broker, namesrv string) error {
 	}
 }
 
-// nativePublisher is wheelmq's native producer (netloop/producer).
+// nativePublisher is wheelmq's native producer (cmd/internal/client/producer).
 type nativePublisher struct{ p *producer.Producer }
 
 func newNative(namesrv string) (*nativePublisher, error) {

@@ -10,7 +10,7 @@
 //     NATS scheduled messages (Nats-Schedule "@at", NATS 2.12+; one schedule
 //     subject per message, as NATS keeps one schedule per subject).
 //
-// wheelmq is driven by its native producer (netloop/producer) and, for
+// wheelmq is driven by its native producer (cmd/internal/client/producer) and, for
 // reference, by the official RocketMQ Go client; NATS by nats.go's
 // jetstream API. Each measurement runs for --duration after a warm-up, the
 // systems take turns, and the table shows the medians of --rounds rounds

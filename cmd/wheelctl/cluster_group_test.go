@@ -18,7 +18,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // group is a consumer group of two official Go push consumers.

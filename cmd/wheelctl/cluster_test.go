@@ -20,8 +20,8 @@ import (
 
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // ledger records what producers had acknowledged, where.

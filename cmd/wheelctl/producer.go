@@ -1,7 +1,7 @@
 package main
 
 // The producing side of send and bench, behind a small interface:
-// wheelmq's native producer (netloop/producer, the default) and the
+// wheelmq's native producer (cmd/internal/client/producer, the default) and the
 // official RocketMQ Go client (--client official) implement it.
 
 import (
@@ -66,7 +66,7 @@ type producerOptions struct {
 
 // producerKinds are the producers --client can name.
 var producerKinds = map[string]func(producerOptions) (messageProducer, error){
-	"native":   newNativeProducer, // netloop/producer
+	"native":   newNativeProducer, // cmd/internal/client/producer
 	"official": newGoProducer,     // the official RocketMQ Go client
 	"go":       newGoProducer,     // the name --client had before the native producer
 	"grpc":     newGRPCProducer,   // the RocketMQ 5 Go SDK over gRPC (--protocol grpc)

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
-// nativeProducer is wheelmq's own producer (netloop/producer): the default
+// nativeProducer is wheelmq's own producer (cmd/internal/client/producer): the default
 // of send and bench, which costs the client far less CPU than the official
 // Go client and so shows more of the broker's own speed.
 type nativeProducer struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // BenchmarkConsoleSendCost measures sync sends (native producer, 32

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // asyncWindow bounds the async sends in flight in BenchmarkNativeProducer.

@@ -12,11 +12,11 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// nativeProducer starts a native producer (netloop/producer) on the
+// nativeProducer starts a native producer (cmd/internal/client/producer) on the
 // given name servers with its own client instance; it is closed when the
 // test ends.
 func nativeProducer(t testing.TB, namesrv []string, opts ...producer.Option) *producer.Producer {

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 	"github.com/wheelmq/wheelmq/netloop/portres"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 

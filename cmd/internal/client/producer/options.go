@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 )
 
 // Defaults of the producer's options.

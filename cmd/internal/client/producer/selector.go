@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 

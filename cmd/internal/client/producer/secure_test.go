@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/remoting/remotingtest"
 )

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/netloop/remoting/remotingtest"
 )
 

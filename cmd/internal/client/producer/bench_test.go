@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/mqclient"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
