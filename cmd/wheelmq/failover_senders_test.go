@@ -22,11 +22,12 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
-// sendEvent is one send of a failover sender: its body, when it ended, and
-// its error (nil: acknowledged).
+// sendEvent is one send of a failover sender: its body, when it ended,
+// how long it took, and its error (nil: acknowledged).
 type sendEvent struct {
 	body string
 	at   time.Time
+	took time.Duration
 	err  error
 }
 
@@ -119,10 +120,11 @@ func runSenders(senders []*failoverSender, stop <-chan struct{}) (wait func()) {
 			for i := 0; ; i++ {
 				body := fmt.Sprintf("%s-%06d", prefix, i)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				began := time.Now()
 				err := s.send(ctx, body)
 				cancel()
 				s.mu.Lock()
-				s.events = append(s.events, sendEvent{body: body, at: time.Now(), err: err})
+				s.events = append(s.events, sendEvent{body: body, at: time.Now(), took: time.Since(began), err: err})
 				s.mu.Unlock()
 				select {
 				case <-stop:
@@ -140,6 +142,7 @@ type window struct {
 	sends, failed       int
 	first, last         time.Duration // first and last failure after the kill (0 when none failed)
 	firstOKAfter        time.Duration // the first acknowledged send after the last failure
+	longest             time.Duration // the longest send
 	lastErr             string
 	acked, failedBodies []string
 }
@@ -149,6 +152,7 @@ func windowOf(s *failoverSender, killed time.Time) window {
 	var w window
 	for _, e := range s.events {
 		w.sends++
+		w.longest = max(w.longest, e.took)
 		if e.err == nil {
 			w.acked = append(w.acked, e.body)
 			continue

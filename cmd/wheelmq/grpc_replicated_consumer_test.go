@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +28,17 @@ type failoverConsumer struct {
 	ackFails int            // acks that failed (the message comes again)
 	lastAt   time.Time      // the last delivery
 	lastErr  error          // the last failed receive (other than no message)
+	trail    []string       // the last receives: when, how many, error
+}
+
+// note adds one receive's outcome to fc's trail (the last 40).
+func (fc *failoverConsumer) note(n int, err error) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.trail = append(fc.trail, fmt.Sprintf("%s %d %v", time.Now().Format("15:04:05.000"), n, err))
+	if len(fc.trail) > 40 {
+		fc.trail = fc.trail[1:]
+	}
 }
 
 // consumerInvisible is the invisibility of the failover consumer's
@@ -34,12 +47,12 @@ type failoverConsumer struct {
 const consumerInvisible = 10 * time.Second
 
 // newFailoverConsumer makes a SimpleConsumer of group on topic at
-// endpoint (long polls of 3 s); run starts its receive loop once the
+// endpoint (long polls of 2 s); run starts its receive loop once the
 // caller started it.
 func newFailoverConsumer(t *testing.T, endpoint, group, topic string) *failoverConsumer {
 	t.Helper()
 	c, err := rmq.NewSimpleConsumer(&rmq.Config{Endpoint: endpoint, ConsumerGroup: group, Credentials: &credentials.SessionCredentials{}},
-		rmq.WithSimpleAwaitDuration(3*time.Second),
+		rmq.WithSimpleAwaitDuration(2*time.Second),
 		rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{topic: rmq.SUB_ALL}))
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +76,15 @@ func (fc *failoverConsumer) loop() {
 			return
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		msgs, err := fc.c.Receive(ctx, 16, consumerInvisible)
+		// One message a receive: the SDK (v5.1.4) dials a dead endpoint for
+		// 5 s whatever the deadline, holding its connection table, and each
+		// ack of a message the old master delivered is such a dial, so a
+		// batch in hand at the kill would hold the loop (and every other
+		// call of the SDK) for 5 s a message. The deadline is past the long
+		// poll (2 s) and the SDK's request timeout (3 s).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		msgs, err := fc.c.Receive(ctx, 1, consumerInvisible)
+		fc.note(len(msgs), err)
 		if err != nil {
 			cancel()
 			if !isV5NotFound(err) {
@@ -131,8 +151,11 @@ func (fc *failoverConsumer) waitReceived(t *testing.T, bodies []string, deadline
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d of %d acknowledged messages not received by the SimpleConsumer (last receive error: %v)",
-				what, n, len(bodies), err)
+			fc.mu.Lock()
+			trail := strings.Join(fc.trail, "\n")
+			fc.mu.Unlock()
+			t.Fatalf("%s: %d of %d acknowledged messages not received by the SimpleConsumer (last receive error: %v); the last receives:\n%s",
+				what, n, len(bodies), err, trail)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
