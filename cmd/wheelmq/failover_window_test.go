@@ -134,9 +134,13 @@ func failoverRun(t *testing.T, phase time.Duration) {
 				s.name, w.sends, w.longest.Seconds(), twice)
 			continue
 		}
-		t.Logf("%-28s %5d sends, %4d failed: first %6.2f s, last %6.2f s after the kill, next ack %6.2f s; window %6.2f s; "+
+		next := "none before the measurement ended"
+		if w.firstOKAfter > 0 {
+			next = fmt.Sprintf("%6.2f s", w.firstOKAfter.Seconds())
+		}
+		t.Logf("%-28s %5d sends, %4d failed: first %6.2f s, last %6.2f s after the kill, next ack %s; window %6.2f s; "+
 			"longest send %.2f s; failed but stored %d, acknowledged and stored twice %d; last error: %s",
-			s.name, w.sends, w.failed, w.first.Seconds(), w.last.Seconds(), w.firstOKAfter.Seconds(),
+			s.name, w.sends, w.failed, w.first.Seconds(), w.last.Seconds(), next,
 			(w.last - w.first).Seconds(), w.longest.Seconds(), storedFailed, twice, shorten(w.lastErr, 160))
 		if len(w.acked) == 0 {
 			t.Errorf("%s: nothing acknowledged", s.name)

@@ -92,11 +92,14 @@ func (fc *failoverConsumer) loop() {
 				fc.lastErr = err
 				fc.mu.Unlock()
 				// The dead master's endpoint, until the SDK reads the route
-				// again: do not spin.
+				// again: each receive there holds the SDK's connection table
+				// for a 5 s dial, and a route refresh that waits behind one
+				// for more than 3 s gives up (the next comes 30 s later).
+				// Leave it some room.
 				select {
 				case <-fc.stop:
 					return
-				case <-time.After(50 * time.Millisecond):
+				case <-time.After(time.Second):
 				}
 			}
 			continue

@@ -133,7 +133,7 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	// access points, sending nothing meanwhile (each send to the dead
 	// endpoint holds the SDK's connection table for a 5 s dial).
 	refreshed := waitRouteRefreshes(t, replicaMetrics, []float64{routeQueries(t, replicaMetrics[0]), routeQueries(t, replicaMetrics[1])},
-		75*time.Second)
+		100*time.Second) // a refresh that waits behind a dial of the dead endpoint fails; the next is 30 s later
 	phase(fmt.Sprintf("the SDKs read the route again: the producer's %.2fs, the consumer's %.2fs",
 		refreshed[0].Sub(began).Seconds(), refreshed[1].Sub(began).Seconds()))
 	for end := i + after; i < end; i++ {
