@@ -1,7 +1,7 @@
 package main
 
-// A v5 producer on a replicated group of three through a replica's
-// endpoint, across a SIGKILL of the master.
+// A v5 producer and a v5 SimpleConsumer on a replicated group of three,
+// each through a replica's endpoint, across a SIGKILL of the master.
 
 import (
 	"bytes"
