@@ -197,8 +197,8 @@ func (g *Gateway) Start() error {
 	})
 	opts := []grpc.ServerOption{
 		grpc.Creds(creds),
-		grpc.MaxRecvMsgSize(g.opts.MaxMessageSize+recvMargin),
-		grpc.MaxSendMsgSize(32*(g.opts.MaxMessageSize+recvMargin)),
+		grpc.MaxRecvMsgSize(g.opts.MaxMessageSize + recvMargin),
+		grpc.MaxSendMsgSize(32 * (g.opts.MaxMessageSize + recvMargin)),
 		grpc.ConnectionTimeout(g.opts.HandshakeTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}),
