@@ -46,8 +46,9 @@ func (g *Gateway) callerOf(ctx context.Context, s *session) broker.Caller {
 // gateway has none (Options.Broker nil).
 func noCore() *v2.Status { return statusf(v2.Code_INTERNAL_SERVER_ERROR, "no broker API") }
 
-// SendMessage stores the messages: one broker call each, all made at
-// once and answered together (no round trip between them).
+// SendMessage stores the messages: several plain messages of one topic
+// in one broker call (a batch: sendbatch.go), else one broker call each,
+// all made at once and answered together (no round trip between them).
 func (g *Gateway) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
@@ -56,6 +57,9 @@ func (g *Gateway) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 	msgs := req.GetMessages()
 	if len(msgs) == 0 {
 		return &v2.SendMessageResponse{Status: statusf(v2.Code_BAD_REQUEST, "no messages")}, nil
+	}
+	if batchable(msgs) {
+		return g.sendBatch(ctx, s, msgs), nil
 	}
 	c := g.callerOf(ctx, s)
 	entries := make([]*v2.SendResultEntry, len(msgs))
