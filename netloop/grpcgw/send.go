@@ -10,6 +10,7 @@ package grpcgw
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"strconv"
 
@@ -29,6 +30,10 @@ func peerAddr(ctx context.Context) netip.AddrPort {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
 		return netip.AddrPort{}
+	}
+	if ta, ok := p.Addr.(*net.TCPAddr); ok { // the usual case: no formatting and parsing
+		ap := ta.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	ap, err := netip.ParseAddrPort(p.Addr.String())
 	if err != nil {
