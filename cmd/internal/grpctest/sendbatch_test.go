@@ -9,6 +9,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -49,7 +50,7 @@ func TestSendMessageBatchIsOneAppend(t *testing.T) {
 		}
 	}
 
-	recs := allRecords(t, n, topic, 4)
+	recs := storedRecords(t, n, topic, 4, 5)
 	var queue int32 = -1
 	for q, rs := range recs {
 		if len(rs) > 0 {
@@ -80,4 +81,20 @@ func TestSendMessageBatchIsOneAppend(t *testing.T) {
 	if resp.GetEntries()[1].GetRecallHandle() == "" {
 		t.Fatalf("the timer message was not stored as one: %v", resp.GetEntries()[1])
 	}
+}
+
+// storedRecords reads topic's queues until they hold want records (a send
+// is answered once appended; its consume-queue entry follows).
+func storedRecords(t *testing.T, n *process.Node, topic string, queues, want int) map[int32][]message.Record {
+	t.Helper()
+	var recs map[int32][]message.Record
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d records in %s", want, topic), func() bool {
+		recs = allRecords(t, n, topic, queues)
+		total := 0
+		for _, rs := range recs {
+			total += len(rs)
+		}
+		return total >= want
+	})
+	return recs
 }
