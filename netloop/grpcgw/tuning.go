@@ -10,26 +10,19 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Transport sizes.
-const (
-	// flowWindow is each stream's and each connection's HTTP/2 receive
-	// window: a client with hundreds of sends in flight is not held back by
-	// the 64 KiB default while the BDP estimator grows it, and the server
-	// sends a WINDOW_UPDATE every 256 KiB received instead of every 16 KiB.
-	flowWindow = 1 << 20
-)
-
 // serverTuning returns the server options that cut the per-call cost:
-//   - stream workers: a call runs on one of a fixed set of goroutines
-//     whose stacks have already grown, instead of a new goroutine per
-//     call (grpc-go starts a new one only when every worker is busy, e.g.
-//     with long-polling receives);
-//   - flow-control windows of flowWindow (which also turns off the BDP
-//     estimator's pings).
+// stream workers, so that a call runs on one of a fixed set of goroutines
+// whose stacks have already grown instead of a new goroutine per call
+// (grpc-go starts a new one only when every worker is busy, e.g. with
+// long-polling receives or sends waiting for the writer).
+//
+// The HTTP/2 flow-control windows stay grpc-go's: its BDP estimator grows
+// them from 64 KiB up to 16 MiB as a connection needs. A fixed window
+// turns the estimator off and caps a distant client's throughput at one
+// window per round trip (1 MiB at 50 ms: 20 MB/s), a cost for large
+// messages that small ones do not repay.
 func serverTuning() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.NumStreamWorkers(uint32(max(runtime.GOMAXPROCS(0), 4))),
-		grpc.InitialWindowSize(flowWindow),
-		grpc.InitialConnWindowSize(flowWindow),
 	}
 }
