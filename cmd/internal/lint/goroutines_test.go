@@ -54,7 +54,7 @@ var goOwners = map[string]goOwner{
 	"cmd/internal/chaos/proxy/proxy.go":             {3, "the chaos harness's TCP proxy"},
 	"cmd/natsbench/servers.go":                      {1, "benchmark tool"},
 	"cmd/wheelctl/benchgroup.go":                    {1, "wheelctl bench: workers of one command, waited for"},
-	"cmd/wheelctl/benchpop.go":                      {2, "wheelctl bench: workers of one command, waited for"},
+	"cmd/wheelctl/benchpop.go":                      {3, "wheelctl bench: workers of one command, waited for"},
 	"cmd/wheelctl/benchproduce.go":                  {1, "wheelctl bench: workers of one command, waited for"},
 	"cmd/wheelctl/benchredeliver.go":                {1, "wheelctl bench: workers of one command, waited for"},
 	"cmd/wheelctl/benchrepl.go":                     {1, "wheelctl bench: workers of one command, waited for"},
