@@ -48,6 +48,7 @@ type Backend interface {
 	CancelTimer(ctx context.Context, c Credentials, topic, offsetMsgID string) error
 	// Cluster is the brokers and name servers this broker knows.
 	Cluster(ctx context.Context, c Credentials) (Cluster, error)
+	RatesBackend // rates.go
 }
 
 // ErrBadLogin refuses a login: unknown access key or wrong secret.
