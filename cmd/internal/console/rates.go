@@ -122,31 +122,57 @@ type chartLine struct {
 type rateChart struct {
 	ID, Title, Unit string
 	Lines           []chartLine
-	End             time.Time // the right edge (the window is the hour before)
+	End             time.Time     // the right edge
+	Window          time.Duration // the span shown before End (0: an hour)
 }
 
 // overviewCharts are the Overview's charts from rs, the window ending at
 // now (or at the latest reading, when it is later).
+// The window is what the rings hold: Size-1 intervals of Every (an hour
+// by default).
 func overviewCharts(rs Rates, now time.Time) []rateChart {
 	for _, s := range rs.Series {
 		if n := len(s.Points); n > 0 && s.Points[n-1].At.After(now) {
 			now = s.Points[n-1].At
 		}
 	}
+	win := rs.Every * time.Duration(max(rs.Size-1, 1))
 	return []rateChart{
-		{ID: "chart-in", Title: "Messages in", Unit: "/s", End: now, Lines: []chartLine{
+		{ID: "chart-in", Title: "Messages in", Unit: "/s", End: now, Window: win, Lines: []chartLine{
 			{"client sends", rs.find("msgs_in")}, {"internal records", rs.find("internal_in")}}},
-		{ID: "chart-out", Title: "Messages out", Unit: "/s", End: now, Lines: []chartLine{
+		{ID: "chart-out", Title: "Messages out", Unit: "/s", End: now, Window: win, Lines: []chartLine{
 			{"pull", rs.find("out_pull")}, {"POP and gRPC", rs.find("out_pop")}}},
-		{ID: "chart-fired", Title: "Timers fired", Unit: "/s", End: now, Lines: []chartLine{
+		{ID: "chart-fired", Title: "Timers fired", Unit: "/s", End: now, Window: win, Lines: []chartLine{
 			{"timers written back", rs.find("timers_fired")}, {"POP deadlines", rs.find("pop_deadlines")}}},
-		{ID: "chart-pending", Title: "Timers pending", End: now, Lines: []chartLine{
+		{ID: "chart-pending", Title: "Timers pending", End: now, Window: win, Lines: []chartLine{
 			{"waiting in the wheel", rs.find("timers_pending")}}},
 	}
 }
 
-// chartWindow is the span a chart shows.
-const chartWindow = time.Hour
+// window is the span the chart shows.
+func (c rateChart) window() time.Duration {
+	if c.Window <= 0 {
+		return time.Hour
+	}
+	return c.Window
+}
+
+// inWindow reports whether p is within the chart's span.
+func (c rateChart) inWindow(p RatePoint) bool {
+	return !c.End.Before(p.At) && c.End.Sub(p.At) <= c.window()
+}
+
+// ago labels a tick d before the right edge ("-15m", "-1.8s").
+func ago(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "now"
+	case d >= 2*time.Minute:
+		return "-" + strconv.FormatFloat(d.Minutes(), 'f', -1, 64) + "m"
+	default:
+		return "-" + strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+}
 
 // Chart geometry (SVG user units).
 const (
@@ -170,9 +196,10 @@ func niceMax(v float64) float64 {
 	return 10 * p
 }
 
-// chartXY places a point: x over the hour ending at end, y from 0 to top.
-func chartXY(p RatePoint, end time.Time, top float64) (x, y float64) {
-	f := 1 - end.Sub(p.At).Seconds()/chartWindow.Seconds()
+// chartXY places a point: x over the window ending at end, y from 0 to
+// top.
+func chartXY(p RatePoint, end time.Time, window time.Duration, top float64) (x, y float64) {
+	f := 1 - end.Sub(p.At).Seconds()/window.Seconds()
 	x = chartLeft + chartPlotW*math.Min(math.Max(f, 0), 1)
 	y = chartTop + chartPlotH*(1-math.Min(math.Max(p.V/top, 0), 1))
 	return x, y
@@ -186,7 +213,7 @@ func lineSVG(c rateChart) template.HTML {
 	top := 0.0
 	for _, l := range c.Lines {
 		for _, p := range l.Series.Points {
-			if !c.End.Before(p.At) && c.End.Sub(p.At) <= chartWindow {
+			if c.inWindow(p) {
 				top = math.Max(top, p.V)
 			}
 		}
@@ -197,18 +224,18 @@ func lineSVG(c rateChart) template.HTML {
 	fmt.Fprintf(&b, `<rect class="plot" x="%.0f" y="%.0f" width="%.0f" height="%.0f"/>`, chartLeft, chartTop, chartPlotW, chartPlotH)
 	fmt.Fprintf(&b, `<text class="tick" x="%.0f" y="%.0f" text-anchor="end">%s</text>`, chartLeft-4, chartTop+4, fmtNum(top))
 	fmt.Fprintf(&b, `<text class="tick" x="%.0f" y="%.0f" text-anchor="end">0</text>`, chartLeft-4, chartTop+chartPlotH)
-	for i, lbl := range []string{"-60m", "-45m", "-30m", "-15m", "now"} {
-		x := chartLeft + chartPlotW*float64(i)/4
+	for i := range 5 {
+		x, lbl := chartLeft+chartPlotW*float64(i)/4, ago(c.window()*time.Duration(4-i)/4)
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/><text class="tick" x="%.1f" y="%.0f" text-anchor="middle">%s</text>`,
 			x, x, chartTop, chartTop+chartPlotH, x, chartH-6, lbl)
 	}
 	for i, l := range c.Lines {
 		var pts, vals []string
 		for _, p := range l.Series.Points {
-			if c.End.Before(p.At) || c.End.Sub(p.At) > chartWindow {
+			if !c.inWindow(p) {
 				continue
 			}
-			x, y := chartXY(p, c.End, top)
+			x, y := chartXY(p, c.End, c.window(), top)
 			pts = append(pts, strconv.FormatFloat(x, 'f', 1, 64)+","+strconv.FormatFloat(y, 'f', 1, 64))
 			vals = append(vals, strconv.FormatFloat(p.V, 'g', -1, 64))
 		}

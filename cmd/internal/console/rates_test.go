@@ -40,8 +40,15 @@ func TestRateChartPoints(t *testing.T) {
 	if want := "44.0,128.0 248.0,74.9 452.0,21.8"; m[2] != want {
 		t.Errorf("points %q, want %q", m[2], want)
 	}
-	if !strings.Contains(svg, `data-max="10"`) {
-		t.Errorf("scale maximum: %s", svg)
+	if !strings.Contains(svg, `data-max="10"`) || !strings.Contains(svg, ">-30m<") || !strings.Contains(svg, ">now<") {
+		t.Errorf("scale maximum or time ticks: %s", svg)
+	}
+	// A shorter window (the rings' span when sampling faster): the same
+	// point halfway at 4 s of 8 s.
+	svg = string(lineSVG(rateChart{ID: "c", End: end, Window: 8 * time.Second,
+		Lines: []chartLine{{"x", RateSeries{Name: "x", Points: []RatePoint{{end.Add(-9 * time.Second), 1}, {end.Add(-4 * time.Second), 1}}}}}}))
+	if !strings.Contains(svg, `data-values="1" points="248.0,10.0"`) || !strings.Contains(svg, ">-4.0s<") {
+		t.Errorf("8 s window: %s", svg)
 	}
 	for v, want := range map[float64]float64{0: 1, 0.3: 1, 1.5: 2, 3: 5, 7: 10, 10: 10, 11: 20, 4200: 5000} {
 		if got := niceMax(v); got != want {
