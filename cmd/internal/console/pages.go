@@ -18,6 +18,7 @@ type overviewData struct {
 	FullPct          float64
 	Charts           []rateChart // rates over the last hour (rates.go)
 	Every            time.Duration
+	Window           string // what the charts span ("60 minutes")
 	ChartsError      string
 }
 
@@ -33,7 +34,7 @@ func (c *Console) overview(ctx context.Context, _ *http.Request, _ session, v *v
 	if rs, err := c.b.Rates(ctx); err != nil {
 		d.ChartsError = err.Error()
 	} else {
-		d.Charts, d.Every = overviewCharts(rs, v.Now), rs.Every
+		d.Charts, d.Every, d.Window = overviewCharts(rs, v.Now), rs.Every, spanText(rs)
 	}
 	v.Data = d
 	return nil

@@ -149,6 +149,15 @@ func overviewCharts(rs Rates, now time.Time) []rateChart {
 	}
 }
 
+// spanText says what the rings span: "60 minutes", "9.0 seconds".
+func spanText(rs Rates) string {
+	d := rs.Every * time.Duration(max(rs.Size-1, 1))
+	if d >= 2*time.Minute {
+		return strconv.FormatFloat(d.Minutes(), 'f', -1, 64) + " minutes"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " seconds"
+}
+
 // window is the span the chart shows.
 func (c rateChart) window() time.Duration {
 	if c.Window <= 0 {
@@ -226,8 +235,12 @@ func lineSVG(c rateChart) template.HTML {
 	fmt.Fprintf(&b, `<text class="tick" x="%.0f" y="%.0f" text-anchor="end">0</text>`, chartLeft-4, chartTop+chartPlotH)
 	for i := range 5 {
 		x, lbl := chartLeft+chartPlotW*float64(i)/4, ago(c.window()*time.Duration(4-i)/4)
-		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/><text class="tick" x="%.1f" y="%.0f" text-anchor="middle">%s</text>`,
-			x, x, chartTop, chartTop+chartPlotH, x, chartH-6, lbl)
+		anchor := "middle"
+		if i == 4 {
+			anchor = "end" // inside the picture
+		}
+		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/><text class="tick" x="%.1f" y="%.0f" text-anchor="%s">%s</text>`,
+			x, x, chartTop, chartTop+chartPlotH, x, chartH-6, anchor, lbl)
 	}
 	for i, l := range c.Lines {
 		var pts, vals []string
