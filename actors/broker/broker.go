@@ -29,6 +29,7 @@ type Broker struct {
 	send    sendState    // the send family's (send.go)
 	clients clientState  // the client calls' (clients.go)
 	resets  resetState   // who is told of offset resets (groupadmin.go)
+	cluster clusterState // the cluster lookup (cluster.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until
