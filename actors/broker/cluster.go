@@ -32,6 +32,8 @@ type ClusterLookup interface {
 	LookUpCluster(ctx context.Context) (*namesrv.ClusterInfo, error)
 	// BrokerRuntime answers another broker's runtime table.
 	BrokerRuntime(ctx context.Context, addr string) (map[string]string, error)
+	// DeleteTopicRoute removes a topic from every name server's routes.
+	DeleteTopicRoute(ctx context.Context, topic string) error
 }
 
 // clusterState holds the lookup ServeCluster set.
@@ -155,4 +157,25 @@ func (b *Broker) otherMember(ctx context.Context, lookup ClusterLookup, m Cluste
 		}
 	}
 	return m
+}
+
+// DeleteTopicRoute removes a topic from the name servers' routes (admin),
+// as mqadmin deleteTopic does after DELETE_TOPIC_IN_BROKER: a broker that
+// still has the topic publishes it again at its next registration. It
+// asks the name servers, so it blocks (within ctx): not for an event loop.
+func (b *Broker) DeleteTopicRoute(ctx context.Context, c Caller, topic string) error {
+	if err := b.authorize(c, Need{Kind: KindBroker, Perm: Admin}); err != nil {
+		return err
+	}
+	if topic == "" {
+		return Errorf(BadRequest, "The specified topic is blank.")
+	}
+	lp := b.cluster.lookup.Load()
+	if lp == nil {
+		return nil // no name servers
+	}
+	if err := (*lp).DeleteTopicRoute(ctx, topic); err != nil {
+		return Wrap(Unavailable, "delete the route of "+topic, err)
+	}
+	return nil
 }

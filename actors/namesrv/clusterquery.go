@@ -10,3 +10,16 @@ type ClusterQuery struct {
 
 // Fail implements stage.Failable: the query is answered with nothing.
 func (q *ClusterQuery) Fail(error) { q.Reply(nil) }
+
+// DeleteRoute removes a topic from every broker's table in the registry
+// (DELETE_TOPIC_IN_NAMESRV without a cluster), for a caller in the same
+// process. Done runs on the stage's goroutine and must not block; found
+// says whether any table held the topic (false also when the stage failed
+// the request).
+type DeleteRoute struct {
+	Topic string
+	Done  func(found bool)
+}
+
+// Fail implements stage.Failable.
+func (d *DeleteRoute) Fail(error) { d.Done(false) }

@@ -116,3 +116,53 @@ func (l clusterLookup) BrokerRuntime(ctx context.Context, addr string) (map[stri
 	}
 	return body.Table, nil
 }
+
+// DeleteTopicRoute removes topic from every name server of the broker:
+// the embedded one in process, the others with DELETE_TOPIC_IN_NAMESRV.
+func (l clusterLookup) DeleteTopicRoute(ctx context.Context, topic string) error {
+	bc := l.n.broker.cfg
+	var errs []error
+	var ns *nsRoutes
+	for _, addr := range bc.NameServers {
+		if st := l.n.nsStage; st != nil && addr == l.n.NamesrvAddr() {
+			ch := make(chan struct{}, 1)
+			st.Send(&namesrv.DeleteRoute{Topic: topic, Done: func(bool) { ch <- struct{}{} }})
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("embedded name server: %w", ctx.Err()))
+			}
+			continue
+		}
+		if ns == nil {
+			ns = newNSRoutes(bc.NameServers, bc.NamesrvTLS, bc.RegisterCredentials, l.n.cfg.Logger)
+		}
+		if err := ns.deleteTopic(ctx, addr, topic); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if ns != nil {
+		ns.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// deleteTopic sends DELETE_TOPIC_IN_NAMESRV to one name server.
+func (l *nsRoutes) deleteTopic(ctx context.Context, addr, topic string) error {
+	cctx, cancel := context.WithTimeout(ctx, clusterCallTimeout)
+	defer cancel()
+	c, err := l.conn(cctx, addr)
+	if err != nil {
+		return err
+	}
+	req := remoting.NewRequest(remoting.DeleteTopicInNamesrv, map[string]string{"topic": topic}, nil)
+	l.creds.Sign(req)
+	resp, err := c.Invoke(cctx, req)
+	if err != nil {
+		return fmt.Errorf("name server %s: %w", addr, err)
+	}
+	if resp.Code != remoting.Success {
+		return fmt.Errorf("name server %s: delete the route of %s: code %d: %s", addr, topic, resp.Code, resp.Remark)
+	}
+	return nil
+}

@@ -1,11 +1,11 @@
 package process
 
 // The web console's Backend (cmd/internal/console): what the console shows
-// comes from the broker's own admin requests over its own port, signed
-// with the logged-in account's credentials (so the broker's ACL decides
-// each one exactly as for wheelctl), from the metrics registry that
-// /metrics serves, and from the timer wheel's slot counts. No store is
-// read here.
+// comes from the in-process broker API (actors/broker; calls carry the
+// logged-in account as their Caller, so the API's Authorizer decides each
+// one exactly as for a remoting client), from the stages' published
+// snapshots, from the metrics registry that /metrics serves, and from the
+// timer wheel's slot counts. No store is read here.
 
 import (
 	"context"

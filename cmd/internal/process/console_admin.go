@@ -1,11 +1,11 @@
 package process
 
-// The console's admin calls: each one a RocketMQ admin request to the
-// broker's own port, as wheelctl sends them (cmd/internal/admin).
+// The console's topic and group lists and topic changes: the stages'
+// published snapshots and the broker API (actors/broker), whose Authorizer
+// decides each call as it decides the remoting requests'.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -145,15 +145,7 @@ func (cb *consoleBackend) DeleteTopic(ctx context.Context, c console.Credentials
 	if err := awaitDone(ctx, func(done func(*broker.Error)) { core.DeleteTopic(cb.caller(c), topic, done) }); err != nil {
 		return err
 	}
-	s := cb.session(c)
-	defer s.Close()
-	var errs []error
-	for _, ns := range cb.n.broker.cfg.NameServers {
-		if err := s.DeleteTopicInNamesrv(ctx, ns, topic); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return core.DeleteTopicRoute(ctx, cb.caller(c), topic)
 }
 
 // Groups reads the groups stage's published snapshot, keeping for a
