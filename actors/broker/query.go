@@ -14,6 +14,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -33,6 +34,10 @@ type MessageQuery struct {
 	MaxNum int
 	// Begin and End bound the store timestamps (ms, inclusive).
 	Begin, End int64
+	// Timers adds the topic's timer copies (the timer topic's records
+	// whose REAL_TOPIC is Topic, delayed messages not yet written back and
+	// cancels), after the topic's own records: SUB on the topic reads them.
+	Timers bool
 }
 
 // QueryResult is what a MessageQuery found.
@@ -56,14 +61,41 @@ func (b *Broker) QueryMessages(c Caller, q MessageQuery, done func(*QueryResult,
 		done(nil, Errorf(Internal, IndexOff))
 		return
 	}
-	st.Send(&index.Query{Topic: q.Topic, Key: q.Key, MaxNum: q.MaxNum, Begin: q.Begin, End: q.End, Unique: q.Unique,
-		Reply: func(res index.QueryResult) {
-			if res.Err != nil {
-				done(nil, Wrap(Internal, "query message index", res.Err))
-				return
-			}
-			done(&QueryResult{Records: res.Records, LastOffset: res.LastOffset, LastTimestamp: res.LastTimestamp}, nil)
-		}})
+	var res QueryResult
+	lookUp := func(topic string, keep func([]byte) bool, then func()) {
+		st.Send(&index.Query{Topic: topic, Key: q.Key, MaxNum: q.MaxNum, Begin: q.Begin, End: q.End, Unique: q.Unique,
+			Reply: func(got index.QueryResult) {
+				if got.Err != nil {
+					done(nil, Wrap(Internal, "query message index", got.Err))
+					return
+				}
+				for _, rec := range got.Records {
+					if keep(rec) {
+						res.Records = append(res.Records, rec)
+					}
+				}
+				res.LastOffset, res.LastTimestamp = got.LastOffset, got.LastTimestamp
+				then()
+			}})
+	}
+	answer := func() { done(&res, nil) }
+	all := func([]byte) bool { return true }
+	if !q.Timers || q.Topic == timer.Topic {
+		lookUp(q.Topic, all, answer)
+		return
+	}
+	lookUp(q.Topic, all, func() { lookUp(timer.Topic, func(rec []byte) bool { return realTopicIs(rec, q.Topic) }, answer) })
+}
+
+// realTopicIs reports whether a timer-topic record is bound for topic
+// (its REAL_TOPIC property).
+func realTopicIs(rec []byte, topic string) bool {
+	l, err := message.ParseLayout(rec)
+	if err != nil {
+		return false
+	}
+	real, ok := message.LookupPropertyBytes(l.Properties(rec), message.PropRealTopic)
+	return ok && string(real) == topic
 }
 
 // StoredMessage is one stored record: its bytes as the CommitLog holds

@@ -2,7 +2,7 @@ package process
 
 // The console's message look-up, through the broker API's queries
 // (actors/broker/query.go): by offset message id (ViewMessage), by
-// message id or key (QueryMessages, on the topic and on the timer topic)
+// message id or key (QueryMessages, with the topic's timer copies)
 // or by queue offset (ReadQueue, the pull path's reader), then each
 // message's life from the same calls and the group administration's.
 
@@ -76,23 +76,22 @@ type finder struct {
 	addr   string
 }
 
-// queryBoth looks q up on its topic and on the timer topic.
+// queryBoth looks q up on its topic and, for delayed messages, on the
+// timer topic (the copies bound for the topic: SUB on the topic reads
+// them).
 func (f finder) queryBoth(q broker.MessageQuery) ([]message.Record, error) {
-	q.MaxNum, q.End = queryMax, math.MaxInt64
-	var out []message.Record
-	for _, t := range []string{q.Topic, timer.Topic} {
-		q.Topic = t
-		res, err := await(f.ctx, func(done func(*broker.QueryResult, *broker.Error)) { f.core.QueryMessages(f.caller, q, done) })
+	q.MaxNum, q.End, q.Timers = queryMax, math.MaxInt64, true
+	res, err := await(f.ctx, func(done func(*broker.QueryResult, *broker.Error)) { f.core.QueryMessages(f.caller, q, done) })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]message.Record, 0, len(res.Records))
+	for i, raw := range res.Records {
+		r, _, err := message.Decode(raw)
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("%s: record %d found by key %q: %w", q.Topic, i, q.Key, err)
 		}
-		for i, raw := range res.Records {
-			r, _, err := message.Decode(raw)
-			if err != nil {
-				return out, fmt.Errorf("%s: record %d found by key %q: %w", t, i, q.Key, err)
-			}
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, nil
 }
