@@ -28,7 +28,7 @@ type Broker struct {
 	consume consumeState // the consumption calls' share (consume.go)
 	send    sendState    // the send family's (send.go)
 	clients clientState  // the client calls' (clients.go)
-	resets  resetState   // who is told of offset resets (groupadmin.go)
+	resets  resetState   // who is told of offset resets (groupprogress.go)
 	cluster clusterState // the cluster lookup (cluster.go)
 }
 

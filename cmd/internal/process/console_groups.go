@@ -1,7 +1,7 @@
 package process
 
 // The console's group detail and offset reset, through the broker API's
-// group administration (actors/broker/groupadmin.go): the API's
+// group administration (actors/broker/groupprogress.go): the API's
 // Authorizer decides each call as it decides the remoting requests'.
 
 import (
