@@ -129,6 +129,7 @@ func New(core *broker.Broker) *Router {
 	}
 	r.appends = p.Appends()
 	r.backlog = core.WriterBacklog()
+	core.ServeResets(r.announceReset)
 	return r
 }
 

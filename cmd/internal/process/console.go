@@ -1,17 +1,16 @@
 package process
 
 // The web console's Backend (cmd/internal/console): what the console shows
-// comes from the broker's own admin requests over its own port, signed
-// with the logged-in account's credentials (so the broker's ACL decides
-// each one exactly as for wheelctl), from the typed figures of the stages
-// and counters that /metrics also exports (stage.Registry.Snapshot,
+// comes from the in-process broker API (actors/broker; calls carry the
+// logged-in account as their Caller, so the API's Authorizer decides each
+// one exactly as for a remoting client), from the typed figures of the
+// stages and counters that /metrics also exports (stage.Registry.Snapshot,
 // stats.Counters, the pipeline's readings; never the Prometheus output),
 // and from the timer wheel's slot counts. No store is read here.
 
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net/netip"
 	"runtime/debug"
@@ -221,52 +220,4 @@ func furthest(counts []int64, now int64) []console.Delay {
 		out = append(out, console.Delay{At: time.UnixMilli(from), Count: counts[i]})
 	}
 	return out
-}
-
-func (cb *consoleBackend) Cluster(ctx context.Context, c console.Credentials) (console.Cluster, error) {
-	var cl console.Cluster
-	if cb.n.broker != nil {
-		cl.NameServers = cb.n.broker.cfg.NameServers
-	} else if a := cb.n.NamesrvAddr(); a != "" {
-		cl.NameServers = []string{a}
-	}
-	s := cb.session(c)
-	defer s.Close()
-	var errs []error
-	for _, ns := range cl.NameServers { // the first that answers speaks for all
-		bs, err := s.Brokers(ctx, ns)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("brokers of %s: %w", ns, err))
-			continue
-		}
-		for _, b := range bs {
-			cl.Brokers = append(cl.Brokers, cb.brokerRow(ctx, s, b))
-		}
-		return cl, nil
-	}
-	return cl, errors.Join(errs...)
-}
-
-// brokerRow is one broker of the cluster page: its version from its
-// runtime info, and for this broker its role, epoch and sync-state set.
-func (cb *consoleBackend) brokerRow(ctx context.Context, s *admin.Session, b admin.Broker) console.Broker {
-	// One role everywhere: admin.Role over the broker's runtime info, as
-	// wheelctl cluster list and the Overview name it.
-	row := console.Broker{Cluster: b.Cluster, Name: b.Name, Addr: b.Addr, ID: b.ID, Role: admin.Role(nil, b.ID)}
-	if info, err := s.RuntimeInfo(ctx, b.Addr); err != nil {
-		row.Error = err.Error()
-	} else {
-		row.Version, row.Role = info["brokerVersionDesc"], admin.Role(info, b.ID)
-	}
-	if cb.n.broker != nil && b.Addr == cb.n.broker.Advertise() {
-		if h := cb.role.Load(); h != nil {
-			st := h.Get()
-			row.Role = admin.Role(map[string]string{"haRole": st.Kind.String(), "haFenced": strconv.FormatBool(st.Fenced)}, b.ID)
-			row.Epoch = st.Epoch
-			for _, id := range st.SyncStateSet {
-				row.SyncSet = append(row.SyncSet, strconv.FormatInt(id, 10))
-			}
-		}
-	}
-	return row
 }

@@ -215,6 +215,7 @@ func Start(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.broker = b
+		b.core.ServeCluster(clusterLookup{n}) // clusterlookup.go
 		n.brokerUsers.set(b.pipe.ACL())
 		n.net.add(b.server)
 		if err := n.startGRPC(); err != nil {
