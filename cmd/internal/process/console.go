@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,7 +123,7 @@ func (cb *consoleBackend) addr() (string, error) {
 
 func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 	n := cb.n
-	o := console.Overview{Version: buildVersion(), Role: admin.Role(map[string]string{}, 0), Healthy: true,
+	o := console.Overview{Version: buildVersion(), Role: role.Name("", false, 0), Healthy: true,
 		Connections: float64(n.net.connections())}
 	for _, d := range n.stages.Down() {
 		o.Healthy = false
@@ -140,7 +139,7 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 	}
 	if h := cb.role.Load(); h != nil {
 		st := h.Get()
-		o.Role = admin.Role(map[string]string{"haRole": st.Kind.String(), "haFenced": strconv.FormatBool(st.Fenced)}, 0)
+		o.Role = role.Name(st.Kind.String(), st.Fenced, 0)
 		o.Epoch = st.Epoch
 	}
 	return o, nil
