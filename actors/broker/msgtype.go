@@ -50,11 +50,14 @@ func (b *Broker) CheckMessageType(cfg meta.TopicConfig, props map[string]string)
 // unchecked, or NORMAL and the message has no group, or FIFO and it has
 // one). Anything else goes to Send, which decides.
 func (b *Broker) PlainTypeOK(cfg meta.TopicConfig, props []byte) bool {
+	_, prio := message.LookupPropertyBytes(props, message.PropPriority)
+	if prio {
+		return false // checked and routed by Send (PriorityQueue)
+	}
 	if !b.TypeChecked(cfg) {
 		return true
 	}
 	_, grouped := message.LookupPropertyBytes(props, message.PropShardingKey)
-	_, prio := message.LookupPropertyBytes(props, "PRIORITY")
 	_, moved := message.LookupPropertyBytes(props, PropTransferFlag)
 	switch cfg.TopicMessageType() {
 	case meta.MessageTypeNormal:
@@ -72,4 +75,33 @@ func MessageType(props map[string]string, sysFlag int32) meta.MessageType {
 		return meta.MessageTypeTransaction
 	}
 	return meta.MessageTypeOf(props)
+}
+
+// PriorityQueue is the priority rule of the send path, for every front
+// door (RocketMQ 5.4's priority messages, RIP-80; docs/priority.md): a
+// message's PRIORITY must be an integer in [0, message.MaxPriority]
+// (IllegalMessage otherwise, whatever the topic), and on a topic whose
+// message.type is PRIORITY it chooses the queue: min(priority,
+// writeQueues-1), so that each queue holds one priority level (the top one
+// every priority above it) and a POP reads the highest queue first. ok is
+// false when the message keeps the queue it was sent to.
+func PriorityQueue(cfg meta.TopicConfig, props map[string]string) (queue int32, ok bool, err *Error) {
+	v, has := props[message.PropPriority]
+	if !has {
+		return 0, false, nil
+	}
+	p, perr := message.ParsePriority(v)
+	if perr != nil {
+		return 0, false, &Error{Status: IllegalMessage, Remark: perr.Error(), Err: perr}
+	}
+	if cfg.TopicMessageType() != meta.MessageTypePriority || cfg.WriteQueueNums <= 0 {
+		return 0, false, nil
+	}
+	return min(p, cfg.WriteQueueNums-1), true, nil
+}
+
+// PriorityTopic reports whether a POP of cfg reads its queues highest
+// first (its message.type is PRIORITY).
+func PriorityTopic(cfg meta.TopicConfig) bool {
+	return cfg.TopicMessageType() == meta.MessageTypePriority
 }
