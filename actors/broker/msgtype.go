@@ -48,11 +48,15 @@ func (b *Broker) CheckMessageType(cfg meta.TopicConfig, props map[string]string)
 // properties that hold no timer and no transaction: it reports whether
 // the message may be stored to cfg without the general path (the topic is
 // unchecked, or NORMAL and the message has no group, or FIFO and it has
-// one). Anything else goes to Send, which decides.
+// one, or PRIORITY and it has a valid priority and no group). A priority
+// message to a PRIORITY topic then takes the queue PlainPriorityQueue
+// names. Anything else goes to Send, which decides.
 func (b *Broker) PlainTypeOK(cfg meta.TopicConfig, props []byte) bool {
 	_, prio := message.LookupPropertyBytes(props, message.PropPriority)
 	if prio {
-		return false // checked and routed by Send (PriorityQueue)
+		if _, ok := PlainPriorityQueue(cfg, props); !ok {
+			return false // Send refuses a bad priority, or stores it where it was sent
+		}
 	}
 	if !b.TypeChecked(cfg) {
 		return true
@@ -64,8 +68,22 @@ func (b *Broker) PlainTypeOK(cfg meta.TopicConfig, props []byte) bool {
 		return !grouped && !prio && !moved
 	case meta.MessageTypeFIFO:
 		return grouped && !prio && !moved
+	case meta.MessageTypePriority:
+		return prio && !grouped && !moved
 	}
 	return false
+}
+
+// PlainPriorityQueue is PriorityQueue for a codec's fast path, from
+// encoded properties: the queue of a message with a valid priority sent to
+// a PRIORITY topic (false: none, or the general path decides).
+func PlainPriorityQueue(cfg meta.TopicConfig, props []byte) (int32, bool) {
+	v, has := message.LookupPropertyBytes(props, message.PropPriority)
+	if !has || !PriorityTopic(cfg) {
+		return 0, false
+	}
+	q, ok, err := PriorityQueue(cfg, map[string]string{message.PropPriority: string(v)})
+	return q, ok && err == nil
 }
 
 // MessageType is the type of a message with props (for a codec that shows
