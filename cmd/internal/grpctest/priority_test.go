@@ -49,9 +49,7 @@ func TestSimpleConsumerPriority(t *testing.T) {
 	p := producer(t, sdkConfig(n, ""), []string{topic})
 	var prios []int32
 	for i := range 5 {
-		for _, prio := range []int32{0, 1, 2, 3} {
-			prios = append(prios, prio)
-		}
+		prios = append(prios, 0, 1, 2, 3)
 		prios = append(prios, int32(9+i)) // above the top queue: stored with the top one
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(prios), func(i, j int) { prios[i], prios[j] = prios[j], prios[i] })
