@@ -157,10 +157,11 @@ func (b *Broker) Pop(c Caller, r *PopRequest, done func(*PopResult, *Error)) {
 	if poll := min(r.Poll, MaxPopPoll); poll > 0 {
 		until = time.Now().Add(poll)
 	}
+	tc, _ := b.p.Topics().Get(r.Topic)
 	st.Send(&pop.Pop{
 		Group: r.Group, Topic: r.Topic, QueueID: r.QueueID, Queues: queues, MaxNums: int(r.MaxNums),
 		InvisibleMs: r.Invisible.Milliseconds(), PollUntil: until, Filter: filter, InitMode: r.InitMode,
-		Orderly: orderly, ConnID: r.Conn, FailFunc: func(e error) { done(nil, Wrap(Internal, "pop", e)) },
+		Orderly: orderly, Priority: PriorityTopic(tc), ConnID: r.Conn, FailFunc: func(e error) { done(nil, Wrap(Internal, "pop", e)) },
 		Reply: func(res *pop.Result) { done(popResult(res)) },
 	})
 }

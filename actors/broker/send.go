@@ -303,6 +303,11 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 		if err := b.CheckMessageType(cfg, props); err != nil {
 			return err
 		}
+		if q, ok, err := PriorityQueue(cfg, props); err != nil {
+			return err
+		} else if ok && plan.topic == req.Topic {
+			plan.queueID, reqQueue = q, q
+		}
 		var err *Error
 		if isHalfMessage(req, props) {
 			err = b.toHalfTopic(req, props, &plan, time.Now().UnixMilli())

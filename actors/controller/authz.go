@@ -24,4 +24,6 @@ var Permissions = auth.Table{
 	remoting.ControllerGetSyncStateData:  auth.Admin,
 	remoting.GetBrokerEpochCache:         auth.Admin,
 	remoting.ControllerElectMaster:       auth.Admin,
+	remoting.UpdateControllerConfig:      auth.Admin,
+	remoting.GetControllerConfig:         auth.Admin,
 }

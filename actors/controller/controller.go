@@ -286,7 +286,7 @@ var ServedCodes = []int32{
 	remoting.BrokerHeartbeat, remoting.ControllerAlterSyncStateSet, remoting.ControllerElectMaster,
 	remoting.ControllerRegisterBroker, remoting.ControllerGetReplicaInfo, remoting.ControllerGetMetadataInfo,
 	remoting.ControllerGetSyncStateData, remoting.GetBrokerEpochCache, remoting.ControllerGetNextBrokerID,
-	remoting.ControllerApplyBrokerID,
+	remoting.ControllerApplyBrokerID, remoting.UpdateControllerConfig, remoting.GetControllerConfig,
 }
 
 // Handle serves one controller request from connection conn; reply is

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
 
 // controllerGroup is GET_METADATA_INFO's group (RocketMQ's DLedger group).
@@ -15,8 +16,12 @@ const controllerGroup = "wheelmq-controller"
 // serve handles one request on the stage.
 func (c *Controller) serve(req *request) {
 	cmd, send := req.cmd, req.send
-	if cmd.Code == remoting.ControllerGetMetadataInfo {
+	switch cmd.Code {
+	case remoting.ControllerGetMetadataInfo:
 		send(c.metadata(cmd))
+		return
+	case remoting.GetControllerConfig, remoting.UpdateControllerConfig:
+		send(c.runtimeConfig(req)) // each controller its own, leader or not (as Java's)
 		return
 	}
 	if !c.IsLeader() {
@@ -57,6 +62,36 @@ func (c *Controller) serve(req *request) {
 	default:
 		send(remoting.NewResponse(cmd, remoting.RequestCodeNotSupported, fmt.Sprintf("controller: request code %d not supported", cmd.Code)))
 	}
+}
+
+// maxConfigBody bounds an UPDATE_CONTROLLER_CONFIG body (a few keys).
+const maxConfigBody = 64 << 10
+
+// runtimeConfig serves GET_CONTROLLER_CONFIG (1010) and
+// UPDATE_CONTROLLER_CONFIG (1009): properties text both ways
+// (runtimeconfig.go).
+func (c *Controller) runtimeConfig(req *request) *remoting.Command {
+	cmd := req.cmd
+	if cmd.Code == remoting.GetControllerConfig {
+		resp := remoting.NewResponse(cmd, remoting.Success, "")
+		resp.Body = javaprops.Encode(c.configView())
+		return resp
+	}
+	if len(cmd.Body) > maxConfigBody {
+		return remoting.NewResponse(cmd, remoting.InvalidParameter, fmt.Sprintf("controller: nothing changed: the body holds %d bytes, more than %d", len(cmd.Body), maxConfigBody))
+	}
+	entries, err := javaprops.Parse(cmd.Body)
+	if err != nil {
+		return remoting.NewResponse(cmd, remoting.InvalidParameter, "controller: nothing changed: the body is not Java properties text: "+err.Error())
+	}
+	values := make(map[string]string, len(entries))
+	for _, e := range entries {
+		values[e.Key] = strings.TrimSpace(e.Value) // as mqadmin and properties2Object trim
+	}
+	if code, why := c.updateConfig(req.conn, values); code != remoting.Success {
+		return remoting.NewResponse(cmd, code, "controller: nothing changed: "+why)
+	}
+	return remoting.NewResponse(cmd, remoting.Success, "")
 }
 
 // lookup finds the request's group by clusterName (optional: RocketMQ's

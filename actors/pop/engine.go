@@ -74,12 +74,20 @@ func (e *Engine) pop(p *Pop, ctx actor.Context) {
 	})
 }
 
-// queuesOf lists the queues a pop reads, from a rotating start for -1.
+// queuesOf lists the queues a pop reads, from a rotating start for -1
+// (a priority topic's: highest first).
 func (e *Engine) queuesOf(p *Pop) []int32 {
 	if p.QueueID >= 0 {
 		return []int32{p.QueueID}
 	}
 	n := max(p.Queues, 1)
+	if p.Priority {
+		out := make([]int32, 0, n)
+		for q := n - 1; q >= 0; q-- {
+			out = append(out, q)
+		}
+		return out
+	}
 	start := int32(e.rr % uint32(n))
 	e.rr++
 	out := make([]int32, 0, n)

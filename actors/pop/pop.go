@@ -59,8 +59,12 @@ type Pop struct {
 	// Orderly asks for FIFO delivery per message group (fifo.go): the
 	// group is orderly, or the request says order=true.
 	Orderly bool
-	ConnID  uint64
-	Reply   func(*Result)
+	// Priority (a PRIORITY topic, whose queue i holds priority i) reads
+	// the queues of a QueueID -1 pop highest first instead of from a
+	// rotating start (docs/priority.md).
+	Priority bool
+	ConnID   uint64
+	Reply    func(*Result)
 	stage.FailFunc
 }
 

@@ -172,6 +172,8 @@ const (
 	ControllerGetMetadataInfo   int32 = 1005
 	ControllerGetSyncStateData  int32 = 1006
 	GetBrokerEpochCache         int32 = 1007
+	UpdateControllerConfig      int32 = 1009
+	GetControllerConfig         int32 = 1010
 	ControllerGetNextBrokerID   int32 = 1012
 	ControllerApplyBrokerID     int32 = 1013
 )

@@ -82,10 +82,13 @@ The brokers then register the topic's route with every name server, so producers
 spread over all of them.
 
 --message-type sets the topic's message.type attribute (RocketMQ 5: NORMAL, FIFO, DELAY,
-TRANSACTION, MIXED; mqadmin updateTopic -a +message.type=FIFO): brokers refuse messages of
+TRANSACTION, PRIORITY, MIXED; mqadmin updateTopic -a +message.type=FIFO): brokers refuse messages of
 another type, and gRPC routes accept only that type. --attributes passes a whole modification
 list ("+message.type=FIFO,-reserve.time"). A FIFO topic is consumed in order per message group
-by an orderly consumer group (consumeMessageOrderly: mqadmin updateSubGroup -o true).`,
+by an orderly consumer group (consumeMessageOrderly: mqadmin updateSubGroup -o true). A PRIORITY
+topic takes messages with a priority (RocketMQ 5.4; docs/priority.md): a message of priority p is
+stored in queue min(p, queues-1) and POP consumers get the highest queue first, so give it as many
+queues as priority levels.`,
 		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create payments --message-type FIFO\n  wheelctl topic create orders --cluster DefaultCluster --namesrv '10.0.0.1:9876;10.0.0.2:9876'\n  wheelctl topic create audit --perm r --broker 10.0.0.3:10911",
 		Args:    exactArgs("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -130,16 +133,16 @@ by an orderly consumer group (consumeMessageOrderly: mqadmin updateSubGroup -o t
 	c.Flags().StringVar(&perm, "perm", "rw", "permission: rw, r or w")
 	c.Flags().StringVar(&cluster, "cluster", "", "create on every master broker of this cluster")
 	c.Flags().BoolVar(&order, "order", false, "mark the topic as ordered")
-	c.Flags().StringVar(&msgType, "message-type", "", "the topic's message.type: NORMAL, FIFO, DELAY, TRANSACTION or MIXED")
+	c.Flags().StringVar(&msgType, "message-type", "", "the topic's message.type: NORMAL, FIFO, DELAY, TRANSACTION, PRIORITY or MIXED")
 	c.Flags().StringVar(&attrs, "attributes", "", "attribute modifications as mqadmin -a takes them (+key=value,-key)")
 	_ = c.RegisterFlagCompletionFunc("perm", fixedCompletion("rw", "r", "w"))
-	_ = c.RegisterFlagCompletionFunc("message-type", fixedCompletion("NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED"))
+	_ = c.RegisterFlagCompletionFunc("message-type", fixedCompletion("NORMAL", "FIFO", "DELAY", "TRANSACTION", "PRIORITY", "MIXED"))
 	return c
 }
 
 // topicMessageTypes are the values of topic create --message-type.
 var topicMessageTypes = []meta.MessageType{meta.MessageTypeNormal, meta.MessageTypeFIFO, meta.MessageTypeDelay,
-	meta.MessageTypeTransaction, meta.MessageTypeMixed}
+	meta.MessageTypeTransaction, meta.MessageTypePriority, meta.MessageTypeMixed}
 
 // createOnBrokers creates tc on every broker, one line each, going on
 // after a failure; it fails when any broker did.

@@ -55,7 +55,7 @@ var reserved = func() map[string]bool {
 		INNER_MULTI_DISPATCH INNER_NUM INNER_BASE TIMER_DELIVER_MS TIMER_DELAY_SEC TIMER_DELAY_MS TIMER_OUT_MS
 		TIMER_ENQUEUE_MS TIMER_DEQUEUE_MS TIMER_ROLL_TIMES TIMER_DEL_UNIQKEY TIMER_DELAY_LEVEL POP_CK
 		POP_CK_OFFSET 1ST_POP_TIME TRACE_CONTEXT BORN_HOST BORN_TIMESTAMP DLQ_ORIGIN_TOPIC DLQ_ORIGIN_MESSAGE_ID
-		__RECALL_HANDLE__`) {
+		__RECALL_HANDLE__ PRIORITY`) {
 		m[k] = true
 	}
 	return m
@@ -133,6 +133,10 @@ func fromMessage(m *v2.Message) (sendFields, *v2.Status) {
 		// The broker plans it (actors/timer: the longest delay, a time
 		// already past is delivered at once), as for a remoting send.
 		props[message.PropTimerDeliverMS] = strconv.FormatInt(ts.AsTime().UnixMilli(), 10)
+	}
+	if p := sp.Priority; p != nil {
+		// The broker checks it and routes it (broker.PriorityQueue).
+		props[message.PropPriority] = strconv.FormatInt(int64(*p), 10)
 	}
 	if tc := sp.GetTraceContext(); tc != "" {
 		props[propTraceContext] = tc
@@ -212,6 +216,9 @@ func toMessage(r *message.Record, brokerName, storeAddr string) *v2.Message {
 			sp.InvisibleDuration = durationpb.New(time.Duration(h.invisibleMs) * time.Millisecond)
 		}
 	}
+	if p, err := message.ParsePriority(props[message.PropPriority]); err == nil {
+		sp.Priority = &p
+	}
 	if v, ok := props[propTraceContext]; ok {
 		sp.TraceContext = &v
 	}
@@ -238,6 +245,8 @@ func typeOf(props map[string]string, sysFlag int32) v2.MessageType {
 		return v2.MessageType_DELAY
 	case meta.MessageTypeFIFO:
 		return v2.MessageType_FIFO
+	case meta.MessageTypePriority:
+		return v2.MessageType_PRIORITY
 	}
 	return v2.MessageType_NORMAL
 }

@@ -4,7 +4,8 @@ package grpcgw
 // sends such a request as one message batch (one queue, consecutive
 // offsets, one CommitLog append). Only messages a batch can carry go that
 // way: plain (NORMAL) messages of one topic, with no delivery time, no
-// message group and no transaction; any other mix is sent one call per
+// message group, no priority (priority.md: its queue is its priority)
+// and no transaction; any other mix is sent one call per
 // message (send.go).
 
 import (
@@ -25,7 +26,7 @@ func batchable(msgs []*v2.Message) bool {
 	for _, m := range msgs {
 		sp := m.GetSystemProperties()
 		if m.GetTopic().GetName() != topic || sp.GetMessageType() != v2.MessageType_NORMAL ||
-			sp.GetDeliveryTimestamp() != nil || sp.GetMessageGroup() != "" {
+			sp.GetDeliveryTimestamp() != nil || sp.GetMessageGroup() != "" || sp.Priority != nil {
 			return false
 		}
 	}

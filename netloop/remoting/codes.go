@@ -171,6 +171,8 @@ const (
 	ControllerGetMetadataInfo   = wirecode.ControllerGetMetadataInfo
 	ControllerGetSyncStateData  = wirecode.ControllerGetSyncStateData
 	GetBrokerEpochCache         = wirecode.GetBrokerEpochCache
+	UpdateControllerConfig      = wirecode.UpdateControllerConfig
+	GetControllerConfig         = wirecode.GetControllerConfig
 	ControllerGetNextBrokerID   = wirecode.ControllerGetNextBrokerID
 	ControllerApplyBrokerID     = wirecode.ControllerApplyBrokerID
 )

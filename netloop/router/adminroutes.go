@@ -41,6 +41,7 @@ var adminHandlers = map[int32]handler{
 	remoting.GetTopicConfig:                   {(*Router).handleTopicConfig, nil},
 	remoting.GetBrokerConfig:                  {(*Router).handleGetBrokerConfig, nil},
 	remoting.UpdateBrokerConfig:               {(*Router).handleUpdateBrokerConfig, nil},
+	remoting.GetBrokerEpochCache:              {(*Router).handleEpochCache, nil},
 	// ACL 2.0 users and policies (authadmin.go); admin accounts only.
 	remoting.AuthCreateUser: {(*Router).handleCreateUser, []string{acl.StageName}},
 	remoting.AuthUpdateUser: {(*Router).handleUpdateUser, []string{acl.StageName}},

@@ -106,6 +106,7 @@ var Permissions = auth.Table{
 	remoting.GetBrokerConfig:                  auth.Admin,
 	remoting.UpdateBrokerConfig:               auth.Admin,
 	remoting.GetBrokerConsumeStats:            auth.Admin,
+	remoting.GetBrokerEpochCache:              auth.Admin,
 
 	// ACL 2.0 users and policies (authadmin.go).
 	remoting.AuthCreateUser: auth.Admin,

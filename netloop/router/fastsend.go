@@ -187,7 +187,9 @@ func (r *Router) fastSend(c *netloop.Conn, cs *connState, v *remoting.HeaderView
 	if r.guard != nil && !r.guard.AllowView(c.RemoteAddrPort(), v, auth.Need{Kind: auth.KindTopic, Name: topic, Perm: auth.PermPub}, &cs.acl) {
 		return false // the general path decides again, and refuses
 	}
-	if h.queueID < 0 {
+	if q, ok := broker.PlainPriorityQueue(cfg, h.properties); ok {
+		h.queueID = q // a priority message's queue is its priority (broker.PriorityQueue)
+	} else if h.queueID < 0 {
 		h.queueID = rand.Int32N(max(cfg.WriteQueueNums, 1))
 	}
 	props := append(cs.props[:0], h.properties...)

@@ -199,6 +199,9 @@ type epochAppender struct{ e *ha.Epochs }
 
 func (a epochAppender) Append(epoch, start int64) error { return a.e.Append(epoch, start) }
 
+// Entries lists the file (pipeline.EpochLister: GET_BROKER_EPOCH_CACHE).
+func (a epochAppender) Entries() []ha.Epoch { return a.e.Entries() }
+
 // LastEpoch is the newest epoch in the file (-1: none).
 func (a epochAppender) LastEpoch() int64 {
 	if last, ok := a.e.Last(); ok {
