@@ -1,6 +1,7 @@
-package router
+package broker
 
-// The keys of GET_BROKER_CONFIG and UPDATE_BROKER_CONFIG (brokerconfig.go).
+// The keys of the broker's configuration (Config and UpdateConfig,
+// config.go; GET_BROKER_CONFIG and UPDATE_BROKER_CONFIG).
 //
 // A setting RocketMQ also has goes by RocketMQ's key (BrokerConfig,
 // NettyServerConfig, MessageStoreConfig; the names broker.conf maps, see
@@ -41,13 +42,12 @@ type apply func(*pipeline.Settings)
 
 // configView is what the keys' values come from.
 type configView struct {
-	r         *Router
 	cfg       *pipeline.Config
 	live      *pipeline.Settings
 	advertise netip.AddrPort // the broker's advertised address
 }
 
-// brokerKeys are the keys GET_BROKER_CONFIG answers with.
+// brokerKeys are the keys Config answers with (GET_BROKER_CONFIG).
 var brokerKeys = []brokerKey{
 	// Fixed for the broker's life.
 	{name: "brokerClusterName", show: func(v *configView) string { return v.cfg.Cluster }},
