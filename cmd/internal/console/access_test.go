@@ -129,3 +129,13 @@ func TestAccessNeedsAdmin(t *testing.T) {
 		t.Fatalf("a reader changed %v", ch)
 	}
 }
+
+func TestTopicKind(t *testing.T) {
+	for name, want := range map[string]string{"%RETRY%billing": "retry", "%DLQ%billing": "dead letters", "rmq_sys_wheel_timer": "timer",
+		"SCHEDULE_TOPIC_XXXX": "timer", "rmq_sys_wheelmq_pop": "pop", "rmq_sys_REVIVE_LOG_DefaultCluster": "pop", "TBW102": "system",
+		"RMQ_SYS_TRANS_HALF_TOPIC": "system", "DefaultCluster": "system"} {
+		if got := topicKind(name); got != want {
+			t.Errorf("topicKind(%s) = %q, want %q", name, got, want)
+		}
+	}
+}

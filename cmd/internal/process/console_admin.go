@@ -41,7 +41,7 @@ func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]co
 			continue
 		}
 		out = append(out, console.Topic{Name: name, ReadQueues: int(tc.ReadQueueNums), WriteQueues: int(tc.WriteQueueNums),
-			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag))})
+			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag)) || cb.brokerTopic(name)})
 	}
 	return out, nil
 }
