@@ -10,6 +10,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/cmd/internal/console"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
@@ -122,4 +123,14 @@ func consoleConfig(cfg *broker.BrokerConfig) console.BrokerConfig {
 		out.Keys[i] = console.ConfigKey{Key: k.Key, Value: k.Value, Changeable: k.Changeable}
 	}
 	return out
+}
+
+// guard is the ACL as the console asks it at login and for what an account
+// may read: the ACL file's accounts and the broker's ACL 2.0 users, as on
+// the broker's port (nil without access control).
+func (cb *consoleBackend) guard() *auth.Guard {
+	if cb.n.guard == nil {
+		return nil
+	}
+	return cb.n.guard.ForPort("console", &cb.n.brokerUsers)
 }
