@@ -52,18 +52,6 @@ func (c *BrokerConfig) Values() map[string]string {
 	return m
 }
 
-// ChangeableKeys are the keys UpdateConfig takes, sorted.
-func ChangeableKeys() []string {
-	var out []string
-	for _, k := range brokerKeys {
-		if k.set != nil {
-			out = append(out, k.name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // Config answers the configuration in force (admin).
 func (b *Broker) Config(c Caller, done func(*BrokerConfig, *Error)) {
 	if err := b.authorize(c, Need{Kind: KindBroker, Perm: Admin}); err != nil {
