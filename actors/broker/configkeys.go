@@ -23,8 +23,16 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/retention"
-	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
+)
+
+// The connection limits a connection gets when the configuration leaves
+// them 0: netloop's DefaultMaxOutput and DefaultStallTimeout, which the
+// event loops apply (actors/ does not import netloop; a router test keeps
+// the two equal).
+const (
+	DefaultMaxConnOutput   = 32 << 20
+	DefaultSlowConnTimeout = 30 * time.Second
 )
 
 // brokerKey is one key of the broker's configuration.
@@ -72,10 +80,10 @@ var brokerKeys = []brokerKey{
 	{name: "timer-dequeue-workers", show: func(v *configView) string { return strconv.Itoa(v.cfg.TimerDequeueWorkers) }},
 	{name: "on-corruption", show: func(v *configView) string { return v.cfg.OnCorruption.String() }},
 	{name: "max-conn-output", show: func(v *configView) string {
-		return strconv.FormatInt(orDefault(v.cfg.MaxConnOutput, netloop.DefaultMaxOutput), 10)
+		return strconv.FormatInt(orDefault(v.cfg.MaxConnOutput, DefaultMaxConnOutput), 10)
 	}},
 	{name: "slow-conn-timeout", show: func(v *configView) string {
-		return orDefault(v.cfg.SlowConnTimeout, netloop.DefaultStallTimeout).String()
+		return orDefault(v.cfg.SlowConnTimeout, DefaultSlowConnTimeout).String()
 	}},
 	{name: "retention-interval", show: func(v *configView) string { return orDefault(v.cfg.RetentionInterval, 10*time.Second).String() }},
 
