@@ -213,7 +213,13 @@ func TestConsoleAccessAndConfig(t *testing.T) {
 	if _, flash := two.postFlash("/access/users/delete", url.Values{"csrf": {ttok}, "name": {ops2.AccessKey}}); !strings.Contains(flash, "may not delete itself") {
 		t.Fatalf("a user deleting itself: %q", flash)
 	}
+	if r := signedInvoke(t, b, remoting.NewRequest(remoting.AuthDeleteUser, map[string]string{"username": ops2.AccessKey}, nil), ops2); r.Code != remoting.NoPermission || !strings.Contains(r.Remark, "may not delete itself") {
+		t.Fatalf("AUTH_DELETE_USER of itself: %d %s", r.Code, r.Remark)
+	}
 	demote, _ := adminbody.EncodeAuth(adminbody.UserInfo{Username: ops2.AccessKey, UserType: "Normal"})
+	if r := signedInvoke(t, b, remoting.NewRequest(remoting.AuthUpdateUser, map[string]string{"username": ops2.AccessKey}, demote), ops2); r.Code != remoting.NoPermission || !strings.Contains(r.Remark, "may not disable or demote itself") {
+		t.Fatalf("AUTH_UPDATE_USER demoting itself: %d %s", r.Code, r.Remark)
+	}
 	if r := signedInvoke(t, b, remoting.NewRequest(remoting.AuthUpdateUser, map[string]string{"username": ops2.AccessKey}, demote), aclAdmin); r.Code != remoting.Success {
 		t.Fatalf("demote: %d %s", r.Code, r.Remark)
 	}
