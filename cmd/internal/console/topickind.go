@@ -29,3 +29,9 @@ func topicKindClass(name string) string {
 	}
 	return "system"
 }
+
+// The topics list's labels, beside the template functions of svg.go.
+func init() {
+	funcs["topickind"] = topicKind
+	funcs["topickindclass"] = topicKindClass
+}
