@@ -6,9 +6,9 @@ package router
 // AUTH_DELETE_ACL (3008), AUTH_GET_ACL (3009), AUTH_LIST_ACL (3010), with
 // the headers and bodies of AdminBrokerProcessor (username, subject,
 // policyType, resource, filter, subjectFilter, resourceFilter; UserInfo
-// and AclInfo JSON). Changes go to the acl stage, which persists them
-// before it answers; reads come from its published snapshot. Answers
-// never carry a password.
+// and AclInfo JSON), decoded here and served by the broker API
+// (actors/broker/acl.go, which the console's Access page calls too).
+// Answers never carry a password.
 //
 // These are admin requests: the request checks' permission table marks
 // 3001-3010 as needing an admin account (a plain_acl.yml admin or an ACL
@@ -19,43 +19,20 @@ package router
 // INVALID_PARAMETER with the rule; what RocketMQ refuses with 16
 // NO_PERMISSION keeps its code and remark ("The user is existed", "The
 // user is not exist", "The subject of User:x is not exist.", "The acl is
-// not exist."); a failed write is 1 SYSTEM_ERROR and changes nothing.
+// not exist.", and an admin deleting, disabling or demoting itself); a
+// failed write is 1 SYSTEM_ERROR and changes nothing.
 
 import (
-	"github.com/wheelmq/wheelmq/actors/acl"
-	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
-// aclDone answers a change with the stage's outcome.
-func (r *Router) aclDone(c *netloop.Conn, cmd *remoting.Command, what string) func(error) {
-	return func(err error) {
-		if err == nil {
-			r.log.Info().Str("remote", c.RemoteAddr()).Int32("request_code", cmd.Code).Str("what", what).
-				Msg("ACL 2.0 change made")
-			r.reply(c, cmd, remoting.Success, "")
-			return
-		}
-		r.refuse(c, cmd, aclRefusal(err))
-	}
+// answerDone is an API call's done that answers its outcome.
+func (r *Router) answerDone(c *netloop.Conn, cmd *remoting.Command) func(*broker.Error) {
+	return func(err *broker.Error) { r.answer(c, cmd, err) }
 }
-
-// aclRefusal is the answer to a refused or failed ACL request.
-func aclRefusal(err error) *Refusal {
-	if remark, ok := acl.IsInvalid(err); ok {
-		return &Refusal{Code: remoting.InvalidParameter, Remark: remark}
-	}
-	if remark, ok := acl.IsRefused(err); ok {
-		return &Refusal{Code: remoting.NoPermission, Remark: remark}
-	}
-	return &Refusal{Code: remoting.SystemError, Remark: err.Error()}
-}
-
-// aclStage is the acl stage (the route's needs refused the request if it
-// is down).
-func (r *Router) aclStage() *stage.Stage { return r.p.Stage(acl.StageName) }
 
 func (r *Router) handleCreateUser(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	info, err := adminbody.DecodeUserInfo(cmd.Body)
@@ -63,11 +40,7 @@ func (r *Router) handleCreateUser(c *netloop.Conn, cmd *remoting.Command) *Refus
 		return refuse(remoting.InvalidParameter, "The body is not a UserInfo: %v", err)
 	}
 	// The header's username is the user's, as in RocketMQ.
-	u, err := acl.NewUser(cmd.Field("username"), info)
-	if err != nil {
-		return aclRefusal(err)
-	}
-	r.aclStage().Send(&acl.CreateUser{User: u, Done: r.aclDone(c, cmd, "create user "+u.Name)})
+	r.core.CreateACLUser(callerOf(c, cmd), cmd.Field("username"), info, r.answerDone(c, cmd))
 	return nil
 }
 
@@ -76,51 +49,52 @@ func (r *Router) handleUpdateUser(c *netloop.Conn, cmd *remoting.Command) *Refus
 	if err != nil {
 		return refuse(remoting.InvalidParameter, "The body is not a UserInfo: %v", err)
 	}
-	ch, err := acl.NewChange(cmd.Field("username"), info)
-	if err != nil {
-		return aclRefusal(err)
-	}
-	r.aclStage().Send(&acl.UpdateUser{Change: ch, Done: r.aclDone(c, cmd, "update user "+ch.Name)})
+	r.core.UpdateACLUser(callerOf(c, cmd), cmd.Field("username"), info, r.answerDone(c, cmd))
 	return nil
 }
 
 func (r *Router) handleDeleteUser(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	name := cmd.Field("username")
-	if err := acl.ValidateUsername(name); err != nil {
-		return aclRefusal(err)
-	}
-	r.aclStage().Send(&acl.DeleteUser{Name: name, Done: r.aclDone(c, cmd, "delete user "+name)})
+	r.core.DeleteACLUser(callerOf(c, cmd), cmd.Field("username"), r.answerDone(c, cmd))
 	return nil
 }
 
 func (r *Router) handleGetUser(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	name := cmd.Field("username")
-	if err := acl.ValidateUsername(name); err != nil {
-		return aclRefusal(err)
-	}
-	u, ok := r.p.ACL().Load().User(name)
-	if !ok {
-		r.reply(c, cmd, remoting.Success, "") // RocketMQ: success, no body
-		return nil
-	}
-	body, err := adminbody.EncodeAuth(u.Info())
-	r.sendBody(c, cmd, body, err)
+	r.core.ACLUser(callerOf(c, cmd), cmd.Field("username"), func(u *broker.ACLUser, err *broker.Error) {
+		switch {
+		case err != nil:
+			r.refuse(c, cmd, refusalOf(err))
+		case u == nil:
+			r.reply(c, cmd, remoting.Success, "") // RocketMQ: success, no body
+		default:
+			body, err := adminbody.EncodeAuth(userInfo(*u))
+			r.sendBody(c, cmd, body, err)
+		}
+	})
 	return nil
 }
 
 func (r *Router) handleListUsers(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	users := r.p.ACL().Load().Users(cmd.Field("filter"))
-	if len(users) == 0 {
-		r.reply(c, cmd, remoting.Success, "")
-		return nil
-	}
-	infos := make([]adminbody.UserInfo, len(users))
-	for i, u := range users {
-		infos[i] = u.Info()
-	}
-	body, err := adminbody.EncodeAuth(infos)
-	r.sendBody(c, cmd, body, err)
+	r.core.ACLUsers(callerOf(c, cmd), cmd.Field("filter"), func(users []broker.ACLUser, err *broker.Error) {
+		switch {
+		case err != nil:
+			r.refuse(c, cmd, refusalOf(err))
+		case len(users) == 0:
+			r.reply(c, cmd, remoting.Success, "")
+		default:
+			infos := make([]adminbody.UserInfo, len(users))
+			for i, u := range users {
+				infos[i] = userInfo(u)
+			}
+			body, err := adminbody.EncodeAuth(infos)
+			r.sendBody(c, cmd, body, err)
+		}
+	})
 	return nil
+}
+
+// userInfo is a user as AUTH_GET_USER and AUTH_LIST_USER answer it.
+func userInfo(u broker.ACLUser) adminbody.UserInfo {
+	return adminbody.UserInfo{Username: u.Name, UserType: u.Type, UserStatus: u.Status}
 }
 
 // handlePutACL serves AUTH_CREATE_ACL and AUTH_UPDATE_ACL: RocketMQ treats
@@ -131,68 +105,41 @@ func (r *Router) handlePutACL(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if err != nil {
 		return refuse(remoting.InvalidParameter, "The body is not an AclInfo: %v", err)
 	}
-	a, err := acl.ParseACL(cmd.Field("subject"), info)
-	if err != nil {
-		return aclRefusal(err)
-	}
-	r.aclStage().Send(&acl.PutACL{ACL: a, Done: r.aclDone(c, cmd, "put ACL of "+acl.Subject(a.User))})
+	r.core.PutACL(callerOf(c, cmd), cmd.Field("subject"), info, r.answerDone(c, cmd))
 	return nil
 }
 
 func (r *Router) handleDeleteACL(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	user, err := acl.ParseSubject(cmd.Field("subject"))
-	if err != nil {
-		return aclRefusal(err)
-	}
-	typ, err := acl.ParsePolicyType(cmd.Field("policyType"))
-	if err != nil {
-		return aclRefusal(err)
-	}
-	msg := &acl.DeleteACL{User: user, PolicyType: typ}
-	what := "delete ACL of " + acl.Subject(user)
-	if key := cmd.Field("resource"); key != "" {
-		res, err := acl.ParseResource(key)
-		if err != nil {
-			return aclRefusal(err)
-		}
-		msg.Resource = &res
-		what += " on " + res.Key()
-	}
-	msg.Done = r.aclDone(c, cmd, what)
-	r.aclStage().Send(msg)
+	r.core.DeleteACL(callerOf(c, cmd), cmd.Field("subject"), cmd.Field("policyType"), cmd.Field("resource"), r.answerDone(c, cmd))
 	return nil
 }
 
 func (r *Router) handleGetACL(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	user, err := acl.ParseSubject(cmd.Field("subject"))
-	if err != nil {
-		return aclRefusal(err)
-	}
-	snap := r.p.ACL().Load()
-	if _, ok := snap.User(user); !ok {
-		return refuse(remoting.NoPermission, "The subject is not exist.")
-	}
-	a, ok := snap.ACL(user)
-	if !ok {
-		r.reply(c, cmd, remoting.Success, "") // RocketMQ: success, no body
-		return nil
-	}
-	body, err := adminbody.EncodeAuth(a.Info())
-	r.sendBody(c, cmd, body, err)
+	r.core.ACLOf(callerOf(c, cmd), cmd.Field("subject"), func(a *adminbody.AclInfo, err *broker.Error) {
+		switch {
+		case err != nil:
+			r.refuse(c, cmd, refusalOf(err))
+		case a == nil:
+			r.reply(c, cmd, remoting.Success, "") // RocketMQ: success, no body
+		default:
+			body, err := adminbody.EncodeAuth(*a)
+			r.sendBody(c, cmd, body, err)
+		}
+	})
 	return nil
 }
 
 func (r *Router) handleListACLs(c *netloop.Conn, cmd *remoting.Command) *Refusal {
-	acls := r.p.ACL().Load().ACLs(cmd.Field("subjectFilter"), cmd.Field("resourceFilter"))
-	if len(acls) == 0 {
-		r.reply(c, cmd, remoting.Success, "")
-		return nil
-	}
-	infos := make([]adminbody.AclInfo, len(acls))
-	for i, a := range acls {
-		infos[i] = a.Info()
-	}
-	body, err := adminbody.EncodeAuth(infos)
-	r.sendBody(c, cmd, body, err)
+	r.core.ACLs(callerOf(c, cmd), cmd.Field("subjectFilter"), cmd.Field("resourceFilter"), func(infos []adminbody.AclInfo, err *broker.Error) {
+		switch {
+		case err != nil:
+			r.refuse(c, cmd, refusalOf(err))
+		case len(infos) == 0:
+			r.reply(c, cmd, remoting.Success, "")
+		default:
+			body, err := adminbody.EncodeAuth(infos)
+			r.sendBody(c, cmd, body, err)
+		}
+	})
 	return nil
 }

@@ -16,9 +16,10 @@
 // message), groups.go (subscription groups), adminstats.go (topic and
 // consume stats, earliest store time), adminruntime.go (broker runtime
 // info), adminclients.go (connection lists, consumer running info, offset
-// reset), brokerconfig.go (GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG, with
-// the keys in brokerkeys.go), authadmin.go (ACL 2.0 users and policies,
-// 3001-3010); adminroutes.go holds the admin handlers' table. header.go reads header fields; refusal.go is the one typed answer
+// reset), brokerconfig.go (GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG, over
+// broker.Config and broker.UpdateConfig, whose keys are in
+// actors/broker/configkeys.go), authadmin.go (ACL 2.0 users and policies,
+// 3001-3010, over the broker API's ACL calls); adminroutes.go holds the admin handlers' table. header.go reads header fields; refusal.go is the one typed answer
 // every handler gives when it refuses.
 //
 // Every handler returns a *Refusal: nil when the work went to a stage (the

@@ -14,6 +14,8 @@ import (
 // counts. Nothing here touches a store. Every method may be called from
 // many requests at once.
 type Backend interface {
+	AccessBackend // access.go
+	ConfigBackend // config.go
 	// ACL reports whether access control is on (then every page needs a
 	// login).
 	ACL() bool

@@ -148,6 +148,14 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /timers/cancel", c.change(true, c.cancelTimer))
 	m.HandleFunc("GET /cluster", c.read(c.clusterPage))
 	m.HandleFunc("GET /api/rates", c.ratesAPI)
+	m.HandleFunc("GET /access", c.read(c.accessPage))
+	m.HandleFunc("POST /access/users/create", c.change(true, c.createUser))
+	m.HandleFunc("POST /access/users/update", c.change(true, c.updateUser))
+	m.HandleFunc("POST /access/users/delete", c.change(true, c.deleteUser))
+	m.HandleFunc("POST /access/policies/put", c.change(true, c.putPolicy))
+	m.HandleFunc("POST /access/policies/delete", c.change(true, c.deletePolicy))
+	m.HandleFunc("GET /config", c.read(c.configPage))
+	m.HandleFunc("POST /config/update", c.change(true, c.updateConfig))
 	c.mux = m
 }
 

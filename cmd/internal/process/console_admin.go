@@ -32,7 +32,7 @@ func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]co
 			continue
 		}
 		out = append(out, console.Topic{Name: name, ReadQueues: int(tc.ReadQueueNums), WriteQueues: int(tc.WriteQueueNums),
-			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag))})
+			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag)) || cb.brokerTopic(name)})
 	}
 	return out, nil
 }
@@ -40,7 +40,7 @@ func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]co
 // mayRead returns whether c's account may SUB on a named resource (always
 // without ACL, and for an admin).
 func (cb *consoleBackend) mayRead(c console.Credentials, need func(string, auth.Perm) auth.Need) func(string) bool {
-	g := cb.n.guard
+	g := cb.guard()
 	if g == nil {
 		return func(string) bool { return true }
 	}

@@ -1,4 +1,4 @@
-package router
+package broker
 
 import (
 	"flag"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 )
@@ -72,8 +71,7 @@ func TestBrokerKeysAllowList(t *testing.T) {
 // testView is a broker's configuration view without a running broker.
 func testView(cfg *pipeline.Config) *configView {
 	adv := netip.MustParseAddrPort("192.0.2.7:10911")
-	r := &Router{cfg: cfg, core: broker.Detached(cfg, adv)}
-	return &configView{r: r, cfg: cfg, advertise: adv, live: &pipeline.Settings{
+	return &configView{cfg: cfg, advertise: adv, live: &pipeline.Settings{
 		MaxMessageSize: cfg.MaxMessageSize, AutoCreateTopic: true, AutoCreateGroup: true,
 		MaxInflightPerConn: 4096, MaxParkedPullsPerConn: 1024, Retention: 72 * time.Hour, RetentionAt: "04:00",
 		DiskCleanRatio: 0.75, DiskForceCleanRatio: 0.85, DiskFullRatio: 0.9,
@@ -89,7 +87,8 @@ func TestBrokerConfigGolden(t *testing.T) {
 	cfg.DataDir = "/var/lib/wheelmq"
 	cfg.NameServers = []string{"192.0.2.1:9876", "192.0.2.2:9876"}
 	v := testView(&cfg)
-	body := javaprops.Encode(v.r.brokerConfig(v.live))
+	b := Detached(&cfg, v.advertise)
+	body := javaprops.Encode(b.config(v.live).Values())
 	path := filepath.Join("testdata", "broker_config_default.properties")
 	if *rewrite {
 		if err := os.WriteFile(path, body, 0o644); err != nil {
@@ -217,7 +216,7 @@ func FuzzBrokerKeySet(f *testing.F) {
 			}
 			once := *v.live
 			a(&once)
-			shown := k.show(&configView{r: v.r, cfg: &cfg, live: &once, advertise: v.advertise})
+			shown := k.show(&configView{cfg: &cfg, live: &once, advertise: v.advertise})
 			b, err := k.set(v, shown)
 			if err != nil {
 				t.Fatalf("%s=%q accepted, shown as %q, refused: %v", k.name, value, shown, err)

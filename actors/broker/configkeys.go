@@ -1,6 +1,7 @@
-package router
+package broker
 
-// The keys of GET_BROKER_CONFIG and UPDATE_BROKER_CONFIG (brokerconfig.go).
+// The keys of the broker's configuration (Config and UpdateConfig,
+// config.go; GET_BROKER_CONFIG and UPDATE_BROKER_CONFIG).
 //
 // A setting RocketMQ also has goes by RocketMQ's key (BrokerConfig,
 // NettyServerConfig, MessageStoreConfig; the names broker.conf maps, see
@@ -22,8 +23,16 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/retention"
-	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
+)
+
+// The connection limits a connection gets when the configuration leaves
+// them 0: netloop's DefaultMaxOutput and DefaultStallTimeout, which the
+// event loops apply (actors/ does not import netloop; a router test keeps
+// the two equal).
+const (
+	DefaultMaxConnOutput   = 32 << 20
+	DefaultSlowConnTimeout = 30 * time.Second
 )
 
 // brokerKey is one key of the broker's configuration.
@@ -41,13 +50,12 @@ type apply func(*pipeline.Settings)
 
 // configView is what the keys' values come from.
 type configView struct {
-	r         *Router
 	cfg       *pipeline.Config
 	live      *pipeline.Settings
 	advertise netip.AddrPort // the broker's advertised address
 }
 
-// brokerKeys are the keys GET_BROKER_CONFIG answers with.
+// brokerKeys are the keys Config answers with (GET_BROKER_CONFIG).
 var brokerKeys = []brokerKey{
 	// Fixed for the broker's life.
 	{name: "brokerClusterName", show: func(v *configView) string { return v.cfg.Cluster }},
@@ -72,10 +80,10 @@ var brokerKeys = []brokerKey{
 	{name: "timer-dequeue-workers", show: func(v *configView) string { return strconv.Itoa(v.cfg.TimerDequeueWorkers) }},
 	{name: "on-corruption", show: func(v *configView) string { return v.cfg.OnCorruption.String() }},
 	{name: "max-conn-output", show: func(v *configView) string {
-		return strconv.FormatInt(orDefault(v.cfg.MaxConnOutput, netloop.DefaultMaxOutput), 10)
+		return strconv.FormatInt(orDefault(v.cfg.MaxConnOutput, DefaultMaxConnOutput), 10)
 	}},
 	{name: "slow-conn-timeout", show: func(v *configView) string {
-		return orDefault(v.cfg.SlowConnTimeout, netloop.DefaultStallTimeout).String()
+		return orDefault(v.cfg.SlowConnTimeout, DefaultSlowConnTimeout).String()
 	}},
 	{name: "retention-interval", show: func(v *configView) string { return orDefault(v.cfg.RetentionInterval, 10*time.Second).String() }},
 
