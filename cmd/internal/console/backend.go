@@ -13,6 +13,7 @@ import (
 // counts. Nothing here touches a store. Every method may be called from
 // many requests at once.
 type Backend interface {
+	OperatorBackend
 	// ACL reports whether access control is on (then every page needs a
 	// login).
 	ACL() bool

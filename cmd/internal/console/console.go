@@ -147,6 +147,10 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /timers", c.read(c.timersPage))
 	m.HandleFunc("POST /timers/cancel", c.change(true, c.cancelTimer))
 	m.HandleFunc("GET /cluster", c.read(c.clusterPage))
+	m.HandleFunc("GET /deadletters", c.read(c.deadLettersPage))
+	m.HandleFunc("POST /deadletters/resend", c.change(true, c.resendDeadLetter))
+	m.HandleFunc("POST /topics/send", c.change(true, c.testSend))
+	m.HandleFunc("GET /clients", c.read(c.clientsPage))
 	c.mux = m
 }
 

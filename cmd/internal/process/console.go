@@ -37,6 +37,8 @@ type consoleBackend struct {
 	// (nil: standalone). SetRole wires it.
 	role atomic.Pointer[role.Holder]
 	late lateWindow
+	// resends are the dead letters resent from the console (console_dlq.go).
+	resends resendLog
 }
 
 // lateWindow keeps a reading of the lateness histogram so that the timer
