@@ -63,8 +63,9 @@ type QueueProgress struct {
 	Topic   string
 	QueueID int32
 	// Max is the queue's next offset; Consumed the group's committed
-	// offset (-1: none committed, counted from 0 as RocketMQ's consume
-	// stats do); Lag is Max minus Consumed.
+	// offset, or for a POP group its POP position when further (-1: none,
+	// counted from 0 as RocketMQ's consume stats do); Lag is Max minus
+	// Consumed.
 	Max, Consumed, Lag int64
 	// InFlight are POP deliveries not acked yet and Retrying those whose
 	// invisibility ran out, waiting to be offered again: both are within
@@ -123,8 +124,13 @@ func (b *Broker) progress(group string, offs map[string]map[int32]int64, fl map[
 			if off, ok := offs[t][q]; ok {
 				qp.Consumed = off
 			}
+			f, popped := fl[pop.QueueKey{Topic: t, QueueID: q}]
+			if popped && f.Committed > qp.Consumed {
+				// The POP position, before its commit reached the offsets
+				// stage (a group's first pops start at the queue's end).
+				qp.Consumed = f.Committed
+			}
 			qp.Lag = max(qp.Max-max(qp.Consumed, 0), 0)
-			f := fl[pop.QueueKey{Topic: t, QueueID: q}]
 			qp.InFlight, qp.Retrying = f.InFlight, f.Retrying
 			gp.Queues = append(gp.Queues, qp)
 		}

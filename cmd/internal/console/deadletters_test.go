@@ -54,7 +54,7 @@ func (f *fake) Connections(context.Context, Credentials) (Connections, error) {
 func TestDeadLetterPagesRender(t *testing.T) {
 	srv, cl := serve(t, newFake(false, 3))
 	for p, want := range map[string][]string{
-		"/deadletters":                        {`id="dlqs"`, "%DLQ%billing"},
+		"/deadletters":                        {`id="dlqs"`, `href="/deadletters?topic=%25DLQ%25billing"`},
 		"/deadletters?topic=%25DLQ%25billing": {`id="dead-letters"`, "MSG2", "not removed", `value="origin"`, "&lt;b&gt;x&lt;/b&gt;", `id="resends"`},
 		"/clients":                            {`id="group-lags"`, `data-protocol="grpc"`, `class="n inflight">2<`, "no topic"},
 		"/topic?name=topic-00001":             {`action="/topics/send"`},
