@@ -55,11 +55,11 @@ func (b *Broker) Clients(c Caller, done func([]ClientInfo, *Error)) {
 // committed offsets for or its online members subscribe to.
 type GroupProgress struct {
 	Group  string
-	Queues []QueueProgress // by topic, then queue
+	Queues []QueueLag // by topic, then queue
 }
 
-// QueueProgress is one queue's progress of a group.
-type QueueProgress struct {
+// QueueLag is one queue's progress of a group.
+type QueueLag struct {
 	Topic   string
 	QueueID int32
 	// Max is the queue's next offset; Consumed the group's committed
@@ -117,7 +117,7 @@ func (b *Broker) progress(group string, offs map[string]map[int32]int64, fl map[
 			continue
 		}
 		for q := range max(cfg.WriteQueueNums, cfg.ReadQueueNums) {
-			qp := QueueProgress{Topic: t, QueueID: q, Consumed: -1}
+			qp := QueueLag{Topic: t, QueueID: q, Consumed: -1}
 			if cq := b.p.Store().Queues.Lookup(t, q); cq != nil {
 				qp.Max = cq.MaxOffset()
 			}

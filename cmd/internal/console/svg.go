@@ -36,6 +36,7 @@ var funcs = template.FuncMap{
 	"q":        queryURL,
 	"lower":    strings.ToLower,
 	"barchart": barChart,
+	"lines":    lineSVG,
 	"pipeline": pipelineSVG,
 	"diskbar":  diskBar,
 	"text":     bodyText,

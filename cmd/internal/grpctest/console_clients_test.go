@@ -19,7 +19,7 @@ import (
 )
 
 // progressOf asks the broker API for group's progress on topic's queue 0.
-func progressOf(t *testing.T, n *process.Node, group, topic string) broker.QueueProgress {
+func progressOf(t *testing.T, n *process.Node, group, topic string) broker.QueueLag {
 	t.Helper()
 	ch := make(chan *broker.GroupProgress, 1)
 	n.Broker().Core().GroupProgress(broker.Caller{Protocol: broker.ByBroker}, group, func(gp *broker.GroupProgress, err *broker.Error) {
@@ -39,7 +39,7 @@ func progressOf(t *testing.T, n *process.Node, group, topic string) broker.Queue
 	case <-time.After(10 * time.Second):
 		t.Fatal("group progress: no answer")
 	}
-	return broker.QueueProgress{}
+	return broker.QueueLag{}
 }
 
 // clientsPage reads the console's clients page.

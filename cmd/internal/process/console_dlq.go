@@ -1,7 +1,7 @@
 package process
 
 // The console's dead-letter pages and test send, through the broker API:
-// a DLQ's messages read with ReadMessage, a resend and a test message
+// a DLQ's messages read with ReadQueue, a resend and a test message
 // stored with Send as the logged-in account.
 
 import (
@@ -107,18 +107,14 @@ func (cb *consoleBackend) DeadLetters(ctx context.Context, c console.Credentials
 	}
 	var out []console.DeadLetter
 	for off := below - 1; off >= lo && len(out) < n; off-- {
-		rec, err := await(ctx, func(done func([]byte, *broker.Error)) { core.ReadMessage(cb.caller(c), ref, off, done) })
+		sm, err := await(ctx, func(done func(*broker.StoredMessage, *broker.Error)) { core.ReadQueue(cb.caller(c), ref, off, done) })
 		if err != nil {
 			if e, ok := err.(*broker.Error); ok && e.Status == broker.NotFound {
 				continue // gone by retention while reading
 			}
 			return out, err
 		}
-		r, _, derr := message.Decode(rec)
-		if derr != nil {
-			return out, fmt.Errorf("%s offset %d: %w", topic, off, derr)
-		}
-		d := deadLetterOf(r, off)
+		d := deadLetterOf(sm.Record, off)
 		d.Resent = resent[off]
 		out = append(out, d)
 	}
@@ -185,14 +181,11 @@ func (cb *consoleBackend) Resend(ctx context.Context, c console.Credentials, rq 
 		return res, err
 	}
 	ref := broker.QueueRef{Topic: rq.Topic, QueueID: int32(rq.Queue)}
-	rec, err := await(ctx, func(done func([]byte, *broker.Error)) { core.ReadMessage(cb.caller(c), ref, rq.Offset, done) })
+	sm, err := await(ctx, func(done func(*broker.StoredMessage, *broker.Error)) { core.ReadQueue(cb.caller(c), ref, rq.Offset, done) })
 	if err != nil {
 		return res, err
 	}
-	r, _, err := message.Decode(rec)
-	if err != nil {
-		return res, fmt.Errorf("%s offset %d: %w", rq.Topic, rq.Offset, err)
-	}
+	r := sm.Record
 	d := deadLetterOf(r, rq.Offset)
 	group := strings.TrimPrefix(rq.Topic, meta.DLQGroupTopicPrefix)
 	props := message.DecodeProperties(r.Properties)
