@@ -181,7 +181,9 @@ func (cb *consoleBackend) Resend(ctx context.Context, c console.Credentials, rq 
 		return res, err
 	}
 	ref := broker.QueueRef{Topic: rq.Topic, QueueID: int32(rq.Queue)}
-	sm, err := await(ctx, func(done func(*broker.StoredMessage, *broker.Error)) { core.ReadQueue(cb.caller(c), ref, rq.Offset, done) })
+	sm, err := await(ctx, func(done func(*broker.StoredMessage, *broker.Error)) {
+		core.ReadQueue(cb.caller(c), ref, rq.Offset, done)
+	})
 	if err != nil {
 		return res, err
 	}
