@@ -297,6 +297,8 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.producerConnection(msg)
 	case *AllProducers:
 		m.allProducers(msg)
+	case *ListClients:
+		m.listClients(msg)
 	case *SubscriptionOf:
 		m.subscriptionOf(msg)
 	case *Invoke:

@@ -315,6 +315,8 @@ func (a *popActor) Receive(ctx actor.Context) {
 		m.Done(e.putModes(m.Modes))
 	case *PollingInfo:
 		m.Reply(e.pollingInfo(m))
+	case *InFlight:
+		m.Reply(e.inFlightOf(m))
 	case *Pop, *Ack, *BatchAck, *Change, *DeadLetter:
 		if !e.recovered() {
 			e.hold(m)

@@ -16,6 +16,7 @@ import (
 type Backend interface {
 	AccessBackend // access.go
 	ConfigBackend // config.go
+	OperatorBackend
 	// ACL reports whether access control is on (then every page needs a
 	// login).
 	ACL() bool

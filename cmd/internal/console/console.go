@@ -156,6 +156,10 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /access/policies/delete", c.change(true, c.deletePolicy))
 	m.HandleFunc("GET /config", c.read(c.configPage))
 	m.HandleFunc("POST /config/update", c.change(true, c.updateConfig))
+	m.HandleFunc("GET /deadletters", c.read(c.deadLettersPage))
+	m.HandleFunc("POST /deadletters/resend", c.change(true, c.resendDeadLetter))
+	m.HandleFunc("POST /topics/send", c.change(true, c.testSend))
+	m.HandleFunc("GET /clients", c.read(c.clientsPage))
 	c.mux = m
 }
 

@@ -8,7 +8,11 @@
 // messages (by id, key or queue offset: properties, body as text, JSON or
 // hex, and the message's life), timers (pending timers over the next
 // minute, hour, day, month and year from the timer wheel's own slot
-// counts; lateness; the largest delays; cancel) and cluster.
+// counts; lateness; the largest delays; cancel), clients (producers and
+// consumers of every protocol, each online group's lag with its POP
+// deliveries in flight apart), dead letters (the %DLQ% topics, their
+// messages, resend to the retry or the original topic) and cluster; the
+// topic page sends a test message.
 //
 // Charts are SVG drawn by the server: no JavaScript library, no CDN. A
 // page's live part (the element marked data-live) is fetched again every

@@ -18,6 +18,11 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
 
+// queryURL is urlQuery for a template's link: already escaped, so that
+// html/template does not escape its % again (a %DLQ% topic's link read
+// %2525DLQ%2525).
+func queryURL(s string) template.URL { return template.URL(url.QueryEscape(s)) }
+
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
 	"num":      fmtNum,
@@ -28,7 +33,7 @@ var funcs = template.FuncMap{
 	"time":     func(t time.Time) string { return fmtTime(t) },
 	"ms":       func(ms int64) string { return fmtTime(time.UnixMilli(ms)) },
 	"dur":      func(d time.Duration) string { return d.String() },
-	"q":        urlQuery,
+	"q":        queryURL,
 	"lower":    strings.ToLower,
 	"barchart": barChart,
 	"lines":    lineSVG,

@@ -31,9 +31,10 @@ type consoleBackend struct {
 	n *Node
 	// role is the broker's replication role once replication holds one
 	// (nil: standalone). SetRole wires it.
-	role  atomic.Pointer[role.Holder]
-	late  lateWindow
-	rates ratesOwner // console_rates.go
+	role    atomic.Pointer[role.Holder]
+	late    lateWindow
+	rates   ratesOwner // console_rates.go
+	resends resendLog  // the dead letters resent from the console (console_dlq.go)
 }
 
 // lateWindow keeps a reading of the lateness histogram so that the timer
