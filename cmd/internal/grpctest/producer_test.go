@@ -39,7 +39,7 @@ func TestProducerNormal(t *testing.T) {
 		}
 		ids[rs[0].MessageID] = i
 	}
-	recs := allRecords(t, n, topic, 4)
+	recs := storedRecords(t, n, topic, 4, 8) // the consume-queue entries follow the answers
 	got := byUniq(recs)
 	for id, i := range ids {
 		r, ok := got[id]
