@@ -13,6 +13,7 @@ import (
 // counts. Nothing here touches a store. Every method may be called from
 // many requests at once.
 type Backend interface {
+	TimerBackend
 	// ACL reports whether access control is on (then every page needs a
 	// login).
 	ACL() bool
@@ -105,6 +106,7 @@ type Topic struct {
 	System                  bool
 	Attributes              map[string]string
 	Messages                int64 // sum of max offsets (0: not asked)
+	PendingTimers           int64 // pending timer messages (POP deadlines apart)
 }
 
 // Queue is one queue's offsets.
@@ -189,7 +191,14 @@ type Event struct {
 
 // Timers is the timer wheel's picture.
 type Timers struct {
+	// Pending and Counts are client timer messages: POP invisibility
+	// deadlines (timers on the same wheel) are taken out and counted in
+	// PopPending. PendingExact is false when there were more pending
+	// timers than one count examines (then the POP share is a lower
+	// bound).
 	Pending       int64
+	PopPending    int64
+	PendingExact  bool
 	DueNextMinute int64
 	Counts        []int64 // by the asked edges: len(edges)+1
 	LatenessP50   float64 // seconds, from the lateness histogram

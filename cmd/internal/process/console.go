@@ -285,7 +285,7 @@ func maxBound(h *dto.Histogram) float64 {
 
 // Timers is the wheel's histogram (PendingHistogram, the slot counts)
 // plus the timer metrics.
-func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Timers, error) {
+func (cb *consoleBackend) Timers(ctx context.Context, edges []int64) (console.Timers, error) {
 	var t console.Timers
 	if cb.n.broker == nil {
 		return t, fmt.Errorf("this process runs no broker")
@@ -296,6 +296,7 @@ func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Time
 	t.Pending = w.Stats().Pending
 	t.DueNextMinute = w.DueWithin(now, time.Minute.Milliseconds())
 	t.Furthest = furthest(w.PendingHistogram(now, yearDays()), now)
+	cb.withoutPop(ctx, &t, now, edges)
 	m, err := cb.families()
 	if err != nil {
 		return t, err

@@ -241,13 +241,7 @@ func (cb *consoleBackend) ResetGroup(ctx context.Context, c console.Credentials,
 }
 
 func (cb *consoleBackend) CancelTimer(ctx context.Context, c console.Credentials, _, offsetMsgID string) error {
-	addr, err := cb.addr()
-	if err != nil {
-		return err
-	}
-	s := cb.session(c)
-	defer s.Close()
-	return s.CancelTimer(ctx, addr, offsetMsgID)
+	return cb.cancelTimer(ctx, c, offsetMsgID)
 }
 
 // FindMessages finds by offset message id (VIEW_MESSAGE_BY_ID), message

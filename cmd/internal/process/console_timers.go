@@ -1,0 +1,121 @@
+package process
+
+// The console's pending timers per topic: the broker API's ListTimers and
+// TimerCounts (actors/broker/timerlist.go), and the POP deadlines taken out
+// of the timer page's figures.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/console"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// TopicTimers is one page of topic's pending timers; the cursor is the
+// wheel position "ms-seq" of the last timer of the previous page.
+func (cb *consoleBackend) TopicTimers(ctx context.Context, c console.Credentials, topic, cursor string, limit int) (console.TimerPage, error) {
+	var p console.TimerPage
+	core, err := cb.core()
+	if err != nil {
+		return p, err
+	}
+	after, err := parseTimerCursor(cursor)
+	if err != nil {
+		return p, err
+	}
+	l, err := await(ctx, func(done func(*broker.TimerList, *broker.Error)) {
+		core.ListTimers(cb.caller(c), broker.TimerListRequest{Topic: topic, After: after, Limit: limit}, done)
+	})
+	if err != nil {
+		return p, err
+	}
+	p.More, p.Scanned = l.More, l.Scanned
+	if l.More {
+		p.Next = formatTimerCursor(l.Next)
+	}
+	for _, t := range l.Timers {
+		p.Timers = append(p.Timers, console.PendingTimer{Due: time.UnixMilli(t.DueMs), UniqKey: t.UniqKey,
+			OffsetMsgID: t.OffsetMsgID, Keys: t.Keys, Tags: t.Tags, BodySize: t.BodySize, Queue: t.QueueID})
+	}
+	return p, nil
+}
+
+// TimerCounts is the pending timers by topic (those the account may read).
+func (cb *consoleBackend) TimerCounts(ctx context.Context, c console.Credentials) (console.TimerCounts, error) {
+	n, err := cb.timerCounts(ctx, c, 0, nil)
+	if err != nil {
+		return console.TimerCounts{}, err
+	}
+	return console.TimerCounts{Topics: n.Topics, PopDeadlines: n.PopDeadlines, Complete: n.Complete}, nil
+}
+
+// timerCounts asks the broker API for the counts, with the POP deadlines
+// by edges from now.
+func (cb *consoleBackend) timerCounts(ctx context.Context, c console.Credentials, now int64, edges []int64) (*broker.TimerCounts, error) {
+	core, err := cb.core()
+	if err != nil {
+		return nil, err
+	}
+	return await(ctx, func(done func(*broker.TimerCounts, *broker.Error)) {
+		core.TimerCounts(cb.caller(c), broker.TimerCountsRequest{NowMs: now, Edges: edges}, done)
+	})
+}
+
+// withoutPop takes the POP invisibility deadlines out of the timer page's
+// pending figures (the wheel's slot counts hold every timer record): they
+// are counted apart, in PopPending.
+func (cb *consoleBackend) withoutPop(ctx context.Context, t *console.Timers, now int64, edges []int64) {
+	n, err := cb.timerCounts(ctx, console.Credentials{}, now, edges)
+	if err != nil {
+		return
+	}
+	t.PopPending, t.PendingExact = n.PopDeadlines, n.Complete
+	t.Pending = max(t.Pending-n.PopDeadlines, 0)
+	for i := range t.Counts {
+		if i < len(n.PopByDue) {
+			t.Counts[i] = max(t.Counts[i]-n.PopByDue[i], 0)
+		}
+	}
+}
+
+// cancelTimer cancels a pending timer by its offset message id through the
+// broker API (the admin request CANCEL_TIMER_MESSAGE's call).
+func (cb *consoleBackend) cancelTimer(ctx context.Context, c console.Credentials, offsetMsgID string) error {
+	core, err := cb.core()
+	if err != nil {
+		return err
+	}
+	_, off, err := message.ParseOffsetMsgID(offsetMsgID)
+	if err != nil {
+		return fmt.Errorf("message id %q: %w", offsetMsgID, err)
+	}
+	_, err = await(ctx, func(done func(writer.Result, *broker.Error)) {
+		core.CancelTimer(cb.caller(c), &broker.CancelTimerRequest{MsgID: offsetMsgID, CommitLogOffset: off}, done)
+	})
+	return err
+}
+
+// parseTimerCursor reads "ms-seq" ("" is the first page).
+func parseTimerCursor(s string) (timerwheel.Cursor, error) {
+	if s == "" {
+		return timerwheel.FirstCursor, nil
+	}
+	ms, seq, ok := strings.Cut(s, "-")
+	m, err1 := strconv.ParseInt(ms, 10, 64)
+	q, err2 := strconv.ParseUint(seq, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return timerwheel.Cursor{}, fmt.Errorf("timer cursor %q: want ms-seq", s)
+	}
+	return timerwheel.Cursor{Ms: m, Seq: q}, nil
+}
+
+func formatTimerCursor(c timerwheel.Cursor) string {
+	return strconv.FormatInt(c.Ms, 10) + "-" + strconv.FormatUint(c.Seq, 10)
+}
