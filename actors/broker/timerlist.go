@@ -189,6 +189,10 @@ type TimerCounts struct {
 	// (len(Edges)+1 counts, the last past the last edge).
 	PopDeadlines int64
 	PopByDue     []int64
+	// Timers counts every topic's pending client timer messages (whatever
+	// the caller may read) and ByDue splits them as PopByDue.
+	Timers int64
+	ByDue  []int64
 	// Other counts wheel timers that are neither (unreadable messages).
 	Other int64
 	// Scanned is the pending timers examined; Complete reports whether
@@ -223,7 +227,7 @@ func (b *Broker) TimerCounts(c Caller, req TimerCountsRequest, done func(*TimerC
 
 // countTimers walks the wheel for TimerCounts (on a pull reader).
 func (b *Broker) countTimers(req TimerCountsRequest, read func(int64) ([]byte, error)) (*TimerCounts, *Error) {
-	res := &TimerCounts{Topics: map[string]int64{}, PopByDue: make([]int64, len(req.Edges)+1)}
+	res := &TimerCounts{Topics: map[string]int64{}, PopByDue: make([]int64, len(req.Edges)+1), ByDue: make([]int64, len(req.Edges)+1)}
 	after := timerwheel.FirstCursor
 	for res.Scanned < req.Budget {
 		ts, next, more, err := b.p.Wheel().Pending(after, min(4096, req.Budget-res.Scanned))
@@ -233,15 +237,18 @@ func (b *Broker) countTimers(req TimerCountsRequest, read func(int64) ([]byte, e
 		for _, t := range ts {
 			res.Scanned++
 			_, topic, ok := pendingOf(t, read)
+			d := t.EffMs - req.NowMs
+			bucket := sort.Search(len(req.Edges), func(i int) bool { return req.Edges[i] > d })
 			switch {
 			case !ok:
 				res.Other++
 			case topic == timer.PopReviveTopic:
 				res.PopDeadlines++
-				d := t.EffMs - req.NowMs
-				res.PopByDue[sort.Search(len(req.Edges), func(i int) bool { return req.Edges[i] > d })]++
+				res.PopByDue[bucket]++
 			default:
 				res.Topics[topic]++
+				res.Timers++
+				res.ByDue[bucket]++
 			}
 		}
 		after = next

@@ -7,6 +7,9 @@ package process
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -68,20 +71,52 @@ func (cb *consoleBackend) timerCounts(ctx context.Context, c console.Credentials
 	})
 }
 
-// withoutPop takes the POP invisibility deadlines out of the timer page's
-// pending figures (the wheel's slot counts hold every timer record): they
-// are counted apart, in PopPending.
+// withoutPop makes the timer page's pending figures client timers only.
+// The wheel's slot counts hold every timer record: POP invisibility
+// deadlines (counted apart, in PopPending) and timers whose cancel is
+// stored but not yet released. When the broker API's count examined every
+// pending timer, the figures are its own (exact); otherwise the POP
+// deadlines it found are taken out of the slot counts.
 func (cb *consoleBackend) withoutPop(ctx context.Context, t *console.Timers, now int64, edges []int64) {
-	n, err := cb.timerCounts(ctx, console.Credentials{}, now, edges)
+	minute := time.Minute.Milliseconds()
+	all := append(slices.Clone(edges), minute) // the page's edges and the next minute's
+	slices.Sort(all)
+	all = slices.Compact(all)
+	n, err := cb.timerCounts(ctx, console.Credentials{}, now, all)
 	if err != nil {
 		return
 	}
 	t.PopPending, t.PendingExact = n.PopDeadlines, n.Complete
-	t.Pending = max(t.Pending-n.PopDeadlines, 0)
-	for i := range t.Counts {
-		if i < len(n.PopByDue) {
-			t.Counts[i] = max(t.Counts[i]-n.PopByDue[i], 0)
+	if n.Complete {
+		t.Pending = n.Timers
+		clear(t.Counts)
+	} else {
+		t.Pending = max(t.Pending-n.PopDeadlines, 0)
+	}
+	// Bucket j of all is [all[j-1], all[j]): fold it into the page's
+	// buckets and the next minute.
+	var soon int64
+	for j := range n.PopByDue {
+		lo := int64(math.MinInt64)
+		if j > 0 {
+			lo = all[j-1]
 		}
+		i := sort.Search(len(edges), func(i int) bool { return edges[i] > lo })
+		c := -n.PopByDue[j]
+		if n.Complete {
+			c = n.ByDue[j]
+		}
+		if lo < minute {
+			soon += c
+		}
+		if i < len(t.Counts) {
+			t.Counts[i] = max(t.Counts[i]+c, 0)
+		}
+	}
+	if n.Complete {
+		t.DueNextMinute = soon
+	} else {
+		t.DueNextMinute = max(t.DueNextMinute+soon, 0)
 	}
 }
 
