@@ -35,8 +35,9 @@ type consoleBackend struct {
 	n *Node
 	// role is the broker's replication role once replication holds one
 	// (nil: standalone). SetRole wires it.
-	role atomic.Pointer[role.Holder]
-	late lateWindow
+	role   atomic.Pointer[role.Holder]
+	late   lateWindow
+	counts countCache // the broker's timer counts, kept a moment (console_timers.go)
 }
 
 // lateWindow keeps a reading of the lateness histogram so that the timer

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
@@ -52,7 +53,7 @@ func (cb *consoleBackend) TopicTimers(ctx context.Context, c console.Credentials
 
 // TimerCounts is the pending timers by topic (those the account may read).
 func (cb *consoleBackend) TimerCounts(ctx context.Context, c console.Credentials) (console.TimerCounts, error) {
-	n, err := cb.timerCounts(ctx, c, 0, nil)
+	n, err := cb.timerCounts(ctx, c, time.Now().UnixMilli(), nil, 0)
 	if err != nil {
 		return console.TimerCounts{}, err
 	}
@@ -60,16 +61,65 @@ func (cb *consoleBackend) TimerCounts(ctx context.Context, c console.Credentials
 }
 
 // timerCounts asks the broker API for the counts, with the POP deadlines
-// by edges from now.
-func (cb *consoleBackend) timerCounts(ctx context.Context, c console.Credentials, now int64, edges []int64) (*broker.TimerCounts, error) {
+// by edges from now, examining at most budget pending timers (0: the
+// API's default). An answer is kept for countTTL: the timer page asks
+// twice a load and refreshes every 2 s, and each count reads a CommitLog
+// record per pending timer.
+func (cb *consoleBackend) timerCounts(ctx context.Context, c console.Credentials, now int64, edges []int64, budget int) (*broker.TimerCounts, error) {
 	core, err := cb.core()
 	if err != nil {
 		return nil, err
 	}
-	return await(ctx, func(done func(*broker.TimerCounts, *broker.Error)) {
-		core.TimerCounts(cb.caller(c), broker.TimerCountsRequest{NowMs: now, Edges: edges}, done)
+	key := fmt.Sprint(c.AccessKey, budget, edges)
+	if n, ok := cb.counts.get(key, now); ok {
+		return n, nil
+	}
+	n, err := await(ctx, func(done func(*broker.TimerCounts, *broker.Error)) {
+		core.TimerCounts(cb.caller(c), broker.TimerCountsRequest{NowMs: now, Edges: edges, Budget: budget}, done)
 	})
+	if err == nil {
+		cb.counts.put(key, now, n)
+	}
+	return n, err
 }
+
+// countTTL is how long a timer count answers again.
+const countTTL = 2 * time.Second
+
+// countCache keeps the latest timer counts by request (a handful of keys:
+// the pages' edges and the accounts logged in).
+type countCache struct {
+	mu sync.Mutex
+	m  map[string]countEntry // guarded by mu
+}
+
+type countEntry struct {
+	at int64 // the request's now (ms)
+	n  *broker.TimerCounts
+}
+
+func (c *countCache) get(key string, now int64) (*broker.TimerCounts, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || now-e.at > countTTL.Milliseconds() || now < e.at {
+		return nil, false
+	}
+	return e.n, true
+}
+
+func (c *countCache) put(key string, now int64, n *broker.TimerCounts) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 32 {
+		c.m = map[string]countEntry{}
+	}
+	c.m[key] = countEntry{at: now, n: n}
+}
+
+// timerPageBudget is the most pending timers the timer page's count
+// examines (the topic pages use the API's default).
+const timerPageBudget = 20_000
 
 // withoutPop makes the timer page's pending figures client timers only.
 // The wheel's slot counts hold every timer record: POP invisibility
@@ -82,7 +132,7 @@ func (cb *consoleBackend) withoutPop(ctx context.Context, t *console.Timers, now
 	all := append(slices.Clone(edges), minute) // the page's edges and the next minute's
 	slices.Sort(all)
 	all = slices.Compact(all)
-	n, err := cb.timerCounts(ctx, console.Credentials{}, now, all)
+	n, err := cb.timerCounts(ctx, console.Credentials{}, now, all, timerPageBudget)
 	if err != nil {
 		return
 	}
