@@ -47,38 +47,25 @@ func (s *Store) Pending(after Cursor, limit int) (timers []Timer, next Cursor, m
 	g := &s.geo
 	w := g.CancelWindowMs
 	from := satSub(after.Ms, 2*w+1) // cancels of the timers after `after` lie at or after this
-	full := false
-	// The near wheel's slots not yet loaded: [base, ringBase+NearSlots).
-	nearEnd := s.ringBase + g.NearSlots
+	// The near wheel's slots not yet loaded: [base, ringBase+NearSlots),
+	// then the far buckets not yet relinked.
 	no := s.base
 	if after.Ms != math.MinInt64 {
 		no = max(no, floorDiv(from, g.SlotMs))
 	}
-	for !full {
-		sl, ok := s.near.nextMarked(no, nearEnd)
-		if !ok {
-			break
+	full, err := p.ring(&s.near, false, no, s.ringBase+g.NearSlots, limit)
+	if err != nil {
+		return nil, after, false, err
+	}
+	if !full {
+		fb := s.relinkedUpTo / g.FarSlotMs
+		fEnd := fb + g.FarSlots
+		if after.Ms != math.MinInt64 {
+			fb = max(fb, floorDiv(from, g.FarSlotMs))
 		}
-		if full, err = p.slot(s.near.at(sl), false, limit); err != nil {
+		if full, err = p.ring(&s.far, true, fb, fEnd, limit); err != nil {
 			return nil, after, false, err
 		}
-		no = sl + 1
-	}
-	// The far buckets not yet relinked.
-	fb := s.relinkedUpTo / g.FarSlotMs
-	fEnd := fb + g.FarSlots
-	if after.Ms != math.MinInt64 {
-		fb = max(fb, floorDiv(from, g.FarSlotMs))
-	}
-	for !full {
-		b, ok := s.far.nextMarked(fb, fEnd)
-		if !ok {
-			break
-		}
-		if full, err = p.slot(s.far.at(b), true, limit); err != nil {
-			return nil, after, false, err
-		}
-		fb = b + 1
 	}
 	out := p.live()
 	more = full
@@ -110,19 +97,37 @@ func (p *pendingScan) note(r *timerlog.Record) {
 	}
 }
 
-// slot walks one slot's whole chain and reports whether max live timers
-// are held: every slot not walked yet holds only later timers.
-func (p *pendingScan) slot(sl *slot, far bool, max int) (bool, error) {
-	if sl == nil {
-		return false, nil
+// ring walks the ahead slots of rg in [no, end) in groups, each group's
+// chains together (walkChains: one pass down the TimerLog), a group
+// holding about the records still wanted, and reports whether limit live
+// timers are held: every slot not walked yet holds only later timers.
+func (p *pendingScan) ring(rg *ring, far bool, no, end int64, limit int) (bool, error) {
+	s := p.s
+	for {
+		var chains chainHeap
+		total, lo := 0, uint64(math.MaxUint64)
+		for total < limit-len(p.cands) || len(chains) == 0 {
+			sl, ok := rg.nextMarked(no, end)
+			if !ok {
+				break
+			}
+			no = sl + 1
+			if x := rg.at(sl); x != nil {
+				chains = append(chains, chain{seq: x.head, no: sl})
+				total += int(x.n + x.nc)
+				lo = min(lo, x.first)
+			}
+		}
+		if len(chains) == 0 {
+			return false, nil
+		}
+		if err := s.walkChains(&chains, total, lo, far, p.note); err != nil {
+			return false, err
+		}
+		if len(p.cands) >= limit && len(p.live()) >= limit {
+			return true, nil
+		}
 	}
-	if _, err := p.s.walk(sl.head, int(sl.n+sl.nc), far, sl.no, p.note); err != nil {
-		return false, err
-	}
-	if len(p.cands) < max {
-		return false, nil
-	}
-	return len(p.live()) >= max, nil
 }
 
 // live sorts the candidates and drops those a known cancel suppresses.

@@ -89,3 +89,37 @@ func TestPendingLists(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPendingScan pages through 1M pending timers spread over 30 days
+// (near wheel and far buckets), 4096 a page, as a full TimerCounts does.
+func BenchmarkPendingScan(b *testing.B) {
+	s := openStore(b, Options{Dir: b.TempDir(), NoSync: true}, T0) // default 4 MiB segments
+	const n = 1_000_000
+	batch := make([]Timer, 0, 10_000)
+	for id := int64(1); id <= n; id++ {
+		batch = append(batch, timerAt(id, T0+1000+(id*2_591_999)%(30*24*3600*1000)))
+		if len(batch) == cap(batch) {
+			mustAdd(b, s, T0, batch...)
+			batch = batch[:0]
+		}
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		c, total := FirstCursor, 0
+		for more := true; more; {
+			ts, next, m, err := s.Pending(c, 4096)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += len(ts)
+			c, more = next, m
+		}
+		if total != n {
+			b.Fatalf("listed %d of %d", total, n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/timer")
+}
