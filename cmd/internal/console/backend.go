@@ -79,7 +79,8 @@ type Overview struct {
 	DiskUsed                           float64  // ratio of the disk used
 	DiskWarn, DiskFull                 float64  // the watermarks (ratios)
 	CommitLogBytes                     float64
-	TimersPending                      float64
+	TimersPending                      float64 // client timer messages (POP deadlines apart)
+	PopPending                         float64 // POP invisibility deadlines waiting on the wheel
 	Connections                        float64
 }
 

@@ -170,7 +170,7 @@ func labelOf(s *dto.Metric, name string) string {
 	return ""
 }
 
-func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
+func (cb *consoleBackend) Overview(ctx context.Context) (console.Overview, error) {
 	n := cb.n
 	m, err := cb.families()
 	if err != nil {
@@ -194,6 +194,7 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 		o.Role = admin.Role(map[string]string{"haRole": st.Kind.String(), "haFenced": strconv.FormatBool(st.Fenced)}, 0)
 		o.Epoch = st.Epoch
 	}
+	cb.pendingWithoutPop(ctx, &o)
 	return o, nil
 }
 

@@ -170,6 +170,19 @@ func (cb *consoleBackend) withoutPop(ctx context.Context, t *console.Timers, now
 	}
 }
 
+// pendingWithoutPop makes the Overview's timers pending client timer
+// messages, as the timer page counts them (wheelmq_timer_pending counts
+// every wheel record, POP deadlines included).
+func (cb *consoleBackend) pendingWithoutPop(ctx context.Context, o *console.Overview) {
+	if cb.n.broker == nil {
+		return
+	}
+	var t console.Timers
+	t.Pending = int64(o.TimersPending)
+	cb.withoutPop(ctx, &t, time.Now().UnixMilli(), nil)
+	o.TimersPending, o.PopPending = float64(t.Pending), float64(t.PopPending)
+}
+
 // cancelTimer cancels a pending timer by its offset message id through the
 // broker API (the admin request CANCEL_TIMER_MESSAGE's call).
 func (cb *consoleBackend) cancelTimer(ctx context.Context, c console.Credentials, offsetMsgID string) error {

@@ -139,4 +139,11 @@ func TestTopicTimersListed(t *testing.T) {
 	if tm.Pending != 8 || sum != 8 || tm.PopPending < 1 || !tm.PendingExact {
 		t.Fatalf("timer page: pending %d, histogram %v, POP deadlines %d", tm.Pending, tm.Counts, tm.PopPending)
 	}
+	o, err := cb.Overview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.TimersPending != 8 || o.PopPending < 1 {
+		t.Fatalf("overview: %v timers pending, %v POP deadlines", o.TimersPending, o.PopPending)
+	}
 }
