@@ -64,7 +64,9 @@ func (cb *consoleBackend) TimerCounts(ctx context.Context, c console.Credentials
 // by edges from now, examining at most budget pending timers (0: the
 // API's default). An answer is kept for countTTL: the timer page asks
 // twice a load and refreshes every 2 s, and each count reads a CommitLog
-// record per pending timer.
+// record per pending timer; a count that examined many timers is kept
+// longer (a second more per 20,000 examined), so that a page left open
+// rescans a large wheel only every few seconds.
 func (cb *consoleBackend) timerCounts(ctx context.Context, c console.Credentials, now int64, edges []int64, budget int) (*broker.TimerCounts, error) {
 	core, err := cb.core()
 	if err != nil {
@@ -102,7 +104,11 @@ func (c *countCache) get(key string, now int64) (*broker.TimerCounts, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
-	if !ok || now-e.at > countTTL.Milliseconds() || now < e.at {
+	if !ok {
+		return nil, false
+	}
+	ttl := countTTL + time.Duration(e.n.Scanned/20_000)*time.Second
+	if now-e.at > ttl.Milliseconds() || now < e.at {
 		return nil, false
 	}
 	return e.n, true
