@@ -61,7 +61,7 @@ func TestTopicTimersListed(t *testing.T) {
 	if _, err := p.SendSync(ctx, primitive.NewMessage(c, []byte("popped"))); err != nil {
 		t.Fatal(err)
 	}
-	if code, got := doPop(t, n.BrokerAddr(), popReq(processtest.Unique("pg"), c, 0, 600_000, 0, "*")); code != remoting.Success || len(got) != 1 {
+	if code, got := doPop(t, n.BrokerAddr(), popReq(processtest.Unique("pg"), c, 0, 600_000, 5_000, "*")); code != remoting.Success || len(got) != 1 {
 		t.Fatalf("pop: code %d, %d messages", code, len(got))
 	}
 
