@@ -34,6 +34,7 @@ func newBoundsBroker(t *testing.T, mutate func(*pipeline.Config)) *boundsBroker 
 	t.Helper()
 	cfg := pipeline.DefaultConfig()
 	cfg.DataDir, cfg.Listen, cfg.Logger = t.TempDir(), "127.0.0.1:0", zerolog.Nop()
+	cfg.WriterBatch = router.NewBatch
 	mutate(&cfg)
 	pipe, err := pipeline.Open(cfg)
 	if err != nil {

@@ -63,6 +63,7 @@ func newBenchBrokerACL(tb testing.TB, flush writer.FlushMode, guard *auth.Guard)
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Flush = flush
 	cfg.Logger = zerolog.Nop()
+	cfg.WriterBatch = router.NewBatch
 	pipe, err := pipeline.Open(cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -28,6 +28,8 @@ type Broker struct {
 	consume consumeState // the consumption calls' share (consume.go)
 	send    sendState    // the send family's (send.go)
 	clients clientState  // the client calls' (clients.go)
+	resets  resetState   // who is told of offset resets (groupprogress.go)
+	cluster clusterState // the cluster lookup (cluster.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until

@@ -290,6 +290,11 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 	if req.Batch && message.TransactionType(req.SysFlag) == message.SysFlagTransactionPrepared {
 		return Errorf(IllegalMessage, "a batch cannot carry transactional (prepared) messages")
 	}
+	if req.Batch {
+		if err := b.checkBatchTypes(cfg, req.Body); err != nil {
+			return err
+		}
+	}
 	if !req.Batch {
 		props = req.Props
 		if props == nil {

@@ -120,6 +120,10 @@ func (a *registryActor) Receive(ctx actor.Context) {
 		a.connClosed(m.Conn)
 	case *ConnClosed:
 		a.connClosed(m.Conn)
+	case *ClusterQuery:
+		m.Reply(a.reg.ClusterInfo())
+	case *DeleteRoute:
+		m.Done(a.reg.DeleteTopic(m.Topic, ""))
 	case expireTick:
 		a.expire()
 		a.timer.Arm(a.opts.ScanInterval, expireTick{})

@@ -206,6 +206,10 @@ type Config struct {
 	// also runs a name server shares one, so that the per-stage metrics and
 	// the health state cover both); nil: a new one on Registerer.
 	Stages *stage.Registry
+	// WriterBatch makes the CommitLog writer's answer batch
+	// (writer.Options.NewBatch): the remoting router's, which writes each
+	// connection once per drain (nil: answers written one by one).
+	WriterBatch func() writer.Batch
 	// Guard checks every request's signature and permissions (the ACL,
 	// netloop/router's Permissions); nil: no ACL, every request is served.
 	Guard *auth.Guard

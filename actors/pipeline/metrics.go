@@ -20,10 +20,7 @@ func registerMetrics(reg prometheus.Registerer, p *Pipeline) {
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_store_commitlog_bytes", Help: "Bytes in the CommitLog (max offset minus min offset).",
-		}, func() float64 {
-			cl := p.store.CommitLog
-			return float64(cl.MaxOffset() - cl.MinOffset())
-		}),
+		}, func() float64 { return float64(p.CommitLogBytes()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wheelmq_store_unflushed_bytes", Help: "CommitLog bytes written but not yet fsynced.",
 		}, func() float64 {

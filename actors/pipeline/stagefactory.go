@@ -16,7 +16,7 @@ func (p *Pipeline) writerOptions(log zerolog.Logger) writer.Options {
 	cfg := p.cfg
 	o := writer.Options{
 		Store: p.store, Inbox: p.appends, Mode: cfg.Flush, Appended: p.kicker.Kick, Stored: p.counters.Stored, PutTime: p.counters.PutTime,
-		Fault: writerFault(cfg), Logger: log,
+		Fault: writerFault(cfg), Logger: log, NewBatch: cfg.WriterBatch,
 	}
 	p.writerReplication(&o)
 	return o

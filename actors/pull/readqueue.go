@@ -3,15 +3,22 @@ package pull
 import (
 	"errors"
 	"fmt"
+
+	"github.com/wheelmq/wheelmq/storage"
 )
 
 // ErrNoMessage answers a ReadQueue for an offset outside its queue.
 var ErrNoMessage = errors.New("pull: no message at that queue offset")
 
+// ErrUnreadable answers a ReadQueue whose record cannot be read (a hole,
+// a damaged message or unit, an I/O error); the error says which.
+var ErrUnreadable = errors.New("pull: the message at that queue offset cannot be read")
+
 // ReadQueue reads the stored record at one queue offset, for a look-up
 // that is not a consumer's (the broker's web console): unlike a pull it
-// needs no group, counts nothing and remembers nothing. Reply runs on a
-// pull reader and must not block.
+// needs no group, counts nothing and remembers nothing. A record it cannot
+// read is judged by Unreadable, as a pull judges it. Reply runs on a pull
+// reader and must not block.
 type ReadQueue struct {
 	Pos   QueuePos
 	Reply func(record []byte, err error)
@@ -32,10 +39,19 @@ func (p *reader) readQueue(m *ReadQueue) {
 		m.Reply(nil, fmt.Errorf("%s queue %d offset %d: read the consume queue: %w", pos.Topic, pos.QueueID, pos.Offset, errors.Join(err, ErrNoMessage)))
 		return
 	}
-	rec, err := p.opts.Store.CommitLog.ReadAt(units[0].Offset, units[0].Size)
-	if err != nil {
-		m.Reply(nil, fmt.Errorf("%s queue %d offset %d: read the record: %w", pos.Topic, pos.QueueID, pos.Offset, err))
+	recs, states := storage.ReadUnitsChecked(p.opts.Store.CommitLog, units[:1])
+	if recs[0] == nil {
+		// The one reading rule of every queue reader (Unreadable): a
+		// damaged message is reported (and, under on-corruption=skip, passed
+		// over by consumers); a damaged unit sends the queue to be rebuilt.
+		remark := "a hole: its message was lost to CommitLog damage"
+		if !units[0].IsHole() {
+			if remark = p.unreadable(q.ID(), pos.Offset, units[0], states[0]); remark == "" {
+				remark = "its message is damaged and skipped by consumers (on-corruption=skip)"
+			}
+		}
+		m.Reply(nil, fmt.Errorf("%s queue %d offset %d: %s: %w", pos.Topic, pos.QueueID, pos.Offset, remark, ErrUnreadable))
 		return
 	}
-	m.Reply(rec, nil)
+	m.Reply(recs[0], nil)
 }

@@ -76,7 +76,7 @@ func (in *Inbox[T]) PushKicked(m T) bool {
 	kick := !in.kicked
 	in.kicked = true
 	in.mu.Unlock()
-	s.inst.depth.Set(float64(s.pending.Add(1)))
+	s.pending.Add(1)
 	if kick {
 		s.Send(in.kick)
 	}
@@ -99,8 +99,8 @@ func (in *Inbox[T]) Take(dst []T) []T {
 	in.items = in.items[:0]
 	in.mu.Unlock()
 	if s := in.stage.Load(); s != nil {
-		s.inst.depth.Set(float64(s.pending.Add(-int64(n))))
-		s.inst.messages.Add(float64(n))
+		s.pending.Add(-int64(n))
+		s.inst.messages.Add(uint64(n))
 	}
 	return dst
 }
@@ -135,7 +135,7 @@ func (in *Inbox[T]) failAll(err error) {
 	in.items, in.kicked = nil, false
 	in.mu.Unlock()
 	if s := in.stage.Load(); s != nil && len(items) > 0 {
-		s.inst.depth.Set(float64(s.pending.Add(-int64(len(items)))))
+		s.pending.Add(-int64(len(items)))
 	}
 	for _, m := range items {
 		m.Fail(err)

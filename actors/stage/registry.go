@@ -8,57 +8,50 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wheelmq/wheelmq/actors/instrument"
 )
 
-// Registry spawns stages, holds their instrument families and knows which
-// stages are down.
+// Registry spawns stages, counts their figures (one series per stage
+// name, kept across a respawn under the same name) and knows which stages
+// are down. Registry.Snapshot reads the figures; /metrics reads the same
+// ones through the registry's collector (snapshot.go).
 type Registry struct {
-	depth    *prometheus.GaugeVec
-	messages *prometheus.CounterVec
-	seconds  *prometheus.HistogramVec
-	restarts *prometheus.CounterVec
-	up       *prometheus.GaugeVec
-
 	mu     sync.Mutex
-	stages map[string]*Stage // by actor id; guarded by mu
+	stages map[string]*Stage  // by actor id; guarded by mu
+	series map[string]*series // by stage name; guarded by mu
 }
 
-// instruments are one stage's label-bound series.
-type instruments struct {
-	depth    prometheus.Gauge
-	messages prometheus.Counter
-	seconds  prometheus.Observer
-	restarts prometheus.Counter
-	up       prometheus.Gauge
+// series are one stage name's counted figures.
+type series struct {
+	messages instrument.Counter
+	restarts instrument.Counter
+	seconds  *instrument.Histogram
 }
 
-// NewRegistry creates the instrument families and registers them with reg
-// (nil: not registered).
+// processBounds are the buckets of wheelmq_actor_process_seconds.
+var processBounds = []float64{1e-6, 5e-6, 2e-5, 1e-4, 5e-4, 1e-3, 5e-3, 2e-2, 1e-1, 5e-1, 2}
+
+// NewRegistry makes a registry and registers its collector with reg (nil:
+// not registered).
 func NewRegistry(reg prometheus.Registerer) *Registry {
-	r := &Registry{
-		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "wheelmq_actor_mailbox_depth", Help: "Messages sent to the stage and not yet processed.",
-		}, []string{"stage"}),
-		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wheelmq_actor_messages_total", Help: "Messages processed by the stage.",
-		}, []string{"stage"}),
-		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "wheelmq_actor_process_seconds",
-			Help:    "Time the stage spent processing one message.",
-			Buckets: []float64{1e-6, 5e-6, 2e-5, 1e-4, 5e-4, 1e-3, 5e-3, 2e-2, 1e-1, 5e-1, 2},
-		}, []string{"stage"}),
-		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wheelmq_actor_restarts_total", Help: "Restarts of the stage ordered by its supervisor.",
-		}, []string{"stage"}),
-		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "wheelmq_stage_up", Help: "1 while the stage runs; 0 once its supervisor stopped it for good.",
-		}, []string{"stage"}),
-		stages: map[string]*Stage{},
-	}
+	r := &Registry{stages: map[string]*Stage{}, series: map[string]*series{}}
 	if reg != nil {
-		reg.MustRegister(r.depth, r.messages, r.seconds, r.restarts, r.up)
+		reg.MustRegister(newCollector(r))
 	}
 	return r
+}
+
+// seriesOf returns name's series, made on first use.
+func (r *Registry) seriesOf(name string) *series {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	se := r.series[name]
+	if se == nil {
+		se = &series{seconds: instrument.NewHistogram(processBounds)}
+		r.series[name] = se
+	}
+	return se
 }
 
 // Spawn starts an actor named name under guardian (the supervision
@@ -70,13 +63,7 @@ func (r *Registry) Spawn(system *actor.ActorSystem, guardian actor.SupervisorStr
 		name:    name,
 		root:    system.Root,
 		stopped: make(chan struct{}),
-		inst: instruments{
-			depth:    r.depth.WithLabelValues(name),
-			messages: r.messages.WithLabelValues(name),
-			seconds:  r.seconds.WithLabelValues(name),
-			restarts: r.restarts.WithLabelValues(name),
-			up:       r.up.WithLabelValues(name),
-		},
+		inst:    r.seriesOf(name),
 	}
 	props := actor.PropsFromProducer(func() actor.Actor {
 		if s.down.Load() != nil {
@@ -87,7 +74,6 @@ func (r *Registry) Spawn(system *actor.ActorSystem, guardian actor.SupervisorStr
 	// The PID is known before the actor starts: an actor may send to itself
 	// (or be sent to) from its Started handler, before SpawnNamed returns.
 	s.pid = system.NewLocalPID(name)
-	s.inst.up.Set(1)
 	r.mu.Lock()
 	r.stages[name] = s
 	r.mu.Unlock()
@@ -130,7 +116,6 @@ func (r *Registry) Retire(id string, reason any) bool {
 		return false
 	}
 	s.down.CompareAndSwap(nil, &DownError{Stage: s.name, Cause: fmt.Sprint(reason), Since: time.Now()})
-	s.inst.up.Set(0)
 	return true
 }
 

@@ -11,8 +11,10 @@
 //
 // Labels are the stable stage names only (commitlog, dispatch, pull, ...),
 // never connection or queue ids. Counting costs two atomics and one
-// histogram observation per message, with no allocation: the label-bound
-// instruments are resolved once at spawn.
+// histogram observation per message, with no allocation: a stage's series
+// are resolved once at spawn. The figures are typed counters
+// (actors/instrument); Registry.Snapshot reads them, and /metrics reads
+// the same through the registry's collector.
 //
 // Every message to a stage goes through Stage.Send, or through an Inbox
 // of the stage (a batched mailbox in front of the actor for a hot message
@@ -91,7 +93,7 @@ type Stage struct {
 	root     *actor.RootContext
 	pending  atomic.Int64
 	down     atomic.Pointer[DownError]
-	inst     instruments
+	inst     *series
 	onFailed func(msg any, reason any) // test hook; nil in production
 
 	inboxMu sync.Mutex
@@ -117,7 +119,7 @@ func (s *Stage) Send(msg any) {
 		}
 		return
 	}
-	s.inst.depth.Set(float64(s.pending.Add(1)))
+	s.pending.Add(1)
 	s.root.Send(s.pid, msg)
 }
 
@@ -231,7 +233,7 @@ func (s *Stage) middleware(next actor.ReceiverFunc) actor.ReceiverFunc {
 		// so that a message is always visible to Quiet as pending, active
 		// or finished.
 		s.active.Add(1)
-		s.inst.depth.Set(float64(s.pending.Add(-1)))
+		s.pending.Add(-1)
 		start := time.Now()
 		defer func() {
 			s.finished.Add(1)

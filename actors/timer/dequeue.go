@@ -222,7 +222,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			puts = append(puts, p)
 		}
 		if n := len(m.batch.Cancelled); n > 0 && !m.shadow {
-			svc.opts.Metrics.Cancelled.Add(float64(n))
+			svc.opts.Metrics.Cancelled.Add(uint64(n))
 		}
 		svc.send(StageDequeuePut, &putBatch{epoch: m.epoch, seq: m.seq, shadow: m.shadow, batch: m.batch, puts: puts})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wheelmq/wheelmq/actors/instrument"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
 
@@ -16,12 +17,12 @@ type Metrics struct {
 	// PopDeadlines counts the POP engine's invisibility deadlines the wheel
 	// reached (timers of PopReviveTopic), apart: they are no client's
 	// timers, and their lateness is wheelmq_pop_redelivery_late_seconds.
-	Delivered    prometheus.Counter
-	PopDeadlines prometheus.Counter
-	Cancelled    prometheus.Counter
+	Delivered    *instrument.Counter
+	PopDeadlines *instrument.Counter
+	Cancelled    *instrument.Counter
 	Duplicates   *prometheus.CounterVec
 	Skipped      *prometheus.CounterVec
-	Lateness     prometheus.Histogram
+	Lateness     *instrument.Histogram
 	// StoreFailed is 1 while the timer store is failed (a write or sync
 	// error) and timers are paused until it reopens.
 	StoreFailed prometheus.Gauge
@@ -32,16 +33,9 @@ type Metrics struct {
 // scrape time.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Delivered: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "wheelmq_timer_delivered_total", Help: "Timer messages written back to their real topic.",
-		}),
-		PopDeadlines: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "wheelmq_timer_pop_deadlines_total",
-			Help: "POP invisibility deadlines the wheel reached (the POP engine's timers, not counted as delivered timers).",
-		}),
-		Cancelled: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "wheelmq_timer_cancelled_total", Help: "Timer messages suppressed by a cancel.",
-		}),
+		Delivered:    &instrument.Counter{},
+		PopDeadlines: &instrument.Counter{},
+		Cancelled:    &instrument.Counter{},
 		Duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wheelmq_timer_duplicates_total",
 			Help: "Timers released again after a restart that were already written back: suppressed, or delivered again.",
@@ -53,11 +47,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "wheelmq_timer_store_failed",
 			Help: "1 while the timer store is failed by a write or sync error and timers are paused until it reopens.",
 		}),
-		Lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "wheelmq_timer_lateness_seconds",
-			Help:    "Delay between a timer's due time and its write-back to the real topic.",
-			Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
-		}),
+		Lateness: instrument.NewHistogram([]float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
 	}
 	// The known label values exist from the start, at 0, so that alerts
 	// and dashboards see the series before the first event.
@@ -68,7 +58,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Duplicates.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Delivered, m.PopDeadlines, m.Cancelled, m.Duplicates, m.Skipped, m.Lateness, m.StoreFailed)
+		reg.MustRegister(m.Duplicates, m.Skipped, m.StoreFailed,
+			instrument.CounterFunc(prometheus.CounterOpts{
+				Name: "wheelmq_timer_delivered_total", Help: "Timer messages written back to their real topic.",
+			}, m.Delivered),
+			instrument.CounterFunc(prometheus.CounterOpts{
+				Name: "wheelmq_timer_pop_deadlines_total",
+				Help: "POP invisibility deadlines the wheel reached (the POP engine's timers, not counted as delivered timers).",
+			}, m.PopDeadlines),
+			instrument.CounterFunc(prometheus.CounterOpts{
+				Name: "wheelmq_timer_cancelled_total", Help: "Timer messages suppressed by a cancel.",
+			}, m.Cancelled),
+			instrument.HistogramCollector("wheelmq_timer_lateness_seconds",
+				"Delay between a timer's due time and its write-back to the real topic.", m.Lateness))
 	}
 	return m
 }
@@ -115,4 +117,24 @@ func RegisterWheelGauges(reg prometheus.Registerer, wheel *timerwheel.Store) {
 		counter("wheelmq_timer_rolled_total", "Timer records moved from the far wheel to the near wheel (the message is never rewritten).",
 			func(s timerwheel.Stats) float64 { return float64(s.Relinked + s.Rolled) }),
 	)
+}
+
+// Counts are the timer counters' values, as /metrics shows them.
+type Counts struct {
+	Delivered, PopDeadlines, Cancelled uint64
+	Lateness                           instrument.HistogramSnapshot
+}
+
+// Counts reads the counters.
+func (m *Metrics) Counts() Counts {
+	return Counts{Delivered: m.Delivered.Load(), PopDeadlines: m.PopDeadlines.Load(), Cancelled: m.Cancelled.Load(),
+		Lateness: m.Lateness.Snapshot()}
+}
+
+// Counts reads the service's timer counters (zero before Start).
+func (s *Service) Counts() Counts {
+	if s == nil || s.opts.Metrics == nil {
+		return Counts{}
+	}
+	return s.opts.Metrics.Counts()
 }

@@ -160,7 +160,7 @@ func (w *Writer) onConfirmed(m *confirmed) {
 	if m.from != w {
 		return
 	}
-	defer w.out.Flush()
+	defer w.flushOut()
 	if !m.ok {
 		for i, wt := range w.waits {
 			if wt.id == m.id {
@@ -190,7 +190,7 @@ func (w *Writer) onConfirmTick(m confirmTick) {
 	if m.from != w {
 		return
 	}
-	defer w.out.Flush()
+	defer w.flushOut()
 	now := time.Now()
 	n := 0
 	for n < len(w.waits) && !w.waits[n].deadline.After(now) {
@@ -206,7 +206,7 @@ func (w *Writer) onConfirmTick(m confirmTick) {
 // failWaits answers every batch still waiting (the writer stops or
 // restarts: a later confirmation would reach no one).
 func (w *Writer) failWaits(why string) {
-	defer w.out.Flush()
+	defer w.flushOut()
 	for _, h := range w.held {
 		w.replyHeld(h, fmt.Errorf("%w: %s", ErrNotConfirmed, why))
 	}
@@ -240,7 +240,7 @@ func (w *Writer) replyHeld(h held, err error) {
 	if err != nil {
 		res = Result{Err: err}
 	}
-	res.Out = &w.out
+	res.Out = w.out
 	h.a.Reply(res)
 }
 

@@ -72,7 +72,7 @@ func (w *Writer) drainBatch(batch []*Append) {
 		for i := range slots {
 			w.reply(&slots[i], Result{Err: err})
 		}
-		w.out.Flush()
+		w.flushOut()
 		clear(slots)
 		return
 	}
@@ -209,7 +209,7 @@ func (w *Writer) write(slots []slot) bool {
 // they are answered with). Replies go out through the writer's Outbox: each
 // connection is written once for the batch.
 func (w *Writer) answer(slots []slot, durable bool, syncErr error) {
-	defer w.out.Flush()
+	defer w.flushOut()
 	for i := range slots {
 		s := &slots[i]
 		switch {
@@ -237,7 +237,7 @@ func (w *Writer) answer(slots []slot, durable bool, syncErr error) {
 func (w *Writer) reply(s *slot, res Result) {
 	a := s.a
 	*s = slot{}
-	res.Out = &w.out
+	res.Out = w.out
 	a.Reply(res)
 }
 
@@ -247,7 +247,7 @@ func (w *Writer) reply(s *slot, res Result) {
 // others an error the client retries. Nothing is left to time out, no
 // stored message is reported as failed, and no append is answered twice.
 func (w *Writer) rescue(slots []slot, reason any) {
-	defer w.out.Flush()
+	defer w.flushOut()
 	stored := 0
 	for i := range slots {
 		s := &slots[i]

@@ -62,7 +62,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -154,9 +153,18 @@ type Result struct {
 	// Err is set when nothing was stored.
 	Err error
 	// Out, when not nil, collects the answers of a batch: a Reply that
-	// answers a client queues its frame there (netloop.Outbox.SendFrame)
-	// and the writer writes every connection once after the batch.
-	Out *netloop.Outbox
+	// answers a client queues its frame there (the broker's is
+	// netloop.Outbox: see Options.NewBatch) and the writer flushes it once
+	// after the batch, so that every connection is written once.
+	Out Batch
+}
+
+// Batch collects the answers a drain's Replies queue for their clients;
+// the writer calls Flush once the drain is answered. The writer knows
+// nothing of what it holds: the front door that made it does (the remoting
+// router's is netloop.Outbox, which writes each connection once).
+type Batch interface {
+	Flush()
 }
 
 // Inbox is the writer's batched mailbox (see stage.Inbox).
@@ -169,6 +177,9 @@ func NewInbox() *Inbox { return stage.NewInbox[*Append](drainNow{}) }
 // Options configures the writer stage.
 type Options struct {
 	Store *storage.Store
+	// NewBatch makes the writer's answer batch (Result.Out), once per
+	// writer instance; nil: none, each Reply answers on its own.
+	NewBatch func() Batch
 	// Inbox, when set, is where senders Push their Appends (NewInbox); the
 	// writer binds it to its stage.
 	Inbox         *Inbox
@@ -243,8 +254,8 @@ type Writer struct {
 	slots   []slot    // the drain under way: its appends until answered
 	records [][]byte
 	touched map[QueueKey]int64
-	out     netloop.Outbox
-	wrote   bool // the drain under way appended something (Appended is due)
+	out     Batch // Options.NewBatch's (nil: none); flushed by flushOut
+	wrote   bool  // the drain under way appended something (Appended is due)
 
 	// Replication (confirm.go).
 	promotion *promotion // the epoch the writer was promoted at (Promote)
@@ -267,7 +278,18 @@ func Producer(opts Options) stage.Producer {
 		if opts.Inbox != nil {
 			opts.Inbox.Bind(self)
 		}
-		return &Writer{opts: opts, self: self, touched: map[QueueKey]int64{}, ctimer: self.NewTimer(), promotion: promoted}
+		w := &Writer{opts: opts, self: self, touched: map[QueueKey]int64{}, ctimer: self.NewTimer(), promotion: promoted}
+		if opts.NewBatch != nil {
+			w.out = opts.NewBatch()
+		}
+		return w
+	}
+}
+
+// flushOut writes out the answers the drain's Replies queued in w.out.
+func (w *Writer) flushOut() {
+	if w.out != nil {
+		w.out.Flush()
 	}
 }
 

@@ -41,6 +41,9 @@ client (--clients is ignored).`,
 			if err := o.validate(cmd, 16); err != nil {
 				return err
 			}
+			if o.simpleAcks != acksSequential && o.simpleAcks != acksConcurrent {
+				return usageErr(fmt.Errorf("--acks %q: want %s or %s", o.simpleAcks, acksSequential, acksConcurrent))
+			}
 			if err := common.checkFlush(); err != nil {
 				return err
 			}
@@ -65,6 +68,9 @@ client (--clients is ignored).`,
 	}
 	o.addFlags(c)
 	c.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long to wait for deliveries after the last send")
+	c.Flags().StringVar(&o.simpleAcks, "acks", acksSequential, "--protocol grpc: how each SimpleConsumer acks what one receive returned: "+
+		acksSequential+" (one ack after the other, as the Go SDK's example) or "+acksConcurrent+" (all at once, as the Java SDK's ackAsync)")
+	_ = c.RegisterFlagCompletionFunc("acks", fixedCompletion(acksSequential, acksConcurrent))
 	common.addFlags(c)
 	_ = c.Flags().Set("mode", "async")
 	c.Flags().Lookup("mode").DefValue = "async"
@@ -135,12 +141,12 @@ func runConsumeBench(ctx context.Context, g *globals, target *benchTargetBroker,
 	rcv := &receiver{warm: make(chan struct{})}
 	group := fmt.Sprintf("wheelctl_bench_%d", time.Now().UnixNano())
 	if o.protocol == "grpc" {
-		stop, err := consumeSimple(ctx, o.grpcEndpoint, group, topic, &g.sec, rcv)
+		stop, err := consumeSimple(ctx, o.grpcEndpoint, group, topic, &g.sec, o.simpleAcks == acksConcurrent, rcv)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		rep.Client += " + v5 SimpleConsumer"
+		rep.Client += " + v5 SimpleConsumer (" + o.simpleAcks + " acks)"
 		return finishConsumeBench(ctx, g, rep, rcv, p, o, topic, drain)
 	}
 	secOpts, err := officialConsumerOptions(&g.sec)

@@ -60,10 +60,17 @@ func isNoMessage(err error) bool {
 	return errors.As(err, &st) && st.Code == 40401
 }
 
+// How bench consume's SimpleConsumers ack the messages of one receive.
+const (
+	acksSequential = "sequential" // one Ack after the other
+	acksConcurrent = "concurrent" // every Ack at once, then the next receive
+)
+
 // simpleReceivers runs n goroutines that receive batches from c and ack each
-// message, handing every message to each (after the ack is sent) until ctx
-// ends. It returns once all goroutines stopped.
-func simpleReceivers(ctx context.Context, c simpleConsumer, n int, invisible time.Duration, each func(*rmq.MessageView, time.Time)) {
+// message (concurrent: all of a batch at once, each in its own goroutine,
+// waited for before the next receive), handing every message to each
+// (after its ack) until ctx ends. It returns once all goroutines stopped.
+func simpleReceivers(ctx context.Context, c simpleConsumer, n int, invisible time.Duration, concurrent bool, each func(*rmq.MessageView, time.Time)) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
@@ -78,10 +85,23 @@ func simpleReceivers(ctx context.Context, c simpleConsumer, n int, invisible tim
 					}
 					continue
 				}
-				for _, m := range msgs {
-					_ = c.Ack(ctx, m)
-					each(m, now)
+				if !concurrent {
+					for _, m := range msgs {
+						_ = c.Ack(ctx, m)
+						each(m, now)
+					}
+					continue
 				}
+				var acks sync.WaitGroup
+				for _, m := range msgs {
+					acks.Add(1)
+					go func() {
+						defer acks.Done()
+						_ = c.Ack(ctx, m)
+						each(m, now)
+					}()
+				}
+				acks.Wait()
 			}
 		}()
 	}
@@ -91,7 +111,7 @@ func simpleReceivers(ctx context.Context, c simpleConsumer, n int, invisible tim
 // consumeSimple is bench consume's consumer with --protocol grpc: v5
 // SimpleConsumers instead of the official remoting push consumer, counted
 // by the same receiver.
-func consumeSimple(ctx context.Context, endpoint, group, topic string, sec *security, rcv *receiver) (stop func(), err error) {
+func consumeSimple(ctx context.Context, endpoint, group, topic string, sec *security, concurrentAcks bool, rcv *receiver) (stop func(), err error) {
 	c, err := startSimpleConsumer(endpoint, group, topic, 5*time.Second, sec)
 	if err != nil {
 		return nil, err
@@ -100,7 +120,7 @@ func consumeSimple(ctx context.Context, endpoint, group, topic string, sec *secu
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		simpleReceivers(rctx, c, 4, 30*time.Second, func(m *rmq.MessageView, at time.Time) {
+		simpleReceivers(rctx, c, 4, 30*time.Second, concurrentAcks, func(m *rmq.MessageView, at time.Time) {
 			rcv.arrived(m.GetBody(), at)
 		})
 	}()

@@ -25,6 +25,7 @@ type produceOpts struct {
 	protocol, grpcEndpoint  string // --protocol remoting|grpc; the broker's gRPC endpoint
 	peer                    bool
 	group                   groupFlags // --replicas: a spawned single broker or group
+	simpleAcks              string     // bench consume --protocol grpc: how the SimpleConsumers ack (benchpop.go)
 }
 
 func (o *produceOpts) addFlags(c *cobra.Command) {

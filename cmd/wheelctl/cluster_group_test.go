@@ -17,8 +17,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
-	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // group is a consumer group of two official Go push consumers.

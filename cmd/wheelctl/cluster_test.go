@@ -19,9 +19,9 @@ import (
 	goproducer "github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
-	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // ledger records what producers had acknowledged, where.

@@ -13,8 +13,8 @@ import (
 )
 
 func newGroupCmd(g *globals) *cobra.Command {
-	return groupCmd("group", "List consumer groups, show a group's progress and lag, reset its offsets",
-		newGroupListCmd(g), newGroupDescribeCmd(g), newGroupResetCmd(g))
+	return groupCmd("group", "List and create consumer groups (with their retry policy), show a group's progress and lag, reset its offsets",
+		newGroupListCmd(g), newGroupCreateCmd(g), newGroupDescribeCmd(g), newGroupResetCmd(g))
 }
 
 func newGroupListCmd(g *globals) *cobra.Command {

@@ -1,7 +1,7 @@
 package main
 
-// A v5 producer on a replicated group of three through a replica's
-// endpoint, across a SIGKILL of the master.
+// A v5 producer and a v5 SimpleConsumer on a replicated group of three,
+// each through a replica's endpoint, across a SIGKILL of the master.
 
 import (
 	"bytes"
@@ -21,11 +21,14 @@ import (
 
 // TestGRPCReplicatedGroupFailover: operations.md's group of three
 // (--replication controller, --min-in-sync-replicas 2, --flush sync); a
-// v5 producer given a replica's endpoint sends to the master (its route
-// points there); the master is SIGKILLed; the sends go on to the new
-// master once the SDK reads the route again (every 30 s, see
+// v5 producer given one replica's endpoint sends to the master (its route
+// points there), and a v5 SimpleConsumer given the other replica's
+// endpoint receives and acks; the master is SIGKILLed; the sends go on to
+// the new master once the SDK reads the route again (every 30 s, see
 // TestGRPCClusterThroughOneEndpoint), each acknowledged at once; every
-// acknowledged message is on the new master.
+// acknowledged message is on the new master, and the consumer received
+// every one of them (at least once) within 10 s of both the new master
+// being in its SDK's routes and the last send.
 func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -37,20 +40,18 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	nsAddrs, brokers := startExampleGroup(t)
 	bd := waitGroupReady(t, nsAddrs[0])
 	masterAddr, masterEP := bd.BrokerAddrs[0], bd.GRPCEndpoints[0]
-	var replicaEP, replicaMetrics string
+	var replicaEPs, replicaMetrics []string // the producer's, then the consumer's
 	for id, ep := range bd.GRPCEndpoints {
-		if id != 0 {
-			replicaEP = ep
-			for _, m := range brokers {
-				if m.listen == bd.BrokerAddrs[id] {
-					replicaMetrics = m.p.metrics
-				}
+		for _, m := range brokers {
+			if id != 0 && m.listen == bd.BrokerAddrs[id] {
+				replicaEPs, replicaMetrics = append(replicaEPs, ep), append(replicaMetrics, m.p.metrics)
 			}
 		}
 	}
-	if replicaMetrics == "" {
-		t.Fatalf("no member listens on %v", bd.BrokerAddrs)
+	if len(replicaMetrics) != 2 {
+		t.Fatalf("replicas %v of %v", replicaEPs, bd.BrokerAddrs)
 	}
+	replicaEP := replicaEPs[0]
 	topic := processtest.Unique("failover")
 	const queues = 4
 	createTopicAt(t, masterAddr, topic, queues)
@@ -65,18 +66,27 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan error, 1)
-	go func() { started <- p.Start() }()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("start producer: %v", err)
+	cons := newFailoverConsumer(t, replicaEPs[1], topic+"-cg", topic)
+	// Both Starts wait for their settings; together, so that the SDKs'
+	// 30 s route refreshes, which the test waits for, fall close.
+	started := make(chan error, 2)
+	go func() { started <- p.Start() }()      // ends when Start returns
+	go func() { started <- cons.c.Start() }() // ends when Start returns
+	for range 2 {
+		select {
+		case err := <-started:
+			if err != nil {
+				t.Fatalf("start the producer or the SimpleConsumer: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the producer's or the SimpleConsumer's Start did not return within 20 s")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("producer Start did not return within 20 s")
 	}
 	t.Cleanup(func() { _ = p.GracefulStop() })
+	cons.run(t)
+	phase("producer and SimpleConsumer started")
 
+	var acked []string
 	ackedBy := map[string][]string{}
 	send := func(i int) error {
 		body := fmt.Sprintf("f-%04d", i)
@@ -88,6 +98,7 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 		}
 		eps, _ := routeEndpoints([]*v2.MessageQueue{{Broker: &v2.Broker{Name: "x", Endpoints: rs[0].Endpoints}}})
 		ackedBy[eps["x"]] = append(ackedBy[eps["x"]], body)
+		acked = append(acked, body)
 		return nil
 	}
 	const before, after = 50, 40
@@ -100,6 +111,8 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	if len(ackedBy) != 1 || len(ackedBy[masterEP]) != before {
 		t.Fatalf("before the kill, acknowledged by %v, want the master %s only", ackedBy, masterEP)
 	}
+	cons.waitReceived(t, acked[:before/2], time.Now().Add(10*time.Second), "before the kill")
+	killed := time.Now()
 	killMember(t, brokers, masterAddr)
 	phase("master killed")
 	bd2 := waitGroup(t, nsAddrs[1], 30*time.Second, func(b namesrv.BrokerData) bool {
@@ -110,13 +123,19 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 		eps, _ := routeEndpoints(qs)
 		return len(qs) == queues && eps["broker-a"] == newEP
 	})
-	phase("new master " + newEP + " in the replica's routes")
-	// The SDK sends to the dead master until it reads the route again
-	// (every 30 s): the test waits for that read at the access point,
-	// sending nothing meanwhile (each send to the dead endpoint holds
-	// the SDK's connection table for a 5 s dial).
-	waitRouteRefresh(t, replicaMetrics, routeQueries(t, replicaMetrics), 75*time.Second)
-	phase("the SDK read the route again")
+	waitRoute(t, replicaEPs[1], topic, 10*time.Second, func(qs []*v2.MessageQueue) bool {
+		eps, _ := routeEndpoints(qs)
+		return len(qs) == queues && eps["broker-a"] == newEP
+	})
+	phase("new master " + newEP + " in both replicas' routes")
+	// The SDKs send and receive at the dead master until they read the
+	// route again (every 30 s): the test waits for those reads at their
+	// access points, sending nothing meanwhile (each send to the dead
+	// endpoint holds the SDK's connection table for a 5 s dial).
+	refreshed := waitRouteRefreshes(t, replicaMetrics, []float64{routeQueries(t, replicaMetrics[0]), routeQueries(t, replicaMetrics[1])},
+		100*time.Second) // a refresh that waits behind a dial of the dead endpoint fails; the next is 30 s later
+	phase(fmt.Sprintf("the SDKs read the route again: the producer's %.2fs, the consumer's %.2fs",
+		refreshed[0].Sub(began).Seconds(), refreshed[1].Sub(began).Seconds()))
 	for end := i + after; i < end; i++ {
 		if err := send(i); err != nil {
 			t.Fatalf("message %d after the SDK's route refresh: %v", i, err)
@@ -126,6 +145,21 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	if len(ackedBy) != 2 || len(ackedBy[masterEP]) != before {
 		t.Fatalf("acknowledged by %v: want the old master (%d, before the kill) and the new one", ackedBy, before)
 	}
+	// The consumer catches up: every acknowledged message received within
+	// 10 s of the latest of its SDK reading the new route, the last send,
+	// and the end of the invisibility of a delivery the old master made
+	// just before it died (one whose answer the consumer never got).
+	caughtUpBy := time.Now()
+	for _, at := range []time.Time{refreshed[1], killed.Add(consumerInvisible)} {
+		if at.After(caughtUpBy) {
+			caughtUpBy = at
+		}
+	}
+	cons.waitReceived(t, acked, caughtUpBy.Add(10*time.Second), "after the failover")
+	distinct, dups, ackFails, last := cons.stats()
+	phase(fmt.Sprintf("SimpleConsumer caught up: %d distinct messages received (%d acknowledged sends), %d received again, %d acks failed; last delivery %.2fs",
+		distinct, len(acked), dups, ackFails, last.Sub(began).Seconds()))
+	cons.halt()
 
 	// Nothing acknowledged is lost: every message is on the new master.
 	var stored [][]byte

@@ -43,8 +43,10 @@ type caller struct {
 }
 
 // first is a header's first value ("" if absent).
-func first(md metadata.MD, key string) string {
-	if v := md.Get(key); len(v) > 0 {
+func first(ctx context.Context, key string) string {
+	// ValueFromIncomingContext reads the one key; FromIncomingContext would
+	// copy the whole metadata map on every call.
+	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
 		return v[0]
 	}
 	return ""
@@ -159,16 +161,15 @@ func (v *verifier) fresh(dateTime string) bool {
 // (and the freshness of the date it signs) and returns the account's
 // credentials. A refusal is counted in wheelmq_auth_refused_total{reason}.
 func (v *verifier) callerOf(ctx context.Context) (caller, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	c := caller{clientID: first(md, headerClientID), namespace: first(md, headerNamespace), language: first(md, headerLanguage)}
+	c := caller{clientID: first(ctx, headerClientID), namespace: first(ctx, headerNamespace), language: first(ctx, headerLanguage)}
 	if v.guard == nil {
 		return c, nil
 	}
-	ak, sig, err := parseAuthorization(first(md, headerAuthorization))
+	ak, sig, err := parseAuthorization(first(ctx, headerAuthorization))
 	if err != nil {
 		return c, v.refuse(ctx, "", auth.ReasonMalformed, "authentication failed: "+err.Error())
 	}
-	dt := first(md, headerDateTime)
+	dt := first(ctx, headerDateTime)
 	if !v.fresh(dt) {
 		return c, v.refuse(ctx, ak, auth.ReasonStaleDate, fmt.Sprintf(
 			"authentication failed: %s %s is not within %s of the server's clock (UTC, %s)", headerDateTime, quote(dt), v.skew, dateTimeLayout))

@@ -195,16 +195,17 @@ func (g *Gateway) Start() error {
 	creds := newSniffCreds(g.opts.TLSMode, g.opts.TLSConfig, g.opts.HandshakeTimeout, func(isTLS bool) {
 		g.m.denied.WithLabelValues(map[bool]string{true: "tls", false: "plaintext"}[isTLS]).Inc()
 	})
-	g.srv = grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.Creds(creds),
-		grpc.MaxRecvMsgSize(g.opts.MaxMessageSize+recvMargin),
-		grpc.MaxSendMsgSize(32*(g.opts.MaxMessageSize+recvMargin)),
+		grpc.MaxRecvMsgSize(g.opts.MaxMessageSize + recvMargin),
+		grpc.MaxSendMsgSize(32 * (g.opts.MaxMessageSize + recvMargin)),
 		grpc.ConnectionTimeout(g.opts.HandshakeTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}),
 		grpc.ChainUnaryInterceptor(g.m.unary, g.recoverUnary),
 		grpc.ChainStreamInterceptor(g.m.stream, g.recoverStream),
-	)
+	}
+	g.srv = grpc.NewServer(append(opts, serverTuning()...)...)
 	v2.RegisterMessagingServiceServer(g.srv, g)
 	g.goOwned("serve", func() {
 		if err := g.srv.Serve(g.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {

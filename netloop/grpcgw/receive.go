@@ -129,7 +129,7 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	}
 	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), g.callerOf(ctx, s), invisible)
 	if len(msgs) == 0 {
-		return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
+		return send(s.emptyReceive(started, poll, time.Now()), nil)
 	}
 	return send(okStatus(), msgs)
 }

@@ -21,8 +21,9 @@ import (
 // groupInfo is what GET_SUBSCRIPTIONGROUP_CONFIG (352) answers, as far as
 // settings need.
 type groupInfo struct {
-	ConsumeMessageOrderly bool  `json:"consumeMessageOrderly"`
-	RetryMaxTimes         int32 `json:"retryMaxTimes"`
+	ConsumeMessageOrderly bool             `json:"consumeMessageOrderly"`
+	RetryMaxTimes         int32            `json:"retryMaxTimes"`
+	Retry                 meta.RetryPolicy `json:"-"` // the group's retry policy
 }
 
 // topicAttrMessageType is the topic attribute naming its message type.
@@ -71,10 +72,12 @@ func (g *Gateway) topicStatus(topic string, err error) *v2.Status {
 // know the group).
 func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) groupInfo {
 	if g.opts.Broker == nil {
-		return groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes}
+		def, _ := meta.ParseRetryPolicy(nil)
+		return groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes, Retry: def}
 	}
 	gc, _ := g.opts.Broker.Group(g.callerOf(ctx, s), group)
-	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes}
+	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes,
+		Retry: g.opts.Broker.RetryPolicy(group)}
 }
 
 // endpointsOf is host:port as route endpoints.

@@ -10,6 +10,7 @@ package grpcgw
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"strconv"
 
@@ -30,6 +31,10 @@ func peerAddr(ctx context.Context) netip.AddrPort {
 	if !ok || p.Addr == nil {
 		return netip.AddrPort{}
 	}
+	if ta, ok := p.Addr.(*net.TCPAddr); ok { // the usual case: no formatting and parsing
+		ap := ta.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
 	ap, err := netip.ParseAddrPort(p.Addr.String())
 	if err != nil {
 		return netip.AddrPort{}
@@ -46,8 +51,9 @@ func (g *Gateway) callerOf(ctx context.Context, s *session) broker.Caller {
 // gateway has none (Options.Broker nil).
 func noCore() *v2.Status { return statusf(v2.Code_INTERNAL_SERVER_ERROR, "no broker API") }
 
-// SendMessage stores the messages: one broker call each, all made at
-// once and answered together (no round trip between them).
+// SendMessage stores the messages: several plain messages of one topic
+// in one broker call (a batch: sendbatch.go), else one broker call each,
+// all made at once and answered together (no round trip between them).
 func (g *Gateway) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	s, st := g.session(ctx)
 	if st != nil {
@@ -56,6 +62,9 @@ func (g *Gateway) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 	msgs := req.GetMessages()
 	if len(msgs) == 0 {
 		return &v2.SendMessageResponse{Status: statusf(v2.Code_BAD_REQUEST, "no messages")}, nil
+	}
+	if batchable(msgs) {
+		return g.sendBatch(ctx, s, msgs), nil
 	}
 	c := g.callerOf(ctx, s)
 	entries := make([]*v2.SendResultEntry, len(msgs))

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // Settings values the gateway answers (the Apache proxy's defaults; see
@@ -21,12 +23,28 @@ const (
 	defaultRequestTimeout = 3 * time.Second
 )
 
-// consumerBackoff is the default customized retry backoff of a consumer
-// group (RocketMQ's delay levels from 1 s).
-var consumerBackoff = []time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute,
-	7 * time.Minute, 8 * time.Minute, 9 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour}
+// backoffOf is a group's retry policy as the v5 SDKs take it: a push
+// consumer that fails a message changes its invisible duration by it (as
+// RocketMQ's proxy hands it out: the customized list from its first entry,
+// exponential as initial * multiplier^(attempt-1) up to max). The policy's
+// jitter is the broker's own (send-back): the SDKs have no field for it.
+func backoffOf(p meta.RetryPolicy, attempts int32) *v2.RetryPolicy {
+	if p.Type == meta.RetryExponential {
+		return &v2.RetryPolicy{MaxAttempts: attempts, Strategy: &v2.RetryPolicy_ExponentialBackoff{
+			ExponentialBackoff: &v2.ExponentialBackoff{Initial: durationpb.New(p.Initial), Max: durationpb.New(p.Max),
+				Multiplier: float32(p.Multiplier)}}}
+	}
+	list := p.Next
+	if len(list) == 0 {
+		list = meta.DefaultRetryNext
+	}
+	next := make([]*durationpb.Duration, len(list))
+	for i, d := range list {
+		next[i] = durationpb.New(d)
+	}
+	return &v2.RetryPolicy{MaxAttempts: attempts,
+		Strategy: &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{Next: next}}}
+}
 
 // attach makes t the session's stream for server-pushed commands.
 func (s *session) attach(t *teleStream) {
@@ -140,12 +158,7 @@ func (g *Gateway) applySettings(ctx context.Context, s *session, in *v2.Settings
 		if sub.GetLongPollingTimeout().AsDuration() <= 0 {
 			sub.LongPollingTimeout = durationpb.New(defaultLongPolling)
 		}
-		next := make([]*durationpb.Duration, len(consumerBackoff))
-		for i, d := range consumerBackoff {
-			next[i] = durationpb.New(d)
-		}
-		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: gi.RetryMaxTimes + 1,
-			Strategy: &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{Next: next}}}
+		out.BackoffPolicy = backoffOf(gi.Retry, gi.RetryMaxTimes+1)
 		typ := in.GetClientType()
 		if typ == v2.ClientType_CLIENT_TYPE_UNSPECIFIED {
 			typ = v2.ClientType_SIMPLE_CONSUMER

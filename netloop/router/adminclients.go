@@ -8,13 +8,12 @@ package router
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
-	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -31,15 +30,17 @@ func (r *Router) handleConsumerConnections(c *netloop.Conn, cmd *remoting.Comman
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	r.clientsSt.Send(&clients.ConsumerConnection{Group: group, FailFunc: r.failWith(c, cmd),
-		Reply: func(cc adminbody.ConsumerConnection, online bool) {
-			if !online {
-				r.refuse(c, cmd, refuse(remoting.ConsumerNotOnline, "the consumer group[%s] not online", group))
-				return
-			}
-			body, err := cc.Encode()
-			r.sendBody(c, cmd, body, err)
-		}})
+	r.core.ConsumerConnections(callerOf(c, cmd), group, func(cc *broker.Connections, err *broker.Error) {
+		switch {
+		case err != nil:
+			r.answer(c, cmd, err)
+		case !cc.Online:
+			r.refuse(c, cmd, refuse(remoting.ConsumerNotOnline, "the consumer group[%s] not online", group))
+		default:
+			body, encErr := cc.Body.Encode()
+			r.sendBody(c, cmd, body, encErr)
+		}
+	})
 	return nil
 }
 
@@ -75,63 +76,36 @@ func (r *Router) handleConsumerRunningInfo(c *netloop.Conn, cmd *remoting.Comman
 	return nil
 }
 
-// handleResetOffset serves INVOKE_BROKER_TO_RESET_OFFSET the way RocketMQ 5
-// does by default (useServerSideResetOffset): the group's offsets of the
-// topic's queues move to the first message stored at or after timestamp
-// (-1: the end), or to offset for one queue; the next pull of each queue
-// gets OFFSET_MOVED to it. The answer lists the new offsets.
+// handleResetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (broker.ResetOffsets):
+// the group's offsets of the topic's queues move to the first message
+// stored at or after timestamp (-1: the end), or to offset for one queue.
+// The answer lists the new offsets; the group's consumers are told by
+// announceReset, which the API calls after every reset (console's too).
 func (r *Router) handleResetOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
-	topic, group := p.str("topic"), p.str("group")
-	ts := p.int("timestamp", true, 0)
-	queueID := int32(p.intBits("queueId", false, -1, 32))
-	offset := p.int("offset", false, -1)
+	req := broker.ResetRequest{Topic: p.str("topic"), Group: p.str("group"), Timestamp: p.int("timestamp", true, 0),
+		QueueID: int32(p.intBits("queueId", false, -1, 32)), Offset: p.int("offset", false, -1)}
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	cfg, ok := r.topicView.Get(topic)
-	if !ok {
-		return refuse(remoting.TopicNotExist, "Topic %s does not exist", topic)
-	}
-	if _, ok := r.groupView.Get(group); !ok {
-		return refuse(remoting.SubscriptionGroupNotExist, "Group %s does not exist", group)
-	}
-	if queueID >= 0 && offset != -1 {
-		minOff, maxOff := r.queueBounds(topic, queueID)
-		if offset < minOff || offset > maxOff {
-			return refuse(remoting.SystemError, "Target offset %d not in consume queue range [%d-%d]", offset, minOff, maxOff)
+	r.core.ResetOffsets(callerOf(c, cmd), req, func(offs map[int32]int64, err *broker.Error) {
+		if err != nil {
+			r.answer(c, cmd, err)
+			return
 		}
-		r.applyReset(c, cmd, group, topic, ts, map[int32]int64{queueID: offset})
-		return nil
-	}
-	queues := []int32{queueID}
-	if queueID < 0 {
-		queues = make([]int32, cfg.ReadQueueNums)
-		for i := range queues {
-			queues[i] = int32(i)
-		}
-	}
-	if len(queues) == 0 {
-		return refuse(remoting.SystemError, "No queues to reset.")
-	}
-	r.pullSt.Send(&pull.SearchQueues{Topic: topic, Queues: queues, Timestamp: ts, FailFunc: r.failWith(c, cmd),
-		Reply: func(offs map[int32]int64) { r.applyReset(c, cmd, group, topic, ts, offs) }})
+		body, encErr := r.resetBody(req.Topic, offs)
+		r.sendBody(c, cmd, body, encErr)
+	})
 	return nil
 }
 
-func (r *Router) applyReset(c *netloop.Conn, cmd *remoting.Command, group, topic string, ts int64, offs map[int32]int64) {
-	r.offsetsSt.Send(&offsets.Reset{Group: group, Topic: topic, Offsets: offs, FailFunc: r.failWith(c, cmd),
-		Done: func() {
-			body := adminbody.ResetOffsetBody{OffsetTable: make(map[adminbody.MessageQueue]int64, len(offs))}
-			for q, off := range offs {
-				body.OffsetTable[r.queue(topic, q)] = off
-			}
-			enc, err := body.Encode()
-			r.sendBody(c, cmd, enc, err)
-			if err == nil {
-				r.announceReset(group, topic, ts, offs, enc)
-			}
-		}})
+// resetBody is the ResetOffsetBody of new offsets.
+func (r *Router) resetBody(topic string, offs map[int32]int64) ([]byte, error) {
+	body := adminbody.ResetOffsetBody{OffsetTable: make(map[adminbody.MessageQueue]int64, len(offs))}
+	for q, off := range offs {
+		body.OffsetTable[r.queue(topic, q)] = off
+	}
+	return body.Encode()
 }
 
 // announceReset tells the group's live consumers of a reset at once, as
@@ -140,10 +114,16 @@ func (r *Router) applyReset(c *netloop.Conn, cmd *remoting.Command, group, topic
 // polls they have parked on those queues are answered now (OFFSET_MOVED,
 // through submitPull) instead of when their suspension ends. A consumer
 // that misses the 220 still meets the reset at its next pull.
-func (r *Router) announceReset(group, topic string, ts int64, offs map[int32]int64, body []byte) {
+func (r *Router) announceReset(d broker.ResetDone) {
+	group, topic, offs := d.Group, d.Topic, d.Offsets
+	body, err := r.resetBody(topic, offs)
+	if err != nil {
+		r.log.Error().Err(err).Str("group", group).Str("topic", topic).Msg("offset reset not announced")
+		return
+	}
 	req := remoting.NewRequest(remoting.ResetConsumerClientOffset, map[string]string{
 		"topic": topic, "group": group, "queueId": "-1",
-		"timestamp": strconv.FormatInt(ts, 10), "isForce": "false",
+		"timestamp": strconv.FormatInt(d.Timestamp, 10), "isForce": "false",
 	}, body)
 	r.clientsSt.Send(&clients.NotifyGroup{Group: group, Request: req, Reply: func(sent []string) {
 		r.log.Info().Str("group", group).Str("topic", topic).Strs("clients", sent).
@@ -170,19 +150,15 @@ func (r *Router) handleTopicConsumeByWho(c *netloop.Conn, cmd *remoting.Command)
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	online := r.subView.GroupsOf(topic)
-	r.offsetsSt.Send(&offsets.TopicGroups{Topic: topic, FailFunc: r.failWith(c, cmd), Reply: func(committed []string) {
-		body, err := json.Marshal(struct {
+	r.core.TopicConsumers(callerOf(c, cmd), topic, func(groups []string, err *broker.Error) {
+		if err != nil {
+			r.answer(c, cmd, err)
+			return
+		}
+		body, encErr := json.Marshal(struct {
 			GroupList []string `json:"groupList"`
-		}{mergeSorted(online, committed)})
-		r.sendBody(c, cmd, body, err)
-	}})
+		}{groups})
+		r.sendBody(c, cmd, body, encErr)
+	})
 	return nil
-}
-
-// mergeSorted returns the sorted union of two sorted lists.
-func mergeSorted(a, b []string) []string {
-	out := append(append(make([]string, 0, len(a)+len(b)), a...), b...)
-	slices.Sort(out)
-	return slices.Compact(out)
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
@@ -25,8 +26,9 @@ import (
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// brokerVersionDesc is MQVersion's name of remoting.BrokerVersion.
-const brokerVersionDesc = "V5_3_3"
+// brokerVersionDesc is MQVersion's name of remoting.BrokerVersion (the
+// API's, which its cluster view names this broker by).
+const brokerVersionDesc = broker.VersionDesc
 
 func (r *Router) handleRuntimeInfo(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	// The reply runs on the pull stage, which also does the statfs of the

@@ -294,10 +294,10 @@ func (q *plainReq) reply(res writer.Result) {
 		if res.Err != nil {
 			code, remark := sendFailure(res.Err) // the broker's rule, in remoting's codes
 			resp := remoting.NewResponse(&remoting.Command{Opaque: q.opaque, Serialize: q.serialize}, code, remark)
-			err = res.Out.Send(q.c, resp)
+			err = outbox(res.Out).Send(q.c, resp)
 		} else {
 			q.res = res
-			err = res.Out.SendFrame(q.c, q)
+			err = outbox(res.Out).SendFrame(q.c, q)
 		}
 		if err != nil {
 			r.log.Debug().Err(err).Str("remote", q.c.RemoteAddr()).Msg("send response not delivered")

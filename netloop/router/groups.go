@@ -7,8 +7,8 @@ package router
 import (
 	"errors"
 	"strconv"
-	"strings"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/netloop"
@@ -21,16 +21,7 @@ func (r *Router) handleUpdateGroup(c *netloop.Conn, cmd *remoting.Command) *Refu
 	if err != nil {
 		return refuse(remoting.InvalidParameter, "%v", err)
 	}
-	if err := meta.ValidateGroup(cfg.GroupName); err != nil {
-		return refuse(remoting.InvalidParameter, "%s", strings.TrimSuffix(err.Error(), ": "+meta.ErrInvalidGroup.Error()))
-	}
-	r.groupsSt.Send(&groups.Put{Config: cfg, Done: func(err error) {
-		if err != nil {
-			r.reply(c, cmd, remoting.SystemError, err.Error())
-			return
-		}
-		r.reply(c, cmd, remoting.Success, "")
-	}})
+	r.core.PutGroup(callerOf(c, cmd), cfg, func(err *broker.Error) { r.answer(c, cmd, err) })
 	return nil
 }
 

@@ -6,33 +6,23 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
-	"github.com/wheelmq/wheelmq/actors/index"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/message"
 )
-
-// indexOff is the remark of a lookup on a broker running without its index.
-const indexOff = "the message index is turned off on this broker (wheelmq --index=false)"
 
 func (r *Router) handleQueryMessage(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
-	topic, key := p.str("topic"), p.str("key")
-	maxNum := int(p.intBits("maxNum", true, 0, 32))
-	begin := p.int("beginTimestamp", true, 0)
-	end := p.int("endTimestamp", true, 0)
+	q := broker.MessageQuery{Topic: p.str("topic"), Key: p.str("key"), MaxNum: int(p.intBits("maxNum", true, 0, 32)),
+		Begin: p.int("beginTimestamp", true, 0), End: p.int("endTimestamp", true, 0),
+		Unique: cmd.Field("_UNIQUE_KEY_QUERY") == "true"}
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	q := &index.Query{Topic: topic, Key: key, MaxNum: maxNum, Begin: begin, End: end,
-		Unique: cmd.Field("_UNIQUE_KEY_QUERY") == "true"}
-	if r.indexSt == nil {
-		return &Refusal{Code: remoting.SystemError, Remark: indexOff}
-	}
-	q.Reply = func(res index.QueryResult) {
-		if res.Err != nil {
-			r.refuse(c, cmd, refuse(remoting.SystemError, "query message index: %v", res.Err))
+	r.core.QueryMessages(callerOf(c, cmd), q, func(res *broker.QueryResult, err *broker.Error) {
+		if err != nil {
+			r.answer(c, cmd, err)
 			return
 		}
 		resp := remoting.NewResponse(cmd, remoting.Success, "")
@@ -44,40 +34,32 @@ func (r *Router) handleQueryMessage(c *netloop.Conn, cmd *remoting.Command) *Ref
 			resp.Body = bytes.Join(res.Records, nil)
 		}
 		r.send(c, cmd, resp)
-	}
-	r.indexSt.Send(q)
+	})
 	return nil
 }
 
+// handleViewMessage serves VIEW_MESSAGE_BY_ID. Its ACL rule is deferred
+// (SUB on the topic of the record read), checked here against the
+// request's signature once the API has read the record.
 func (r *Router) handleViewMessage(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
 	off := p.int("offset", true, 0)
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	if r.indexSt == nil {
-		return &Refusal{Code: remoting.SystemError, Remark: indexOff}
-	}
-	r.indexSt.Send(&index.View{Offset: off, Reply: func(rec []byte, err error) {
+	r.core.ViewMessage(callerOf(c, cmd), off, func(m *broker.StoredMessage, err *broker.Error) {
 		if err != nil {
-			r.reply(c, cmd, remoting.SystemError, "can not find message by the offset, "+strconv.FormatInt(off, 10))
+			r.answer(c, cmd, err)
 			return
 		}
-		if r.guard != nil {
-			m, _, err := message.Decode(rec)
-			if err != nil {
-				r.reply(c, cmd, remoting.SystemError, "can not find message by the offset, "+strconv.FormatInt(off, 10))
-				return
-			}
-			if ref := r.deferredCheck(c, cmd, m.Topic); ref != nil {
-				r.refuse(c, cmd, ref)
-				return
-			}
+		if ref := r.deferredCheck(c, cmd, m.Record.Topic); ref != nil {
+			r.refuse(c, cmd, ref)
+			return
 		}
 		resp := remoting.NewResponse(cmd, remoting.Success, "")
-		resp.Body = rec
+		resp.Body = m.Raw
 		r.send(c, cmd, resp)
-	}})
+	})
 	return nil
 }
 

@@ -23,12 +23,12 @@ func (r *Router) handleRecall(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	r.core.Recall(callerOf(c, cmd), &broker.RecallRequest{Topic: topic, HandleTopic: h.Topic, BrokerName: h.BrokerName,
 		DueMs: h.DueMs, Uniq: h.Uniq}, func(uniq string, res writer.Result, err *broker.Error) {
 		if ref := refusalOf(err); ref != nil {
-			r.sendVia(res.Out, c, cmd, remoting.NewResponse(cmd, ref.Code, ref.Remark))
+			r.sendVia(outbox(res.Out), c, cmd, remoting.NewResponse(cmd, ref.Code, ref.Remark))
 			return
 		}
 		resp := remoting.NewResponse(cmd, remoting.Success, "")
 		resp.SetField("msgId", uniq)
-		r.sendVia(res.Out, c, cmd, resp)
+		r.sendVia(outbox(res.Out), c, cmd, resp)
 	})
 	return nil
 }

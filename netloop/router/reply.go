@@ -100,7 +100,7 @@ func (r *Router) startReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeade
 	return func(res *broker.SendResult, err *broker.Error) {
 		var out *netloop.Outbox
 		if res != nil {
-			out = res.Stored.Out
+			out = outbox(res.Stored.Out)
 		}
 		if j.done(func() { j.res, j.err = res, err }) {
 			answer(out)

@@ -129,6 +129,7 @@ func New(core *broker.Broker) *Router {
 	}
 	r.appends = p.Appends()
 	r.backlog = core.WriterBacklog()
+	core.ServeResets(r.announceReset)
 	return r
 }
 
@@ -325,6 +326,19 @@ func (r *Router) failWith(c *netloop.Conn, cmd *remoting.Command) stage.FailFunc
 // send writes resp unless the request was oneway; a closed connection is
 // only logged.
 func (r *Router) send(c *netloop.Conn, req, resp *remoting.Command) { r.sendVia(nil, c, req, resp) }
+
+// outbox is the writer's answer batch as the router made it (NewBatch): a
+// netloop.Outbox, or nil when the writer was given none (an Outbox's
+// methods then write at once).
+func outbox(b writer.Batch) *netloop.Outbox {
+	o, _ := b.(*netloop.Outbox)
+	return o
+}
+
+// NewBatch is the writer's answer batch for remoting answers
+// (writer.Options.NewBatch): a netloop.Outbox, so that a drain writes each
+// connection once.
+func NewBatch() writer.Batch { return new(netloop.Outbox) }
 
 // sendVia is send through out (nil: written at once): a stage answering a
 // batch writes each connection once. It takes the request off its

@@ -128,7 +128,7 @@ func (r *Router) handleSend(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 func (r *Router) answerSend(c *netloop.Conn, cmd *remoting.Command, h *sendHeader, res *broker.SendResult, err *broker.Error) {
 	var out *netloop.Outbox
 	if res != nil {
-		out = res.Stored.Out
+		out = outbox(res.Stored.Out)
 	}
 	if err != nil {
 		ref := refusalOf(err)

@@ -3,8 +3,10 @@ package router
 // CONSUMER_SEND_MSG_BACK (36): a consumer gives a message back for a later
 // retry. The broker reads the original from the CommitLog and stores a copy
 // in %RETRY%<group> (a random one of the group's retryQueueNums queues)
-// delayed by the retry's delay level (3 + reconsume times unless the client
-// names one), or in %DLQ%<group> once the message has been retried
+// delayed by the level the client names, else by the group's retry policy
+// (groupRetryPolicy, meta.RetryPolicy: to the millisecond, with its jitter;
+// a group that set none keeps delay level 3 + reconsume times, which the
+// default policy equals), or in %DLQ%<group> once the message has been retried
 // maxReconsumeTimes times (the request's, else the group's retryMaxTimes,
 // as RocketMQ reads them) or the client asks for it with a negative level.
 // A group with retryQueueNums 0 drops the message (SUCCESS). The delay runs
@@ -87,13 +89,17 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 		delete(props, k)
 	}
 	topic, queueID := meta.RetryTopic(group), r.retryQueue(group, retryQueues)
-	if orig.ReconsumeTimes >= maxTimes || level < 0 {
+	now := time.Now().UnixMilli()
+	delete(props, message.PropDelay)
+	switch delay, own := r.core.RetryDelay(group, orig.ReconsumeTimes); {
+	case orig.ReconsumeTimes >= maxTimes || level < 0:
 		topic, queueID = meta.DLQTopic(group), 0
-		delete(props, message.PropDelay)
-	} else {
-		if level == 0 {
-			level = 3 + int(orig.ReconsumeTimes)
-		}
+	case level == 0 && own:
+		// The group's retry policy, to the millisecond on the timer wheel.
+		props[message.PropTimerDeliverMS] = strconv.FormatInt(now+delay.Milliseconds(), 10)
+	case level == 0:
+		props[message.PropDelay] = strconv.Itoa(3 + int(orig.ReconsumeTimes)) // the default policy's delay level
+	default:
 		props[message.PropDelay] = strconv.Itoa(level)
 	}
 	props[message.PropMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
@@ -102,7 +108,6 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 	} else {
 		r.p.EnsureGroupTopicQueues(topic, retryQueues, nil)
 	}
-	now := time.Now().UnixMilli()
 	dest := topic
 	plan := r.planTimer(props, now)
 	if plan.code != 0 {

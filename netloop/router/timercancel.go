@@ -36,7 +36,7 @@ func (r *Router) handleCancelTimer(c *netloop.Conn, cmd *remoting.Command) *Refu
 		if ref := refusalOf(err); ref != nil {
 			code, remark = ref.Code, ref.Remark
 		}
-		r.sendVia(res.Out, c, cmd, remoting.NewResponse(cmd, code, remark))
+		r.sendVia(outbox(res.Out), c, cmd, remoting.NewResponse(cmd, code, remark))
 	})
 	return nil
 }

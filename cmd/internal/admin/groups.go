@@ -193,3 +193,11 @@ func (s *Session) ConsumedBy(ctx context.Context, broker, topic string) ([]strin
 	}
 	return body.GroupList, nil
 }
+
+// PutGroup creates or replaces a subscription group on one broker
+// (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, 200) with the config cfg, RocketMQ's
+// SubscriptionGroupConfig as JSON (meta.SubscriptionGroupConfig).
+func (s *Session) PutGroup(ctx context.Context, broker string, cfg []byte) error {
+	_, err := s.Call(ctx, broker, remoting.NewRequest(UpdateAndCreateSubscriptionGroup, nil, cfg))
+	return err
+}

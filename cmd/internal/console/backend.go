@@ -9,7 +9,8 @@ import (
 // Backend is what the console knows of the broker. The process implements
 // it by asking its stages: the admin requests of its own broker port
 // (signed with the logged-in account's credentials, so the broker's ACL
-// decides each one), the metrics registry and the timer wheel's slot
+// decides each one), the stages' and counters' typed snapshots (the
+// numbers /metrics exports, never its output) and the timer wheel's slot
 // counts. Nothing here touches a store. Every method may be called from
 // many requests at once.
 type Backend interface {
@@ -49,6 +50,7 @@ type Backend interface {
 	CancelTimer(ctx context.Context, c Credentials, topic, offsetMsgID string) error
 	// Cluster is the brokers and name servers this broker knows.
 	Cluster(ctx context.Context, c Credentials) (Cluster, error)
+	RatesBackend // rates.go
 }
 
 // ErrBadLogin refuses a login: unknown access key or wrong secret.

@@ -147,6 +147,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /timers", c.read(c.timersPage))
 	m.HandleFunc("POST /timers/cancel", c.change(true, c.cancelTimer))
 	m.HandleFunc("GET /cluster", c.read(c.clusterPage))
+	m.HandleFunc("GET /api/rates", c.ratesAPI)
 	c.mux = m
 }
 

@@ -16,6 +16,10 @@ type overviewData struct {
 	Uptime           time.Duration
 	DiskPct, WarnPct float64
 	FullPct          float64
+	Charts           []rateChart // rates over the last hour (rates.go)
+	Every            time.Duration
+	Window           string // what the charts span ("60 minutes")
+	ChartsError      string
 }
 
 func (c *Console) overview(ctx context.Context, _ *http.Request, _ session, v *view) error {
@@ -27,6 +31,11 @@ func (c *Console) overview(ctx context.Context, _ *http.Request, _ session, v *v
 	d := overviewData{O: o, Uptime: v.Now.Sub(o.Started).Round(time.Second),
 		InRate: c.rates.rate("in", o.MsgsIn, v.Now), OutRate: c.rates.rate("out", o.MsgsOut, v.Now),
 		DiskPct: o.DiskUsed * 100, WarnPct: o.DiskWarn * 100, FullPct: o.DiskFull * 100}
+	if rs, err := c.b.Rates(ctx); err != nil {
+		d.ChartsError = err.Error()
+	} else {
+		d.Charts, d.Every, d.Window = overviewCharts(rs, v.Now), rs.Every, spanText(rs)
+	}
 	v.Data = d
 	return nil
 }

@@ -31,6 +31,7 @@ var funcs = template.FuncMap{
 	"q":        urlQuery,
 	"lower":    strings.ToLower,
 	"barchart": barChart,
+	"lines":    lineSVG,
 	"pipeline": pipelineSVG,
 	"diskbar":  diskBar,
 	"text":     bodyText,

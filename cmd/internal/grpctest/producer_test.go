@@ -83,9 +83,10 @@ func TestProducerFIFO(t *testing.T) {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}
+	recs := storedRecords(t, n, topic, 4, 15)
 	queueOf := map[string]int32{}
 	next := map[string]int{}
-	for q, rs := range allRecords(t, n, topic, 4) {
+	for q, rs := range recs {
 		for _, r := range rs {
 			g, _ := message.LookupProperty(r.Properties, message.PropShardingKey)
 			if prev, ok := queueOf[g]; ok && prev != q {

@@ -26,4 +26,8 @@
 //     (Root.Send, ctx.Send, ctx.Request, ...) outside actors/stage; a
 //     message sent around its stage is processed without having been
 //     counted, and the stage's mailbox depth goes negative.
+//   - The console reads through the broker API (TestConsoleReadsThroughTheAPI):
+//     its files (cmd/internal/console, cmd/internal/process/console*.go) do
+//     not import cmd/internal/admin, the admin client that sends requests
+//     to the broker's own port over loopback. A ratchet, as above.
 package lint

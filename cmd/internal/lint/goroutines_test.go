@@ -43,10 +43,10 @@ var goOwners = map[string]goOwner{
 	"netloop/server.go":     {1, "the gnet engine: a panic is the server's run error, seen by Start and Stop"},
 	"netloop/tlssession.go": {1, "a TLS connection's goroutine: a panic closes that connection; requests are recovered by the router"},
 	// Clients and the process's HTTP endpoint.
-	"cmd/internal/client/producer/producer.go":      {1, "the native producer's callback workers: a panic is that completion's alone; Close waits for them"},
-	"cmd/internal/process/http.go":      {2, "the metrics/console HTTP server and its sniffer: both recover and log; Stop closes them"},
-	"cmd/internal/process/httpsniff.go": {1, "one goroutine per accepted connection's first byte: recovers, closes the connection; the sniffer waits"},
-	"cmd/internal/tlsconf/reload.go":    {1, "the certificate poller: a panic ends the round only; Stop waits"},
+	"cmd/internal/client/producer/producer.go": {1, "the native producer's callback workers: a panic is that completion's alone; Close waits for them"},
+	"cmd/internal/process/http.go":             {2, "the metrics/console HTTP server and its sniffer: both recover and log; Stop closes them"},
+	"cmd/internal/process/httpsniff.go":        {1, "one goroutine per accepted connection's first byte: recovers, closes the connection; the sniffer waits"},
+	"cmd/internal/tlsconf/reload.go":           {1, "the certificate poller: a panic ends the round only; Stop waits"},
 	// Tools and test harnesses (not the broker process): a panic ends the
 	// command or the test, which is what their user wants to see.
 	"netloop/remoting/remotingtest/remotingtest.go": {2, "a scripted remoting peer for tests"},
@@ -54,7 +54,7 @@ var goOwners = map[string]goOwner{
 	"cmd/internal/chaos/proxy/proxy.go":             {3, "the chaos harness's TCP proxy"},
 	"cmd/natsbench/servers.go":                      {1, "benchmark tool"},
 	"cmd/wheelctl/benchgroup.go":                    {1, "wheelctl bench: workers of one command, waited for"},
-	"cmd/wheelctl/benchpop.go":                      {2, "wheelctl bench: workers of one command, waited for"},
+	"cmd/wheelctl/benchpop.go":                      {3, "wheelctl bench: workers of one command, waited for"},
 	"cmd/wheelctl/benchproduce.go":                  {1, "wheelctl bench: workers of one command, waited for"},
 	"cmd/wheelctl/benchredeliver.go":                {1, "wheelctl bench: workers of one command, waited for"},
 	"cmd/wheelctl/benchrepl.go":                     {1, "wheelctl bench: workers of one command, waited for"},

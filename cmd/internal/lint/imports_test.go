@@ -46,7 +46,6 @@ var netloopImporters = map[string]string{
 	"actors/pull/read.go":         "*remoting.Command answers",
 	"actors/pull/service.go":      "*remoting.Command answers",
 	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
-	"actors/writer/writer.go":     "*netloop.Outbox: answers written once per batch",
 	// ACL types and admin bodies.
 	"actors/acl/directory.go":      "auth.Directory, auth.Account",
 	"actors/aclfile/aclfile.go":    "auth.PlainACL",

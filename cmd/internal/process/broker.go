@@ -40,7 +40,8 @@ func StartBroker(cfg pipeline.Config) (*Broker, error) { return startBroker(cfg,
 
 // startBroker is StartBroker with the port's TLS.
 func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
-	haw := prepareReplication(&cfg) // ha.go
+	haw := prepareReplication(&cfg)   // ha.go
+	cfg.WriterBatch = router.NewBatch // remoting answers of a writer drain: one write per connection
 	pipe, err := pipeline.Open(cfg)
 	if err != nil {
 		return nil, err

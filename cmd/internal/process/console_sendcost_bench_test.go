@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // BenchmarkConsoleSendCost measures sync sends (native producer, 32

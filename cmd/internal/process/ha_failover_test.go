@@ -14,9 +14,9 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // startControllers runs three name servers whose controllers form one raft

@@ -67,6 +67,10 @@ func (n *Node) startHTTP() error {
 	tlsOnly := tlsOn && n.cfg.TLS.Mode == netloop.TLSEnforcing
 	if n.cfg.Console && n.cfg.RunBroker {
 		n.console = &consoleBackend{n: n}
+		if err := n.console.startRates(); err != nil {
+			_ = ln.Close()
+			return err
+		}
 		con, err := console.New(console.Options{Backend: n.console, Logger: n.cfg.Logger,
 			Listen: ln.Addr().String(), Hosts: n.cfg.ConsoleHosts, Secure: tlsOnly, HTTPSLogin: tlsOn, Registerer: n.registry})
 		if err != nil {

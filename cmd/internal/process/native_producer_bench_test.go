@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
 // asyncWindow bounds the async sends in flight in BenchmarkNativeProducer.

@@ -21,6 +21,7 @@ import (
 //	wheelmq_net_bytes_in_total{server}               bytes read as frames
 //	wheelmq_net_bytes_out_total{server}              bytes written
 //	wheelmq_net_bad_frames_total{server,reason}      connections closed for an invalid frame
+//	wheelmq_net_oversize_answered_total{server}      sends over the frame limit answered MESSAGE_ILLEGAL (13), their bytes skipped
 //	wheelmq_net_output_buffered_bytes{server}        answers written and not yet taken by the sockets
 //	wheelmq_net_slow_closed_total{server}            connections closed because they did not read their answers
 //	wheelmq_net_transport_connections_total{server,transport}  connections by what their first bytes spoke: plain or tls
@@ -35,7 +36,7 @@ type netCollector struct {
 	mu      sync.Mutex
 	servers []*netloop.Server // guarded by mu
 
-	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad, buffered, slowClosed, idleClosed *prometheus.Desc
+	conns, accepted, framesIn, framesOut, bytesIn, bytesOut, bad, oversize, buffered, slowClosed, idleClosed *prometheus.Desc
 
 	transport, refused, tlsOpen, handshakeFailures, overruns *prometheus.Desc
 }
@@ -53,6 +54,9 @@ func newNetCollector() *netCollector {
 		bad: prometheus.NewDesc("wheelmq_net_bad_frames_total",
 			"Connections closed because of an invalid frame, by reason (too_short, too_large, malformed).",
 			[]string{"server", "reason"}, nil),
+		oversize: prometheus.NewDesc("wheelmq_net_oversize_answered_total",
+			"Sends longer than the frame limit answered MESSAGE_ILLEGAL (13) with the limit, their bytes skipped (the connection stays open).",
+			server, nil),
 		buffered: prometheus.NewDesc("wheelmq_net_output_buffered_bytes",
 			"Bytes of frames written to remoting connections that their sockets have not taken yet (the peers' unread answers).", server, nil),
 		slowClosed: prometheus.NewDesc("wheelmq_net_slow_closed_total",
@@ -83,7 +87,7 @@ func (c *netCollector) add(s *netloop.Server) {
 
 // Describe implements prometheus.Collector.
 func (c *netCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.conns, c.accepted, c.framesIn, c.framesOut, c.bytesIn, c.bytesOut, c.bad,
+	for _, d := range []*prometheus.Desc{c.conns, c.accepted, c.framesIn, c.framesOut, c.bytesIn, c.bytesOut, c.bad, c.oversize,
 		c.buffered, c.slowClosed, c.idleClosed, c.transport, c.refused, c.tlsOpen, c.handshakeFailures, c.overruns} {
 		ch <- d
 	}
@@ -108,7 +112,7 @@ func (c *netCollector) Collect(ch chan<- prometheus.Metric) {
 			d *prometheus.Desc
 			v int64
 		}{{c.accepted, st.Accepted}, {c.framesIn, st.FramesIn}, {c.framesOut, st.FramesOut},
-			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.slowClosed, st.SlowClosed}, {c.idleClosed, st.IdleClosed},
+			{c.bytesIn, st.BytesIn}, {c.bytesOut, st.BytesOut}, {c.oversize, st.Oversize}, {c.slowClosed, st.SlowClosed}, {c.idleClosed, st.IdleClosed},
 			{c.handshakeFailures, st.HandshakeFailures}, {c.overruns, st.TLSInputOverruns}} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}

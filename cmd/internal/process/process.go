@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,6 +95,9 @@ type Config struct {
 	// ConsoleInsecure lets the console listen on a non-loopback address
 	// without TLS and without ACL (refused at start otherwise).
 	ConsoleInsecure bool
+	// ConsoleRatesEvery is the console's rates sampling period (0: 10 s;
+	// an hour of readings is kept, console_rates.go).
+	ConsoleRatesEvery time.Duration
 	// TLS configures TLS on every remoting port and on the broker's
 	// connections to name servers (the zero value: plaintext only).
 	TLS TLSConfig
@@ -211,6 +215,7 @@ func Start(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.broker = b
+		b.core.ServeCluster(clusterLookup{n}) // clusterlookup.go
 		n.brokerUsers.set(b.pipe.ACL())
 		n.net.add(b.server)
 		if err := n.startGRPC(); err != nil {
@@ -438,6 +443,7 @@ func (n *Node) stop(ctx context.Context) error {
 		}
 	}
 	errs = append(errs, n.stopGRPC(ctx))
+	n.console.stopRates() // it reads the broker's counters
 	if n.broker != nil {
 		errs = append(errs, n.broker.Stop(ctx))
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
-	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
 )
 
 // BenchmarkSendDuringRetention measures plain-send throughput (sync sends

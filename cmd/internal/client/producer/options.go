@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 // Defaults of the producer's options.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
-	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
+	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/mqclient"
 	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/remoting/remotingtest"
 )
