@@ -55,7 +55,7 @@ func (b *Broker) CancelTimer(c Caller, req *CancelTimerRequest, done func(writer
 func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done func(writer.Result, *Error)) {
 	fail := func(err *Error) { done(writer.Result{}, err) }
 	tm, _, err := message.Decode(rec)
-	if err != nil || tm.Topic != timer.Topic {
+	if err != nil || (tm.Topic != timer.Topic && tm.Topic != timer.RollTopic) { // a rolled timer (retention) is cancelled alike
 		fail(Errorf(NotFound, "%s is not a pending timer message", req.MsgID))
 		return
 	}

@@ -223,7 +223,7 @@ func (p *Puller) Receive(ctx actor.Context) {
 	case expireTick:
 		p.expire(time.Now())
 		p.arm()
-	case *SearchByTime, *ReadAt, *StoreTimes, *SearchQueues, *ReadQueue:
+	case *SearchByTime, *ReadAt, *StoreTimes, *SearchQueues, *ReadQueue, *Inspect:
 		p.svc.dispatch(m)
 	case *syncReq:
 		p.svc.dispatch(m) // in order with the backlog

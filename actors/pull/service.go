@@ -270,7 +270,7 @@ type readerActor struct {
 // Receive implements actor.Actor.
 func (a *readerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *Request, *ReadAt, *SearchByTime, *StoreTimes, *SearchQueues, *ReadQueue:
+	case *Request, *ReadAt, *SearchByTime, *StoreTimes, *SearchQueues, *ReadQueue, *Inspect:
 		defer a.done()
 		a.rd.handle(m)
 	case *syncReader:
@@ -312,5 +312,7 @@ func (p *reader) handle(msg any) {
 		p.readQueue(m)
 	case *SearchQueues:
 		p.searchQueues(m)
+	case *Inspect:
+		p.inspect(m)
 	}
 }

@@ -17,6 +17,7 @@ type Backend interface {
 	AccessBackend // access.go
 	ConfigBackend // config.go
 	OperatorBackend
+	TimerBackend
 	// ACL reports whether access control is on (then every page needs a
 	// login).
 	ACL() bool
@@ -83,7 +84,8 @@ type Overview struct {
 	DiskUsed                           float64  // ratio of the disk used
 	DiskWarn, DiskFull                 float64  // the watermarks (ratios)
 	CommitLogBytes                     float64
-	TimersPending                      float64
+	TimersPending                      float64 // client timer messages (POP deadlines apart)
+	PopPending                         float64 // POP invisibility deadlines waiting on the wheel
 	Connections                        float64
 }
 
@@ -110,6 +112,7 @@ type Topic struct {
 	System                  bool
 	Attributes              map[string]string
 	Messages                int64 // sum of max offsets (0: not asked)
+	PendingTimers           int64 // pending timer messages (POP deadlines apart)
 }
 
 // Queue is one queue's offsets.
@@ -194,7 +197,14 @@ type Event struct {
 
 // Timers is the timer wheel's picture.
 type Timers struct {
+	// Pending and Counts are client timer messages: POP invisibility
+	// deadlines (timers on the same wheel) are taken out and counted in
+	// PopPending. PendingExact is false when there were more pending
+	// timers than one count examines (then the POP share is a lower
+	// bound).
 	Pending       int64
+	PopPending    int64
+	PendingExact  bool
 	DueNextMinute int64
 	Counts        []int64 // by the asked edges: len(edges)+1
 	LatenessP50   float64 // seconds, from the lateness histogram

@@ -126,7 +126,9 @@ func (c *Console) topicsPage(ctx context.Context, r *http.Request, ss session, v
 		}
 		return ts[i].Name < ts[j].Name
 	})
-	v.Data = paginate(ts, func(t Topic) string { return t.Name }, r.URL.Query().Get("q"), pageNo(r), "/topics")
+	pg := paginate(ts, func(t Topic) string { return t.Name }, r.URL.Query().Get("q"), pageNo(r), "/topics")
+	c.addTimerCounts(ctx, ss, pg.Rows)
+	v.Data = pg
 	return nil
 }
 
@@ -136,6 +138,7 @@ type topicData struct {
 	Found  bool
 	Queues []Queue
 	Total  int64
+	Timers *topicTimers
 }
 
 func (c *Console) topicPage(ctx context.Context, r *http.Request, ss session, v *view) error {
@@ -160,6 +163,7 @@ func (c *Console) topicPage(ctx context.Context, r *http.Request, ss session, v 
 		d.Total += q.Max - q.Min
 	}
 	d.Topic.Messages = d.Total
+	d.Timers = c.topicTimersOf(ctx, r, ss, name)
 	return err
 }
 

@@ -35,6 +35,8 @@ type consoleBackend struct {
 	late    lateWindow
 	rates   ratesOwner // console_rates.go
 	resends resendLog  // the dead letters resent from the console (console_dlq.go)
+	// counts keeps the broker's timer counts a moment (console_timers.go).
+	counts countCache
 }
 
 // lateWindow keeps a reading of the lateness histogram so that the timer
@@ -122,7 +124,7 @@ func (cb *consoleBackend) addr() (string, error) {
 	return cb.n.broker.Advertise(), nil
 }
 
-func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
+func (cb *consoleBackend) Overview(ctx context.Context) (console.Overview, error) {
 	n := cb.n
 	o := console.Overview{Version: buildVersion(), Role: role.Name("", false, 0), Healthy: true,
 		Connections: float64(n.net.connections())}
@@ -143,6 +145,7 @@ func (cb *consoleBackend) Overview(context.Context) (console.Overview, error) {
 		o.Role = role.Name(st.Kind.String(), st.Fenced, 0)
 		o.Epoch = st.Epoch
 	}
+	cb.pendingWithoutPop(ctx, &o)
 	return o, nil
 }
 
@@ -179,7 +182,7 @@ func (cb *consoleBackend) Stages(context.Context) ([]console.Stage, error) {
 
 // Timers is the wheel's histogram (PendingHistogram, the slot counts)
 // plus the timer metrics.
-func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Timers, error) {
+func (cb *consoleBackend) Timers(ctx context.Context, edges []int64) (console.Timers, error) {
 	var t console.Timers
 	if cb.n.broker == nil {
 		return t, fmt.Errorf("this process runs no broker")
@@ -190,6 +193,7 @@ func (cb *consoleBackend) Timers(_ context.Context, edges []int64) (console.Time
 	t.Pending = w.Stats().Pending
 	t.DueNextMinute = w.DueWithin(now, time.Minute.Milliseconds())
 	t.Furthest = furthest(w.PendingHistogram(now, yearDays()), now)
+	cb.withoutPop(ctx, &t, now, edges)
 	c := cb.n.broker.pipe.TimerCounts()
 	h, over := cb.late.recent(c.Lateness, time.Now())
 	t.LatenessP50, t.LatenessP99, t.LatenessMax, t.LatenessOver = h.Quantile(0.5), h.Quantile(0.99), h.MaxBound(), over

@@ -169,11 +169,5 @@ func (cb *consoleBackend) Groups(_ context.Context, c console.Credentials) ([]co
 }
 
 func (cb *consoleBackend) CancelTimer(ctx context.Context, c console.Credentials, _, offsetMsgID string) error {
-	addr, err := cb.addr()
-	if err != nil {
-		return err
-	}
-	s := cb.session(c)
-	defer s.Close()
-	return s.CancelTimer(ctx, addr, offsetMsgID)
+	return cb.cancelTimer(ctx, c, offsetMsgID)
 }
