@@ -10,14 +10,12 @@ import (
 	"testing"
 )
 
-// consoleAdminImporters are the console's production files that still
+// consoleAdminImporters are the console's production files allowed to
 // import cmd/internal/admin (wheelctl's remoting admin client), with what
-// for. The list only shrinks: the console reads the broker through the
-// in-process broker API (actors/broker) and the stages' snapshots, never
-// with admin requests to the broker's own port over loopback.
-var consoleAdminImporters = map[string]string{
-	"cmd/internal/process/console.go": "session(): the timer cancel's admin request (CancelTimer); admin.Role in Overview",
-}
+// for: none. The console reads the broker through the in-process broker
+// API (actors/broker) and the stages' snapshots, never with admin requests
+// to the broker's own port over loopback.
+var consoleAdminImporters = map[string]string{}
 
 // isConsoleFile says whether rel (a production file) is the console's:
 // its HTTP side (cmd/internal/console) or its Backend in the broker

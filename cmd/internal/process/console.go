@@ -20,9 +20,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/instrument"
 	"github.com/wheelmq/wheelmq/actors/role"
-	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/console"
-	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
@@ -102,26 +100,6 @@ func (cb *consoleBackend) Authenticate(_ context.Context, c console.Credentials)
 	sub, _ := acct.Allows(auth.TopicNeed("%CONSOLE%", auth.PermSub), lo)
 	id.Read = id.Admin || sub
 	return id, nil
-}
-
-// session is an admin session signed with c (unsigned without ACL) over
-// the broker's own port.
-func (cb *consoleBackend) session(c console.Credentials) *admin.Session {
-	s := &admin.Session{Timeout: 5 * time.Second}
-	if cb.n.guard != nil {
-		s.Options.Sign = auth.Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey}.Signer()
-	}
-	if cb.n.tls != nil && cb.n.cfg.TLS.Mode == netloop.TLSEnforcing {
-		s.Options.TLS = cb.n.tls.ClientConfig()
-	}
-	return s
-}
-
-func (cb *consoleBackend) addr() (string, error) {
-	if cb.n.broker == nil {
-		return "", fmt.Errorf("this process runs no broker")
-	}
-	return cb.n.broker.Advertise(), nil
 }
 
 func (cb *consoleBackend) Overview(ctx context.Context) (console.Overview, error) {
