@@ -97,7 +97,7 @@ func retryPolicyJSON(spec string, jitter float64) (json.RawMessage, error) {
 	if spec != "" {
 		kind, list, ok := strings.Cut(spec, ":")
 		if !ok || list == "" {
-			return nil, fmt.Errorf("--retry %q: want exponential:INITIAL,MAX,MULTIPLIER or customized:D1,D2,...", spec)
+			return nil, fmt.Errorf("--retry %q: want exponential:INITIAL,MAX,MULTIPLIER or customized:D1,D2 (any number of delays)", spec)
 		}
 		parts := strings.Split(list, ",")
 		switch strings.ToLower(kind) {
