@@ -7,6 +7,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/pop"
 	"github.com/wheelmq/wheelmq/actors/pop/mode"
+	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -102,15 +103,38 @@ func (b *Broker) RequestMode(group, topic string) string {
 // lock: codecs call it on every pull.
 func (b *Broker) PullAllowed(group, topic string, suspend time.Duration) *Error {
 	if t := b.modes(); t != nil {
+		if err := b.promotionPending(t); err != nil {
+			return err
+		}
 		return modeError(t.PullAllowed(group, topic, suspend, time.Now()))
 	}
 	return nil
+}
+
+// promotionPending refuses as busy a pull or a pop on a replicated
+// group's master whose POP engine has not yet dropped what it knew as a
+// replica (nothing in flight) for the old master's journal: between the
+// role's change, which clients see at once, and the engine's Reload, the
+// table would let a pull take messages in flight to POP consumers.
+func (b *Broker) promotionPending(t *mode.Table) *Error {
+	if b.p.Role() == nil {
+		return nil
+	}
+	st := b.p.Role().Get()
+	if st.Kind != role.Master || st.Fenced || t.ReloadedFor() == st.Epoch {
+		return nil
+	}
+	return Errorf(Busy, "promoted to master at epoch %d: the POP state is being rebuilt from the journal "+
+		"(a group is consumed by one model at a time), retry", st.Epoch)
 }
 
 // PopAllowed decides whether a pop of (group, topic) may be served under
 // the one-model-at-a-time rule.
 func (b *Broker) PopAllowed(group, topic string) *Error {
 	if t := b.modes(); t != nil {
+		if err := b.promotionPending(t); err != nil {
+			return err
+		}
 		return modeError(t.PopAllowed(group, topic, time.Now()))
 	}
 	return nil

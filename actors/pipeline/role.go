@@ -98,9 +98,13 @@ func (a *roleActor) evaluate() {
 	case master:
 		if !a.running {
 			a.running = true
-			if err := a.p.startMasterStages(); err != nil {
+			if err := a.p.startMasterStages(st.Epoch); err != nil {
 				a.log.Error().Err(err).Msg("master-only stages did not start")
 			}
+		} else if e := a.p.Pop(); e != nil && e.Modes().ReloadedFor() != st.Epoch {
+			// Master all along, at a new epoch: the POP engine's state is
+			// the group's already (no Reload), pulls and pops need not wait.
+			e.Modes().MarkReloaded(st.Epoch)
 		}
 	case a.running:
 		a.running = false
@@ -187,11 +191,12 @@ func (p *Pipeline) masterStagesRunning() bool {
 	return true
 }
 
-// startMasterStages spawns the master-only stages not running.
-func (p *Pipeline) startMasterStages() error {
+// startMasterStages spawns the master-only stages not running, as master
+// at epoch.
+func (p *Pipeline) startMasterStages(epoch int64) error {
 	var errs []error
 	if s := p.Stage(pop.StageName); s != nil {
-		s.Send(&pop.Reload{}) // the old master's POP journal is in the CommitLog
+		s.Send(&pop.Reload{Epoch: epoch}) // the old master's POP journal is in the CommitLog
 	}
 	if s := p.Stage(txcheck.StageName); s == nil || s.Stopped() {
 		if _, err := p.spawnStage(txcheck.StageName, p.txcheckProducer()); err != nil {

@@ -89,7 +89,13 @@ func TestModesFollowDeliveries(t *testing.T) {
 	}
 	end := st.DurableLogEnd()
 	st.Dispatched.Store(0) // the promoted broker's consume queues lag its CommitLog
-	e.reload()
+	if tb.ReloadedFor() != -1 {
+		t.Fatalf("reloaded for epoch %d before any reload, want -1", tb.ReloadedFor())
+	}
+	e.reload(7)
+	if tb.ReloadedFor() != 7 {
+		t.Fatalf("reloaded for epoch %d after a reload at epoch 7", tb.ReloadedFor())
+	}
 	if n := tb.InFlight("G", "T"); n != 0 {
 		t.Fatalf("%d in flight after a reload, want 0", n)
 	}

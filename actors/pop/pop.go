@@ -298,7 +298,7 @@ func (a *popActor) Receive(ctx actor.Context) {
 		e.expire(ctx)
 		a.timer.Arm(tickEvery, tick{})
 	case *Reload:
-		e.reload()
+		e.reload(m.Epoch)
 	case *journaled:
 		e.noteJournaled(m)
 	case *replayFrom:

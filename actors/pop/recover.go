@@ -110,11 +110,12 @@ func (e *Engine) answerHeld(all bool) {
 // Reload drops the POP state and reads the journal again once the consume
 // queues reach the CommitLog's current end: a replica promoted to master
 // holds the old master's journal records (replication copied them into its
-// CommitLog) but not the state they describe.
-type Reload struct{}
+// CommitLog) but not the state they describe. Epoch is the replication
+// epoch of the promotion (mode.Table.ReloadedFor).
+type Reload struct{ Epoch int64 }
 
 // reload serves Reload.
-func (e *Engine) reload() {
+func (e *Engine) reload(epoch int64) {
 	e.answerParked()
 	e.answerHeld(true)
 	e.queues, e.pending, e.replayed = map[qkey]*qstate{}, map[qkey]bool{}, nil
@@ -122,6 +123,7 @@ func (e *Engine) reload() {
 	e.inflight.Store(0)
 	e.modes.ResetHolds()
 	e.modes.SetRecovering(true)
+	e.modes.MarkReloaded(epoch) // after SetRecovering: pulls and pops wait for the replay from here on
 	e.replayOK, e.recoverSince = false, time.Time{}
 	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending, e.lagLogged = false, false, 0, 0, false
 	e.storedStart, e.replayedAsMaster = 0, false // the start read back (replayFrom) or the next computed one is stored

@@ -81,7 +81,7 @@ func TestReplicaStateNotStored(t *testing.T) {
 	if e.ownsState() {
 		t.Fatal("the engine owns the state it built as a replica once the role says master")
 	}
-	e.reload()
+	e.reload(1)
 	if !e.replayOK || !e.ownsState() {
 		t.Fatalf("after Reload as master: replayed %v, owns %v", e.replayOK, e.ownsState())
 	}

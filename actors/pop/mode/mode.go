@@ -76,11 +76,16 @@ type Table struct {
 	w          map[Key]*hold
 	pulls      sync.Map // Key -> *atomic.Int64: served pulls hold the group for PULL until (ms)
 	recovering atomic.Bool
+	// reloaded is the replication epoch the engine last dropped its state
+	// for and began reading the journal again as master (-1: never); a
+	// master whose epoch differs has not begun to (see ReloadedFor).
+	reloaded atomic.Int64
 }
 
 // New returns an empty table.
 func New() *Table {
 	t := &Table{w: map[Key]*hold{}}
+	t.reloaded.Store(-1)
 	t.modes.Store(&map[Key]meta.RequestMode{})
 	t.holds.Store(&map[Key]*hold{})
 	return t
@@ -163,6 +168,16 @@ func (t *Table) SetModes(modes []meta.RequestMode) {
 // SetRecovering says whether the engine is rebuilding its state (pulls of
 // groups without a mode wait).
 func (t *Table) SetRecovering(on bool) { t.recovering.Store(on) }
+
+// MarkReloaded records that the engine dropped its state at a promotion to
+// master at epoch and reads the journal again (Recovering is on by then).
+func (t *Table) MarkReloaded(epoch int64) { t.reloaded.Store(epoch) }
+
+// ReloadedFor is the epoch of the last MarkReloaded (-1: none). Between a
+// promotion and the engine's reload the table still holds what the
+// replica knew (nothing in flight): a master at another epoch must not
+// trust it.
+func (t *Table) ReloadedFor() int64 { return t.reloaded.Load() }
 
 // Recovering reports what SetRecovering last said.
 func (t *Table) Recovering() bool { return t.recovering.Load() }
