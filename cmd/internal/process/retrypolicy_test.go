@@ -3,7 +3,6 @@ package process_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,43 +43,16 @@ func TestGroupRetryPolicyExponential(t *testing.T) {
 
 	const fails = 4
 	want := []time.Duration{400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 1600 * time.Millisecond}
-	type delivery struct {
-		at       time.Time
-		topic    string
-		reconsum int32
-	}
-	var mu sync.Mutex
-	var got []delivery
 	done := make(chan struct{})
-	c, err := consumer.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{n.NamesrvAddr()})),
-		consumer.WithGroupName(group), consumer.WithInstance(processtest.Unique("c")),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
-		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, m := range msgs {
-				got = append(got, delivery{time.Now(), m.Topic, m.ReconsumeTimes})
-			}
-			if len(got) <= fails {
-				return consumer.ConsumeRetryLater, nil // delay level 0: the group's policy decides
-			}
-			if len(got) == fails+1 {
-				close(done)
-			}
-			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Shutdown() }()
+	got := retryConsumer(t, n, topic, group, func(_ context.Context, seen int) consumer.ConsumeResult {
+		if seen <= fails {
+			return consumer.ConsumeRetryLater // delay level 0: the group's policy decides
+		}
+		if seen == fails+1 {
+			close(done)
+		}
+		return consumer.ConsumeSuccess
+	})
 	p := processtest.Producer(t, n.NamesrvAddr())
 	if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("again"))); err != nil {
 		t.Fatal(err)
@@ -88,14 +60,11 @@ func TestGroupRetryPolicyExponential(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("%d retries never arrived; deliveries: %+v", fails, got)
+		t.Fatalf("%d retries never arrived; deliveries: %+v", fails, got())
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	ds := got()
 	for i := 1; i <= fails; i++ {
-		d, gap := got[i], got[i].at.Sub(got[i-1].at)
+		d, gap := ds[i], ds[i].at.Sub(ds[i-1].at)
 		t.Logf("retry %d after %v (policy %v)", i, gap.Round(time.Millisecond), want[i-1])
 		if d.topic != topic || d.reconsum != int32(i) {
 			t.Errorf("retry %d: topic %q reconsumeTimes %d, want %q %d", i, d.topic, d.reconsum, topic, i)
