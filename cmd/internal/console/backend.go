@@ -111,7 +111,7 @@ type Topic struct {
 	Order                   bool
 	System                  bool
 	Attributes              map[string]string
-	Messages                int64 // sum of max offsets (0: not asked)
+	Messages                int64 // messages stored in its queues now (sum of max - min offsets)
 	PendingTimers           int64 // pending timer messages (POP deadlines apart)
 }
 

@@ -20,6 +20,18 @@ import (
 // GET_ALL_TOPIC_CONFIG answers, without encoding 10,000 topics to JSON and
 // back), keeping for a non-admin account the topics it may SUB on: the
 // broker serves GET_ALL_TOPIC_CONFIG to admins only.
+// storedMessages is what topic's queues hold now: the sum over its queues
+// of max - min offset (lock-free reads of the consume queues).
+func (cb *consoleBackend) storedMessages(topic string, queues int32) int64 {
+	var n int64
+	for q := range queues {
+		if cq := cb.n.broker.pipe.Store().Queues.Lookup(topic, q); cq != nil {
+			n += max(cq.MaxOffset()-cq.MinOffset(), 0)
+		}
+	}
+	return n
+}
+
 func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]console.Topic, error) {
 	if cb.n.broker == nil {
 		return nil, fmt.Errorf("this process runs no broker")
@@ -32,7 +44,8 @@ func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]co
 			continue
 		}
 		out = append(out, console.Topic{Name: name, ReadQueues: int(tc.ReadQueueNums), WriteQueues: int(tc.WriteQueueNums),
-			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag)) || cb.brokerTopic(name)})
+			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag)) || cb.brokerTopic(name),
+			Messages: cb.storedMessages(name, max(tc.ReadQueueNums, tc.WriteQueueNums))})
 	}
 	return out, nil
 }
