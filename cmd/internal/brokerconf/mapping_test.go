@@ -216,7 +216,7 @@ func TestLoadYAMLProblems(t *testing.T) {
 // problem: RocketMQ's keys mapped or ignored on purpose, wheelmq's own by
 // their flag names.
 func TestLoadBrokerConfigOutput(t *testing.T) {
-	f, err := Load("../../../netloop/router/testdata/broker_config_default.properties", known)
+	f, err := Load("../../../actors/broker/testdata/broker_config_default.properties", known)
 	if err != nil {
 		t.Fatal(err)
 	}
