@@ -19,9 +19,11 @@ import (
 // failoverConsumer receives and acks in a goroutine of its own until
 // stopped, counting each body it received.
 type failoverConsumer struct {
-	c    rmq.SimpleConsumer
-	stop chan struct{}
-	done chan struct{}
+	c      rmq.SimpleConsumer
+	stop   chan struct{}
+	done   chan struct{}
+	pauses chan chan struct{} // pause: the loop closes the channel it takes, then waits for resumes
+	resume chan struct{}
 
 	mu       sync.Mutex
 	got      map[string]int // body -> deliveries
@@ -57,7 +59,8 @@ func newFailoverConsumer(t *testing.T, endpoint, group, topic string) *failoverC
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &failoverConsumer{c: c, stop: make(chan struct{}), done: make(chan struct{}), got: map[string]int{}}
+	return &failoverConsumer{c: c, stop: make(chan struct{}), done: make(chan struct{}), got: map[string]int{},
+		pauses: make(chan chan struct{}), resume: make(chan struct{})}
 }
 
 // run starts fc's receive loop; the test's cleanup stops it and the
@@ -74,6 +77,13 @@ func (fc *failoverConsumer) loop() {
 		select {
 		case <-fc.stop:
 			return
+		case ack := <-fc.pauses:
+			close(ack) // no call of the SDK in flight from here on
+			select {
+			case <-fc.stop:
+				return
+			case <-fc.resume:
+			}
 		default:
 		}
 		// One message a receive: the SDK (v5.1.4) dials a dead endpoint for
@@ -117,6 +127,32 @@ func (fc *failoverConsumer) loop() {
 			}
 		}
 		cancel()
+	}
+}
+
+// pause waits for the receive loop to finish the receive (and acks) under
+// way and holds it there until resumeLoop: while the SDK still routes to a
+// dead master, each call of it dials the dead endpoint for 5 s holding the
+// SDK's connection table, and a route refresh that waits behind such a
+// dial gives up (the next is 30 s later), so a consumer that keeps
+// receiving can miss refresh after refresh.
+func (fc *failoverConsumer) pause(t *testing.T) {
+	t.Helper()
+	ack := make(chan struct{})
+	select {
+	case fc.pauses <- ack:
+		<-ack
+	case <-fc.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the SimpleConsumer's receive loop did not pause within 30 s")
+	}
+}
+
+// resumeLoop lets a paused receive loop go on.
+func (fc *failoverConsumer) resumeLoop() {
+	select {
+	case fc.resume <- struct{}{}:
+	case <-fc.done:
 	}
 }
 

@@ -115,6 +115,11 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	killed := time.Now()
 	killMember(t, brokers, masterAddr)
 	phase("master killed")
+	// The consumer's receive in flight at the kill meets the dead master;
+	// then it waits, as the producer does, for its SDK's route refresh
+	// (fc.pause says why).
+	cons.pause(t)
+	phase("SimpleConsumer paused after the receive in flight at the kill")
 	bd2 := waitGroup(t, nsAddrs[1], 30*time.Second, func(b namesrv.BrokerData) bool {
 		return b.BrokerAddrs[0] != "" && b.BrokerAddrs[0] != masterAddr && b.GRPCEndpoints[0] != "" && b.GRPCEndpoints[0] != masterEP
 	})
@@ -130,12 +135,13 @@ func TestGRPCReplicatedGroupFailover(t *testing.T) {
 	phase("new master " + newEP + " in both replicas' routes")
 	// The SDKs send and receive at the dead master until they read the
 	// route again (every 30 s): the test waits for those reads at their
-	// access points, sending nothing meanwhile (each send to the dead
-	// endpoint holds the SDK's connection table for a 5 s dial).
+	// access points, sending and receiving nothing meanwhile (each call to
+	// the dead endpoint holds the SDK's connection table for a 5 s dial).
 	refreshed := waitRouteRefreshes(t, replicaMetrics, []float64{routeQueries(t, replicaMetrics[0]), routeQueries(t, replicaMetrics[1])},
 		100*time.Second) // a refresh that waits behind a dial of the dead endpoint fails; the next is 30 s later
 	phase(fmt.Sprintf("the SDKs read the route again: the producer's %.2fs, the consumer's %.2fs",
 		refreshed[0].Sub(began).Seconds(), refreshed[1].Sub(began).Seconds()))
+	cons.resumeLoop()
 	for end := i + after; i < end; i++ {
 		if err := send(i); err != nil {
 			t.Fatalf("message %d after the SDK's route refresh: %v", i, err)
