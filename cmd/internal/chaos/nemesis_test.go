@@ -120,7 +120,10 @@ var nemeses = map[string]nemesis{
 		}},
 }
 
-// shortNemeses are the normal run's faults; longNemeses every fault.
+// shortNemeses are the normal run's faults, shortFaults of them a run;
+// longNemeses every fault.
+const shortFaults = 2
+
 var (
 	shortNemeses = []string{"kill-master", "blackhole-master", "sigstop-master"}
 	longNemeses  = []string{"kill-master", "blackhole-master", "blackhole-master-controller",
