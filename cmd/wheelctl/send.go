@@ -113,8 +113,13 @@ func runSend(cmd *cobra.Command, g *globals, o sendOptions) error {
 			}
 			return err
 		}
-		fmt.Fprintf(out, "sent %d/%d  msgId %s  offsetMsgId %s  queue %s:%d  offset %d\n",
-			i+1, o.count, r.MsgID, r.OffsetMsgID, r.BrokerName, r.Queue, r.QueueOffset)
+		// The v5 SDK's receipt names no offsetMsgId and no queue: "-".
+		queue := "-"
+		if r.BrokerName != "" {
+			queue = fmt.Sprintf("%s:%d", r.BrokerName, r.Queue)
+		}
+		fmt.Fprintf(out, "sent %d/%d  msgId %s  offsetMsgId %s  queue %s  offset %d\n",
+			i+1, o.count, r.MsgID, cmpStr(r.OffsetMsgID, "-"), queue, r.QueueOffset)
 		switch {
 		case !due.IsZero() && r.OffsetMsgID != "":
 			fmt.Fprintf(out, "  timer: due %s (in %s); cancel with: wheelctl cancel --msg-id %s\n",
