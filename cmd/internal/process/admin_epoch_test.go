@@ -147,6 +147,7 @@ func controllerConfig(t *testing.T, addr string, sign func(*remoting.Command) *r
 // under an ACL both are for admins only, and a non-admin or a stranger
 // (unsigned) changes nothing; the broker's 1007 is admin-only too.
 func TestControllerConfig(t *testing.T) {
+	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	if err := os.WriteFile(path, []byte(aclFile("orders=SUB")), 0o600); err != nil {
 		t.Fatal(err)

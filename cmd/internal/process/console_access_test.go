@@ -87,6 +87,7 @@ func brokerConfigOf(t *testing.T, addr string, creds auth.Credentials) (map[stri
 // API decides (a Super user demoted while logged in is refused by it), and
 // no page ever shows a secret.
 func TestConsoleAccessAndConfig(t *testing.T) {
+	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	viewer := auth.Credentials{AccessKey: "viewer-app", SecretKey: "viewer-secret"}
 	file := aclFile("orders=SUB") + "  - accessKey: viewer-app\n    secretKey: viewer-secret\n    defaultTopicPerm: SUB\n    defaultGroupPerm: SUB\n"

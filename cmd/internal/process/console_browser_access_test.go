@@ -26,6 +26,7 @@ import (
 // topics. Screenshots go to WHEELMQ_CONSOLE_SHOTS when set
 // (docs/console-access.png, docs/console-config.png).
 func TestConsoleAccessInBrowser(t *testing.T) {
+	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	if err := os.WriteFile(path, []byte(aclFile("orders=SUB")), 0o600); err != nil {

@@ -20,6 +20,7 @@ import (
 // nothing; a POP of queue -1 gets the highest queue first; a POP
 // redelivery comes back in its queue (its priority) before lower ones.
 func TestPriorityRemoting(t *testing.T) {
+	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic, group := processtest.Unique("prio"), processtest.Unique("priogroup")
 	mustOK(t, "create", call(t, n.BrokerAddr(), remoting.UpdateAndCreateTopic, map[string]string{
