@@ -21,12 +21,12 @@ import (
 // back), keeping for a non-admin account the topics it may SUB on: the
 // broker serves GET_ALL_TOPIC_CONFIG to admins only.
 // storedMessages is what topic's queues hold now: the sum over its queues
-// of max - min offset (lock-free reads of the consume queues).
-func (cb *consoleBackend) storedMessages(topic string, queues int32) int64 {
+// of max - min offset, by the broker API's QueueBounds (lock-free).
+func storedMessages(core *broker.Broker, c broker.Caller, topic string, queues int32) int64 {
 	var n int64
 	for q := range queues {
-		if cq := cb.n.broker.pipe.Store().Queues.Lookup(topic, q); cq != nil {
-			n += max(cq.MaxOffset()-cq.MinOffset(), 0)
+		if lo, hi, err := core.QueueBounds(c, broker.QueueRef{Topic: topic, QueueID: q}); err == nil {
+			n += max(hi-lo, 0)
 		}
 	}
 	return n
@@ -36,7 +36,7 @@ func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]co
 	if cb.n.broker == nil {
 		return nil, fmt.Errorf("this process runs no broker")
 	}
-	may := cb.mayRead(c, auth.TopicNeed)
+	may, caller := cb.mayRead(c, auth.TopicNeed), cb.caller(c)
 	tab := cb.n.broker.pipe.Topics().Load().Topics
 	out := make([]console.Topic, 0, len(tab))
 	for name, tc := range tab {
@@ -45,7 +45,7 @@ func (cb *consoleBackend) Topics(_ context.Context, c console.Credentials) ([]co
 		}
 		out = append(out, console.Topic{Name: name, ReadQueues: int(tc.ReadQueueNums), WriteQueues: int(tc.WriteQueueNums),
 			Perm: int(tc.Perm), Order: tc.Order, System: isSystemTopic(name, int(tc.TopicSysFlag)) || cb.brokerTopic(name),
-			Messages: cb.storedMessages(name, max(tc.ReadQueueNums, tc.WriteQueueNums))})
+			Messages: storedMessages(cb.n.broker.core, caller, name, max(tc.ReadQueueNums, tc.WriteQueueNums))})
 	}
 	return out, nil
 }
