@@ -1,9 +1,7 @@
 package broker
 
 import (
-	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/wheelmq/wheelmq/actors/groups"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -34,24 +32,4 @@ func (b *Broker) PutGroup(c Caller, cfg meta.SubscriptionGroupConfig, done func(
 		}
 		done(nil)
 	}})
-}
-
-// RetryPolicy is group's retry policy (the default for a group the broker
-// does not know, or whose stored policy no longer parses).
-func (b *Broker) RetryPolicy(group string) meta.RetryPolicy {
-	cfg, _ := b.Group(Caller{}, group)
-	p, err := meta.ParseRetryPolicy(cfg.GroupRetryPolicy)
-	if err != nil {
-		p, _ = meta.ParseRetryPolicy(nil)
-	}
-	return p
-}
-
-// RetryDelay is how long a message of group consumed reconsumeTimes times
-// waits before its next delivery, by the group's retry policy (jitter
-// drawn here), and whether the group set a policy of its own (else the
-// caller keeps RocketMQ's delay levels, which the default policy equals).
-func (b *Broker) RetryDelay(group string, reconsumeTimes int32) (time.Duration, bool) {
-	p := b.RetryPolicy(group)
-	return p.Delay(reconsumeTimes, rand.Float64()), !p.Default
 }

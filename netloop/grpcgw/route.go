@@ -72,12 +72,11 @@ func (g *Gateway) topicStatus(topic string, err error) *v2.Status {
 // know the group).
 func (g *Gateway) groupConfig(ctx context.Context, s *session, group string) groupInfo {
 	if g.opts.Broker == nil {
-		def, _ := meta.ParseRetryPolicy(nil)
-		return groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes, Retry: def}
+		return groupInfo{RetryMaxTimes: meta.DefaultRetryMaxTimes, Retry: meta.SubscriptionGroupConfig{}.RetryPolicy()}
 	}
 	gc, _ := g.opts.Broker.Group(g.callerOf(ctx, s), group)
 	return groupInfo{ConsumeMessageOrderly: gc.ConsumeMessageOrderly, RetryMaxTimes: gc.RetryMaxTimes,
-		Retry: g.opts.Broker.RetryPolicy(group)}
+		Retry: gc.RetryPolicy()}
 }
 
 // endpointsOf is host:port as route endpoints.

@@ -51,7 +51,7 @@ func (r *Router) handleSendBack(c *netloop.Conn, cmd *remoting.Command) *Refusal
 	}
 	// Reading the CommitLog is file I/O: the pull stage does it.
 	r.pullSt.Send(&pull.ReadAt{Offset: off, Reply: func(raw []byte, err error) {
-		if ref := r.sendBack(c, cmd, group, off, raw, err, level, maxTimes, gc.RetryQueueNums); ref != nil {
+		if ref := r.sendBack(c, cmd, group, off, raw, err, level, maxTimes, gc.RetryQueueNums, gc.RetryPolicy()); ref != nil {
 			r.refuse(c, cmd, ref)
 		}
 	}})
@@ -61,7 +61,7 @@ func (r *Router) handleSendBack(c *netloop.Conn, cmd *remoting.Command) *Refusal
 // sendBack stores the retry (or dead-letter) copy of the message read at
 // off; it runs on the pull stage, with the record it read.
 func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, off int64, raw []byte, err error,
-	level int, maxTimes, retryQueues int32) *Refusal {
+	level int, maxTimes, retryQueues int32, policy meta.RetryPolicy) *Refusal {
 	if err != nil {
 		return refuse(remoting.SystemError, "look up message at offset %d: %v", off, err)
 	}
@@ -91,11 +91,12 @@ func (r *Router) sendBack(c *netloop.Conn, cmd *remoting.Command, group string, 
 	topic, queueID := meta.RetryTopic(group), r.retryQueue(group, retryQueues)
 	now := time.Now().UnixMilli()
 	delete(props, message.PropDelay)
-	switch delay, own := r.core.RetryDelay(group, orig.ReconsumeTimes); {
+	switch {
 	case orig.ReconsumeTimes >= maxTimes || level < 0:
 		topic, queueID = meta.DLQTopic(group), 0
-	case level == 0 && own:
+	case level == 0 && !policy.Default:
 		// The group's retry policy, to the millisecond on the timer wheel.
+		delay := policy.Delay(orig.ReconsumeTimes, rand.Float64())
 		props[message.PropTimerDeliverMS] = strconv.FormatInt(now+delay.Milliseconds(), 10)
 	case level == 0:
 		props[message.PropDelay] = strconv.Itoa(3 + int(orig.ReconsumeTimes)) // the default policy's delay level

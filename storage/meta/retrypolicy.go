@@ -177,3 +177,14 @@ func (p RetryPolicy) Delay(reconsumeTimes int32, u float64) time.Duration {
 	}
 	return max(d, time.Millisecond)
 }
+
+// RetryPolicy is the group's retry policy: its groupRetryPolicy parsed, or
+// the default when it is unset or does not parse (PutGroup refuses such a
+// policy; one stored by an older broker is read as the default).
+func (c SubscriptionGroupConfig) RetryPolicy() RetryPolicy {
+	p, err := ParseRetryPolicy(c.GroupRetryPolicy)
+	if err != nil {
+		p, _ = ParseRetryPolicy(nil)
+	}
+	return p
+}

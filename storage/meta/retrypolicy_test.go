@@ -72,3 +72,20 @@ func TestRetryPolicyRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupConfigRetryPolicy: a group's config gives its parsed policy, and
+// the default for none or one that does not parse.
+func TestGroupConfigRetryPolicy(t *testing.T) {
+	c := NewSubscriptionGroupConfig("g")
+	if p := c.RetryPolicy(); !p.Default || p.Base(0) != 10*time.Second {
+		t.Fatalf("new group: %+v", p)
+	}
+	c.GroupRetryPolicy = []byte(`{"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":100,"max":400,"multiplier":2}}`)
+	if p := c.RetryPolicy(); p.Default || p.Base(1) != 200*time.Millisecond {
+		t.Fatalf("exponential group: %+v", p)
+	}
+	c.GroupRetryPolicy = []byte(`{"type":"LINEAR"}`)
+	if p := c.RetryPolicy(); !p.Default {
+		t.Fatalf("unparsable policy: %+v, want the default", p)
+	}
+}
