@@ -95,6 +95,7 @@ func TestConsoleClientsOfEveryProtocol(t *testing.T) {
 	p := producer(t, sdkConfig(n, ""), []string{topic})
 	c := simpleConsumer(t, sdkConfig(n, popGroup), topic, rmq.SUB_ALL)
 	sendBodies(t, p, topic, "t", 5)
+	processtest.WaitQueue(t, n.BrokerAddr(), topic, 0, 5, 10*time.Second) // the consume-queue entries follow the answers
 	got := receiveUntil(t, c, 2, 30*time.Second, 20*time.Second)
 	if len(got) < 2 {
 		t.Fatalf("received %d", len(got))

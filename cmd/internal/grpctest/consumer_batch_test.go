@@ -108,6 +108,7 @@ func TestOffsetRPCs(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	p := producer(t, sdkConfig(n, ""), []string{topic})
 	sendBodies(t, p, topic, "m", 5)
+	processtest.WaitQueue(t, n.BrokerAddr(), topic, 0, 5, 10*time.Second) // the consume-queue entries follow the answers
 
 	cl := rawClient(t, n.GRPCAddr())
 	ctx, cancel := context.WithTimeout(withClientID(context.Background(), "offsets@1@1@test"), 10*time.Second)
