@@ -128,6 +128,13 @@ func TestRequestModeAfterFailover(t *testing.T) {
 	})
 	f := newModeFixture(t, a)
 	waitReplicated(t, a, b)
+	// The 401 record reaches the replica's CommitLog with the rest; its
+	// metadata log applies it a moment later (it reads its records every
+	// 200 ms). A failover inside that moment serves pulls of the group
+	// until the record is applied: the test fails the master after it.
+	haWait(t, "the replica applied the 401 record", func() bool {
+		return b.Broker().Core().RequestMode(f.set, f.topic) == meta.RequestModePop
+	})
 	// A replica takes no 401: modes are set on the master.
 	body, err := json.Marshal(map[string]any{"topic": f.topic, "consumerGroup": f.popped, "mode": "PULL", "popShareQueueNum": 0})
 	if err != nil {
