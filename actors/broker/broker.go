@@ -30,6 +30,7 @@ type Broker struct {
 	clients clientState  // the client calls' (clients.go)
 	resets  resetState   // who is told of offset resets (groupprogress.go)
 	cluster clusterState // the cluster lookup (cluster.go)
+	master  masterState  // a replica's master endpoint (master.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until

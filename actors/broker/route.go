@@ -8,6 +8,7 @@ package broker
 import (
 	"cmp"
 	"context"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -104,6 +105,11 @@ type RouteBroker struct {
 	// Endpoint is the gRPC endpoint ("host:port") that serves the
 	// group's queues: its master's.
 	Endpoint string
+	// Replicas are the gRPC endpoints of the group's other members, by
+	// broker id: each forwards what only a master serves to the master,
+	// so a client may use any of them, and goes on using them when the
+	// master dies (MasterEndpoint).
+	Replicas []string
 	// Self is this broker's own group.
 	Self bool
 	// ReadQueues, WriteQueues and Perm are the topic's queues on the
@@ -174,7 +180,7 @@ func (b *Broker) Route(ctx context.Context, c Caller, topic string, create bool)
 	st := b.p.Role().Get()
 	if known && st.IsMaster() {
 		out.Brokers = append(out.Brokers, RouteBroker{Name: self, Endpoint: rt.endpoint, Self: true,
-			ReadQueues: cfg.ReadQueueNums, WriteQueues: cfg.WriteQueueNums, Perm: cfg.Perm})
+			Replicas: groupReplicas(rd, self, rt.endpoint), ReadQueues: cfg.ReadQueueNums, WriteQueues: cfg.WriteQueueNums, Perm: cfg.Perm})
 	}
 	if rd != nil {
 		for _, qd := range rd.QueueDatas {
@@ -186,7 +192,7 @@ func (b *Broker) Route(ctx context.Context, c Caller, topic string, create bool)
 				continue
 			}
 			out.Brokers = append(out.Brokers, RouteBroker{Name: qd.BrokerName, Endpoint: ep, Self: qd.BrokerName == self,
-				ReadQueues: qd.ReadQueueNums, WriteQueues: qd.WriteQueueNums, Perm: qd.Perm})
+				Replicas: groupReplicas(rd, qd.BrokerName, ep), ReadQueues: qd.ReadQueueNums, WriteQueues: qd.WriteQueueNums, Perm: qd.Perm})
 		}
 	}
 	slices.SortFunc(out.Brokers, func(x, y RouteBroker) int { return cmp.Compare(x.Name, y.Name) })
@@ -222,6 +228,28 @@ func groupEndpoint(rd *namesrv.TopicRouteData, name, own string) (string, bool) 
 		return net.JoinHostPort(host, port), true
 	}
 	return "", false
+}
+
+// groupReplicas is the gRPC endpoints of the members of group name in rd
+// other than its master (master, its endpoint, is left out wherever it
+// is listed), by broker id; nil for a group of one or without rd.
+func groupReplicas(rd *namesrv.TopicRouteData, name, master string) []string {
+	if rd == nil {
+		return nil
+	}
+	var out []string
+	for _, bd := range rd.BrokerDatas {
+		if bd.BrokerName != name {
+			continue
+		}
+		ids := slices.Sorted(maps.Keys(bd.GRPCEndpoints))
+		for _, id := range ids {
+			if ep := bd.GRPCEndpoints[id]; id != 0 && ep != "" && ep != master && bd.BrokerAddrs[id] != "" {
+				out = append(out, ep)
+			}
+		}
+	}
+	return out
 }
 
 // topicWait is Topic for a goroutine that may wait (within ctx).

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -96,13 +95,14 @@ func createTopicAt(t *testing.T, addr, topic string, n int) {
 	}
 }
 
-// routeEndpoints maps each broker name of a route to its endpoint and
+// routeEndpoints maps each broker name of a route to its endpoint (the
+// first listed: its master; a replicated group's replicas follow) and
 // counts its queues.
 func routeEndpoints(qs []*v2.MessageQueue) (map[string]string, map[string]int) {
 	eps, counts := map[string]string{}, map[string]int{}
 	for _, q := range qs {
 		a := q.GetBroker().GetEndpoints().GetAddresses()
-		if len(a) == 1 {
+		if len(a) >= 1 {
 			eps[q.GetBroker().GetName()] = a[0].GetHost() + ":" + strconv.Itoa(int(a[0].GetPort()))
 		}
 		counts[q.GetBroker().GetName()]++
@@ -279,28 +279,7 @@ func TestGRPCClusterThroughOneEndpoint(t *testing.T) {
 // process whose /metrics is at metrics answered OK
 // (wheelmq_grpc_rpcs_total{method="QueryRoute",code="OK"}).
 func routeQueries(t *testing.T, metrics string) float64 {
-	t.Helper()
-	resp, err := testHTTP.Get("http://" + metrics + "/metrics")
-	if err != nil {
-		t.Fatalf("metrics of %s: %v", metrics, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("metrics of %s: %v", metrics, err)
-	}
-	var n float64
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "wheelmq_grpc_rpcs_total{") && strings.Contains(line, `method="QueryRoute"`) &&
-			strings.Contains(line, `code="OK"`) {
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				t.Fatalf("metrics line %q: %v", line, err)
-			}
-			n += v
-		}
-	}
-	return n
+	return metricSum(t, metrics, "wheelmq_grpc_rpcs_total", `method="QueryRoute"`, `code="OK"`)
 }
 
 // waitRouteRefresh waits (up to within) until the endpoint whose process

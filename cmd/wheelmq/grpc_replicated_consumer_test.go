@@ -19,11 +19,9 @@ import (
 // failoverConsumer receives and acks in a goroutine of its own until
 // stopped, counting each body it received.
 type failoverConsumer struct {
-	c      rmq.SimpleConsumer
-	stop   chan struct{}
-	done   chan struct{}
-	pauses chan chan struct{} // pause: the loop closes the channel it takes, then waits for resumes
-	resume chan struct{}
+	c    rmq.SimpleConsumer
+	stop chan struct{}
+	done chan struct{}
 
 	mu       sync.Mutex
 	got      map[string]int // body -> deliveries
@@ -59,8 +57,7 @@ func newFailoverConsumer(t *testing.T, endpoint, group, topic string) *failoverC
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &failoverConsumer{c: c, stop: make(chan struct{}), done: make(chan struct{}), got: map[string]int{},
-		pauses: make(chan chan struct{}), resume: make(chan struct{})}
+	return &failoverConsumer{c: c, stop: make(chan struct{}), done: make(chan struct{}), got: map[string]int{}}
 }
 
 // run starts fc's receive loop; the test's cleanup stops it and the
@@ -77,20 +74,10 @@ func (fc *failoverConsumer) loop() {
 		select {
 		case <-fc.stop:
 			return
-		case ack := <-fc.pauses:
-			close(ack) // no call of the SDK in flight from here on
-			select {
-			case <-fc.stop:
-				return
-			case <-fc.resume:
-			}
 		default:
 		}
-		// One message a receive: the SDK (v5.1.4) dials a dead endpoint for
-		// 5 s whatever the deadline, holding its connection table, and each
-		// ack of a message the old master delivered is such a dial, so a
-		// batch in hand at the kill would hold the loop (and every other
-		// call of the SDK) for 5 s a message. The deadline is past the long
+		// One message a receive, so that a batch in hand at the kill does
+		// not hold acks that fail one by one. The deadline is past the long
 		// poll (2 s) and the SDK's request timeout (3 s).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		msgs, err := fc.c.Receive(ctx, 1, consumerInvisible)
@@ -101,15 +88,12 @@ func (fc *failoverConsumer) loop() {
 				fc.mu.Lock()
 				fc.lastErr = err
 				fc.mu.Unlock()
-				// The dead master's endpoint, until the SDK reads the route
-				// again: each receive there holds the SDK's connection table
-				// for a 5 s dial, and a route refresh that waits behind one
-				// for more than 3 s gives up (the next comes 30 s later).
-				// Leave it some room.
+				// The master died under the call, or this member does not
+				// know the new one yet: try again shortly.
 				select {
 				case <-fc.stop:
 					return
-				case <-time.After(time.Second):
+				case <-time.After(200 * time.Millisecond):
 				}
 			}
 			continue
@@ -127,32 +111,6 @@ func (fc *failoverConsumer) loop() {
 			}
 		}
 		cancel()
-	}
-}
-
-// pause waits for the receive loop to finish the receive (and acks) under
-// way and holds it there until resumeLoop: while the SDK still routes to a
-// dead master, each call of it dials the dead endpoint for 5 s holding the
-// SDK's connection table, and a route refresh that waits behind such a
-// dial gives up (the next is 30 s later), so a consumer that keeps
-// receiving can miss refresh after refresh.
-func (fc *failoverConsumer) pause(t *testing.T) {
-	t.Helper()
-	ack := make(chan struct{})
-	select {
-	case fc.pauses <- ack:
-		<-ack
-	case <-fc.done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the SimpleConsumer's receive loop did not pause within 30 s")
-	}
-}
-
-// resumeLoop lets a paused receive loop go on.
-func (fc *failoverConsumer) resumeLoop() {
-	select {
-	case fc.resume <- struct{}{}:
-	case <-fc.done:
 	}
 }
 
@@ -210,31 +168,4 @@ func (fc *failoverConsumer) stats() (distinct, dups, ackFails int, last time.Tim
 		dups += n - 1
 	}
 	return distinct, dups, fc.ackFails, fc.lastAt
-}
-
-// waitRouteRefreshes waits (up to within) until each of the processes
-// whose /metrics are in metrics answered more route queries than in
-// before, and returns when each was first seen to.
-func waitRouteRefreshes(t *testing.T, metrics []string, before []float64, within time.Duration) []time.Time {
-	t.Helper()
-	seen := make([]time.Time, len(metrics))
-	deadline := time.Now().Add(within)
-	for {
-		left := 0
-		for i, m := range metrics {
-			if seen[i].IsZero() && routeQueries(t, m) > before[i] {
-				seen[i] = time.Now()
-			}
-			if seen[i].IsZero() {
-				left++
-			}
-		}
-		if left == 0 {
-			return seen
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no route query at %v within %v (the SDK refreshes every 30 s); seen %v", metrics, within, seen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

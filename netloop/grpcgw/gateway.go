@@ -98,6 +98,15 @@ type Options struct {
 	// RequestTimeout bounds one call the gateway makes of its own accord
 	// (zero: default).
 	RequestTimeout time.Duration
+	// ForwardSecret is the group's replication secret: a replica signs
+	// the address of a client whose call it forwards to its master with
+	// it, and a master takes a forwarded address only with its proof
+	// (forwardfor.go); nil: no address is forwarded, and a call that
+	// carries one is refused.
+	ForwardSecret []byte
+	// ForwardTLS, when set, is the TLS a replica dials its master's
+	// endpoint with (nil: plaintext).
+	ForwardTLS *tls.Config
 	// Registerer receives the wheelmq_grpc_* metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Logger logs the gateway's events.
@@ -112,6 +121,7 @@ type Gateway struct {
 	// verify checks each call's authorization (immutable after New).
 	verify verifier
 	m      *metrics
+	fwd    *forwarder // a replica's way to its master (forward.go)
 	panics *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
 	srv    *grpc.Server
 	ln     net.Listener
@@ -155,6 +165,7 @@ func New(o Options) (*Gateway, error) {
 	g := &Gateway{opts: o, log: o.Logger.With().Str("component", "grpc").Logger(), m: newMetrics(),
 		stop: make(chan struct{}), closed: make(chan struct{})}
 	g.panics = recovery.Counter(o.Registerer)
+	g.fwd = newForwarder(g)
 	g.verify = verifier{guard: o.Guard, skew: o.SignatureSkew, offsets: append([]time.Duration{0}, o.SignatureOffsets...), now: time.Now}
 	if o.Guard != nil {
 		g.verify.guard = o.Guard.Named("grpc")
@@ -202,8 +213,9 @@ func (g *Gateway) Start() error {
 		grpc.ConnectionTimeout(g.opts.HandshakeTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}),
-		grpc.ChainUnaryInterceptor(g.m.unary, g.recoverUnary),
-		grpc.ChainStreamInterceptor(g.m.stream, g.recoverStream),
+		grpc.ForceServerCodecV2(newPassCodec()), // forwarded frames pass unparsed (forward.go)
+		grpc.ChainUnaryInterceptor(g.m.unary, g.recoverUnary, g.forwardedForUnary, g.forwardUnary),
+		grpc.ChainStreamInterceptor(g.m.stream, g.recoverStream, g.forwardedForStream, g.forwardStream),
 	}
 	g.srv = grpc.NewServer(append(opts, serverTuning()...)...)
 	v2.RegisterMessagingServiceServer(g.srv, g)
@@ -249,6 +261,7 @@ func (g *Gateway) Stop(ctx context.Context) error {
 			}
 		}
 		g.sess.closeAll()
+		g.fwd.close()
 		g.wg.Wait()
 		close(g.closed)
 	})

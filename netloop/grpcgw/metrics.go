@@ -21,6 +21,11 @@ type metrics struct {
 	rpcs     *prometheus.CounterVec
 	sessions prometheus.Gauge
 	checks   prometheus.Counter
+	// forwarded counts a replica's calls passed to its master (forward.go)
+	// by method and gRPC code; forwardRefused the forwarded calls refused
+	// for a bad x-wheelmq-forwarded-for (forwardfor.go).
+	forwarded      *prometheus.CounterVec
+	forwardRefused prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -40,6 +45,11 @@ func newMetrics() *metrics {
 			Help: "gRPC client sessions (one internal remoting connection each)."}),
 		checks: prometheus.NewCounter(prometheus.CounterOpts{Name: "wheelmq_grpc_transaction_checks_total",
 			Help: "CHECK_TRANSACTION_STATE requests relayed to a client's Telemetry stream."}),
+		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wheelmq_grpc_forwarded_total",
+			Help: "Calls a replica's endpoint passed to its group's master, by method and gRPC code (Unavailable: no master reachable within the call's deadline)."},
+			[]string{"method", "code"}),
+		forwardRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "wheelmq_grpc_forwarded_refused_total",
+			Help: "Calls refused PERMISSION_DENIED for an x-wheelmq-forwarded-for header without a good proof of the group's replication secret."}),
 	}
 }
 
@@ -48,7 +58,7 @@ func (m *metrics) register(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.conns, m.accepted, m.denied, m.streams, m.rpcs, m.sessions, m.checks} {
+	for _, c := range []prometheus.Collector{m.conns, m.accepted, m.denied, m.streams, m.rpcs, m.sessions, m.checks, m.forwarded, m.forwardRefused} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

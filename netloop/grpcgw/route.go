@@ -102,7 +102,16 @@ func (g *Gateway) routeBroker(rb broker.RouteBroker) *v2.Broker {
 	if rb.Self && ep == "" {
 		ep = g.adv
 	}
-	return &v2.Broker{Name: rb.Name, Id: 0, Endpoints: endpointsOf(ep)}
+	eps := endpointsOf(ep)
+	for _, r := range rb.Replicas {
+		// Every member serves the group's clients (a replica forwards to
+		// the master: forward.go); the SDK dials the list and moves on
+		// when its address dies. Only addresses of one scheme form a list.
+		if re := endpointsOf(r); re.Scheme == eps.Scheme {
+			eps.Addresses = append(eps.Addresses, re.Addresses...)
+		}
+	}
+	return &v2.Broker{Name: rb.Name, Id: 0, Endpoints: eps}
 }
 
 // queuePerm is queue id's permission among read and write queues under

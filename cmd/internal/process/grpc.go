@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 )
 
@@ -54,6 +55,7 @@ func (n *Node) startGRPC() error {
 		HandshakeTimeout: n.cfg.TLS.HandshakeTimeout, Guard: n.guard,
 		SignatureSkew: c.SignatureSkew, SignatureOffsets: c.SignatureOffsets,
 		MaxMessageSize: bc.MaxMessageSize, DefaultQueueNums: int(bc.DefaultQueueNums),
+		ForwardSecret: bc.HASecret, ForwardTLS: n.forwardTLS(),
 		TypeCheck:  func() bool { return n.broker.Pipeline().Settings().TopicMessageTypeCheck },
 		Registerer: n.registry, Logger: n.cfg.Logger,
 	})
@@ -72,6 +74,29 @@ func (n *Node) startGRPC() error {
 	n.broker.Core().ServeRoutes(lookup, g.Advertise())
 	n.broker.pipe.SetGRPCEndpoint(g.Advertise())
 	return nil
+}
+
+// forwardTLS is the TLS a replica's endpoint dials its master's with
+// (grpcgw's forward.go): none unless --tls-mode enforcing, where plaintext
+// would be refused. The master's certificate is checked against
+// --tls-client-ca when given (its host: the endpoint's), and this
+// process's certificate is presented for mutual TLS; without a CA bundle
+// the link is encrypted but the master unauthenticated (the forwarded
+// calls carry the client's own signature and the forwarded address's
+// proof, neither of which discloses a secret).
+func (n *Node) forwardTLS() *tls.Config {
+	if n.tls == nil || n.cfg.TLS.Mode != netloop.TLSEnforcing {
+		return nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}}
+	if n.cfg.TLS.ClientCAFile != "" {
+		c.RootCAs = n.tls.ClientCAs()
+	} else {
+		c.InsecureSkipVerify = true // see above: encrypted, the master unauthenticated
+	}
+	r := n.tls
+	c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return r.Certificate(), nil }
+	return c
 }
 
 // stopGRPC stops the endpoint (before the broker).
