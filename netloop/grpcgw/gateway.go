@@ -121,7 +121,7 @@ type Gateway struct {
 	// verify checks each call's authorization (immutable after New).
 	verify verifier
 	m      *metrics
-	fwd    *forwarder // a replica's way to its master (forward.go)
+	fwd    *forwarder             // a replica's way to its master (forward.go)
 	panics *prometheus.CounterVec // wheelmq_handler_panics_total (recover.go)
 	srv    *grpc.Server
 	ln     net.Listener
