@@ -90,8 +90,7 @@ func checkForwardedFor(secret []byte, v, method string, now time.Time) (netip.Ad
 // when the call carries a good header, ctx as it is when it carries
 // none, and a PERMISSION_DENIED status when it carries a bad one.
 func (g *Gateway) forwardedPeer(ctx context.Context, fullMethod string) (context.Context, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	vs := md.Get(forwardedForKey)
+	vs := metadata.ValueFromIncomingContext(ctx, forwardedForKey) // no copy of the whole metadata: every call comes here
 	if len(vs) == 0 {
 		return ctx, nil
 	}
