@@ -10,6 +10,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/wheelmq/wheelmq/actors/role"
 )
 
 // masterEndpointTTL bounds how long a looked-up master endpoint is used
@@ -25,6 +27,13 @@ type masterState struct {
 	at       time.Time
 }
 
+// ServesItself reports whether this broker answers every call itself
+// rather than its master: any role but a replica's (a fenced master
+// refuses sends itself: it is its group's master until the controller
+// says otherwise). Safe from any goroutine; the check every gRPC call
+// makes first.
+func (b *Broker) ServesItself() bool { return b.p.Role().Get().Kind != role.Replica }
+
 // MasterEndpoint is the gRPC endpoint of this broker's group master when
 // this broker is a replica, and "" when it serves the call itself (a
 // master, or a broker without replication). Refusals: NotMaster when the
@@ -34,7 +43,7 @@ type masterState struct {
 // it is for front doors whose calls run on goroutines of their own.
 func (b *Broker) MasterEndpoint(ctx context.Context) (string, *Error) {
 	st := b.p.Role().Get()
-	if st.IsMaster() {
+	if st.Kind != role.Replica {
 		return "", nil
 	}
 	if st.MasterAddr == "" {
@@ -64,6 +73,11 @@ func (b *Broker) MasterEndpoint(ctx context.Context) (string, *Error) {
 				ep = bd.GRPCEndpoints[id]
 			}
 		}
+	}
+	if own := b.routes.p.Load(); own != nil && ep == own.endpoint {
+		// A registration that has not caught up with a promotion: never
+		// forward to this broker itself.
+		return "", Errorf(NotMaster, "broker %s: the name servers name this broker's endpoint as its master's: retry later", b.cfg.BrokerName)
 	}
 	if ep == "" {
 		return "", Errorf(Unavailable, "broker %s: its master %s has no gRPC endpoint registered with the name servers yet: retry later",

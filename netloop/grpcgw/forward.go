@@ -103,6 +103,13 @@ func newForwarder(g *Gateway) *forwarder {
 	return f
 }
 
+// serveHere reports whether this broker serves every call itself (no
+// broker API, or any role but a replica's): the check every call makes
+// first, without a lookup.
+func (f *forwarder) serveHere() bool {
+	return f.g.opts.Broker == nil || f.g.opts.Broker.ServesItself()
+}
+
 // target is the connection to the master, or nil when this broker serves
 // the call itself; a refusal when it is a replica whose master cannot be
 // reached now.
@@ -169,8 +176,8 @@ func (f *forwarder) outgoing(ctx context.Context, method string) context.Context
 // its master, trying again while no master can be reached, within the
 // call's deadline.
 func (g *Gateway) forwardUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if localMethods[path.Base(info.FullMethod)] {
-		return h(ctx, req)
+	if localMethods[path.Base(info.FullMethod)] || g.fwd.serveHere() {
+		return h(ctx, req) // the common case: a master, or a broker without replication
 	}
 	// The tries end early enough to leave the replica's own answer time.
 	end := time.Now().Add(forwardDefaultWait)
@@ -214,6 +221,9 @@ func (g *Gateway) forwardUnary(ctx context.Context, req any, info *grpc.UnarySer
 // forwardStream is the stream interceptor that passes a replica's streams
 // (ReceiveMessage, Telemetry) to its master, frame by frame.
 func (g *Gateway) forwardStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if g.fwd.serveHere() {
+		return h(srv, ss)
+	}
 	ctx := ss.Context()
 	conn, ep, be := g.fwd.target(ctx)
 	if be == nil && conn == nil {
