@@ -39,6 +39,13 @@ func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
 			}
 			return meta.DefaultRetryMaxTimes + 1
 		},
+		RetryPolicy: func(group string) (meta.RetryPolicy, bool) {
+			if g, ok := p.groupView.Get(group); ok {
+				rp := g.RetryPolicy()
+				return rp, !rp.Default
+			}
+			return meta.RetryPolicy{}, false
+		},
 		EnsureTopic:  p.EnsureGroupTopic,
 		Master:       p.popMaster(),
 		ModesChanged: func() { p.toMetaLog(metalog.ModesChanged{}) },
@@ -81,6 +88,8 @@ func registerPopMetrics(reg prometheus.Registerer, p *Pipeline) {
 			func(m *pop.Metrics) *atomic.Int64 { return &m.Changes }),
 		counter("wheelmq_pop_expiries_total", "Deliveries not acked by their deadline, made visible again.",
 			func(m *pop.Metrics) *atomic.Int64 { return &m.Expiries }),
+		counter("wheelmq_pop_backed_off_total", "Expired deliveries held back by their group's retry policy before being offered again.",
+			func(m *pop.Metrics) *atomic.Int64 { return &m.BackedOff }),
 		counter("wheelmq_pop_refused_total", "Acks and changes refused: a stale, unknown or malformed receipt handle.",
 			func(m *pop.Metrics) *atomic.Int64 { return &m.Refused }),
 		counter("wheelmq_pop_dead_lettered_total", "Messages moved to their group's %DLQ% topic after the group's max attempts.",

@@ -33,7 +33,7 @@ func (e *Engine) live(group, topic string, h Handle) (qkey, *qstate, bool) {
 		return k, nil, false
 	}
 	d, ok := s.inflight[h.Offset]
-	if !ok || d.popTime != h.PopTime || d.invisible != h.InvisibleTime || d.deadline() <= e.opts.Now().UnixMilli() {
+	if !ok || d.backoff || d.popTime != h.PopTime || d.invisible != h.InvisibleTime || d.deadline() <= e.opts.Now().UnixMilli() {
 		return k, s, false
 	}
 	return k, s, true
@@ -81,6 +81,7 @@ func (e *Engine) change(m *Change) {
 	now := e.opts.Now().UnixMilli()
 	d.popTime = max(now, d.popTime+1)
 	d.invisible = max(m.InvisibleMs, 0)
+	d.changed = true
 	s.inflight[h.Offset] = d
 	e.modes.Moved(k.group, k.topic, d.deadline())
 	h.PopTime, h.InvisibleTime = d.popTime, d.invisible
@@ -96,8 +97,10 @@ func (e *Engine) change(m *Change) {
 
 // expireOne makes the delivery of off popped at popTime visible again
 // (attempt+1) if it is still in flight and past its deadline (or force);
-// a live one not yet due goes to the heap, checked again by the tick. It
-// reports whether the delivery became visible.
+// a live one not yet due goes to the heap, checked again by the tick; one
+// past its deadline whose group's retry policy asks for a back-off stays
+// in flight until its end (backoff.go). It reports whether the delivery
+// became visible.
 func (e *Engine) expireOne(k qkey, off, popTime, nowMs int64, force bool) bool {
 	s := e.queues[k]
 	if s == nil {
@@ -111,11 +114,18 @@ func (e *Engine) expireOne(k qkey, off, popTime, nowMs int64, force bool) bool {
 		e.heap.add(deadlineEntry{at: d.deadline(), key: k, off: off, popTime: popTime})
 		return false
 	}
+	last := d.attempt >= e.maxAttempts(k.group)
+	if !last && d.deadline() <= nowMs && e.backOff(k, s, off, d, nowMs) { // the group's retry policy (backoff.go)
+		e.m.Expiries.Add(1)
+		return false
+	}
 	delete(s.inflight, off)
 	e.inflight.Add(-1)
 	e.modes.Done(k.group, k.topic)
-	e.m.Expiries.Add(1)
-	if d.attempt >= e.maxAttempts(k.group) {
+	if !d.backoff { // counted when its back-off began
+		e.m.Expiries.Add(1)
+	}
+	if last {
 		e.deadLetter(k, off, d.attempt)
 		return false
 	}

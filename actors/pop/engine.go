@@ -20,6 +20,9 @@ type Metrics struct {
 	// BatchAcks counts the BatchAck requests (each one journal append,
 	// whatever its number of offsets).
 	BatchAcks atomic.Int64
+	// BackedOff counts the expired deliveries held back by their group's
+	// retry policy (backoff.go).
+	BackedOff atomic.Int64
 }
 
 // Counters returns the engine's counters.

@@ -4,7 +4,8 @@ import "github.com/wheelmq/wheelmq/actors/stage"
 
 // InFlight answers a group's POP deliveries not done yet, per topic and
 // queue: popped and neither acked nor expired (InFlight), and expired,
-// waiting to be offered again (Retrying). Queues the group never popped
+// waiting to be offered again (Retrying; those backing off under the
+// group's retry policy included). Queues the group never popped
 // are absent. The map is a copy.
 type InFlight struct {
 	Group string
@@ -33,7 +34,14 @@ func (e *Engine) inFlightOf(m *InFlight) map[QueueKey]QueueInFlight {
 		if k.group != m.Group {
 			continue
 		}
-		out[QueueKey{k.topic, k.queue}] = QueueInFlight{InFlight: len(s.inflight), Retrying: len(s.visible), Committed: s.committed}
+		q := QueueInFlight{InFlight: len(s.inflight), Retrying: len(s.visible), Committed: s.committed}
+		for _, d := range s.inflight {
+			if d.backoff { // expired, backing off: waits to be offered again
+				q.InFlight--
+				q.Retrying++
+			}
+		}
+		out[QueueKey{k.topic, k.queue}] = q
 	}
 	return out
 }

@@ -26,7 +26,7 @@ const JournalTopic = "rmq_sys_wheelmq_pop"
 // and topic names have no spaces; the tenth field marks a FIFO delivery,
 // fifo.go).
 type entry struct {
-	kind      byte  // 'P', 'A', 'C'
+	kind      byte  // 'P', 'A', 'C', 'B' (a back-off: backoff.go)
 	jOff      int64 // journal offset (set by the replay)
 	key       qkey
 	off       int64
@@ -49,7 +49,7 @@ func (e entry) encode() ([]byte, error) {
 
 func parseEntry(body []byte) (entry, error) {
 	f := strings.Fields(string(body))
-	if (len(f) != 9 && len(f) != 10) || f[0] != "v1" || (f[1] != "P" && f[1] != "A" && f[1] != "C") {
+	if (len(f) != 9 && len(f) != 10) || f[0] != "v1" || (f[1] != "P" && f[1] != "A" && f[1] != "C" && f[1] != "B") {
 		return entry{}, fmt.Errorf("pop journal: bad entry %q", body)
 	}
 	n := make([]int64, 5)
@@ -158,9 +158,10 @@ func (e *Engine) applyReplayed(k qkey, s *qstate) {
 			}
 			s.inflight[en.off] = delivery{popTime: en.popTime, invisible: en.invisible, attempt: en.attempt, jOff: en.jOff}
 			delete(s.acked, en.off)
-		case 'C':
+		case 'C', 'B':
 			if d, ok := s.inflight[en.off]; ok {
 				d.popTime, d.invisible = en.popTime, en.invisible
+				d.changed, d.backoff = en.kind == 'C', en.kind == 'B'
 				s.inflight[en.off] = d
 			}
 		case 'A':

@@ -161,6 +161,9 @@ type Options struct {
 	// MaxAttempts is how many deliveries a group's messages get before the
 	// dead-letter queue (nil: RocketMQ's default retryMaxTimes 16, + 1).
 	MaxAttempts func(group string) int32
+	// RetryPolicy is a group's retry policy, which backs off expired
+	// deliveries (backoff.go; nil: none does).
+	RetryPolicy RetryPolicyFunc
 	// EnsureTopic creates a topic (the groups' %DLQ% topics) if it is
 	// missing and calls done (nil: topics are not created).
 	EnsureTopic func(name string, done func(error))
@@ -335,6 +338,10 @@ func (a *popActor) Receive(ctx actor.Context) {
 		woke := map[qkey]bool{}
 		now := e.opts.Now().UnixMilli()
 		for _, en := range m.entries {
+			if en.kind == 'B' { // a back-off keeps its time: the tick's heap
+				e.heap.add(deadlineEntry{at: en.popTime + en.invisible, key: en.key, off: en.off, popTime: en.popTime})
+				continue
+			}
 			if e.expireOne(en.key, en.off, en.popTime, now, true) {
 				woke[qkey{en.key.group, en.key.topic, 0}] = true
 			}

@@ -101,7 +101,7 @@ func revivesOf(entries []entry) []revive {
 	idx := map[rk]int{}
 	var out []revive
 	for _, en := range entries {
-		if en.kind != 'P' && en.kind != 'C' {
+		if en.kind != 'P' && en.kind != 'C' && en.kind != 'B' {
 			continue
 		}
 		k := rk{en.key, en.popTime, en.invisible}

@@ -17,6 +17,10 @@ type delivery struct {
 	invisible int64 // ms
 	attempt   int32 // 1 for the first delivery
 	jOff      int64 // journal offset of its pop entry (0 or -1 while unknown)
+	// changed: the consumer set the deadline (a change of invisible
+	// time); backoff: the deadline is the end of the group's back-off
+	// (backoff.go). Either way the message is visible at the deadline.
+	changed, backoff bool
 }
 
 func (d delivery) deadline() int64 { return d.popTime + d.invisible }

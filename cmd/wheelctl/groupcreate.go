@@ -31,7 +31,8 @@ group retry policy: how long a message a consumer failed waits before it comes b
   --retry exponential:INITIAL,MAX,MULTIPLIER   e.g. exponential:1s,10m,2 (1 s, 2 s, 4 s ... 10 m)
   --retry customized:D1,D2,...                 e.g. customized:1s,5s,30s (the delays in turn; the
                                                last one repeats; as in RocketMQ, a push consumer's
-                                               send-back starts at the third entry)
+                                               send-back starts at the third entry, POP
+                                               redeliveries and v5 nacks at the first)
 
 --retry-jitter spreads each delay by up to that fraction either way (0.2: 0.8x to 1.2x). Without
 --retry the group keeps RocketMQ's delay levels (10 s, 30 s, 1 m ... 2 h). After --retry-max
