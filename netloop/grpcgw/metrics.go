@@ -26,6 +26,9 @@ type metrics struct {
 	// for a bad x-wheelmq-forwarded-for (forwardfor.go).
 	forwarded      *prometheus.CounterVec
 	forwardRefused prometheus.Counter
+	// released counts deliveries handed back because they never reached
+	// their client (release.go).
+	released prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -48,6 +51,8 @@ func newMetrics() *metrics {
 		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wheelmq_grpc_forwarded_total",
 			Help: "Calls a replica's endpoint passed to its group's master, by method and gRPC code (Unavailable: no master reachable within the call's deadline)."},
 			[]string{"method", "code"}),
+		released: prometheus.NewCounter(prometheus.CounterOpts{Name: "wheelmq_grpc_receive_released_total",
+			Help: "Messages a receive popped that never reached the client (its stream write failed, or it left before the answer), offered again 1 s later."}),
 		forwardRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "wheelmq_grpc_forwarded_refused_total",
 			Help: "Calls refused PERMISSION_DENIED for an x-wheelmq-forwarded-for header without a good proof of the group's replication secret."}),
 	}
@@ -58,7 +63,7 @@ func (m *metrics) register(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{m.conns, m.accepted, m.denied, m.streams, m.rpcs, m.sessions, m.checks, m.forwarded, m.forwardRefused} {
+	for _, c := range []prometheus.Collector{m.conns, m.accepted, m.denied, m.streams, m.rpcs, m.sessions, m.checks, m.forwarded, m.forwardRefused, m.released} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ package grpcgw
 import (
 	"context"
 	"hash/fnv"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -109,16 +110,39 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 		err *broker.Error
 	}
 	got := make(chan answer, 1)
-	core.Pop(g.callerOf(ctx, s), &broker.PopRequest{
+	caller := g.callerOf(ctx, s)
+	var gone struct {
+		sync.Mutex
+		left bool // the client left: an answer from now on is released
+	}
+	core.Pop(caller, &broker.PopRequest{
 		Group: group, Topic: topic, QueueID: qid, MaxNums: batch, Invisible: invisible, Poll: poll,
 		InitMode: pop.InitMax, ExpType: typ, Exp: expr, Conn: sessionConn(s.id),
-	}, func(res *broker.PopResult, err *broker.Error) { got <- answer{res, err} })
+	}, func(res *broker.PopResult, err *broker.Error) {
+		gone.Lock()
+		left := gone.left
+		if !left {
+			got <- answer{res, err} // buffered: never blocks
+		}
+		gone.Unlock()
+		if left {
+			g.release(nil, res, group, topic, caller) // nothing of it was held: no session handles
+		}
+	})
 	var a answer
 	select {
 	case a = <-got:
 	case <-ctx.Done():
-		// Whatever the pop takes now stays invisible until its deadline,
-		// then is offered again.
+		// What the pop takes from now on is released (release.go); an
+		// answer already here too.
+		gone.Lock()
+		gone.left = true
+		gone.Unlock()
+		select {
+		case a = <-got:
+			g.release(nil, a.res, group, topic, caller)
+		default:
+		}
 		return send(statusf(v2.Code_MESSAGE_NOT_FOUND, "no new message"), nil)
 	}
 	if a.err != nil {
@@ -127,11 +151,17 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if a.res.Empty == broker.PollingFull {
 		return send(statusf(v2.Code_TOO_MANY_REQUESTS, "%s", a.res.Remark), nil)
 	}
-	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), g.callerOf(ctx, s), invisible)
+	msgs := g.popped(s, a.res, group, topic, req.GetAutoRenew(), caller, invisible)
 	if len(msgs) == 0 {
 		return send(s.emptyReceive(started, poll, time.Now()), nil)
 	}
-	return send(okStatus(), msgs)
+	if err := send(okStatus(), msgs); err != nil {
+		// The client gets none of them: a stream that fails is a failed
+		// receive to the SDKs.
+		g.release(s, a.res, group, topic, caller)
+		return err
+	}
+	return nil
 }
 
 // popped converts a pop's deliveries into gRPC messages with receipt
