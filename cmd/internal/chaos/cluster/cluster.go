@@ -230,9 +230,26 @@ func (c *Cluster) newBroker(t testing.TB, group string, idx int) *Broker {
 	if !c.cfg.NoReplication {
 		// The group's brokers prove their replication secret to each
 		// other on every HA connection, as a deployment off loopback must.
+		// Written aside and renamed into place: a broker of the group that
+		// is starting reads the file while the next one's start writes it
+		// again, and must never see it truncated (0 bytes: refused).
 		secret := filepath.Join(c.cfg.Dir, group+".ha.secret")
-		if err := os.WriteFile(secret, []byte("chaos-"+group+"-ha-secret-0123456789\n"), 0o600); err != nil {
+		tmp, err := os.CreateTemp(c.cfg.Dir, group+".ha.secret.*")
+		if err != nil {
 			t.Fatal(err)
+		}
+		_, werr := tmp.WriteString("chaos-" + group + "-ha-secret-0123456789\n")
+		if cerr := tmp.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Chmod(tmp.Name(), 0o600)
+		}
+		if werr == nil {
+			werr = os.Rename(tmp.Name(), secret)
+		}
+		if werr != nil {
+			t.Fatal(werr)
 		}
 		args = append(args, "--ha-listen", b.HAListen, "--ha-advertise", b.HA.Addr(), "--ha-secret-file", secret,
 			"--replication", "controller", "--min-in-sync-replicas", strconv.Itoa(max(c.cfg.MinInSync, 1)))
