@@ -28,6 +28,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require github.com/robfig/cron/v3 v3.0.1 // indirect
+
 require (
 	contrib.go.opencensus.io/exporter/ocagent v0.7.0 // indirect
 	github.com/Workiva/go-datastructures v1.1.3 // indirect
