@@ -1,0 +1,129 @@
+package timer
+
+// Recurring timers (docs/timer.md, "Recurring timers"): a timer message
+// with a WHEEL_SCHEDULE property fires again and again. Each fire is one
+// release of one wheel record, like any timer's; dequeue_put writes back
+// two records for it in the same batch: the fired message (real topic, a
+// UNIQ_KEY of its own, WHEEL_SCHEDULE_SEQ and WHEEL_SCHEDULE_FIRE_MS) and
+// the schedule's next-fire record, a copy of the timer-topic message with
+// the next due time and sequence number and WHEEL_SCHEDULE_PREV_MS. The
+// schedule's state is thus only ever that one pending record in the
+// CommitLog, which replicates like any timer; the batch is acknowledged
+// once both are written, and a replay after a crash skips each of the two
+// that the copy scan finds (isWrittenBack knows both kinds), so a fire is
+// neither lost nor doubled and neither is the next. A cancel of the fire
+// (by the schedule's UNIQ_KEY and the fire's due time) suppresses both:
+// the schedule ends.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// nextSuffix tells a next-fire record's identity from a fire's.
+const nextSuffix = "#next"
+
+// propRollTimes is retention's copy counter (actors/retention), dropped
+// from a next-fire record (a new message).
+const propRollTimes = "TIMER_ROLL_TIMES"
+
+// schedules caches parsed schedule texts for the dequeue workers.
+var schedules = struct {
+	sync.Mutex
+	m map[string]*schedule.Schedule
+}{m: map[string]*schedule.Schedule{}}
+
+func compiled(text string) (*schedule.Schedule, error) {
+	schedules.Lock()
+	s, ok := schedules.m[text]
+	schedules.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := schedule.Parse(text, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	schedules.Lock()
+	if len(schedules.m) >= 4096 {
+		clear(schedules.m)
+	}
+	schedules.m[text] = s
+	schedules.Unlock()
+	return s, nil
+}
+
+// FireUniqKey is the UNIQ_KEY of a schedule's fire seq (its message id):
+// derived from the schedule's own, the same on every broker that fires it.
+func FireUniqKey(origin string, seq int64) string {
+	h := sha256.Sum256([]byte(origin + "#" + strconv.FormatInt(seq, 10)))
+	return strings.ToUpper(hex.EncodeToString(h[:16]))
+}
+
+// recur turns props m (the rebuilt fire's, raw's decoded) into a fire's
+// and returns the schedule's next-fire record, or nil when the schedule
+// ends (no later fire, or a text that no longer parses).
+func (b *rebuilder) recur(raw []byte, l message.Layout, stored []byte, m map[string]string, text string,
+	t timerwheel.Timer, nowMs int64) *put {
+	origin := m[message.PropUniqKey]
+	seq, err := strconv.ParseInt(m[schedule.PropSeq], 10, 64)
+	if err != nil || seq < 1 {
+		seq = 1
+	}
+	due := strconv.FormatInt(t.DeliverMs, 10)
+	m[message.PropUniqKey] = FireUniqKey(origin, seq)
+	m[schedule.PropSeq] = strconv.FormatInt(seq, 10)
+	m[schedule.PropFireMs] = due
+	m[schedule.PropOrigin] = origin
+	delete(m, schedule.PropPrevMs)
+	delete(m, propRollTimes)
+	s, err := compiled(text)
+	if err != nil {
+		b.ended = append(b.ended, origin+": "+err.Error())
+		return nil
+	}
+	nextMs := s.Next(t.DeliverMs)
+	if nextMs <= t.DeliverMs {
+		b.ended = append(b.ended, origin+": "+text+" fires no more")
+		return nil
+	}
+	n := message.DecodeProperties(stored)
+	delete(n, message.PropTimerEnqueueMS)
+	delete(n, message.PropTimerDequeueMS)
+	delete(n, message.PropDelay)
+	delete(n, propRollTimes)
+	next := strconv.FormatInt(nextMs, 10)
+	n[message.PropTimerOutMS] = next
+	n[schedule.PropSeq] = strconv.FormatInt(seq+1, 10)
+	n[schedule.PropPrevMs] = due
+	rec := message.Record{
+		QueueID: 0, Flag: message.PeekFlag(raw), SysFlag: l.SysFlag, BornTimestamp: message.PeekBornTimestamp(raw),
+		BornHost: l.BornHost(raw), StoreTimestamp: nowMs, StoreHost: l.StoreHost(raw),
+		ReconsumeTimes: l.ReconsumeTimes(raw), PreparedTransactionOffset: l.PreparedTransactionOffset(raw),
+		Body: l.Body(raw), Topic: Topic, Properties: message.EncodeProperties(n),
+	}
+	enc, err := rec.Encode(nil)
+	if err != nil {
+		b.ended = append(b.ended, origin+": next fire unencodable: "+err.Error())
+		return nil
+	}
+	return &put{key: writer.QueueKey{Topic: Topic}, record: enc, uniq: []byte(origin), outMs: []byte(next),
+		due: nextMs, suffix: nextSuffix, cancelID: origin + "@" + due}
+}
+
+// nextFireOf reports whether a stored record is a schedule's next-fire
+// record (timer topic, WHEEL_SCHEDULE_PREV_MS) and returns its identity.
+func nextFireOf(raw []byte) (string, bool) {
+	if _, ok := message.LookupProperty(raw, schedule.PropPrevMs); !ok {
+		return "", false
+	}
+	return identOf(message.DecodeProperties(raw)) + nextSuffix, true
+}
