@@ -26,8 +26,8 @@ func rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, string) {
 // common case (the stored properties plus the two timer properties).
 type rebuilder struct {
 	ended  []string // schedules that ended in this batch, for the log (recur.go)
-	arena  []byte // the batch's rebuilt records (a put aliases it)
-	props  []byte // scratch: the properties being built
+	arena  []byte   // the batch's rebuilt records (a put aliases it)
+	props  []byte   // scratch: the properties being built
 	topics [8]string
 	next   int
 }

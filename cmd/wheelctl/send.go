@@ -14,7 +14,7 @@ type sendOptions struct {
 	topic, tag, keys, body, at, client string
 	every                              time.Duration // --every: a recurring timer
 	cron, tz                           string        // --cron, --tz: a recurring timer
-	grpcEndpoint                       string // --grpc-endpoint, for --client grpc
+	grpcEndpoint                       string        // --grpc-endpoint, for --client grpc
 	size, count                        int
 	delay                              time.Duration
 }
