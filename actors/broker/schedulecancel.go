@@ -13,9 +13,14 @@ package broker
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/index"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // Horizon of a schedule's cancel: every fire due within this long after
@@ -56,4 +61,38 @@ func scheduleFires(text string, dueMs, nowMs int64) ([]int64, error) {
 		}
 	}
 	return dues, nil
+}
+
+// findSchedule looks up the timer-topic records of the message uniq of
+// topic in the message index and calls then with the schedule of a
+// recurring timer and the due time of one of its fires (found false: no
+// schedule, or no index). then runs on the index stage, or the caller's
+// goroutine without an index.
+func (b *Broker) findSchedule(topic, uniq string, then func(text string, dueMs int64, found bool)) {
+	st := b.p.Stage(index.StageName)
+	if st == nil {
+		then("", 0, false)
+		return
+	}
+	st.Send(&index.Query{Topic: timer.Topic, Key: uniq, Unique: true, MaxNum: index.MaxQueryResults, Begin: 0, End: math.MaxInt64,
+		Reply: func(got index.QueryResult) {
+			var text string
+			var due int64
+			for _, rec := range got.Records {
+				l, err := message.ParseLayout(rec)
+				if err != nil {
+					continue
+				}
+				props := message.DecodeProperties(l.Properties(rec))
+				sched, ok := props[schedule.Prop]
+				if _, cancel := props[message.PropTimerDelUniqKey]; !ok || cancel || props[message.PropRealTopic] != topic ||
+					props[message.PropUniqKey] != uniq {
+					continue
+				}
+				if d, err := strconv.ParseInt(props[message.PropTimerOutMS], 10, 64); err == nil && d > due {
+					text, due = sched, d
+				}
+			}
+			then(text, due, text != "")
+		}})
 }
