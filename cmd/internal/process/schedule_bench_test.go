@@ -1,0 +1,144 @@
+package process_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	wheelsched "github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/cmd/internal/client/producer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
+)
+
+// BenchmarkRecurringTimers sends WHEELMQ_SCHEDULES (default 10,000)
+// recurring timers "@every 1s" to an in-process broker (async sends of the
+// native producer over 8 queues), lets them fire for
+// WHEELMQ_SCHEDULE_SECONDS (default 10) seconds after the last send, then
+// reads every stored fire back and logs: fires stored, the lateness of
+// each fire (its store time minus its due time, WHEEL_SCHEDULE_FIRE_MS)
+// p50, p99 and max, early fires (stored before due: must be 0), doubled
+// fires (one schedule's sequence number stored twice: must be 0), gaps
+// (a sequence number missing below a stored one: must be 0) and the fires
+// due before the end that were not stored yet (the broker behind).
+// Run it with task bench:schedules; it runs once whatever b.N.
+func BenchmarkRecurringTimers(b *testing.B) {
+	n := processtest.Start(b, processtest.Options{})
+	schedules := 10_000
+	if v, err := strconv.Atoi(os.Getenv("WHEELMQ_SCHEDULES")); err == nil && v > 0 {
+		schedules = v
+	}
+	seconds := 10
+	if v, err := strconv.Atoi(os.Getenv("WHEELMQ_SCHEDULE_SECONDS")); err == nil && v > 0 {
+		seconds = v
+	}
+	const queues = 8
+	topic := processtest.Unique("benchrecur")
+	processtest.CreateTopic(b, n, topic, queues)
+	native := nativeProducer(b, []string{n.NamesrvAddr()}, producer.WithSendTimeout(30*time.Second),
+		producer.WithMaxInflight(asyncWindow, 64<<20))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var sendErr error
+	start := time.Now()
+	for i := range schedules {
+		m := producer.NewMessage(topic, []byte("tick-"+strconv.Itoa(i)))
+		m.WithProperty(wheelsched.Prop, "@every 1s")
+		wg.Add(1)
+		err := native.SendAsync(ctx, m, func(_ *producer.SendResult, err error) {
+			defer wg.Done()
+			if err != nil {
+				mu.Lock()
+				sendErr = err
+				mu.Unlock()
+			}
+		})
+		if err != nil {
+			wg.Done()
+			b.Fatalf("send %d: %v", i, err)
+		}
+	}
+	wg.Wait()
+	if sendErr != nil {
+		b.Fatalf("a schedule send failed: %v", sendErr)
+	}
+	sent := time.Since(start)
+	time.Sleep(time.Duration(seconds) * time.Second) // the measured run: fires for this long
+	endMs := time.Now().UnixMilli()
+
+	type key struct {
+		origin string
+		seq    int64
+	}
+	var lateness []int64
+	count := map[key]int{}
+	firstDue := map[string]int64{}
+	maxSeq := map[string]int64{}
+	early := 0
+	readStart := time.Now()
+	cl, err := remoting.Dial(ctx, n.BrokerAddr(), remoting.ClientOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	for q := range int32(queues) {
+		recs, err := processtest.ReadQueue(ctx, cl, topic, q)
+		if err != nil {
+			b.Fatalf("read queue %d: %v", q, err)
+		}
+		for _, r := range recs {
+			props := message.DecodeProperties(r.Properties)
+			seq, _ := strconv.ParseInt(props[wheelsched.PropSeq], 10, 64)
+			due, _ := strconv.ParseInt(props[wheelsched.PropFireMs], 10, 64)
+			o := props[wheelsched.PropOrigin]
+			count[key{o, seq}]++
+			lateness = append(lateness, r.StoreTimestamp-due)
+			if r.StoreTimestamp < due {
+				early++
+			}
+			if seq == 1 {
+				firstDue[o] = due
+			}
+			maxSeq[o] = max(maxSeq[o], seq)
+		}
+	}
+	doubled, gaps, behind := 0, 0, 0
+	for _, c := range count {
+		if c > 1 {
+			doubled += c - 1
+		}
+	}
+	for o, top := range maxSeq {
+		for s := int64(1); s < top; s++ {
+			if count[key{o, s}] == 0 {
+				gaps++
+			}
+		}
+	}
+	for o, f := range firstDue {
+		if due := (endMs-f)/1000 + 1; due > maxSeq[o] {
+			behind += int(due - maxSeq[o])
+		}
+	}
+	behind += schedules - len(firstDue) // schedules with no fire stored at all: their first fires
+	slices.Sort(lateness)
+	pct := func(p float64) int64 {
+		if len(lateness) == 0 {
+			return -1
+		}
+		return lateness[min(len(lateness)-1, int(float64(len(lateness))*p))]
+	}
+	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s)",
+		schedules, sent.Round(time.Millisecond), seconds, len(lateness),
+		float64(len(lateness))/(float64(endMs-start.UnixMilli())/1000), pct(0.5), pct(0.99), pct(1), early, doubled, gaps, behind,
+		time.Since(readStart).Round(time.Millisecond))
+	if early > 0 || doubled > 0 || gaps > 0 {
+		b.Fatalf("early %d, doubled %d, gaps %d: must all be 0", early, doubled, gaps)
+	}
+}
