@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 )
 
 // sendOptions are the flags of send.
@@ -126,7 +128,7 @@ func runSend(cmd *cobra.Command, g *globals, o sendOptions) error {
 	}
 	var props map[string]string
 	if sched != "" {
-		props = map[string]string{scheduleProp: sched}
+		props = map[string]string{schedule.Prop: sched}
 	}
 	body := []byte(o.body)
 	if o.size > 0 {
@@ -176,9 +178,6 @@ func runSend(cmd *cobra.Command, g *globals, o sendOptions) error {
 	}
 	return nil
 }
-
-// scheduleProp is the property of a recurring timer (actors/timer/schedule.Prop).
-const scheduleProp = "WHEEL_SCHEDULE"
 
 // timeLayout shows times to the millisecond.
 const timeLayout = "2006-01-02 15:04:05.000 MST"
