@@ -189,7 +189,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if d.cancelled(pu.cancelKey()) {
+		if d.cancelled(pu.cancelKey()) || (pu.cancelID != "" && svc.stops.noted(pu.cancelID)) {
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer not written back: a confirmed cancel ended it")
 			continue
 		}
