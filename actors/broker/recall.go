@@ -33,10 +33,11 @@ type RecallRequest struct {
 	Uniq        string
 }
 
-// Recall stores the cancel of a pending timer message; done gets the
-// message's uniq key (its id) and the writer's result (whose Out collects
-// the answers of its batch), on the writer's goroutine or the caller's
-// for a refusal.
+// Recall stores the cancel of a pending timer message (of every fire of a
+// recurring timer within the cancel horizon, schedulecancel.go); done
+// gets the message's uniq key (its id) and the writer's result (whose Out
+// collects the answers of its batch), on the writer's goroutine, or the
+// caller's or the index stage's for a refusal.
 func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res writer.Result, err *Error)) {
 	fail := func(err *Error) { done("", writer.Result{}, err) }
 	if !b.Ready() {

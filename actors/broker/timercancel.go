@@ -7,7 +7,9 @@ package broker
 // RocketMQ's TIMER_DEL_UNIQKEY cancel messages are: same due time, key
 // "<realTopic>+<uniqKey>". NotFound when the offset holds no timer
 // message; BadRequest when it holds a cancel; IllegalMessage when it is
-// already due.
+// already due. A recurring timer's record (the send's or a next-fire
+// record) gets one cancel per fire within the horizon (schedulecancel.go),
+// after its first fire too.
 
 import (
 	"strconv"
