@@ -18,7 +18,7 @@ import (
 
 // fire is one received fire of a recurring timer.
 type fire struct {
-	seq, fireMs, storedMs, receivedMs int64
+	seq, fireMs, storedMs int64
 	msgID, origin, body, tags, keys   string
 }
 
