@@ -18,8 +18,8 @@ import (
 
 // fire is one received fire of a recurring timer.
 type fire struct {
-	seq, fireMs, storedMs int64
-	msgID, origin, body, tags, keys   string
+	seq, fireMs, storedMs           int64
+	msgID, origin, body, tags, keys string
 }
 
 // firesOf returns the received messages of the schedule origin, by
