@@ -21,6 +21,7 @@ package timer
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -66,11 +67,22 @@ func compiled(text string) (*schedule.Schedule, error) {
 	return s, nil
 }
 
-// FireUniqKey is the UNIQ_KEY of a schedule's fire seq (its message id):
-// derived from the schedule's own, the same on every broker that fires it.
-func FireUniqKey(origin string, seq int64) string {
+// FireUniqKey is the UNIQ_KEY of a schedule's fire seq due at dueMs (its
+// message id), the same on every broker that fires it: 16 bytes in the
+// Java client's layout, so that tools reading the time out of an id
+// (MessageClientIDSetter.getNearlyTimeFromID, used by message queries by
+// id) find it near the fire: bytes 10-13 are the due time's milliseconds
+// since the start of its month (UTC), the other 12 the first bytes of
+// SHA-256("<origin>#<seq>"). 32 upper-case hex digits.
+func FireUniqKey(origin string, seq, dueMs int64) string {
 	h := sha256.Sum256([]byte(origin + "#" + strconv.FormatInt(seq, 10)))
-	return strings.ToUpper(hex.EncodeToString(h[:16]))
+	due := time.UnixMilli(dueMs).UTC()
+	y, m, _ := due.Date()
+	var id [16]byte
+	copy(id[:10], h[:10])
+	binary.BigEndian.PutUint32(id[10:14], uint32(dueMs-time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli()))
+	copy(id[14:], h[10:12])
+	return strings.ToUpper(hex.EncodeToString(id[:]))
 }
 
 // recur turns props m (the rebuilt fire's, raw's decoded) into a fire's
@@ -84,7 +96,7 @@ func (b *rebuilder) recur(raw []byte, l message.Layout, stored []byte, m map[str
 		seq = 1
 	}
 	due := strconv.FormatInt(t.DeliverMs, 10)
-	m[message.PropUniqKey] = FireUniqKey(origin, seq)
+	m[message.PropUniqKey] = FireUniqKey(origin, seq, t.DeliverMs)
 	m[schedule.PropSeq] = strconv.FormatInt(seq, 10)
 	m[schedule.PropFireMs] = due
 	m[schedule.PropOrigin] = origin

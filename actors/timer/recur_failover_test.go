@@ -39,7 +39,7 @@ func (n *node) putSchedule(uniq, text string, due int64) {
 // scheduleIdents are the identities of fire seq (due at dueMs) of schedule
 // uniq and of the next-fire record it writes.
 func scheduleIdents(uniq string, seq, dueMs, nextMs int64) (fire, next string) {
-	return FireUniqKey(uniq, seq) + "@" + strconv.FormatInt(dueMs, 10), uniq + "@" + strconv.FormatInt(nextMs, 10) + nextSuffix
+	return FireUniqKey(uniq, seq, dueMs) + "@" + strconv.FormatInt(dueMs, 10), uniq + "@" + strconv.FormatInt(nextMs, 10) + nextSuffix
 }
 
 // TestScheduleHandsOver: a master fires a recurring timer three times (a

@@ -1,8 +1,12 @@
 package timer
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -31,7 +35,7 @@ func TestRebuildRecurringFire(t *testing.T) {
 	if reason != "" || p.next == nil {
 		t.Fatalf("rebuild: %q, next %v", reason, p.next)
 	}
-	fireID := FireUniqKey("U1", 3)
+	fireID := FireUniqKey("U1", 3, 5000)
 	if p.key.Topic != "orders" || p.identity() != fireID+"@5000" || p.cancelKey() != "U1@5000" {
 		t.Fatalf("fire put %+v (identity %s, cancel %s)", p, p.identity(), p.cancelKey())
 	}
@@ -71,7 +75,7 @@ func TestRebuildRecurringFire(t *testing.T) {
 	st2, off2, size2 := storeWithRecord(t, mustDecode(t, n.record))
 	raw2, _ := st2.CommitLog.ReadAt(off2, size2)
 	p2, reason := rebuild(raw2, timerwheel.Timer{DeliverMs: 7000, CommitLogOffset: off2, Size: size2, QueueOffset: -1}, 7001)
-	if reason != "" || p2.next == nil || p2.next.due != 9000 || p2.identity() != FireUniqKey("U1", 4)+"@7000" {
+	if reason != "" || p2.next == nil || p2.next.due != 9000 || p2.identity() != FireUniqKey("U1", 4, 7000)+"@7000" {
 		t.Fatalf("second fire: %q %+v", reason, p2)
 	}
 }
@@ -83,4 +87,34 @@ func mustDecode(t *testing.T, rec []byte) *message.Record {
 		t.Fatal(err)
 	}
 	return &r
+}
+
+// A fire's id reads as the Java client's: 32 hex digits whose bytes 10-13
+// are the fire time since the start of its month; ids differ by schedule
+// and by sequence number.
+func TestFireUniqKey(t *testing.T) {
+	due := int64(1_796_000_000_123) // late November 2026
+	id := FireUniqKey("ORIGIN", 7, due)
+	if len(id) != 32 || strings.ToUpper(id) != id {
+		t.Fatalf("id %q", id)
+	}
+	b, err := hex.DecodeString(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.UnixMilli(due).UTC()
+	month := time.Date(at.Year(), at.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if got := int64(binary.BigEndian.Uint32(b[10:14])); got != due-month.UnixMilli() {
+		t.Fatalf("time bytes %d, want %d", got, due-month.UnixMilli())
+	}
+	seen := map[string]bool{id: true}
+	for _, other := range []string{FireUniqKey("ORIGIN", 8, due), FireUniqKey("OTHER", 7, due), FireUniqKey("ORIGIN", 7, due+1)} {
+		if seen[other] {
+			t.Fatalf("two fires share id %s", other)
+		}
+		seen[other] = true
+	}
+	if FireUniqKey("ORIGIN", 7, due) != id {
+		t.Fatal("the id is not a function of origin, seq and due time")
+	}
 }
