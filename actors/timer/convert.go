@@ -93,23 +93,23 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	var num [20]byte
 	var next *put
 	var origUniq string // a schedule's UNIQ_KEY: its fires get their own
-	if sched != nil {
-		origUniq = string(uniq)
-	}
 	props := b.props[:0]
-	if !rewrite {
+	switch {
+	case sched != nil: // recur.go, without maps
+		origUniq = string(uniq)
+		var fireUniq []byte
+		props, fireUniq, next = b.recur(props, raw, l, stored, string(sched), origUniq, t, nowMs)
+		uniq = fireUniq
+	case !rewrite:
 		// Common case: append the two properties to the stored ones.
 		props = append(props, stored...)
 		props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
 		props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
-	} else {
+	default:
 		m := message.DecodeProperties(stored)
 		m[message.PropTimerEnqueueMS] = strconv.FormatInt(t.AddedMs, 10)
 		m[message.PropTimerDequeueMS] = strconv.FormatInt(nowMs, 10)
 		delete(m, message.PropDelay)
-		if sched != nil {
-			next = b.recur(raw, l, stored, m, string(sched), t, nowMs)
-		}
 		props = message.AppendProperties(props, m)
 		uniq, outMs = []byte(m[message.PropUniqKey]), []byte(m[message.PropTimerOutMS])
 	}
@@ -129,7 +129,10 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	b.arena = arena
 	rec := arena[start:len(arena):len(arena)]
 	propsAt := len(rec) - len(props)
-	if !rewrite { // point at the copies inside the record (raw may be reused)
+	switch {
+	case sched != nil:
+		outMs = []byte(strconv.FormatInt(t.DeliverMs, 10)) // uniq is the fire's, made by recur
+	case !rewrite: // point at the copies inside the record (raw may be reused)
 		uniq, outMs = within(rec[propsAt:], uniq, stored), within(rec[propsAt:], outMs, stored)
 	}
 	p := put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,

@@ -85,55 +85,92 @@ func FireUniqKey(origin string, seq, dueMs int64) string {
 	return strings.ToUpper(hex.EncodeToString(id[:]))
 }
 
-// recur turns props m (the rebuilt fire's, raw's decoded) into a fire's
-// and returns the schedule's next-fire record, or nil when the schedule
-// ends (no later fire, or a text that no longer parses).
-func (b *rebuilder) recur(raw []byte, l message.Layout, stored []byte, m map[string]string, text string,
-	t timerwheel.Timer, nowMs int64) *put {
-	origin := m[message.PropUniqKey]
-	seq, err := strconv.ParseInt(m[schedule.PropSeq], 10, 64)
-	if err != nil || seq < 1 {
-		seq = 1
+// Properties a fire and a next-fire record drop from the stored ones (and
+// set anew where they have a value).
+var (
+	fireDrops = []string{message.PropUniqKey, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
+		schedule.PropPrevMs, propRollTimes, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS}
+	nextDrops = []string{message.PropTimerOutMS, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
+		schedule.PropPrevMs, propRollTimes, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS}
+)
+
+// appendKept appends the pairs of the encoded properties stored whose key
+// is not in drop (bytes copied, no map).
+func appendKept(dst, stored []byte, drop []string) []byte {
+	for rest := stored; len(rest) > 0; {
+		k, v, next, ok := message.NextProperty(rest)
+		rest = next
+		if !ok || len(v) == 0 || dropped(k, drop) {
+			continue
+		}
+		dst = append(dst, k...)
+		dst = append(dst, message.NameValueSeparator)
+		dst = append(dst, v...)
+		dst = append(dst, message.PropertySeparator)
 	}
-	due := strconv.FormatInt(t.DeliverMs, 10)
-	m[message.PropUniqKey] = FireUniqKey(origin, seq, t.DeliverMs)
-	m[schedule.PropSeq] = strconv.FormatInt(seq, 10)
-	m[schedule.PropFireMs] = due
-	m[schedule.PropOrigin] = origin
-	delete(m, schedule.PropPrevMs)
-	delete(m, propRollTimes)
+	return dst
+}
+
+// dropped reports whether key k is in drop (no string made).
+func dropped(k []byte, drop []string) bool {
+	for _, d := range drop {
+		if string(k) == d {
+			return true
+		}
+	}
+	return false
+}
+
+// recur appends to props the properties of a schedule's fire (stored's,
+// with the fire's own UNIQ_KEY, WHEEL_SCHEDULE_SEQ, _FIRE_MS and _ORIGIN and
+// the two timer properties) and returns them with the fire's UNIQ_KEY and
+// the schedule's next-fire record, nil when the schedule ends (no later
+// fire, or a text that no longer parses).
+func (b *rebuilder) recur(props, raw []byte, l message.Layout, stored []byte, text, origin string,
+	t timerwheel.Timer, nowMs int64) ([]byte, []byte, *put) {
+	seq := int64(1)
+	if v, ok := message.LookupPropertyBytes(stored, schedule.PropSeq); ok {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 1 {
+			seq = n
+		}
+	}
+	var num [20]byte
+	fireUniq := []byte(FireUniqKey(origin, seq, t.DeliverMs))
+	props = appendKept(props, stored, fireDrops)
+	props = message.AppendPropertyBytes(props, message.PropUniqKey, fireUniq)
+	props = message.AppendPropertyBytes(props, schedule.PropSeq, strconv.AppendInt(num[:0], seq, 10))
+	props = message.AppendPropertyBytes(props, schedule.PropFireMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
+	props = message.AppendProperty(props, schedule.PropOrigin, origin)
+	props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
+	props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
 	s, err := compiled(text)
 	if err != nil {
 		b.ended = append(b.ended, origin+": "+err.Error())
-		return nil
+		return props, fireUniq, nil
 	}
 	nextMs := s.Next(t.DeliverMs)
 	if nextMs <= t.DeliverMs {
 		b.ended = append(b.ended, origin+": "+text+" fires no more")
-		return nil
+		return props, fireUniq, nil
 	}
-	n := message.DecodeProperties(stored)
-	delete(n, message.PropTimerEnqueueMS)
-	delete(n, message.PropTimerDequeueMS)
-	delete(n, message.PropDelay)
-	delete(n, propRollTimes)
-	next := strconv.FormatInt(nextMs, 10)
-	n[message.PropTimerOutMS] = next
-	n[schedule.PropSeq] = strconv.FormatInt(seq+1, 10)
-	n[schedule.PropPrevMs] = due
+	np := appendKept(make([]byte, 0, len(stored)+64), stored, nextDrops)
+	np = message.AppendPropertyBytes(np, message.PropTimerOutMS, strconv.AppendInt(num[:0], nextMs, 10))
+	np = message.AppendPropertyBytes(np, schedule.PropSeq, strconv.AppendInt(num[:0], seq+1, 10))
+	np = message.AppendPropertyBytes(np, schedule.PropPrevMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
 	rec := message.Record{
 		QueueID: 0, Flag: message.PeekFlag(raw), SysFlag: l.SysFlag, BornTimestamp: message.PeekBornTimestamp(raw),
 		BornHost: l.BornHost(raw), StoreTimestamp: nowMs, StoreHost: l.StoreHost(raw),
 		ReconsumeTimes: l.ReconsumeTimes(raw), PreparedTransactionOffset: l.PreparedTransactionOffset(raw),
-		Body: l.Body(raw), Topic: Topic, Properties: message.EncodeProperties(n),
+		Body: l.Body(raw), Topic: Topic, Properties: np,
 	}
 	enc, err := rec.Encode(nil)
 	if err != nil {
 		b.ended = append(b.ended, origin+": next fire unencodable: "+err.Error())
-		return nil
+		return props, fireUniq, nil
 	}
-	return &put{key: writer.QueueKey{Topic: Topic}, record: enc, uniq: []byte(origin), outMs: []byte(next),
-		due: nextMs, suffix: nextSuffix, cancelID: origin + "@" + due}
+	due := strconv.FormatInt(t.DeliverMs, 10)
+	return props, fireUniq, &put{key: writer.QueueKey{Topic: Topic}, record: enc, uniq: []byte(origin),
+		outMs: []byte(strconv.FormatInt(nextMs, 10)), due: nextMs, suffix: nextSuffix, cancelID: origin + "@" + due}
 }
 
 // nextFireOf reports whether a stored record is a schedule's next-fire
