@@ -189,7 +189,7 @@ func TestRecurringTimerRefusals(t *testing.T) {
 		"bad duration":  {"@every 5 sec", "@every needs a duration"},
 		"unknown zone":  {"CRON_TZ=Europe/Atlantis 0 9 * * *", "unknown time zone"},
 		"too often":     {"@every 500ms", "below the minimum 1s"},
-		"cron too fast": {"@every 0s", "below the minimum"},
+		"zero interval": {"@every 0s", "below the minimum"},
 		"never":         {"0 0 30 2 *", "never fires"},
 		"with delay":    {"@every 5s", "cannot be combined"},
 	}
