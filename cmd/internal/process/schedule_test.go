@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
+	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	wheelsched "github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
@@ -213,5 +214,27 @@ func TestRecurringTimerRefusals(t *testing.T) {
 	}
 	if len(recs) != 0 {
 		t.Fatalf("refused schedules stored %d messages in %s", len(recs), topic)
+	}
+}
+
+// TestRecurringTimerMinInterval: the minimum interval is the broker's
+// setting (--timer-schedule-min-interval): at 5 s, @every 2s is refused and
+// @every 5s taken.
+func TestRecurringTimerMinInterval(t *testing.T) {
+	n := processtest.Start(t, processtest.Options{Mutate: func(c *pipeline.Config) { c.ScheduleMinInterval = 5 * time.Second }})
+	topic := processtest.Unique("recurmin")
+	processtest.CreateTopic(t, n, topic, 1)
+	p := processtest.Producer(t, n.NamesrvAddr())
+	send := func(sched string) error {
+		m := primitive.NewMessage(topic, []byte(sched))
+		m.WithProperty(wheelsched.Prop, sched)
+		_, err := p.SendSync(context.Background(), m)
+		return err
+	}
+	if err := send("@every 2s"); err == nil || !strings.Contains(err.Error(), "below the minimum 5s") {
+		t.Fatalf("@every 2s under a 5 s minimum: %v", err)
+	}
+	if err := send("@every 5s"); err != nil {
+		t.Fatalf("@every 5s: %v", err)
 	}
 }
