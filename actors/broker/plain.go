@@ -12,6 +12,7 @@ package broker
 import (
 	"strings"
 
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -45,7 +46,7 @@ func (b *Broker) PlainTopicOK(cfg meta.TopicConfig, bodyLen, propsLen int, sysFl
 // connection of a request/reply requester (REPLY_TO_CLIENT).
 var declinedProps = [...]string{message.PropTranMsg, message.PropDelay, message.PropTimerDelaySec,
 	message.PropTimerDelayMS, message.PropTimerDeliverMS, message.PropTimerDelUniqKey, message.PropTimerOutMS,
-	message.PropReplyToClient}
+	message.PropReplyToClient, schedule.Prop}
 
 // ScanPlainProperties checks that every item of the encoded properties is
 // a pair Send would keep as it is (non-empty key and value) and that none

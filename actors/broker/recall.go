@@ -33,10 +33,11 @@ type RecallRequest struct {
 	Uniq        string
 }
 
-// Recall stores the cancel of a pending timer message; done gets the
-// message's uniq key (its id) and the writer's result (whose Out collects
-// the answers of its batch), on the writer's goroutine or the caller's
-// for a refusal.
+// Recall stores the cancel of a pending timer message (of every fire of a
+// recurring timer within the cancel horizon, schedulecancel.go); done
+// gets the message's uniq key (its id) and the writer's result (whose Out
+// collects the answers of its batch), on the writer's goroutine, or the
+// caller's or the index stage's for a refusal.
 func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res writer.Result, err *Error)) {
 	fail := func(err *Error) { done("", writer.Result{}, err) }
 	if !b.Ready() {
@@ -59,11 +60,6 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 		fail(Errorf(Conflict, "recall failed, broker service not available"))
 		return
 	}
-	now := time.Now().UnixMilli()
-	if left := req.DueMs - now; left <= 0 || left >= b.cfg.MaxTimerDelay.Milliseconds() {
-		fail(Errorf(Conflict, "recall failed, timestamp invalid"))
-		return
-	}
 	if err := stagesDown(append(b.send.writer, b.send.timers...)); err != nil {
 		fail(err)
 		return
@@ -72,12 +68,39 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 		fail(err)
 		return
 	}
-	enc, err := b.encodeCancel(c, req.Topic, req.Uniq, "0", req.DueMs, now)
-	if err != nil {
-		fail(Errorf(Internal, "recall failed, encode the cancel: %v", err))
-		return
+	// A recurring timer's handle names its first fire; the schedule is
+	// found by its UNIQ_KEY in the message index (schedulecancel.go).
+	b.findSchedule(req.Topic, req.Uniq, func(text string, dueMs int64, found bool) {
+		now := time.Now().UnixMilli()
+		dues := []int64{req.DueMs}
+		if found {
+			var err error
+			if dues, err = scheduleFires(text, dueMs, now); err != nil {
+				fail(Errorf(Conflict, "recall failed, %v", err))
+				return
+			}
+		} else if left := req.DueMs - now; left <= 0 || left >= b.cfg.MaxTimerDelay.Milliseconds() {
+			fail(Errorf(Conflict, "recall failed, timestamp invalid"))
+			return
+		}
+		b.storeRecall(c, req, dues, now, done)
+	})
+}
+
+// storeRecall stores the cancels of a recall: of its timer's due time, or
+// of a recurring timer's fires.
+func (b *Broker) storeRecall(c Caller, req *RecallRequest, dues []int64, now int64, done func(uniq string, res writer.Result, err *Error)) {
+	fail := func(err *Error) { done("", writer.Result{}, err) }
+	records := make([][]byte, 0, len(dues))
+	for _, d := range dues {
+		enc, err := b.encodeCancel(c, req.Topic, req.Uniq, "0", d, now)
+		if err != nil {
+			fail(Errorf(Internal, "recall failed, encode the cancel: %v", err))
+			return
+		}
+		records = append(records, enc)
 	}
-	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
+	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: records, Kind: stats.KindSystem,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				e := sendFailure(res.Err)
@@ -86,7 +109,7 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 				return
 			}
 			b.log.Info().Str("topic", req.Topic).Str("uniq_key", req.Uniq).Int64("due_ms", req.DueMs).
-				Str("protocol", c.Protocol.String()).Msg("timer message recalled")
+				Int("fires_cancelled", len(dues)).Str("protocol", c.Protocol.String()).Msg("timer message recalled")
 			done(req.Uniq, res, nil)
 		}})
 }

@@ -15,7 +15,7 @@ import (
 
 // TimerLimits are the broker's timer settings.
 func (b *Broker) TimerLimits() timer.Limits {
-	return timer.Limits{Enabled: b.cfg.TimerEnabled, MaxDelay: b.cfg.MaxTimerDelay}
+	return timer.Limits{Enabled: b.cfg.TimerEnabled, MaxDelay: b.cfg.MaxTimerDelay, MinScheduleInterval: b.cfg.ScheduleMinInterval}
 }
 
 // PlanTimer applies the timer rules to props (modified in place): where

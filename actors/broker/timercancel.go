@@ -7,7 +7,9 @@ package broker
 // RocketMQ's TIMER_DEL_UNIQKEY cancel messages are: same due time, key
 // "<realTopic>+<uniqKey>". NotFound when the offset holds no timer
 // message; BadRequest when it holds a cancel; IllegalMessage when it is
-// already due.
+// already due. A recurring timer's record (the send's or a next-fire
+// record) gets one cancel per fire within the horizon (schedulecancel.go),
+// after its first fire too.
 
 import (
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -70,7 +73,8 @@ func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done
 		return
 	}
 	now := time.Now().UnixMilli()
-	if due <= now {
+	_, recurring := props[schedule.Prop]
+	if due <= now && !recurring {
 		fail(Errorf(IllegalMessage, "timer message %s was due at %d and is already delivered", req.MsgID, due))
 		return
 	}
@@ -87,18 +91,29 @@ func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done
 		fail(err)
 		return
 	}
-	enc, err := b.encodeCancel(c, realTopic, uniq, props[message.PropRealQueueID], due, now)
-	if err != nil {
-		fail(Errorf(Internal, "encode cancel: %v", err))
-		return
+	dues := []int64{due}
+	if recurring {
+		if dues, err = scheduleFires(props[schedule.Prop], due, now); err != nil {
+			fail(Errorf(IllegalMessage, "%s: %v", req.MsgID, err))
+			return
+		}
 	}
-	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: [][]byte{enc}, Kind: stats.KindSystem,
+	records := make([][]byte, 0, len(dues))
+	for _, d := range dues {
+		enc, err := b.encodeCancel(c, realTopic, uniq, props[message.PropRealQueueID], d, now)
+		if err != nil {
+			fail(Errorf(Internal, "encode cancel: %v", err))
+			return
+		}
+		records = append(records, enc)
+	}
+	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: records, Kind: stats.KindSystem,
 		Reply: func(res writer.Result) {
 			if res.Err != nil {
 				done(res, sendFailure(res.Err))
 				return
 			}
-			b.log.Info().Str("msg_id", req.MsgID).Str("topic", realTopic).Str("uniq_key", uniq).Int64("due_ms", due).
+			b.log.Info().Str("msg_id", req.MsgID).Int("fires_cancelled", len(dues)).Str("topic", realTopic).Str("uniq_key", uniq).Int64("due_ms", due).
 				Str("protocol", c.Protocol.String()).Msg("timer message cancelled by admin request")
 			done(res, nil)
 		}})

@@ -11,10 +11,12 @@ package broker
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/timerwheel"
@@ -63,6 +65,11 @@ type PendingTimer struct {
 	QueueID string
 	// Pos is the timer's position in the wheel's dequeue order.
 	Pos timerwheel.Cursor
+	// Schedule is a recurring timer's WHEEL_SCHEDULE (DueMs is then its
+	// next fire) and Seq that fire's WHEEL_SCHEDULE_SEQ; "" and 0 for a
+	// one-off timer.
+	Schedule string
+	Seq      int64
 }
 
 // TimerList is one page of a topic's pending timers, in due order.
@@ -164,6 +171,10 @@ func pendingOf(t timerwheel.Timer, read func(int64) ([]byte, error)) (PendingTim
 		BodySize: len(m.Body), QueueID: props[message.PropRealQueueID], Pos: t.Cursor()}
 	if k := strings.Fields(props[message.PropKeys]); len(k) > 0 {
 		pt.Keys = k
+	}
+	if sched, ok := props[schedule.Prop]; ok {
+		pt.Schedule = sched
+		pt.Seq, _ = strconv.ParseInt(props[schedule.PropSeq], 10, 64)
 	}
 	return pt, props[message.PropRealTopic], true
 }

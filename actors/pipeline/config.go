@@ -19,6 +19,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/retention"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -120,6 +121,9 @@ type Config struct {
 	TimerDequeueWorkers int
 	// MaxTimerDelay is the longest accepted delay (default 365 days).
 	MaxTimerDelay time.Duration
+	// ScheduleMinInterval is the shortest accepted interval between two
+	// fires of a recurring timer (WHEEL_SCHEDULE; default 1 s).
+	ScheduleMinInterval time.Duration
 	// TimerFaults injects stage failures in tests (nil in production; no
 	// flag sets it). Stage "commitlog" fails the writer after an append.
 	TimerFaults *timer.Faults
@@ -291,6 +295,7 @@ func DefaultConfig() Config {
 		TimerDequeueWorkers:   timer.DefaultDequeueWorkers,
 		Index:                 true,
 		MaxTimerDelay:         365 * 24 * time.Hour,
+		ScheduleMinInterval:   schedule.DefaultMinInterval,
 		OrderlyLockExpiry:     60 * time.Second,
 
 		TransactionTimeout:       6 * time.Second,
@@ -372,6 +377,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxFrame < c.MaxMessageSize+64<<10 {
 		errs = append(errs, fmt.Errorf("max frame %d must exceed max message size %d by at least 64 KiB", c.MaxFrame, c.MaxMessageSize))
+	}
+	if c.ScheduleMinInterval < time.Millisecond {
+		errs = append(errs, fmt.Errorf("recurring timer minimum interval %s must be at least 1ms", c.ScheduleMinInterval))
 	}
 	if c.MaxTimerDelay <= 0 {
 		errs = append(errs, fmt.Errorf("max timer delay %s must be > 0", c.MaxTimerDelay))

@@ -29,8 +29,9 @@ func (p *Pipeline) txcheckProducer() stage.Producer {
 		Append:      p.appends.Push,
 		ToProducer:  func(m *clients.SendToProducer) { p.Stage(clients.StageName).Send(m) },
 		EnsureTopic: func(name string) { p.EnsureGroupTopic(name, nil) },
-		Timer:       timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay},
-		Live:        p.transactionLive, Tick: cfg.TransactionTick,
+		Timer: timer.Limits{Enabled: cfg.TimerEnabled, MaxDelay: cfg.MaxTimerDelay,
+			MinScheduleInterval: cfg.ScheduleMinInterval},
+		Live: p.transactionLive, Tick: cfg.TransactionTick,
 		Kicker: &p.txKicker, Watermark: p.txLow, Metrics: p.stageMetrics().tx, Role: cfg.Role,
 		Logger: cfg.Logger.With().Str("stage", txcheck.StageName).Logger(),
 	})

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/timerwheel"
@@ -24,8 +25,9 @@ func rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, string) {
 // map, and topic names are shared, so a message costs no allocation in the
 // common case (the stored properties plus the two timer properties).
 type rebuilder struct {
-	arena  []byte // the batch's rebuilt records (a put aliases it)
-	props  []byte // scratch: the properties being built
+	ended  []string // schedules that ended in this batch, for the log (recur.go)
+	arena  []byte   // the batch's rebuilt records (a put aliases it)
+	props  []byte   // scratch: the properties being built
 	topics [8]string
 	next   int
 }
@@ -58,7 +60,7 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 		return put{}, "undecodable"
 	}
 	stored := l.Properties(raw)
-	var realTopic, realQID, uniq, outMs []byte
+	var realTopic, realQID, uniq, outMs, sched []byte
 	rewrite := false // DELAY or a timer property to replace: the map path
 	for rest := stored; len(rest) > 0; {
 		k, v, next, ok := message.NextProperty(rest)
@@ -77,6 +79,8 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 			outMs = v
 		case message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS:
 			rewrite = true
+		case schedule.Prop:
+			sched, rewrite = v, true
 		}
 	}
 	qid, err := strconv.ParseInt(string(realQID), 10, 32)
@@ -87,13 +91,21 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 		return put{}, reason
 	}
 	var num [20]byte
+	var next *put
+	var origUniq string // a schedule's UNIQ_KEY: its fires get their own
 	props := b.props[:0]
-	if !rewrite {
+	switch {
+	case sched != nil: // recur.go, without maps
+		origUniq = string(uniq)
+		var fireUniq []byte
+		props, fireUniq, next = b.recur(props, raw, l, stored, string(sched), origUniq, t, nowMs)
+		uniq = fireUniq
+	case !rewrite:
 		// Common case: append the two properties to the stored ones.
 		props = append(props, stored...)
 		props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
 		props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
-	} else {
+	default:
 		m := message.DecodeProperties(stored)
 		m[message.PropTimerEnqueueMS] = strconv.FormatInt(t.AddedMs, 10)
 		m[message.PropTimerDequeueMS] = strconv.FormatInt(nowMs, 10)
@@ -117,11 +129,18 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	b.arena = arena
 	rec := arena[start:len(arena):len(arena)]
 	propsAt := len(rec) - len(props)
-	if !rewrite { // point at the copies inside the record (raw may be reused)
+	switch {
+	case sched != nil:
+		outMs = []byte(strconv.FormatInt(t.DeliverMs, 10)) // uniq is the fire's, made by recur
+	case !rewrite: // point at the copies inside the record (raw may be reused)
 		uniq, outMs = within(rec[propsAt:], uniq, stored), within(rec[propsAt:], outMs, stored)
 	}
-	return put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,
-		due: t.DeliverMs}, ""
+	p := put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,
+		due: t.DeliverMs}
+	if sched != nil {
+		p.cancelID, p.next = origUniq+"@"+strconv.FormatInt(t.DeliverMs, 10), next
+	}
+	return p, ""
 }
 
 // RollTopic is where retention copies timer messages that wait longer than
@@ -167,7 +186,15 @@ func within(dst, v, src []byte) []byte {
 }
 
 // identity names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
-func (p *put) identity() string { return string(p.uniq) + "@" + string(p.outMs) }
+func (p *put) identity() string { return string(p.uniq) + "@" + string(p.outMs) + p.suffix }
+
+// cancelKey is the identity a cancel of the put's timer names.
+func (p *put) cancelKey() string {
+	if p.cancelID != "" {
+		return p.cancelID
+	}
+	return p.identity()
+}
 
 // identOf names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
 func identOf(props map[string]string) string {
@@ -202,12 +229,15 @@ func cancelTarget(rec []byte) (string, bool) {
 // back by dequeue_put, and returns its identity.
 func isWrittenBack(rec []byte) (string, bool) {
 	topic, err := message.PeekTopic(rec)
-	if err != nil || topic == Topic {
+	if err != nil {
 		return "", false
 	}
 	raw, err := message.PeekProperties(rec)
 	if err != nil {
 		return "", false
+	}
+	if topic == Topic {
+		return nextFireOf(raw) // a schedule's next fire (recur.go), or none
 	}
 	if _, ok := message.LookupProperty(raw, message.PropTimerDequeueMS); !ok {
 		return "", false

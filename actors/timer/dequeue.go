@@ -51,6 +51,14 @@ type put struct {
 	uniq   []byte // UNIQ_KEY, inside record
 	outMs  []byte // TIMER_OUT_MS, inside record
 	due    int64
+	// A recurring timer's fire (recur.go): cancelID is the identity a
+	// cancel of the fire names (the schedule's UNIQ_KEY @ the fire's due
+	// time; empty: identity()), suffix tells its next-fire record's
+	// identity from the fire's, and next is that record (nil: the
+	// schedule ends here).
+	cancelID string
+	suffix   string
+	next     *put
 }
 
 // putBatch carries rebuilt messages from a dequeue_message worker to
@@ -220,7 +228,14 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 				continue
 			}
 			puts = append(puts, p)
+			if p.next != nil {
+				puts = append(puts, *p.next) // the schedule's next fire, written back with it
+			}
 		}
+		for _, e := range d.b.ended {
+			svc.opts.Logger.Info().Str("schedule", e).Msg("recurring timer ended")
+		}
+		d.b.ended = d.b.ended[:0]
 		if n := len(m.batch.Cancelled); n > 0 && !m.shadow {
 			svc.opts.Metrics.Cancelled.Add(uint64(n))
 		}

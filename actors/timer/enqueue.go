@@ -125,6 +125,11 @@ func (e *enqueueGet) run() {
 					Msg("timer message skipped")
 				continue
 			}
+			if t.Kind == timerwheel.KindCancel {
+				if id, ok := cancelTarget(records[i]); ok {
+					svc.stops.note(id, t.DeliverMs) // recur.go
+				}
+			}
 			timers = append(timers, t)
 		}
 		if taken == 0 {

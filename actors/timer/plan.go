@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -47,6 +48,9 @@ type Limits struct {
 	Enabled bool
 	// MaxDelay is the longest accepted delay.
 	MaxDelay time.Duration
+	// MinScheduleInterval is the shortest accepted interval between two
+	// fires of a recurring timer (0: schedule.DefaultMinInterval).
+	MinScheduleInterval time.Duration
 }
 
 // Plan says where a single message goes.
@@ -65,6 +69,10 @@ type Plan struct {
 func PlanSend(props map[string]string, nowMs int64, lim Limits) Plan {
 	if _, done := props[message.PropTimerOutMS]; done {
 		return Plan{} // already transformed once (e.g. a re-sent timer message)
+	}
+	delete(props, schedule.PropPrevMs) // only dequeue_put writes it (recur.go)
+	if text, ok := props[schedule.Prop]; ok {
+		return planSchedule(props, text, nowMs, lim)
 	}
 	if lv, ok := props[message.PropDelay]; ok {
 		level, err := strconv.Atoi(lv)
@@ -152,7 +160,7 @@ func ToTimerTopic(props map[string]string, dueMs int64, topic string, queueID in
 
 // HasTimerProps reports whether props ask for a delay.
 func HasTimerProps(props map[string]string) bool {
-	for _, k := range []string{message.PropDelay, message.PropTimerDelaySec, message.PropTimerDelayMS,
+	for _, k := range []string{schedule.Prop, message.PropDelay, message.PropTimerDelaySec, message.PropTimerDelayMS,
 		message.PropTimerDeliverMS, message.PropTimerDelUniqKey} {
 		v, ok := props[k]
 		if !ok {
@@ -166,4 +174,37 @@ func HasTimerProps(props map[string]string) bool {
 		return true
 	}
 	return false
+}
+
+// planSchedule plans a recurring timer (recur.go): its first fire is the
+// schedule's first after now, stored as a timer message with
+// WHEEL_SCHEDULE_SEQ 1. A schedule cannot be combined with a delay or a
+// cancel, and a text that does not parse, names an unknown zone, fires
+// more often than the minimum interval or never is refused.
+func planSchedule(props map[string]string, text string, nowMs int64, lim Limits) Plan {
+	for _, k := range []string{message.PropTimerDelaySec, message.PropTimerDelayMS, message.PropTimerDeliverMS,
+		message.PropTimerDelUniqKey} {
+		if _, ok := props[k]; ok {
+			return Plan{Code: wirecode.MessageIllegal, Remark: fmt.Sprintf("recurring timer illegal: %s cannot be combined with %s", schedule.Prop, k)}
+		}
+	}
+	if lv, ok := props[message.PropDelay]; ok && lv != "0" {
+		return Plan{Code: wirecode.MessageIllegal, Remark: fmt.Sprintf("recurring timer illegal: %s cannot be combined with DELAY", schedule.Prop)}
+	}
+	minimum := lim.MinScheduleInterval
+	if minimum <= 0 {
+		minimum = schedule.DefaultMinInterval
+	}
+	s, err := schedule.Parse(text, minimum, nowMs)
+	if err != nil {
+		return Plan{Code: wirecode.MessageIllegal, Remark: "recurring timer illegal: " + err.Error()}
+	}
+	props[schedule.Prop] = s.String()
+	props[schedule.PropSeq] = "1"
+	delete(props, schedule.PropPrevMs)
+	p := planDue(props, s.Next(nowMs), nowMs, lim)
+	if p.Code == 0 && !p.Timer {
+		return Plan{Code: wirecode.MessageIllegal, Remark: "recurring timer illegal: no fire after now"}
+	}
+	return p
 }

@@ -189,7 +189,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if d.cancelled(pu.identity()) {
+		if d.cancelled(pu.cancelKey()) || (pu.cancelID != "" && svc.stops.noted(pu.cancelID)) {
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer not written back: a confirmed cancel ended it")
 			continue
 		}
@@ -215,8 +215,11 @@ func (d *dequeuePut) start(pb *putBatch) {
 	for _, k := range order {
 		seq := p.seq
 		kind := stats.KindTimer
-		if k.Topic == PopReviveTopic {
+		switch k.Topic {
+		case PopReviveTopic:
 			kind = stats.KindPop
+		case Topic:
+			kind = stats.KindSystem // a schedule's next fire (recur.go)
 		}
 		svc.opts.Append(&writer.Append{Key: k, Records: groups[k], Kind: kind, Reply: func(r writer.Result) {
 			svc.send(StageDequeuePut, &putDone{epoch: epoch, seq: seq, err: r.Err})
@@ -268,6 +271,9 @@ func (d *dequeuePut) ackReady() {
 				if pu.key.Topic == PopReviveTopic {
 					svc.opts.Metrics.PopDeadlines.Inc()
 					continue
+				}
+				if pu.key.Topic == Topic {
+					continue // a schedule's next fire, not a delivery
 				}
 				svc.opts.Metrics.Delivered.Inc()
 				svc.opts.Metrics.Lateness.Observe(float64(now.UnixMilli()-pu.due) / 1000)

@@ -117,7 +117,7 @@ func (d *dequeuePut) startShadow(p *pendingBatch) {
 			p.matched = append(p.matched, id)
 			continue
 		}
-		if d.cancelled(id) {
+		if d.cancelled(p.pb.puts[i].cancelKey()) {
 			continue // a confirmed cancel ended it: nothing to wait for
 		}
 		d.awaiting[id] = p

@@ -140,6 +140,10 @@ type Service struct {
 	mu      sync.Mutex
 	seen    map[string]bool // stages that started at least once (guarded by mu)
 
+	// stops notes the cancels enqueue_get read, for recurring timers
+	// (recur.go).
+	stops stopNotes
+
 	enqEpoch atomic.Uint64
 	deqEpoch atomic.Uint64
 	enqKick  atomic.Bool // an enqueue kick is queued

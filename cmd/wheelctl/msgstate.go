@@ -22,10 +22,12 @@ package main
 // message cancelled that way shows as pending until its due time.
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -118,6 +120,9 @@ func assess(m located, related []located, now time.Time) timerState {
 		return timerState{State: stateUnknown, Detail: "no due time (TIMER_OUT_MS) in its properties"}
 	}
 	st.Due = due
+	if sched, ok := m.props[schedule.Prop]; ok && m.kind() == kindTimer {
+		return assessSchedule(m, related, sched, now)
+	}
 	realTopic, uniq := m.topic(), m.uniq()
 	if m.kind() == kindWrittenBack {
 		st.Delivered = &m
@@ -161,6 +166,49 @@ func assess(m located, related []located, now time.Time) timerState {
 		st.State = stateUnknown
 		st.Detail = "due " + now.Sub(due).Round(time.Millisecond).String() + " ago but no delivered copy in the index " +
 			"(not indexed yet, or cancelled by a client's own cancel message, which the index cannot link)"
+	}
+	return st
+}
+
+// assessSchedule decides the state of a recurring timer (docs/timer.md,
+// "Recurring timers") from its timer-topic records found under its
+// UNIQ_KEY: the latest is its pending fire; a cancel ends it.
+func assessSchedule(m located, related []located, sched string, now time.Time) timerState {
+	latest := m
+	realTopic, uniq := m.topic(), m.uniq()
+	var cancel *located
+	for i := range related {
+		r := &related[i]
+		switch {
+		case r.kind() == kindTimer && r.topic() == realTopic && r.uniq() == uniq:
+			if d, ok := r.msTime(message.PropTimerOutMS); ok {
+				if cur, _ := latest.msTime(message.PropTimerOutMS); d.After(cur) {
+					latest = *r
+				}
+			}
+		case r.kind() == kindCancel && uniq != "" && r.props[message.PropTimerDelUniqKey] == realTopic+"+"+uniq:
+			if cancel == nil || r.rec.StoreTimestamp > cancel.rec.StoreTimestamp {
+				cancel = r
+			}
+		}
+	}
+	due, _ := latest.msTime(message.PropTimerOutMS)
+	st := timerState{Due: due}
+	seq := latest.props[schedule.PropSeq]
+	switch {
+	case cancel != nil:
+		st.State = stateCancelled
+		st.Detail = fmt.Sprintf("recurring timer %q cancelled at %s (offsetMsgId %s); its last fire was number %s, due %s",
+			sched, time.UnixMilli(cancel.rec.StoreTimestamp).UTC().Format(timeLayout), cancel.offsetMsgID(), seq,
+			due.UTC().Format(timeLayout))
+	case due.After(now):
+		st.State = statePending
+		st.Detail = fmt.Sprintf("recurring timer %q: fire %s due in %s (offsetMsgId %s)", sched, seq,
+			due.Sub(now).Round(time.Millisecond), latest.offsetMsgID())
+	default:
+		st.State = stateUnknown
+		st.Detail = fmt.Sprintf("recurring timer %q: fire %s was due %s ago; the index has no later one yet", sched, seq,
+			now.Sub(due).Round(time.Millisecond))
 	}
 	return st
 }

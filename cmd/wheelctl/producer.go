@@ -25,6 +25,8 @@ type outMessage struct {
 	Keys      []string
 	Body      []byte
 	DeliverAt time.Time // non-zero: a timer message due then (TIMER_DELIVER_MS)
+	// Props are user properties (a recurring timer's WHEEL_SCHEDULE).
+	Props map[string]string
 }
 
 // receipt is what the broker answered to a send.
@@ -144,6 +146,9 @@ func (g *goProducer) message(m *outMessage) *primitive.Message {
 	}
 	if !m.DeliverAt.IsZero() {
 		pm.WithDelayTimestamp(m.DeliverAt)
+	}
+	for k, v := range m.Props {
+		pm.WithProperty(k, v)
 	}
 	return pm
 }

@@ -84,6 +84,9 @@ func (g *grpcProducer) message(m *outMessage) *rmq.Message {
 	if !m.DeliverAt.IsZero() {
 		msg.SetDelayTimestamp(m.DeliverAt)
 	}
+	for k, v := range m.Props {
+		msg.AddProperty(k, v)
+	}
 	return msg
 }
 

@@ -51,6 +51,9 @@ func (n *nativeProducer) message(m *outMessage) *producer.Message {
 	if !m.DeliverAt.IsZero() {
 		pm.WithDeliverAt(m.DeliverAt)
 	}
+	for k, v := range m.Props {
+		pm.WithProperty(k, v)
+	}
 	return pm
 }
 

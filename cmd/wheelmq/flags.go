@@ -90,6 +90,8 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	txMax := fs.Int("transaction-check-max", def.TransactionCheckMax, "checks before an open transaction is given up")
 	deqWorkers := fs.Int("timer-dequeue-workers", def.TimerDequeueWorkers,
 		"timer dequeue_message stages that read and rebuild due timers side by side (1..8)")
+	schedMin := fs.Duration("timer-schedule-min-interval", def.ScheduleMinInterval,
+		"shortest interval between two fires of a recurring timer (WHEEL_SCHEDULE); shorter schedules are refused")
 	pullWorkers := fs.Int("pull-workers", def.PullWorkers,
 		"pull_read stages that read for pulls side by side, so that one slow read holds only its own (1..8)")
 	maxReqs := fs.Int64("max-conn-requests", def.MaxInflightPerConn,
@@ -236,6 +238,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	} else {
 		bc.TimerDequeueWorkers = *deqWorkers
 	}
+	bc.ScheduleMinInterval = *schedMin
 	bc.PullWorkers, bc.MaxInflightPerConn, bc.MaxParkedPullsPerConn = *pullWorkers, *maxReqs, *maxParked
 	bc.MaxConnOutput, bc.SlowConnTimeout, bc.RouteWait = *maxOutput, *slowTimeout, *routeWait
 	bc.IdleConnTimeout = *idleTimeout
@@ -349,7 +352,7 @@ var modeFlags = map[string][]string{
 		"config", "acl-file", "acl-ip-bypass"},
 	"broker": {"data", "listen", "namesrv", "route-wait", "metrics-listen", "console", "console-hosts", "console-insecure", "pprof", "advertise", "broker-name", "cluster", "flush",
 		"auto-create-topic", "auto-create-group", "max-message-size", "index", "on-corruption", "default-topic-queues",
-		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "retention", "retention-at",
+		"transaction-timeout", "transaction-check-interval", "transaction-check-max", "timer-dequeue-workers", "timer-schedule-min-interval", "retention", "retention-at",
 		"pull-workers", "max-conn-requests", "max-conn-parked-pulls", "max-conn-output", "slow-conn-timeout", "idle-conn-timeout",
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",

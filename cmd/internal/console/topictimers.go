@@ -39,6 +39,8 @@ type PendingTimer struct {
 	Tags        string
 	BodySize    int
 	Queue       string
+	Schedule    string // a recurring timer's schedule (Due is its next fire), else ""
+	Seq         int64  // that next fire's sequence number
 }
 
 // TimerCounts is the pending timers by topic.

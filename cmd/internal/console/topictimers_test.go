@@ -15,7 +15,7 @@ func (f *fake) TopicTimers(_ context.Context, _ Credentials, topic, cursor strin
 	due := time.Now().Add(3*time.Hour + 2*time.Minute + 30*time.Second)
 	all := []PendingTimer{
 		{Due: due, UniqKey: "U1", OffsetMsgID: "OFF1", Keys: []string{"k1", "k2"}, Tags: "TagA", BodySize: 12, Queue: "0"},
-		{Due: due.Add(time.Minute), UniqKey: "U2", OffsetMsgID: "OFF2", BodySize: 3, Queue: "1"},
+		{Due: due.Add(time.Minute), UniqKey: "U2", OffsetMsgID: "OFF2", BodySize: 3, Queue: "1", Schedule: "CRON_TZ=Europe/Berlin 0 9 * * *", Seq: 12},
 		{Due: due.Add(2 * time.Minute), UniqKey: "U3", OffsetMsgID: "OFF3", BodySize: 3, Queue: "1"},
 	}
 	from := map[string]int{"": 0, "c2": 2}[cursor]
@@ -45,14 +45,15 @@ func TestFmtUntil(t *testing.T) {
 }
 
 // TestTopicTimers: the topic page lists the topic's timers with a cancel
-// button each and a next link, the topics list shows the count, and a
+// button each (a recurring timer with its schedule and next fire number)
+// and a next link, the topics list shows the count, and a
 // cancel posts the timer's offset message id back to the topic page.
 func TestTopicTimers(t *testing.T) {
 	f := newFake(false, 3)
 	srv, cl := serve(t, f)
 	_, body, _ := get(t, cl, srv.URL+"/topic?name=topic-00001")
 	for _, want := range []string{`id="timer-count">3 pending timer messages`, "in 3h 2m", "U1", "k1 k2", "TagA", `value="OFF1"`,
-		`value="OFF2"`, `id="timers-next"`, "timers=c2"} {
+		`value="OFF2"`, `id="timers-next"`, "timers=c2", `<span class="schedule" title="recurring timer: next fire 12">&#8635; CRON_TZ=Europe/Berlin 0 9 * * * (fire 12)</span>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("topic page lacks %q", want)
 		}

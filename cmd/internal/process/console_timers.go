@@ -46,7 +46,8 @@ func (cb *consoleBackend) TopicTimers(ctx context.Context, c console.Credentials
 	}
 	for _, t := range l.Timers {
 		p.Timers = append(p.Timers, console.PendingTimer{Due: time.UnixMilli(t.DueMs), UniqKey: t.UniqKey,
-			OffsetMsgID: t.OffsetMsgID, Keys: t.Keys, Tags: t.Tags, BodySize: t.BodySize, Queue: t.QueueID})
+			OffsetMsgID: t.OffsetMsgID, Keys: t.Keys, Tags: t.Tags, BodySize: t.BodySize, Queue: t.QueueID,
+			Schedule: t.Schedule, Seq: t.Seq})
 	}
 	return p, nil
 }

@@ -1,0 +1,222 @@
+package timer
+
+// Recurring timers (docs/timer.md, "Recurring timers"): a timer message
+// with a WHEEL_SCHEDULE property fires again and again. Each fire is one
+// release of one wheel record, like any timer's; dequeue_put writes back
+// two records for it in the same batch: the fired message (real topic, a
+// UNIQ_KEY of its own, WHEEL_SCHEDULE_SEQ and WHEEL_SCHEDULE_FIRE_MS) and
+// the schedule's next-fire record, a copy of the timer-topic message with
+// the next due time and sequence number and WHEEL_SCHEDULE_PREV_MS. The
+// schedule's state is thus only ever that one pending record in the
+// CommitLog, which replicates like any timer; the batch is acknowledged
+// once both are written, and a replay after a crash skips each of the two
+// that the copy scan finds (isWrittenBack knows both kinds), so a fire is
+// neither lost nor doubled and neither is the next. A cancel of the fire
+// (by the schedule's UNIQ_KEY and the fire's due time) suppresses both:
+// the schedule ends. The wheel applies a cancel to the records it holds
+// while the cancel's window lasts; a next-fire record that reaches the
+// wheel after that (an enqueue side seconds behind) would escape it, so
+// enqueue_get also notes every cancel it reads (stopNotes) and dequeue_put
+// writes neither record of a fire whose cancel is noted.
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/timerwheel"
+)
+
+// nextSuffix tells a next-fire record's identity from a fire's.
+const nextSuffix = "#next"
+
+// propRollTimes is retention's copy counter (actors/retention), dropped
+// from a next-fire record (a new message).
+const propRollTimes = "TIMER_ROLL_TIMES"
+
+// schedules caches parsed schedule texts for the dequeue workers.
+var schedules = struct {
+	sync.Mutex
+	m map[string]*schedule.Schedule
+}{m: map[string]*schedule.Schedule{}}
+
+func compiled(text string) (*schedule.Schedule, error) {
+	schedules.Lock()
+	s, ok := schedules.m[text]
+	schedules.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := schedule.Parse(text, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	schedules.Lock()
+	if len(schedules.m) >= 4096 {
+		clear(schedules.m)
+	}
+	schedules.m[text] = s
+	schedules.Unlock()
+	return s, nil
+}
+
+// FireUniqKey is the UNIQ_KEY of a schedule's fire seq due at dueMs (its
+// message id), the same on every broker that fires it: 16 bytes in the
+// Java client's layout, so that tools reading the time out of an id
+// (MessageClientIDSetter.getNearlyTimeFromID, used by message queries by
+// id) find it near the fire: bytes 10-13 are the due time's milliseconds
+// since the start of its month (UTC), the other 12 the first bytes of
+// SHA-256("<origin>#<seq>"). 32 upper-case hex digits.
+func FireUniqKey(origin string, seq, dueMs int64) string {
+	h := sha256.Sum256([]byte(origin + "#" + strconv.FormatInt(seq, 10)))
+	due := time.UnixMilli(dueMs).UTC()
+	y, m, _ := due.Date()
+	var id [16]byte
+	copy(id[:10], h[:10])
+	binary.BigEndian.PutUint32(id[10:14], uint32(dueMs-time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli()))
+	copy(id[14:], h[10:12])
+	return strings.ToUpper(hex.EncodeToString(id[:]))
+}
+
+// Properties a fire and a next-fire record drop from the stored ones (and
+// set anew where they have a value).
+var (
+	fireDrops = []string{message.PropUniqKey, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
+		schedule.PropPrevMs, propRollTimes, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS}
+	nextDrops = []string{message.PropTimerOutMS, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
+		schedule.PropPrevMs, propRollTimes, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS}
+)
+
+// appendKept appends the pairs of the encoded properties stored whose key
+// is not in drop (bytes copied, no map).
+func appendKept(dst, stored []byte, drop []string) []byte {
+	for rest := stored; len(rest) > 0; {
+		k, v, next, ok := message.NextProperty(rest)
+		rest = next
+		if !ok || len(v) == 0 || dropped(k, drop) {
+			continue
+		}
+		dst = append(dst, k...)
+		dst = append(dst, message.NameValueSeparator)
+		dst = append(dst, v...)
+		dst = append(dst, message.PropertySeparator)
+	}
+	return dst
+}
+
+// dropped reports whether key k is in drop (no string made).
+func dropped(k []byte, drop []string) bool {
+	for _, d := range drop {
+		if string(k) == d {
+			return true
+		}
+	}
+	return false
+}
+
+// recur appends to props the properties of a schedule's fire (stored's,
+// with the fire's own UNIQ_KEY, WHEEL_SCHEDULE_SEQ, _FIRE_MS and _ORIGIN and
+// the two timer properties) and returns them with the fire's UNIQ_KEY and
+// the schedule's next-fire record, nil when the schedule ends (no later
+// fire, or a text that no longer parses).
+func (b *rebuilder) recur(props, raw []byte, l message.Layout, stored []byte, text, origin string,
+	t timerwheel.Timer, nowMs int64) ([]byte, []byte, *put) {
+	seq := int64(1)
+	if v, ok := message.LookupPropertyBytes(stored, schedule.PropSeq); ok {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 1 {
+			seq = n
+		}
+	}
+	var num [20]byte
+	fireUniq := []byte(FireUniqKey(origin, seq, t.DeliverMs))
+	props = appendKept(props, stored, fireDrops)
+	props = message.AppendPropertyBytes(props, message.PropUniqKey, fireUniq)
+	props = message.AppendPropertyBytes(props, schedule.PropSeq, strconv.AppendInt(num[:0], seq, 10))
+	props = message.AppendPropertyBytes(props, schedule.PropFireMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
+	props = message.AppendProperty(props, schedule.PropOrigin, origin)
+	props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
+	props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
+	s, err := compiled(text)
+	if err != nil {
+		b.ended = append(b.ended, origin+": "+err.Error())
+		return props, fireUniq, nil
+	}
+	nextMs := s.Next(t.DeliverMs)
+	if nextMs <= t.DeliverMs {
+		b.ended = append(b.ended, origin+": "+text+" fires no more")
+		return props, fireUniq, nil
+	}
+	np := appendKept(make([]byte, 0, len(stored)+64), stored, nextDrops)
+	np = message.AppendPropertyBytes(np, message.PropTimerOutMS, strconv.AppendInt(num[:0], nextMs, 10))
+	np = message.AppendPropertyBytes(np, schedule.PropSeq, strconv.AppendInt(num[:0], seq+1, 10))
+	np = message.AppendPropertyBytes(np, schedule.PropPrevMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
+	rec := message.Record{
+		QueueID: 0, Flag: message.PeekFlag(raw), SysFlag: l.SysFlag, BornTimestamp: message.PeekBornTimestamp(raw),
+		BornHost: l.BornHost(raw), StoreTimestamp: nowMs, StoreHost: l.StoreHost(raw),
+		ReconsumeTimes: l.ReconsumeTimes(raw), PreparedTransactionOffset: l.PreparedTransactionOffset(raw),
+		Body: l.Body(raw), Topic: Topic, Properties: np,
+	}
+	enc, err := rec.Encode(nil)
+	if err != nil {
+		b.ended = append(b.ended, origin+": next fire unencodable: "+err.Error())
+		return props, fireUniq, nil
+	}
+	due := strconv.FormatInt(t.DeliverMs, 10)
+	return props, fireUniq, &put{key: writer.QueueKey{Topic: Topic}, record: enc, uniq: []byte(origin),
+		outMs: []byte(strconv.FormatInt(nextMs, 10)), due: nextMs, suffix: nextSuffix, cancelID: origin + "@" + due}
+}
+
+// nextFireOf reports whether a stored record is a schedule's next-fire
+// record (timer topic, WHEEL_SCHEDULE_PREV_MS) and returns its identity.
+func nextFireOf(raw []byte) (string, bool) {
+	if _, ok := message.LookupProperty(raw, schedule.PropPrevMs); !ok {
+		return "", false
+	}
+	return identOf(message.DecodeProperties(raw)) + nextSuffix, true
+}
+
+// stopExpiry is how long after its target's due time a noted cancel is
+// kept (as a replica's confirmed cancels, cancels.go).
+const stopExpiry = time.Hour
+
+// stopNotes are the cancels enqueue_get has read since the start, by
+// their target's identity (UNIQ_KEY@due), with the target's due time.
+// They are not persisted: after a restart the wheel's own cancels apply.
+type stopNotes struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+// note records the cancel of timer id due at dueMs, and drops the notes
+// that expired every 1024 notes.
+func (s *stopNotes) note(id string, dueMs int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]int64{}
+	}
+	s.m[id] = dueMs
+	if len(s.m)%1024 == 0 {
+		limit := time.Now().Add(-stopExpiry).UnixMilli()
+		for k, due := range s.m {
+			if due < limit {
+				delete(s.m, k)
+			}
+		}
+	}
+}
+
+// noted reports whether a cancel of timer id was read.
+func (s *stopNotes) noted(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[id]
+	return ok
+}
