@@ -88,7 +88,7 @@ func FireUniqKey(origin string, seq, dueMs int64) string {
 // Properties a fire and a next-fire record drop from the stored ones (and
 // set anew where they have a value).
 var (
-	fireDrops = []string{message.PropUniqKey, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
+	fireDrops = []string{schedule.Prop, schedule.PropOf, message.PropUniqKey, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
 		schedule.PropPrevMs, propRollTimes, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS}
 	nextDrops = []string{message.PropTimerOutMS, schedule.PropSeq, schedule.PropFireMs, schedule.PropOrigin,
 		schedule.PropPrevMs, propRollTimes, message.PropDelay, message.PropTimerEnqueueMS, message.PropTimerDequeueMS}
@@ -121,9 +121,10 @@ func dropped(k []byte, drop []string) bool {
 	return false
 }
 
-// recur appends to props the properties of a schedule's fire (stored's,
-// with the fire's own UNIQ_KEY, WHEEL_SCHEDULE_SEQ, _FIRE_MS and _ORIGIN and
-// the two timer properties) and returns them with the fire's UNIQ_KEY and
+// recur appends to props the properties of a schedule's fire (stored's
+// without WHEEL_SCHEDULE, with the fire's own UNIQ_KEY, WHEEL_SCHEDULE_SEQ,
+// _FIRE_MS, _ORIGIN and _OF (the schedule text) and the two timer
+// properties) and returns them with the fire's UNIQ_KEY and
 // the schedule's next-fire record, nil when the schedule ends (no later
 // fire, or a text that no longer parses).
 func (b *rebuilder) recur(props, raw []byte, l message.Layout, stored []byte, text, origin string,
@@ -141,6 +142,7 @@ func (b *rebuilder) recur(props, raw []byte, l message.Layout, stored []byte, te
 	props = message.AppendPropertyBytes(props, schedule.PropSeq, strconv.AppendInt(num[:0], seq, 10))
 	props = message.AppendPropertyBytes(props, schedule.PropFireMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
 	props = message.AppendProperty(props, schedule.PropOrigin, origin)
+	props = message.AppendProperty(props, schedule.PropOf, text) // not schedule.Prop: a fire sent again is no schedule
 	props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
 	props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
 	s, err := compiled(text)

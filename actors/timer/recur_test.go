@@ -51,6 +51,19 @@ func TestRebuildRecurringFire(t *testing.T) {
 	if _, ok := got[schedule.PropPrevMs]; ok {
 		t.Fatal("the fire carries the next-fire mark")
 	}
+	// A fire names its schedule, but is none: sent again (a retry through
+	// send-back, a forward), it is an ordinary message.
+	if _, ok := got[schedule.Prop]; ok || got[schedule.PropOf] != "@every 2s" {
+		t.Fatalf("fire: %s %q, %s %q; want only the latter, the schedule's text", schedule.Prop, got[schedule.Prop], schedule.PropOf, got[schedule.PropOf])
+	}
+	again := map[string]string{message.PropDelay: "3"}
+	for k, v := range got {
+		again[k] = v
+	}
+	delete(again, message.PropTimerOutMS)
+	if plan := PlanSend(again, 10_000, Limits{Enabled: true, MaxDelay: 365 * 24 * time.Hour}); plan.Code != 0 || again[schedule.Prop] != "" {
+		t.Fatalf("a fire sent back with delay level 3: %+v (%s %q)", plan, schedule.Prop, again[schedule.Prop])
+	}
 	if id, ok := isWrittenBack(p.record); !ok || id != p.identity() {
 		t.Fatalf("scan identity of the fire %q %v, want %q", id, ok, p.identity())
 	}

@@ -47,6 +47,11 @@ const (
 	// PropOrigin is the message id (UNIQ_KEY) of the schedule's original
 	// message, on a fired message (whose own UNIQ_KEY is new per fire).
 	PropOrigin = "WHEEL_SCHEDULE_ORIGIN"
+	// PropOf is the schedule text on a fired message, which does not carry
+	// Prop: a fire that is sent again (a consumer's retry through
+	// send-back, a forward, a dead-letter resend) is an ordinary message,
+	// never a new schedule.
+	PropOf = "WHEEL_SCHEDULE_OF"
 	// PropPrevMs marks a schedule's next-fire record in the timer topic,
 	// written back when the fire before it (due at this time) fired.
 	PropPrevMs = "WHEEL_SCHEDULE_PREV_MS"

@@ -132,8 +132,11 @@ func TestRecurringTimer(t *testing.T) {
 		}
 	}
 	for _, m := range rec.Snapshot() {
-		if m.GetProperty("app") != "reports" || m.GetProperty(wheelsched.Prop) == "" {
+		if m.GetProperty("app") != "reports" || m.GetProperty(wheelsched.PropOf) == "" {
 			t.Fatalf("fire %s lost its properties: %v", m.MsgId, m.GetProperties())
+		}
+		if m.GetProperty(wheelsched.Prop) != "" {
+			t.Fatalf("fire %s carries %s (sent again it would be a new schedule): %v", m.MsgId, wheelsched.Prop, m.GetProperties())
 		}
 	}
 	for _, f := range firesOf(t, rec, cron.MsgID) {
