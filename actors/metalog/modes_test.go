@@ -37,6 +37,11 @@ func TestRequestModesReplicate(t *testing.T) {
 		follow(t, m, r)
 		return r.pe.Modes().Mode("g1", "orders") == meta.RequestModePop && r.pe.Modes().Mode("g2", "orders") == meta.RequestModePull
 	})
+	// The replica's progress says so (what a promotion's reload waits for).
+	eventually(t, "the replica's progress past its log's end", func() bool {
+		ok, err := r.prog.AppliedBelow(r.st.CommitLog.MaxOffset())
+		return err == nil && ok
+	})
 	if got := r.pe.Modes().Modes(); !maps.Equal(got, m.pe.Modes().Modes()) {
 		t.Fatalf("replica modes %v, master's %v", got, m.pe.Modes().Modes())
 	}
