@@ -9,8 +9,8 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
-	"github.com/wheelmq/wheelmq/storage/meta"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // TestModesFollowDeliveries: the mode table counts the engine's own
