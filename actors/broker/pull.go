@@ -1,0 +1,167 @@
+package broker
+
+// PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361, served alike): the rules
+// of a pull (the topic readable, the group allowed to consume and not
+// consumed by POP, the piggybacked commit, the subscription filter, an
+// admin reset waiting for the queue) before the pull stage reads it, and
+// parks it as a long poll when nothing is there yet. The codec decodes
+// and encodes; nothing here blocks the caller.
+
+import (
+	"time"
+
+	"github.com/wheelmq/wheelmq/actors/offsets"
+	"github.com/wheelmq/wheelmq/actors/pull"
+)
+
+// MaxPullSuspend caps how long a pull may be parked.
+const MaxPullSuspend = 60 * time.Second
+
+// PullRequest is one pull.
+type PullRequest struct {
+	Group, Topic string
+	QueueID      int32
+	// Offset is where to read from; MaxNums how many messages at most
+	// (0: 32).
+	Offset  int64
+	MaxNums int32
+	// SysFlag is RocketMQ's PullSysFlag (pull.FlagCommitOffset,
+	// FlagSuspend, FlagSubscription, FlagLitePull).
+	SysFlag int32
+	// CommitOffset, with pull.FlagCommitOffset and not negative, is
+	// committed as the group's offset of the queue first.
+	CommitOffset int64
+	// Suspend is how long a long poll may be parked (capped at
+	// MaxPullSuspend).
+	Suspend time.Duration
+	// ExpressionType, Expression and SubVersion are the consumer's own
+	// subscription, used with pull.FlagSubscription (else the one its
+	// group's heartbeat registered, else every message).
+	ExpressionType, Expression string
+	SubVersion                 int64
+	// ConnID names the client's connection (the bound on parked long
+	// polls per connection); Busy, when set, says why the connection can
+	// take no more answers ("" when it can).
+	ConnID uint64
+	Busy   func() string
+}
+
+// PullResult is a pull's answer (pull.Result; its Outcome is never
+// pull.Busy or pull.Failed: those come as an *Error).
+type PullResult = pull.Result
+
+// Pull serves a pull: reply gets its answer, or the refusal. reply runs
+// on the caller's goroutine for a refusal and on a pull stage's goroutine
+// otherwise (never blocking it: a long poll is parked there, not waited
+// for).
+func (b *Broker) Pull(c Caller, req PullRequest, reply func(*PullResult, *Error)) {
+	if err := b.pullAllowed(c, &req); err != nil {
+		reply(nil, err)
+		return
+	}
+	filter, err := b.pullFilter(req)
+	if err != nil {
+		reply(nil, err)
+		return
+	}
+	ost, err := b.stageFor(offsets.StageName)
+	if err != nil {
+		reply(nil, err)
+		return
+	}
+	if req.SysFlag&pull.FlagCommitOffset != 0 && req.CommitOffset >= 0 {
+		ost.Send(&offsets.Commit{Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, Offset: req.CommitOffset})
+	}
+	b.submitPull(&pull.Request{
+		Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset, MaxNums: req.MaxNums,
+		SysFlag: req.SysFlag, Filter: filter, SuspendUntil: time.Now().Add(req.Suspend),
+		ConnID: req.ConnID, Busy: req.Busy,
+		Reply: func(res *pull.Result) {
+			switch res.Outcome {
+			case pull.Busy:
+				reply(nil, &Error{Status: Busy, Remark: res.Remark})
+			case pull.Failed:
+				reply(nil, &Error{Status: Internal, Remark: res.Remark})
+			default:
+				reply(res, nil)
+			}
+		},
+	})
+}
+
+// pullAllowed checks a pull as RocketMQ's PullMessageProcessor does (the
+// topic, the queue, the group), then the one-model-per-group rule; it
+// caps req.Suspend.
+func (b *Broker) pullAllowed(c Caller, req *PullRequest) *Error {
+	if err := b.authorize(c, consumeNeeds(req.Group, req.Topic)...); err != nil {
+		return err
+	}
+	if _, err := b.readableTopic(req.Topic, req.QueueID, "pulling", c); err != nil {
+		return err
+	}
+	if req.QueueID < 0 {
+		return Errorf(BadRequest, "queueId[%d] is illegal, topic[%s]", req.QueueID, req.Topic)
+	}
+	if _, err := b.ConsumeAllowed(req.Group); err != nil {
+		return err
+	}
+	req.Suspend = min(max(req.Suspend, 0), MaxPullSuspend)
+	return b.PullAllowed(req.Group, req.Topic, req.Suspend)
+}
+
+// pullFilter is a pull's subscription filter: the consumer's own, else
+// its group's registered one, else every message (clients filter by tag
+// again).
+func (b *Broker) pullFilter(req PullRequest) (pull.Filter, *Error) {
+	if req.SysFlag&pull.FlagSubscription != 0 {
+		return b.Filter(req.ExpressionType, req.Expression, req.SubVersion)
+	}
+	sub, ok := b.p.Subscriptions().LookupSubscription(req.Group, req.Topic)
+	if !ok {
+		return pull.Filter{All: true}, nil
+	}
+	f, err := b.Filter(sub.Type, sub.Expression, sub.Version)
+	if err != nil {
+		return f, &Error{Status: FilterDataMissing, Remark: "The broker's consumer filter data is not exist!Your expression may be wrong!", Err: err}
+	}
+	return f, nil
+}
+
+// submitPull hands a pull to the pull stage, unless an admin reset of its
+// queue (ResetOffsets) waits for it: like RocketMQ 5, such a pull is told
+// OFFSET_MOVED to the new offset, once. A pull already at the reset offset
+// (its consumer took RESET_CONSUMER_CLIENT_OFFSET) clears the mark and is
+// served. Parked long polls of a reset queue come back here
+// (WakeResetPulls).
+func (b *Broker) submitPull(req *pull.Request) {
+	pst, ost := b.p.Stage(pull.StageName), b.p.Stage(offsets.StageName)
+	if pst == nil || ost == nil {
+		req.Reply(&pull.Result{Outcome: pull.Failed, Remark: "[STAGE_DOWN]no pull or offsets stage"})
+		return
+	}
+	if !b.p.Resets().Pending(req.Group, req.Topic, req.QueueID) {
+		pst.Send(req)
+		return
+	}
+	ost.Send(&offsets.TakeReset{Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, FailFunc: req.Fail,
+		Reply: func(off int64, ok bool) {
+			if !ok || off == req.Offset {
+				pst.Send(req)
+				return
+			}
+			var minOff, maxOff int64
+			if q := b.p.Store().Queues.Lookup(req.Topic, req.QueueID); q != nil {
+				minOff, maxOff = q.MinOffset(), q.MaxOffset()
+			}
+			req.Reply(&pull.Result{Outcome: pull.OffsetMoved, Remark: "OFFSET_RESET", Next: off, Min: minOff, Max: maxOff})
+		}})
+}
+
+// WakeResetPulls answers now, through the reset rule, the long polls of
+// group parked on the given queues of topic: an admin reset of those
+// queues moves them (ResetOffsets' listener calls it).
+func (b *Broker) WakeResetPulls(group, topic string, queues []int32) {
+	if st := b.p.Stage(pull.StageName); st != nil {
+		st.Send(&pull.Unpark{Group: group, Topic: topic, Queues: queues, Each: b.submitPull})
+	}
+}
