@@ -42,9 +42,6 @@ var netloopImporters = map[string]string{
 	"actors/clients/clients.go":   "netloop.Conn, remoting.NewRequest (NOTIFY_CONSUMER_IDS_CHANGED)",
 	"actors/clients/invoke.go":    "*remoting.Command relayed to a client",
 	"actors/clients/producers.go": "*remoting.Command (CHECK_TRANSACTION_STATE)",
-	"actors/pull/pull.go":         "*remoting.Command answers",
-	"actors/pull/read.go":         "*remoting.Command answers",
-	"actors/pull/service.go":      "*remoting.Command answers",
 	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
 	// ACL types and admin bodies.
 	"actors/acl/directory.go":      "auth.Directory, auth.Account",
