@@ -44,11 +44,10 @@ var netloopImporters = map[string]string{
 	"actors/clients/producers.go": "*remoting.Command (CHECK_TRANSACTION_STATE)",
 	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
 	// ACL types and admin bodies.
-	"actors/acl/directory.go":      "auth.Directory, auth.Account",
-	"actors/aclfile/aclfile.go":    "auth.PlainACL",
-	"actors/pipeline/accessors.go": "auth.Directory",
-	"actors/pipeline/config.go":    "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
-	"actors/replication/auth.go":   "netloop/challenge handshake",
+	"actors/acl/directory.go":    "auth.Directory, auth.Account",
+	"actors/aclfile/aclfile.go":  "auth.PlainACL",
+	"actors/pipeline/config.go":  "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
+	"actors/replication/auth.go": "netloop/challenge handshake",
 }
 
 // TestActorsDoNotImportNetloop is the layering rule, as a ratchet over
