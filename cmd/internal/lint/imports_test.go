@@ -43,7 +43,6 @@ var netloopImporters = map[string]string{
 	"actors/clients/producers.go": "*remoting.Command (CHECK_TRANSACTION_STATE)",
 	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
 	// ACL types and admin bodies.
-	"actors/acl/directory.go":   "auth.Directory, auth.Account",
 	"actors/aclfile/aclfile.go": "auth.PlainACL",
 	"actors/pipeline/config.go": "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
 }
