@@ -8,10 +8,12 @@ package broker
 // and encodes; nothing here blocks the caller.
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
+	"github.com/wheelmq/wheelmq/actors/stage"
 )
 
 // MaxPullSuspend caps how long a pull may be parked.
@@ -46,28 +48,54 @@ type PullRequest struct {
 	Busy   func() string
 }
 
-// PullResult is a pull's answer (pull.Result; its Outcome is never
-// pull.Busy or pull.Failed: those come as an *Error).
+// PullResult is a pull's answer (pull.Result, passed by value: the pull
+// path allocates nothing for it). Its Outcome pull.Busy and pull.Failed
+// are refusals: PullRefusal says which.
 type PullResult = pull.Result
 
-// Pull serves a pull: reply gets its answer, or the refusal. reply runs
-// on the caller's goroutine for a refusal and on a pull stage's goroutine
-// otherwise (never blocking it: a long poll is parked there, not waited
-// for).
-func (b *Broker) Pull(c Caller, req PullRequest, reply func(*PullResult, *Error)) {
+// PullRefusal is the *Error of a pull answered Busy (the client's
+// connection takes no more answers) or Failed (the read failed); nil for
+// the outcomes a codec encodes as an answer.
+func PullRefusal(res PullResult) *Error {
+	switch res.Outcome {
+	case pull.Busy:
+		return &Error{Status: Busy, Remark: res.Remark}
+	case pull.Failed:
+		return &Error{Status: Internal, Remark: res.Remark}
+	}
+	return nil
+}
+
+// pullStages caches the stages every pull uses (a Stage stays the same
+// across its actor's restarts).
+type pullStages struct{ pull, offsets atomic.Pointer[stage.Stage] }
+
+// cachedStage returns the named stage, from slot once it was found.
+func (b *Broker) cachedStage(slot *atomic.Pointer[stage.Stage], name string) *stage.Stage {
+	if s := slot.Load(); s != nil {
+		return s
+	}
+	s := b.p.Stage(name)
+	if s != nil {
+		slot.Store(s)
+	}
+	return s
+}
+
+// Pull serves a pull: a refusal is returned at once; otherwise reply gets
+// the answer, on a pull stage's goroutine (never blocking it: a long poll
+// is parked there, not waited for), and Pull returns nil.
+func (b *Broker) Pull(c Caller, req PullRequest, reply func(PullResult)) *Error {
 	if err := b.pullAllowed(c, &req); err != nil {
-		reply(nil, err)
-		return
+		return err
 	}
-	filter, err := b.pullFilter(req)
+	filter, err := b.pullFilter(&req)
 	if err != nil {
-		reply(nil, err)
-		return
+		return err
 	}
-	ost, err := b.stageFor(offsets.StageName)
-	if err != nil {
-		reply(nil, err)
-		return
+	pst, ost := b.cachedStage(&b.pulls.pull, pull.StageName), b.cachedStage(&b.pulls.offsets, offsets.StageName)
+	if pst == nil || ost == nil {
+		return Errorf(Unavailable, "[STAGE_DOWN]no pull or offsets stage")
 	}
 	if req.SysFlag&pull.FlagCommitOffset != 0 && req.CommitOffset >= 0 {
 		ost.Send(&offsets.Commit{Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, Offset: req.CommitOffset})
@@ -75,26 +103,19 @@ func (b *Broker) Pull(c Caller, req PullRequest, reply func(*PullResult, *Error)
 	b.submitPull(&pull.Request{
 		Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset, MaxNums: req.MaxNums,
 		SysFlag: req.SysFlag, Filter: filter, SuspendUntil: time.Now().Add(req.Suspend),
-		ConnID: req.ConnID, Busy: req.Busy,
-		Reply: func(res *pull.Result) {
-			switch res.Outcome {
-			case pull.Busy:
-				reply(nil, &Error{Status: Busy, Remark: res.Remark})
-			case pull.Failed:
-				reply(nil, &Error{Status: Internal, Remark: res.Remark})
-			default:
-				reply(res, nil)
-			}
-		},
+		ConnID: req.ConnID, Busy: req.Busy, Reply: reply,
 	})
+	return nil
 }
 
 // pullAllowed checks a pull as RocketMQ's PullMessageProcessor does (the
 // topic, the queue, the group), then the one-model-per-group rule; it
 // caps req.Suspend.
 func (b *Broker) pullAllowed(c Caller, req *PullRequest) *Error {
-	if err := b.authorize(c, consumeNeeds(req.Group, req.Topic)...); err != nil {
-		return err
+	if b.authz != nil && !c.Checked { // else no need to build the needs
+		if err := b.authorize(c, consumeNeeds(req.Group, req.Topic)...); err != nil {
+			return err
+		}
 	}
 	if _, err := b.readableTopic(req.Topic, req.QueueID, "pulling", c); err != nil {
 		return err
@@ -112,7 +133,7 @@ func (b *Broker) pullAllowed(c Caller, req *PullRequest) *Error {
 // pullFilter is a pull's subscription filter: the consumer's own, else
 // its group's registered one, else every message (clients filter by tag
 // again).
-func (b *Broker) pullFilter(req PullRequest) (pull.Filter, *Error) {
+func (b *Broker) pullFilter(req *PullRequest) (pull.Filter, *Error) {
 	if req.SysFlag&pull.FlagSubscription != 0 {
 		return b.Filter(req.ExpressionType, req.Expression, req.SubVersion)
 	}
@@ -134,9 +155,9 @@ func (b *Broker) pullFilter(req PullRequest) (pull.Filter, *Error) {
 // served. Parked long polls of a reset queue come back here
 // (WakeResetPulls).
 func (b *Broker) submitPull(req *pull.Request) {
-	pst, ost := b.p.Stage(pull.StageName), b.p.Stage(offsets.StageName)
+	pst, ost := b.cachedStage(&b.pulls.pull, pull.StageName), b.cachedStage(&b.pulls.offsets, offsets.StageName)
 	if pst == nil || ost == nil {
-		req.Reply(&pull.Result{Outcome: pull.Failed, Remark: "[STAGE_DOWN]no pull or offsets stage"})
+		req.Reply(pull.Result{Outcome: pull.Failed, Remark: "[STAGE_DOWN]no pull or offsets stage"})
 		return
 	}
 	if !b.p.Resets().Pending(req.Group, req.Topic, req.QueueID) {
@@ -153,7 +174,7 @@ func (b *Broker) submitPull(req *pull.Request) {
 			if q := b.p.Store().Queues.Lookup(req.Topic, req.QueueID); q != nil {
 				minOff, maxOff = q.MinOffset(), q.MaxOffset()
 			}
-			req.Reply(&pull.Result{Outcome: pull.OffsetMoved, Remark: "OFFSET_RESET", Next: off, Min: minOff, Max: maxOff})
+			req.Reply(pull.Result{Outcome: pull.OffsetMoved, Remark: "OFFSET_RESET", Next: off, Min: minOff, Max: maxOff})
 		}})
 }
 
@@ -161,7 +182,7 @@ func (b *Broker) submitPull(req *pull.Request) {
 // group parked on the given queues of topic: an admin reset of those
 // queues moves them (ResetOffsets' listener calls it).
 func (b *Broker) WakeResetPulls(group, topic string, queues []int32) {
-	if st := b.p.Stage(pull.StageName); st != nil {
+	if st := b.cachedStage(&b.pulls.pull, pull.StageName); st != nil {
 		st.Send(&pull.Unpark{Group: group, Topic: topic, Queues: queues, Each: b.submitPull})
 	}
 }

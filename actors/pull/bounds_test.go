@@ -41,7 +41,7 @@ func TestParkedPullsBoundedPerConnection(t *testing.T) {
 	// A message wakes all three; connection 1 may park two again.
 	rec := r.put(t, "T", 0, "", 0)
 	r.p.Send(&Arrived{Queues: []dispatch.Arrival{{Topic: "T", QueueID: 0, MaxOffset: 1}}})
-	for _, ch := range []<-chan *Result{a, b, other} {
+	for _, ch := range []<-chan Result{a, b, other} {
 		if got := await(t, ch); got.Outcome != Found || string(got.Body) != string(rec) {
 			t.Fatalf("woken pull: code %d %q", got.Outcome, got.Remark)
 		}
@@ -92,7 +92,7 @@ func TestSlowReadHoldsOnlyItsReader(t *testing.T) {
 		slow.Busy = func() string { close(entered); <-release; return "" }
 		slowCh := r.send(slow)
 		<-entered
-		var others []<-chan *Result
+		var others []<-chan Result
 		for range 8 {
 			others = append(others, r.send(request("T", 0, 0, 32, "*")))
 		}

@@ -85,7 +85,7 @@ type Request struct {
 	Busy func() string
 	// Reply takes the answer; called from a pull stage's goroutine, it
 	// must not block.
-	Reply func(*Result)
+	Reply func(Result)
 
 	// mayPark lets a reader hand the request back to the pull stage to be
 	// parked; the pull stage sets it before each hand-off (the request has
@@ -95,7 +95,7 @@ type Request struct {
 
 // Fail implements stage.Failable: the pull is answered Failed.
 func (r *Request) Fail(err error) {
-	r.Reply(&Result{Outcome: Failed, Remark: err.Error()})
+	r.Reply(Result{Outcome: Failed, Remark: err.Error()})
 }
 
 // ReadAt reads the stored record at a CommitLog offset for a request that

@@ -114,26 +114,26 @@ func request(topic string, queue int32, offset int64, maxNums int32, filter stri
 }
 
 // send sends req and returns the channel its answer arrives on.
-func (r *rig) send(req *Request) <-chan *Result {
-	ch := make(chan *Result, 1)
-	req.Reply = func(c *Result) { ch <- c }
+func (r *rig) send(req *Request) <-chan Result {
+	ch := make(chan Result, 1)
+	req.Reply = func(c Result) { ch <- c }
 	r.p.Send(req)
 	return ch
 }
 
-func (r *rig) pull(t *testing.T, req *Request) *Result {
+func (r *rig) pull(t *testing.T, req *Request) Result {
 	t.Helper()
 	return await(t, r.send(req))
 }
 
-func await(t *testing.T, ch <-chan *Result) *Result {
+func await(t *testing.T, ch <-chan Result) Result {
 	t.Helper()
 	select {
 	case c := <-ch:
 		return c
 	case <-time.After(wait):
 		t.Fatal("pull not answered")
-		return nil
+		return Result{}
 	}
 }
 
@@ -151,7 +151,7 @@ func (r *rig) barrier(t *testing.T) {
 	}
 }
 
-func notAnswered(t *testing.T, ch <-chan *Result, when string) {
+func notAnswered(t *testing.T, ch <-chan Result, when string) {
 	t.Helper()
 	select {
 	case c := <-ch:
@@ -167,7 +167,7 @@ type want struct {
 	body           []byte
 }
 
-func check(t *testing.T, name string, req *Request, got *Result, w want) {
+func check(t *testing.T, name string, req *Request, got Result, w want) {
 	t.Helper()
 	if got.Outcome != w.code || got.Remark != w.remark {
 		t.Errorf("%s: code %d %q, want %d %q", name, got.Outcome, got.Remark, w.code, w.remark)
@@ -351,7 +351,7 @@ func TestSuspendedPullWokenByArrival(t *testing.T) {
 func TestParkedCount(t *testing.T) {
 	r := newRig(t, storage.Options{})
 	r.start(t, 0)
-	park := func(offset int64) <-chan *Result {
+	park := func(offset int64) <-chan Result {
 		req := request("T", 0, offset, 32, "*")
 		req.SysFlag = FlagSuspend
 		req.SuspendUntil = time.Now().Add(time.Minute)

@@ -29,7 +29,7 @@ type reader struct {
 func (p *reader) serve(r *Request, mayPark bool) {
 	if r.Busy != nil {
 		if remark := r.Busy(); remark != "" {
-			r.Reply(&Result{Outcome: Busy, Remark: remark})
+			r.Reply(Result{Outcome: Busy, Remark: remark})
 			return
 		}
 	}
@@ -54,23 +54,23 @@ const unitsPerRead = 256
 const maxScanUnits = 16 * 1024
 
 // read executes the pull against the store. found reports a Found answer.
-func (p *reader) read(r *Request) (*Result, bool) {
+func (p *reader) read(r *Request) (Result, bool) {
 	q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID)
 	if q == nil || q.MaxOffset() == 0 {
 		out := NoNewMessage
 		if r.Offset != 0 {
 			out = OffsetMoved
 		}
-		return &Result{Outcome: out, Remark: "NO_MESSAGE_IN_QUEUE"}, false
+		return Result{Outcome: out, Remark: "NO_MESSAGE_IN_QUEUE"}, false
 	}
 	min, max := q.MinOffset(), q.MaxOffset()
 	switch {
 	case r.Offset < min:
-		return &Result{Outcome: OffsetMoved, Remark: "OFFSET_TOO_SMALL", Next: min, Min: min, Max: max}, false
+		return Result{Outcome: OffsetMoved, Remark: "OFFSET_TOO_SMALL", Next: min, Min: min, Max: max}, false
 	case r.Offset == max:
-		return &Result{Outcome: NoNewMessage, Remark: "OFFSET_OVERFLOW_ONE", Next: r.Offset, Min: min, Max: max}, false
+		return Result{Outcome: NoNewMessage, Remark: "OFFSET_OVERFLOW_ONE", Next: r.Offset, Min: min, Max: max}, false
 	case r.Offset > max:
-		return &Result{Outcome: OffsetMoved, Remark: "OFFSET_OVERFLOW_BADLY", Next: max, Min: min, Max: max}, false
+		return Result{Outcome: OffsetMoved, Remark: "OFFSET_OVERFLOW_BADLY", Next: max, Min: min, Max: max}, false
 	}
 	maxNums := int(r.MaxNums)
 	if maxNums <= 0 {
@@ -86,13 +86,13 @@ func (p *reader) read(r *Request) (*Result, bool) {
 		if kept := keptMin(p.opts.Store, q); kept > r.Offset {
 			// Retention deleted the CommitLog under units the consume
 			// queue still lists (it is trimmed right after): as below min.
-			return &Result{Outcome: OffsetMoved, Remark: "OFFSET_TOO_SMALL", Next: kept, Min: kept, Max: max}, false
+			return Result{Outcome: OffsetMoved, Remark: "OFFSET_TOO_SMALL", Next: kept, Min: kept, Max: max}, false
 		}
-		return &Result{Outcome: Failed, Remark: sc.err}, false
+		return Result{Outcome: Failed, Remark: sc.err}, false
 	}
 	body, next, taken := sc.body, sc.next, sc.taken
 	if taken == 0 {
-		res := &Result{Outcome: RetryImmediately, Remark: "NO_MATCHED_MESSAGE", Next: next, Min: min, Max: max}
+		res := Result{Outcome: RetryImmediately, Remark: "NO_MATCHED_MESSAGE", Next: next, Min: min, Max: max}
 		if next >= max {
 			// Everything up to the end was filtered out: behave like "no new
 			// message" so that a long poll can park at the end.
@@ -100,7 +100,7 @@ func (p *reader) read(r *Request) (*Result, bool) {
 		}
 		return res, false
 	}
-	return &Result{Outcome: Found, Remark: "FOUND", Body: body, Messages: taken, Next: next, Min: min, Max: max}, true
+	return Result{Outcome: Found, Remark: "FOUND", Body: body, Messages: taken, Next: next, Min: min, Max: max}, true
 }
 
 // scan is the outcome of reading a pull's messages.

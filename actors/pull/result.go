@@ -44,4 +44,4 @@ type Result struct {
 
 // HasOffsets reports whether the answer carries Next, Min and Max (every
 // outcome but Busy and Failed).
-func (r *Result) HasOffsets() bool { return r.Outcome != Busy && r.Outcome != Failed }
+func (r Result) HasOffsets() bool { return r.Outcome != Busy && r.Outcome != Failed }

@@ -211,7 +211,7 @@ func (s *Service) failBacklog(rd *reader) {
 
 // count records an answered pull: the group's next offset and the
 // statistics. Readers call it concurrently.
-func (s *Service) count(r *Request, res *Result, found bool) {
+func (s *Service) count(r *Request, res Result, found bool) {
 	msgs, bytes := 0, 0
 	if found {
 		msgs, bytes = res.Messages, len(res.Body)
@@ -242,7 +242,7 @@ func (s *Service) pulledAt(k pulledKey) (int64, bool) {
 type parkReq struct {
 	r      *Request
 	before int64
-	resp   *Result
+	resp   Result
 }
 
 // Fail implements stage.Failable.

@@ -31,14 +31,13 @@ func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 		return ref
 	}
 	req.SubVersion, _ = strconv.ParseInt(cmd.Field("subVersion"), 10, 64)
-	r.core.Pull(callerOf(c, cmd), req, func(res *broker.PullResult, err *broker.Error) {
-		if err != nil {
+	return refusalOf(r.core.Pull(callerOf(c, cmd), req, func(res broker.PullResult) {
+		if err := broker.PullRefusal(res); err != nil {
 			r.refuse(c, cmd, refusalOf(err))
 			return
 		}
-		r.send(c, cmd, pullResponse(cmd, res))
-	})
-	return nil
+		r.send(c, cmd, pullResponse(cmd, &res))
+	}))
 }
 
 // pullCodes maps a served pull's outcome to its response code.
