@@ -7,10 +7,11 @@
 // atomically before a change is answered; a change whose write fails
 // changes nothing (or, for a user's deletion, only what was written: its
 // ACL goes first). The stage publishes an immutable Snapshot after each
-// change through View, which is an auth.Directory: the user name is the
-// AccessKey, the password the SecretKey, a Super user an admin, a disabled
-// user unknown; the entries of its ACL decide what else it may do
-// (directory.go: default deny, deny overrides allow).
+// change through View, which is an access.Directory (the one netloop/auth
+// checks requests against): the user name is the AccessKey, the password
+// the SecretKey, a Super user an admin, a disabled user unknown; the
+// entries of its ACL decide what else it may do (directory.go: default
+// deny, deny overrides allow).
 //
 // Readers (the router's AUTH_GET_* and AUTH_LIST_* answers, the request
 // checks) never message the stage: they read the snapshot. Passwords are

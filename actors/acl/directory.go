@@ -1,6 +1,6 @@
 package acl
 
-// The published snapshot and its auth.Directory: who a signed request
+// The published snapshot and its access.Directory: who a signed request
 // comes from, and what its ACL lets it do.
 
 import (
@@ -10,18 +10,18 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/actors/access"
 )
 
 // Snapshot is an immutable copy of the users and ACLs. It is an
-// auth.Directory.
+// access.Directory.
 type Snapshot struct {
 	users    map[string]*account // every user, disabled ones too
 	acls     map[string]ACL      // by user name
 	accounts int                 // users that Lookup finds (enabled)
 }
 
-var _ auth.Directory = (*Snapshot)(nil)
+var _ access.Directory = (*Snapshot)(nil)
 
 // newSnapshot builds the snapshot of users and acls (neither is modified
 // afterwards; an ACL whose user is missing is left out).
@@ -41,10 +41,10 @@ func newSnapshot(users map[string]User, acls map[string]ACL) *Snapshot {
 	return s
 }
 
-// Lookup implements auth.Directory: the enabled user with that name. A
+// Lookup implements access.Directory: the enabled user with that name. A
 // disabled user is not found, so its requests are refused as an unknown
 // AccessKey's.
-func (s *Snapshot) Lookup(accessKey string) (auth.Account, bool) {
+func (s *Snapshot) Lookup(accessKey string) (access.Account, bool) {
 	a, ok := s.users[accessKey]
 	if !ok || a.user.Status == StatusDisable {
 		return nil, false
@@ -117,7 +117,7 @@ func (s *Snapshot) ACLs(subjectFilter, resourceFilter string) []ACL {
 }
 
 // View publishes the current Snapshot; safe from any goroutine. It is an
-// auth.Directory that always asks the latest snapshot, and an auth.Source
+// access.Directory that always asks the latest snapshot, and an access.Source
 // (its number counts the snapshots published, for the caches of looked-up
 // accounts).
 type View struct {
@@ -126,8 +126,8 @@ type View struct {
 }
 
 var (
-	_ auth.Directory = (*View)(nil)
-	_ auth.Source    = (*View)(nil)
+	_ access.Directory = (*View)(nil)
+	_ access.Source    = (*View)(nil)
 )
 
 // store publishes s, then bumps the number: a reader that sees the new
@@ -137,8 +137,8 @@ func (v *View) store(s *Snapshot) {
 	v.gen.Add(1)
 }
 
-// Current implements auth.Source.
-func (v *View) Current() (auth.Directory, uint64) {
+// Current implements access.Source.
+func (v *View) Current() (access.Directory, uint64) {
 	gen := v.gen.Load()
 	return v.Load(), gen
 }
@@ -156,8 +156,8 @@ func (v *View) Load() *Snapshot {
 // writer.
 func (v *View) Init(s *Snapshot) { v.store(s) }
 
-// Lookup implements auth.Directory on the current snapshot.
-func (v *View) Lookup(accessKey string) (auth.Account, bool) { return v.Load().Lookup(accessKey) }
+// Lookup implements access.Directory on the current snapshot.
+func (v *View) Lookup(accessKey string) (access.Account, bool) { return v.Load().Lookup(accessKey) }
 
 // account is one enabled user and its ACL, as auth sees it.
 type account struct {
@@ -165,25 +165,25 @@ type account struct {
 	acl  ACL // zero: none
 }
 
-var _ auth.Account = (*account)(nil)
+var _ access.Account = (*account)(nil)
 
-// Name implements auth.Account.
+// Name implements access.Account.
 func (a *account) Name() string { return a.user.Name }
 
-// SecretKey implements auth.Account: the password.
+// SecretKey implements access.Account: the password.
 func (a *account) SecretKey() string { return a.user.Password }
 
-// IsAdmin implements auth.Account: a Super user.
+// IsAdmin implements access.Account: a Super user.
 func (a *account) IsAdmin() bool { return a.user.Type == TypeSuper }
 
-// FromAllowed implements auth.Account. An ACL 2.0 user has no address
+// FromAllowed implements access.Account. An ACL 2.0 user has no address
 // restriction of its own: source addresses are conditions of its entries
 // (Allows).
 func (a *account) FromAllowed(netip.Addr) bool { return true }
 
-// Allows implements auth.Account. A Super user may do everything. For the
+// Allows implements access.Account. A Super user may do everything. For the
 // others each action the need names is decided on its own (ANY: Pub or
-// Sub, as auth.Perm.Grants): the entries of every policy that match the
+// Sub, as access.Perm.Grants): the entries of every policy that match the
 // resource (an Any resource, the type with the name literally, by prefix,
 // or any name), hold the action (or All) and apply from ip (no source
 // addresses, or one that holds ip) are the matches; any Deny among them
@@ -193,18 +193,18 @@ func (a *account) FromAllowed(netip.Addr) bool { return true }
 // matches no entry with source addresses that allows, and every one that
 // denies. The rule named is the most specific deciding entry (literal,
 // then the longer prefix, then any name, then *).
-func (a *account) Allows(n auth.Need, ip netip.Addr) (bool, string) {
+func (a *account) Allows(n access.Need, ip netip.Addr) (bool, string) {
 	if a.IsAdmin() {
 		return true, "User:" + a.user.Name + " is a Super user"
 	}
-	if n.Perm&auth.PermDeny != 0 {
+	if n.Perm&access.PermDeny != 0 {
 		return false, "DENY asked"
 	}
 	var wants []Actions
-	if n.Perm&(auth.PermAny|auth.PermPub) != 0 {
+	if n.Perm&(access.PermAny|access.PermPub) != 0 {
 		wants = append(wants, ActPub)
 	}
-	if n.Perm&(auth.PermAny|auth.PermSub) != 0 {
+	if n.Perm&(access.PermAny|access.PermSub) != 0 {
 		wants = append(wants, ActSub)
 	}
 	var denied *matched
@@ -252,7 +252,7 @@ func (m *matched) rule(user, how string) string {
 
 // decide finds the most specific allowing and denying entries for one
 // action.
-func (a *account) decide(n auth.Need, ip netip.Addr, want Actions) (allow, deny *matched) {
+func (a *account) decide(n access.Need, ip netip.Addr, want Actions) (allow, deny *matched) {
 	for _, p := range a.acl.Policies {
 		for _, e := range p.Entries {
 			rank, ok := e.Resource.match(n)
@@ -302,11 +302,11 @@ const (
 
 // match reports whether the resource covers n's resource, and how
 // specifically.
-func (r Resource) match(n auth.Need) (int, bool) {
+func (r Resource) match(n access.Need) (int, bool) {
 	if r.Type == ResourceAny {
 		return rankAnyResource, true
 	}
-	if (r.Type == ResourceTopic) != (n.Kind == auth.KindTopic) || (r.Type == ResourceGroup) != (n.Kind == auth.KindGroup) {
+	if (r.Type == ResourceTopic) != (n.Kind == access.KindTopic) || (r.Type == ResourceGroup) != (n.Kind == access.KindGroup) {
 		return 0, false
 	}
 	switch r.Pattern {

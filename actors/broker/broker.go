@@ -26,6 +26,7 @@ type Broker struct {
 
 	routes  routeState   // the gRPC endpoint and the name-server lookup (route.go)
 	consume consumeState // the consumption calls' share (consume.go)
+	pulls   pullStages   // the stages of the pull path (pull.go)
 	send    sendState    // the send family's (send.go)
 	clients clientState  // the client calls' (clients.go)
 	resets  resetState   // who is told of offset resets (groupprogress.go)

@@ -1,8 +1,7 @@
 package broker
 
 // Group administration: a group's consumer connections
-// (GET_CONSUMER_CONNECTION_LIST), its progress per queue
-// (GET_CONSUME_STATS), the groups reading a topic
+// (GET_CONSUMER_CONNECTION_LIST), the groups reading a topic
 // (QUERY_TOPIC_CONSUME_BY_WHO) and the reset of its offsets by time
 // (INVOKE_BROKER_TO_RESET_OFFSET), for the remoting codec and the console
 // alike.
@@ -14,7 +13,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
-	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
@@ -41,113 +39,6 @@ func (b *Broker) ConsumerConnections(c Caller, group string, done func(*Connecti
 	}
 	st.Send(&clients.ConsumerConnection{Group: group, FailFunc: failed("consumer connections", func(e *Error) { done(nil, e) }),
 		Reply: func(cc adminbody.ConsumerConnection, online bool) { done(&Connections{Online: online, Body: cc}, nil) }})
-}
-
-// ConsumeStatsRequest asks a group's progress.
-type ConsumeStatsRequest struct {
-	Group string
-	// Topics limits the answer to these topics (none: every topic the
-	// group has offsets for).
-	Topics []string
-	// Listed says Topics is an explicit list (RocketMQ's topicList): its
-	// topics are answered even when the group's online consumers do not
-	// subscribe to them.
-	Listed bool
-}
-
-// QueueProgress is a group's progress in one queue.
-type QueueProgress struct {
-	Topic   string
-	QueueID int32
-	// BrokerOffset is the queue's max offset, ConsumerOffset the group's
-	// committed one (0 when none), PullOffset the next the group pulls.
-	BrokerOffset, ConsumerOffset, PullOffset int64
-	// LastTimestamp is the store time of the last consumed message (0:
-	// none).
-	LastTimestamp int64
-}
-
-// ConsumeStats is a group's progress: per queue, sorted by topic and
-// queue, and its consume rate (messages/s).
-type ConsumeStats struct {
-	Queues []QueueProgress
-	TPS    float64
-}
-
-// ConsumeStats answers a group's progress (SUB on the group and on each
-// topic asked for). Like RocketMQ, a topic not listed is left out when the
-// group is online without subscribing to it, and a topic the broker does
-// not have is left out.
-func (b *Broker) ConsumeStats(c Caller, r ConsumeStatsRequest, done func(*ConsumeStats, *Error)) {
-	needs := []Need{{Kind: KindGroup, Name: r.Group, Perm: Sub}}
-	for _, t := range r.Topics {
-		needs = append(needs, Need{Kind: KindTopic, Name: t, Perm: Sub})
-	}
-	if err := b.authorize(c, needs...); err != nil {
-		done(nil, err)
-		return
-	}
-	ost, e := b.stageFor(offsets.StageName)
-	if e != nil {
-		done(nil, e)
-		return
-	}
-	pst, e := b.stageFor(pull.StageName)
-	if e != nil {
-		done(nil, e)
-		return
-	}
-	fail := failed("consume stats of "+r.Group, func(e *Error) { done(nil, e) })
-	ost.Send(&offsets.GroupOffsets{Group: r.Group, Topics: r.Topics, FailFunc: fail,
-		Reply: func(committed map[string]map[int32]int64) {
-			cs, positions := b.consumeStats(r, committed)
-			pst.Send(&pull.StoreTimes{Group: r.Group, Positions: positions, FailFunc: fail,
-				Reply: func(got []pull.QueueProgress) {
-					for i, pr := range got {
-						if i < len(cs.Queues) {
-							q := &cs.Queues[i]
-							q.LastTimestamp = max(pr.StoreTime, 0)
-							q.PullOffset = max(q.ConsumerOffset, pr.Pulled)
-						}
-					}
-					done(cs, nil)
-				}})
-		}})
-}
-
-// consumeStats lays out a group's progress from its committed offsets
-// (on the offsets stage), with the positions of the last consumed
-// messages whose store times the pull stage reads, one per queue.
-func (b *Broker) consumeStats(r ConsumeStatsRequest, committed map[string]map[int32]int64) (*ConsumeStats, []pull.QueuePos) {
-	subscribed := b.p.Subscriptions().Topics(r.Group)
-	var topicNames []string
-	for t := range committed {
-		if !r.Listed && len(subscribed) > 0 && !slices.Contains(subscribed, t) {
-			continue
-		}
-		if _, ok := b.p.Topics().Get(t); ok {
-			topicNames = append(topicNames, t)
-		}
-	}
-	slices.Sort(topicNames)
-	cs := &ConsumeStats{}
-	var positions []pull.QueuePos
-	snap := b.p.Stats().Load()
-	for _, t := range topicNames {
-		cfg, _ := b.p.Topics().Get(t)
-		for q := range cfg.ReadQueueNums {
-			var maxOff int64
-			if cq := b.p.Store().Queues.Lookup(t, q); cq != nil {
-				maxOff = cq.MaxOffset()
-			}
-			consumer := max(committed[t][q], 0) // absent: 0, as RocketMQ reports it
-			cs.Queues = append(cs.Queues, QueueProgress{Topic: t, QueueID: q, BrokerOffset: maxOff,
-				ConsumerOffset: consumer, PullOffset: consumer})
-			positions = append(positions, pull.QueuePos{Topic: t, QueueID: q, Offset: consumer - 1})
-		}
-		cs.TPS += snap.GroupGet[stats.GroupTopic{Group: r.Group, Topic: t}]
-	}
-	return cs, positions
 }
 
 // TopicConsumers answers the groups that read a topic (SUB on the topic):

@@ -69,6 +69,9 @@ const (
 	HandleExpired
 	// BadInvisibleTime: an invisible time outside the broker's bounds.
 	BadInvisibleTime
+	// FilterDataMissing: the subscription its group registered for a
+	// pull's topic does not compile (the consumer posted none).
+	FilterDataMissing
 	numStatuses
 )
 
@@ -80,7 +83,7 @@ var statusNames = [numStatuses]string{
 	NotMaster: "NOT_MASTER", ReplicasNotEnough: "REPLICAS_NOT_ENOUGH", ReplicaTimeout: "REPLICA_TIMEOUT",
 	NotFound: "NOT_FOUND", BadFilter: "BAD_FILTER", NoSubscription: "NO_SUBSCRIPTION", Conflict: "CONFLICT",
 	Unsupported: "UNSUPPORTED", Internal: "INTERNAL", HandleExpired: "HANDLE_EXPIRED",
-	BadInvisibleTime: "BAD_INVISIBLE_TIME",
+	BadInvisibleTime: "BAD_INVISIBLE_TIME", FilterDataMissing: "FILTER_DATA_MISSING",
 }
 
 // String names the status (as metric labels and logs show it).

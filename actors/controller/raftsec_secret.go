@@ -2,7 +2,7 @@ package controller
 
 // The cluster-secret challenge of a raft connection (raftsec.go), run
 // before raft's first byte, inside TLS when TLS is on too. It is
-// netloop/challenge's exchange with this protocol's magic and label (no
+// actors/challenge's exchange with this protocol's magic and label (no
 // channel binding):
 //
 //	dialer -> acceptor: "WMQRAFT1" | nonceD[32] | len(idD) u8 | idD
@@ -22,7 +22,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/wheelmq/wheelmq/netloop/challenge"
+	"github.com/wheelmq/wheelmq/actors/challenge"
 )
 
 const (

@@ -17,6 +17,7 @@ const applyBatch = 1024
 // apply reads the system topic's consume queue from the cursor and applies
 // every record not written by this instance.
 func (l *Log) apply() {
+	defer l.publish()
 	q := l.opts.Store.Queues.Lookup(metarec.Topic, 0)
 	if q == nil {
 		return
@@ -103,6 +104,14 @@ func (l *Log) applyRecord(r metarec.Record) {
 			l.opts.SendGroups(&groups.Delete{Name: n, Done: func(_ bool, err error) { done(err) }})
 			l.opts.SendOffsets(&offsets.DropGroup{Group: n})
 		}
+	}
+}
+
+// publish tells Options.Progress the cursor once every change below it
+// was answered.
+func (l *Log) publish() {
+	if l.inflight <= 0 {
+		l.opts.Progress.publish(l.next)
 	}
 }
 

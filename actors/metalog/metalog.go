@@ -108,6 +108,9 @@ type Options struct {
 	// Kick (default 200 ms); CursorInterval how often the cursor is saved
 	// (default 1 s).
 	Poll, CursorInterval time.Duration
+	// Progress, when set, publishes how far the stage has applied
+	// (progress.go).
+	Progress *Progress
 	// Origin is this instance's id in the records (default random).
 	Origin uint64
 	Now    func() time.Time
@@ -233,6 +236,9 @@ func (l *Log) Receive(ctx actor.Context) {
 	case roleChanged:
 		l.master = m.master
 		if m.master {
+			// Apply what the old master logged first: the POP engine waits
+			// for it (Progress), and the snapshot then carries it.
+			l.apply()
 			l.opts.Logger.Info().Msg("metadata log: master now, writing a full snapshot")
 			l.snapshot()
 		}
@@ -248,6 +254,7 @@ func (l *Log) Receive(ctx actor.Context) {
 		if m.err != nil {
 			l.opts.Logger.Error().Err(m.err).Msg("metadata log: applying a change failed")
 		}
+		l.publish()
 	case cursorTick:
 		l.saveCursor()
 		l.ctick.Arm(l.opts.CursorInterval, cursorTick{})

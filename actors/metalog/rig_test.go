@@ -45,6 +45,7 @@ type rig struct {
 	off, ml *stage.Stage
 	pp      *stage.Stage // the POP stage (request modes)
 	pe      *pop.Engine
+	prog    *Progress // the metalog's; the POP engine's ModesApplied
 	dkick   *dispatch.Kicker
 	tv      *topics.View
 	gv      *groups.View
@@ -69,6 +70,14 @@ func newRig(t *testing.T, dir string, kind role.Kind) *rig {
 // newRigSized is newRig with CommitLog segments of segSize bytes.
 func newRigSized(t *testing.T, dir string, kind role.Kind, segSize int64) *rig {
 	t.Helper()
+	return newRigWith(t, dir, kind, segSize, 20*time.Millisecond, true)
+}
+
+// newRigWith is newRigSized with the metalog's poll, and without the
+// dispatch's Kick of the metalog when kick is false (the metalog then
+// applies at its start, on its polls and on a Kick sent by the test).
+func newRigWith(t *testing.T, dir string, kind role.Kind, segSize int64, poll time.Duration, kick bool) *rig {
+	t.Helper()
 	st, err := storage.Open(dir, storage.Options{SegmentSize: segSize})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +96,7 @@ func newRigSized(t *testing.T, dir string, kind role.Kind, segSize int64) *rig {
 	st.Dispatched.Store(dispatch.StartOffset(st, zerolog.Nop()))
 	r.spawn(dispatch.StageName, dispatch.Producer(dispatch.Options{Store: st, Notify: func(a []dispatch.Arrival) {
 		for _, q := range a {
-			if metarec.IsSystemTopic(q.Topic) {
+			if kick && metarec.IsSystemTopic(q.Topic) {
 				toML(Kick{})
 			}
 		}
@@ -101,11 +110,12 @@ func newRigSized(t *testing.T, dir string, kind role.Kind, segSize int64) *rig {
 		Changed: func() { toML(GroupsChanged{}) }}))
 	r.off = r.spawn(offsets.StageName, offsets.Producer(offsets.Options{FS: st.FS, Path: st.OffsetsPath(),
 		JournalInterval: 20 * time.Millisecond, Journal: func(o []metarec.Offset) { toML(&OffsetsChanged{Offsets: o}) }}))
+	r.prog = NewProgress(st)
 	r.pe = pop.New(pop.Options{Store: st, Master: func() bool { return r.role.Get().IsMaster() },
-		ModesChanged: func() { toML(ModesChanged{}) }, Logger: zerolog.Nop()})
+		ModesChanged: func() { toML(ModesChanged{}) }, ModesApplied: r.prog.AppliedBelow, Logger: zerolog.Nop()})
 	r.pp = r.spawn(pop.StageName, r.pe.Producer())
 	opts := Options{Store: st, Role: r.role, Topics: r.tv, Groups: r.gv, SendTopics: send(&r.tp), SendGroups: send(&r.gp),
-		SendOffsets: send(&r.off), SendPop: send(&r.pp), Modes: r.pe.Modes(), StoreHost: host, Poll: 20 * time.Millisecond, CursorInterval: 20 * time.Millisecond}
+		SendOffsets: send(&r.off), SendPop: send(&r.pp), Modes: r.pe.Modes(), Progress: r.prog, StoreHost: host, Poll: poll, CursorInterval: 20 * time.Millisecond}
 	if r.w != nil {
 		w := r.w
 		opts.Append = func(a *writer.Append) { w.Send(a) }

@@ -16,7 +16,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -45,13 +44,9 @@ func (p *Pipeline) Groups() *groups.View { return &p.groupView }
 func (p *Pipeline) Resets() *offsets.ResetView { return &p.resetView }
 
 // ACL is the ACL 2.0 users and policies (actors/acl) that the admin
-// requests 3001-3010 manage.
+// requests 3001-3010 manage; as an auth.Directory (always the latest
+// snapshot) the request checks join it with the plain_acl.yml accounts.
 func (p *Pipeline) ACL() *acl.View { return &p.aclView }
-
-// ACLUsers is the ACL 2.0 users with their policies as an auth.Directory
-// (always the latest snapshot), for the request checks to join with the
-// plain_acl.yml accounts (auth.Union).
-func (p *Pipeline) ACLUsers() auth.Directory { return &p.aclView }
 
 // Stats is the latest published statistics snapshot.
 func (p *Pipeline) Stats() *stats.View { return &p.statsView }

@@ -272,7 +272,11 @@ func (p *Pipeline) spawn() error {
 		return err
 	}
 	p.pulls.Store(pulls)
-	eng := p.newPopEngine(logFor(pop.StageName))
+	var progress *metalog.Progress
+	if cfg.MetadataLog {
+		progress = metalog.NewProgress(p.store)
+	}
+	eng := p.newPopEngine(logFor(pop.StageName), progress)
 	spawns = append(spawns, struct {
 		name     string
 		producer stage.Producer
@@ -283,7 +287,7 @@ func (p *Pipeline) spawn() error {
 			producer stage.Producer
 		}{metalog.StageName, metalog.Producer(metalog.Options{
 			Store: p.store, Append: p.appends.Push, Role: cfg.Role, Topics: &p.topicView, Groups: &p.groupView,
-			Modes:       eng.Modes(),
+			Modes: eng.Modes(), Progress: progress,
 			SendTopics:  func(m any) { p.Stage(topics.StageName).Send(m) },
 			SendGroups:  func(m any) { p.Stage(groups.StageName).Send(m) },
 			SendOffsets: func(m any) { p.Stage(offsets.StageName).Send(m) },

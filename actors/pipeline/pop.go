@@ -24,8 +24,14 @@ func (p *Pipeline) popMaster() func() bool {
 	return func() bool { return p.role != nil && p.role.Get().Kind == role.Master }
 }
 
-// newPopEngine makes the POP engine (it outlives restarts of its stage).
-func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
+// newPopEngine makes the POP engine (it outlives restarts of its stage);
+// with the metadata log's progress, a promotion waits for the log to be
+// applied (pop.Options.ModesApplied).
+func (p *Pipeline) newPopEngine(log zerolog.Logger, progress *metalog.Progress) *pop.Engine {
+	var modesApplied func(int64) (bool, error)
+	if progress != nil {
+		modesApplied = progress.AppliedBelow
+	}
 	eng := pop.New(pop.Options{
 		Store: p.store, BrokerName: p.cfg.BrokerName, Parked: &p.popParked, Append: p.appends.Push,
 		Offsets: func() *stage.Stage { return p.Stage(offsets.StageName) },
@@ -49,6 +55,7 @@ func (p *Pipeline) newPopEngine(log zerolog.Logger) *pop.Engine {
 		EnsureTopic:  p.EnsureGroupTopic,
 		Master:       p.popMaster(),
 		ModesChanged: func() { p.toMetaLog(metalog.ModesChanged{}) },
+		ModesApplied: modesApplied,
 		Logger:       log,
 	})
 	p.popEngine.Store(eng)

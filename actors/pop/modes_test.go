@@ -10,6 +10,7 @@ import (
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // TestModesFollowDeliveries: the mode table counts the engine's own
@@ -108,5 +109,62 @@ func TestModesFollowDeliveries(t *testing.T) {
 	st.Dispatched.Store(end)
 	if !e.recovered() || tb.Recovering() {
 		t.Fatalf("caught up: recovered %v, recovering %v", e.replayOK, tb.Recovering())
+	}
+}
+
+// TestReloadWaitsForModes: after a promotion (Reload) the engine reads its
+// journal, and pulls and pops of every group are served, only once the
+// metadata log has applied every record below the CommitLog's end
+// (Options.ModesApplied): until then the table answers busy, even for a
+// group whose mode says PULL (the old master may have set it to POP last).
+// Past maxRecoverWait the engine goes on with the modes it has.
+func TestReloadWaitsForModes(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.UnixMilli(1_000_000)
+	applied := false
+	var asked []int64
+	e := New(Options{Store: st, Now: func() time.Time { return now }, Logger: zerolog.Nop(),
+		ModesApplied: func(end int64) (bool, error) { asked = append(asked, end); return applied, nil }})
+	tb := e.Modes()
+	if !e.recovered() || tb.ModesPending() {
+		t.Fatalf("a start does not wait for the metadata log: recovered %v, pending %v", e.replayOK, tb.ModesPending())
+	}
+	if err := e.putModes([]meta.RequestMode{{ConsumerGroup: "GP", Topic: "T", Mode: meta.RequestModePull}}); err != nil {
+		t.Fatal(err)
+	}
+	for round, give := range []string{"applied", "deadline"} {
+		applied, asked = false, nil
+		e.reload(int64(3 + round))
+		if e.recovered() || !tb.ModesPending() {
+			t.Fatalf("%s: recovered %v, pending %v before the metadata log applied", give, e.replayOK, tb.ModesPending())
+		}
+		if len(asked) == 0 || asked[len(asked)-1] != st.DurableLogEnd() {
+			t.Fatalf("%s: asked %v, want the CommitLog's end %d", give, asked, st.DurableLogEnd())
+		}
+		for _, g := range []string{"G", "GP"} {
+			if ref := tb.PullAllowed(g, "T", 0, now); ref == nil || !ref.Busy {
+				t.Fatalf("%s: a pull of %s while the modes are pending: %v, want busy", give, g, ref)
+			}
+			if ref := tb.PopAllowed(g, "T", now); ref == nil || !ref.Busy {
+				t.Fatalf("%s: a pop of %s while the modes are pending: %v, want busy", give, g, ref)
+			}
+		}
+		switch give {
+		case "applied":
+			now = now.Add(time.Second)
+			applied = true
+		case "deadline":
+			now = now.Add(maxRecoverWait)
+		}
+		if !e.recovered() || tb.ModesPending() || tb.Recovering() {
+			t.Fatalf("%s: recovered %v, pending %v, recovering %v", give, e.replayOK, tb.ModesPending(), tb.Recovering())
+		}
+		if ref := tb.PullAllowed("GP", "T", 0, now); ref != nil {
+			t.Fatalf("%s: a pull of a group set to PULL once recovered: %v", give, ref)
+		}
 	}
 }

@@ -185,6 +185,12 @@ type Options struct {
 	// changed (wire it to the metalog stage, which journals them; nil: not
 	// journaled).
 	ModesChanged func()
+	// ModesApplied reports whether the metadata log has applied every
+	// record below a CommitLog position (metalog.Progress.AppliedBelow).
+	// After a promotion the journal is read, and pulls and pops are
+	// served, only once it has up to the end the replay reads to (nil:
+	// not waited for).
+	ModesApplied func(end int64) (bool, error)
 	// Now is the clock (tests); nil: time.Now.
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -223,6 +229,7 @@ type Engine struct {
 	lastCompact      time.Time
 	dlqPending       int  // dead-letter copies under way
 	lagLogged        bool // the wait for the dispatch stage was given up (logged once)
+	modesGate        bool // a promotion waits for Options.ModesApplied
 	// self is the stage the engine runs as: every message it sends
 	// itself goes through it, so that its mailbox depth counts them.
 	self  *stage.Stage

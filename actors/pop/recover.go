@@ -51,6 +51,9 @@ func (e *Engine) recovered() bool {
 			Dur("waited", now.Sub(e.recoverSince)).
 			Msg("pop journal: the consume queues did not reach the CommitLog's end at start; reading the journal as far as it is indexed (acks beyond it may deliver messages again)")
 	}
+	if !e.modesApplied(now) {
+		return false
+	}
 	if !e.startAsked {
 		e.startAsked, e.askedAt = true, now
 		if e.askReplayStart() {
@@ -123,6 +126,8 @@ func (e *Engine) reload(epoch int64) {
 	e.inflight.Store(0)
 	e.modes.ResetHolds()
 	e.modes.SetRecovering(true)
+	e.modesGate = e.opts.ModesApplied != nil
+	e.modes.SetModesPending(e.modesGate)
 	e.modes.MarkReloaded(epoch) // after SetRecovering: pulls and pops wait for the replay from here on
 	e.replayOK, e.recoverSince = false, time.Time{}
 	e.startAsked, e.startKnown, e.replayStartOff, e.dlqPending, e.lagLogged = false, false, 0, 0, false
@@ -130,6 +135,29 @@ func (e *Engine) reload(epoch int64) {
 	e.startEnd = e.opts.Store.DurableLogEnd()
 	e.opts.Logger.Info().Int64("commitlog_end", e.startEnd).Msg("pop: state dropped; the journal is read again (promoted to master)")
 	e.recovered()
+}
+
+// modesApplied reports whether, after a promotion, the metadata log has
+// applied every record below startEnd (Options.ModesApplied): the modes
+// 401 set on the old master are in the table before anything is served
+// by them. Past maxRecoverWait the engine goes on with the modes it has
+// (logged).
+func (e *Engine) modesApplied(now time.Time) bool {
+	if !e.modesGate {
+		return true
+	}
+	ok, err := e.opts.ModesApplied(e.startEnd)
+	if !ok && now.Sub(e.recoverSince) < maxRecoverWait {
+		return false
+	}
+	if !ok {
+		e.opts.Logger.Error().Err(err).Int64("commitlog_end", e.startEnd).Dur("waited", now.Sub(e.recoverSince)).
+			Msg("pop: the metadata log did not apply the old master's records; serving with the request modes applied so far " +
+				"(a 401 it answered last may be missing)")
+	}
+	e.modesGate = false
+	e.modes.SetModesPending(false)
+	return true
 }
 
 // initReplayed rebuilds, right after the replay, the state of every queue

@@ -35,10 +35,10 @@ func TestStoreTimesSearchQueuesAndPulled(t *testing.T) {
 	}
 	r.put(t, "T", 1, "a", 5000)
 
-	if resp := r.pull(t, request("T", 0, 1, 3, "*")); resp.Field("nextBeginOffset") != "4" {
+	if resp := r.pull(t, request("T", 0, 1, 3, "*")); resp.Next != 4 {
 		t.Fatalf("pull: %+v", resp)
 	}
-	if resp := r.pull(t, request("T", 0, 5, 3, "*")); resp.Code == 0 {
+	if resp := r.pull(t, request("T", 0, 5, 3, "*")); resp.Outcome == Found {
 		t.Fatalf("pull at the end found messages: %+v", resp)
 	}
 	got := callPull(t, r, func(reply func([]QueueProgress)) any {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/dispatch"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -32,7 +31,7 @@ func TestParkedPullsBoundedPerConnection(t *testing.T) {
 	notAnswered(t, b, "second of connection 1")
 	over := longPoll(1, 0)
 	check(t, "third of connection 1", over, await(t, r.send(over)),
-		want{remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE", 0, 0, 0, nil})
+		want{NoNewMessage, "NO_MESSAGE_IN_QUEUE", 0, 0, 0, nil})
 	other := r.send(longPoll(2, 0))
 	r.barrier(t)
 	notAnswered(t, other, "connection 2")
@@ -42,9 +41,9 @@ func TestParkedPullsBoundedPerConnection(t *testing.T) {
 	// A message wakes all three; connection 1 may park two again.
 	rec := r.put(t, "T", 0, "", 0)
 	r.p.Send(&Arrived{Queues: []dispatch.Arrival{{Topic: "T", QueueID: 0, MaxOffset: 1}}})
-	for _, ch := range []<-chan *remoting.Command{a, b, other} {
-		if got := await(t, ch); got.Code != remoting.Success || string(got.Body) != string(rec) {
-			t.Fatalf("woken pull: code %d %q", got.Code, got.Remark)
+	for _, ch := range []<-chan Result{a, b, other} {
+		if got := await(t, ch); got.Outcome != Found || string(got.Body) != string(rec) {
+			t.Fatalf("woken pull: code %d %q", got.Outcome, got.Remark)
 		}
 	}
 	c, d := r.send(longPoll(1, 1)), r.send(longPoll(1, 1))
@@ -67,13 +66,13 @@ func TestBusyConnectionIsRefusedWithoutARead(t *testing.T) {
 	req := request("T", 0, 0, 32, "*")
 	req.Busy = func() string { return "[OUTPUT_FULL]read your answers" }
 	got := r.pull(t, req)
-	if got.Code != remoting.SystemBusy || got.Remark != "[OUTPUT_FULL]read your answers" || len(got.Body) != 0 {
-		t.Fatalf("busy pull: code %d %q, %d body bytes; want SYSTEM_BUSY with the remark", got.Code, got.Remark, len(got.Body))
+	if got.Outcome != Busy || got.Remark != "[OUTPUT_FULL]read your answers" || len(got.Body) != 0 {
+		t.Fatalf("busy pull: code %d %q, %d body bytes; want SYSTEM_BUSY with the remark", got.Outcome, got.Remark, len(got.Body))
 	}
 	req = request("T", 0, 0, 32, "*")
 	req.Busy = func() string { return "" }
-	if got := r.pull(t, req); got.Code != remoting.Success {
-		t.Fatalf("pull of a connection that reads: code %d %q", got.Code, got.Remark)
+	if got := r.pull(t, req); got.Outcome != Found {
+		t.Fatalf("pull of a connection that reads: code %d %q", got.Outcome, got.Remark)
 	}
 	if served != 1 {
 		t.Fatalf("served %d pulls, want 1 (the refused one is not counted)", served)
@@ -93,7 +92,7 @@ func TestSlowReadHoldsOnlyItsReader(t *testing.T) {
 		slow.Busy = func() string { close(entered); <-release; return "" }
 		slowCh := r.send(slow)
 		<-entered
-		var others []<-chan *remoting.Command
+		var others []<-chan Result
 		for range 8 {
 			others = append(others, r.send(request("T", 0, 0, 32, "*")))
 		}
@@ -103,8 +102,8 @@ func TestSlowReadHoldsOnlyItsReader(t *testing.T) {
 		for _, ch := range others {
 			select {
 			case got := <-ch:
-				if got.Code != remoting.Success {
-					t.Fatalf("readers %d: code %d %q", readers, got.Code, got.Remark)
+				if got.Outcome != Found {
+					t.Fatalf("readers %d: code %d %q", readers, got.Outcome, got.Remark)
 				}
 				answered++
 			case <-deadline:
@@ -114,8 +113,8 @@ func TestSlowReadHoldsOnlyItsReader(t *testing.T) {
 		close(release)
 		await(t, slowCh)
 		for _, ch := range others[answered:] { // what waited in the backlog is served once a reader is free
-			if got := await(t, ch); got.Code != remoting.Success {
-				t.Fatalf("readers %d, after the slow read: code %d %q", readers, got.Code, got.Remark)
+			if got := await(t, ch); got.Outcome != Found {
+				t.Fatalf("readers %d, after the slow read: code %d %q", readers, got.Outcome, got.Remark)
 			}
 		}
 		r.barrier(t) // the pull stage counts the hand-off after the reader may have answered

@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/corruption"
@@ -94,11 +93,11 @@ func pullOverDamage(t *testing.T, tc damageCase, sql bool) {
 	for _, i := range tc.first {
 		body = append(body, recs[i])
 	}
-	check(t, "first pull", req, got, want{code: remoting.Success, remark: "FOUND", next: tc.next, min: 0, max: 5, body: cat(body...)})
+	check(t, "first pull", req, got, want{code: Found, remark: "FOUND", next: tc.next, min: 0, max: 5, body: cat(body...)})
 	if tc.second != "" {
 		got = r.pull(t, newReq(tc.next))
-		if got.Code != remoting.SystemError || !strings.Contains(got.Remark, tc.second) {
-			t.Fatalf("pull from %d: code %d %q, want SYSTEM_ERROR with %q", tc.next, got.Code, got.Remark, tc.second)
+		if got.Outcome != Failed || !strings.Contains(got.Remark, tc.second) {
+			t.Fatalf("pull from %d: code %d %q, want SYSTEM_ERROR with %q", tc.next, got.Outcome, got.Remark, tc.second)
 		}
 	}
 	damaged := r.st.TakeDamagedUnits()
@@ -128,9 +127,9 @@ func TestPullSkipsHoles(t *testing.T) {
 	b := r.put(t, "T", 0, "", 2)
 	r.start(t, 0)
 	req := request("T", 0, 0, 32, "*")
-	check(t, "pull over a hole", req, r.pull(t, req), want{code: remoting.Success, remark: "FOUND", next: 3, max: 3, body: cat(a, b)})
+	check(t, "pull over a hole", req, r.pull(t, req), want{code: Found, remark: "FOUND", next: 3, max: 3, body: cat(a, b)})
 	req = request("T", 0, 1, 32, "*")
-	check(t, "pull from the hole", req, r.pull(t, req), want{code: remoting.Success, remark: "FOUND", next: 3, max: 3, body: b})
+	check(t, "pull from the hole", req, r.pull(t, req), want{code: Found, remark: "FOUND", next: 3, max: 3, body: b})
 	req = sqlRequest(t, "T", 0, 32, "TRUE")
-	check(t, "SQL92 pull over a hole", req, r.pull(t, req), want{code: remoting.Success, remark: "FOUND", next: 3, max: 3, body: cat(a, b)})
+	check(t, "SQL92 pull over a hole", req, r.pull(t, req), want{code: Found, remark: "FOUND", next: 3, max: 3, body: cat(a, b)})
 }

@@ -40,7 +40,6 @@
 package pull
 
 import (
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -49,7 +48,6 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -68,9 +66,8 @@ const (
 	FlagLitePull int32 = 1 << 4
 )
 
-// Request is one PULL_MESSAGE, already validated by the broker.
+// Request is one PULL_MESSAGE, already validated by the broker API.
 type Request struct {
-	Cmd          *remoting.Command
 	Group        string
 	Topic        string
 	QueueID      int32
@@ -86,9 +83,9 @@ type Request struct {
 	// client's connection cannot take more answers (it does not read what
 	// it was sent), "" otherwise. A reader asks it before reading.
 	Busy func() string
-	// Reply sends the response; called from a pull stage's goroutine,
-	// non-blocking.
-	Reply func(*remoting.Command)
+	// Reply takes the answer; called from a pull stage's goroutine, it
+	// must not block.
+	Reply func(Result)
 
 	// mayPark lets a reader hand the request back to the pull stage to be
 	// parked; the pull stage sets it before each hand-off (the request has
@@ -96,9 +93,9 @@ type Request struct {
 	mayPark bool
 }
 
-// Fail implements stage.Failable: the pull is answered with SYSTEM_ERROR.
+// Fail implements stage.Failable: the pull is answered Failed.
 func (r *Request) Fail(err error) {
-	r.Reply(remoting.NewResponse(r.Cmd, remoting.SystemError, err.Error()))
+	r.Reply(Result{Outcome: Failed, Remark: err.Error()})
 }
 
 // ReadAt reads the stored record at a CommitLog offset for a request that
@@ -387,16 +384,3 @@ type syncReader struct{ req *syncReq }
 
 // syncAck is a reader's answer to syncReader.
 type syncAck struct{ req *syncReq }
-
-// setOffsets fills a pull answer's offsets. suggestWhichBrokerId is
-// always 0 (MASTER_ID), as RocketMQ's PullMessageProcessor answers without
-// slaveReadEnable: under replication a replica serves the pulls that
-// reach it (confirmed data only: the dispatcher builds its consume queues
-// up to the confirmed offset) and the suggestion sends the consumer back
-// to the master once its route has one (docs/operations.md, "Replicated broker groups").
-func setOffsets(resp *remoting.Command, next, min, max int64) {
-	resp.SetField("nextBeginOffset", strconv.FormatInt(next, 10))
-	resp.SetField("minOffset", strconv.FormatInt(min, 10))
-	resp.SetField("maxOffset", strconv.FormatInt(max, 10))
-	resp.SetField("suggestWhichBrokerId", "0")
-}

@@ -16,7 +16,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/dispatch"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -108,37 +107,33 @@ func (r *rig) put(t *testing.T, topic string, queue int32, tags string, storeTS 
 	return b
 }
 
-var opaque atomic.Int32
-
 // request builds a pull; the caller may adjust fields before sending.
 func request(topic string, queue int32, offset int64, maxNums int32, filter string) *Request {
-	cmd := remoting.NewRequest(remoting.PullMessage, nil, nil)
-	cmd.Opaque = opaque.Add(1)
-	return &Request{Cmd: cmd, Group: "G", Topic: topic, QueueID: queue, Offset: offset, MaxNums: maxNums,
+	return &Request{Group: "G", Topic: topic, QueueID: queue, Offset: offset, MaxNums: maxNums,
 		Filter: ParseFilter(filter)}
 }
 
 // send sends req and returns the channel its answer arrives on.
-func (r *rig) send(req *Request) <-chan *remoting.Command {
-	ch := make(chan *remoting.Command, 1)
-	req.Reply = func(c *remoting.Command) { ch <- c }
+func (r *rig) send(req *Request) <-chan Result {
+	ch := make(chan Result, 1)
+	req.Reply = func(c Result) { ch <- c }
 	r.p.Send(req)
 	return ch
 }
 
-func (r *rig) pull(t *testing.T, req *Request) *remoting.Command {
+func (r *rig) pull(t *testing.T, req *Request) Result {
 	t.Helper()
 	return await(t, r.send(req))
 }
 
-func await(t *testing.T, ch <-chan *remoting.Command) *remoting.Command {
+func await(t *testing.T, ch <-chan Result) Result {
 	t.Helper()
 	select {
 	case c := <-ch:
 		return c
 	case <-time.After(wait):
 		t.Fatal("pull not answered")
-		return nil
+		return Result{}
 	}
 }
 
@@ -156,37 +151,32 @@ func (r *rig) barrier(t *testing.T) {
 	}
 }
 
-func notAnswered(t *testing.T, ch <-chan *remoting.Command, when string) {
+func notAnswered(t *testing.T, ch <-chan Result, when string) {
 	t.Helper()
 	select {
 	case c := <-ch:
-		t.Fatalf("%s: parked pull answered with code %d (%s)", when, c.Code, c.Remark)
+		t.Fatalf("%s: parked pull answered with code %d (%s)", when, c.Outcome, c.Remark)
 	default:
 	}
 }
 
 type want struct {
-	code           int32
+	code           Outcome
 	remark         string
 	next, min, max int64
 	body           []byte
 }
 
-func check(t *testing.T, name string, req *Request, got *remoting.Command, w want) {
+func check(t *testing.T, name string, req *Request, got Result, w want) {
 	t.Helper()
-	if got.Code != w.code || got.Remark != w.remark {
-		t.Errorf("%s: code %d %q, want %d %q", name, got.Code, got.Remark, w.code, w.remark)
+	if got.Outcome != w.code || got.Remark != w.remark {
+		t.Errorf("%s: code %d %q, want %d %q", name, got.Outcome, got.Remark, w.code, w.remark)
 	}
-	if !got.IsResponse() || got.Opaque != req.Cmd.Opaque {
-		t.Errorf("%s: flag %d opaque %d, want a response to opaque %d", name, got.Flag, got.Opaque, req.Cmd.Opaque)
+	if !got.HasOffsets() || got.Next != w.next || got.Min != w.min || got.Max != w.max {
+		t.Errorf("%s: offsets %v next %d min %d max %d, want %d %d %d", name, got.HasOffsets(), got.Next, got.Min, got.Max, w.next, w.min, w.max)
 	}
-	for k, v := range map[string]int64{"nextBeginOffset": w.next, "minOffset": w.min, "maxOffset": w.max} {
-		if got.Field(k) != strconv.FormatInt(v, 10) {
-			t.Errorf("%s: %s = %q, want %d", name, k, got.Field(k), v)
-		}
-	}
-	if got.Field("suggestWhichBrokerId") != "0" {
-		t.Errorf("%s: suggestWhichBrokerId = %q", name, got.Field("suggestWhichBrokerId"))
+	if n := records(got.Body); got.Messages != n {
+		t.Errorf("%s: %d messages counted, the body holds %d", name, got.Messages, n)
 	}
 	if !bytes.Equal(got.Body, w.body) {
 		t.Errorf("%s: body of %d bytes, want %d bytes", name, len(got.Body), len(w.body))
@@ -194,6 +184,19 @@ func check(t *testing.T, name string, req *Request, got *remoting.Command, w wan
 }
 
 func cat(recs ...[]byte) []byte { return bytes.Join(recs, nil) }
+
+// records counts the records back to back in body.
+func records(body []byte) int {
+	n := 0
+	for len(body) >= 4 {
+		size := int(message.PeekTotalSize(body))
+		if size <= 0 || size > len(body) {
+			break
+		}
+		body, n = body[size:], n+1
+	}
+	return n
+}
 
 func TestPullStatus(t *testing.T) {
 	r := newRig(t, storage.Options{})
@@ -206,9 +209,9 @@ func TestPullStatus(t *testing.T) {
 	}
 	r.start(t, 0)
 	const (
-		ok      = remoting.Success
-		nf      = remoting.PullNotFound
-		moved   = remoting.PullOffsetMoved
+		ok      = Found
+		nf      = NoNewMessage
+		moved   = OffsetMoved
 		noMsg   = "NO_MESSAGE_IN_QUEUE"
 		overOne = "OFFSET_OVERFLOW_ONE"
 	)
@@ -257,9 +260,9 @@ func TestPullBelowMinOffset(t *testing.T) {
 	r.open(t)
 	r.start(t, 0)
 	req := request("T", 0, 1, 32, "*")
-	check(t, "offset 1 < min 2", req, r.pull(t, req), want{remoting.PullOffsetMoved, "OFFSET_TOO_SMALL", 2, 2, 6, nil})
+	check(t, "offset 1 < min 2", req, r.pull(t, req), want{OffsetMoved, "OFFSET_TOO_SMALL", 2, 2, 6, nil})
 	req = request("T", 0, 2, 32, "*")
-	check(t, "offset == min", req, r.pull(t, req), want{remoting.Success, "FOUND", 6, 2, 6, cat(recs[2:]...)})
+	check(t, "offset == min", req, r.pull(t, req), want{Found, "FOUND", 6, 2, 6, cat(recs[2:]...)})
 }
 
 func TestPullScanLimitRetriesImmediately(t *testing.T) {
@@ -295,9 +298,9 @@ func TestPullScanLimitRetriesImmediately(t *testing.T) {
 	max := int64(n + 1)
 	req := request("T", 0, 0, 32, "TagB")
 	check(t, "scan limit", req, r.pull(t, req),
-		want{remoting.PullRetryImmediately, "NO_MATCHED_MESSAGE", maxScanUnits, 0, max, nil})
+		want{RetryImmediately, "NO_MATCHED_MESSAGE", maxScanUnits, 0, max, nil})
 	req = request("T", 0, maxScanUnits, 32, "TagB")
-	check(t, "after the scan limit", req, r.pull(t, req), want{remoting.Success, "FOUND", max, 0, max, b})
+	check(t, "after the scan limit", req, r.pull(t, req), want{Found, "FOUND", max, 0, max, b})
 }
 
 func TestPullMaxBytes(t *testing.T) {
@@ -308,11 +311,11 @@ func TestPullMaxBytes(t *testing.T) {
 	}
 	r.start(t, 2*len(recs[0])+len(recs[0])/2)
 	req := request("T", 0, 0, 32, "*")
-	check(t, "two fit", req, r.pull(t, req), want{remoting.Success, "FOUND", 2, 0, 4, cat(recs[0], recs[1])})
+	check(t, "two fit", req, r.pull(t, req), want{Found, "FOUND", 2, 0, 4, cat(recs[0], recs[1])})
 	r.stop()
 	r.start(t, 1)
 	req = request("T", 0, 1, 32, "*")
-	check(t, "at least one", req, r.pull(t, req), want{remoting.Success, "FOUND", 2, 0, 4, recs[1]})
+	check(t, "at least one", req, r.pull(t, req), want{Found, "FOUND", 2, 0, 4, recs[1]})
 }
 
 func TestSuspendedPullWokenByArrival(t *testing.T) {
@@ -340,7 +343,7 @@ func TestSuspendedPullWokenByArrival(t *testing.T) {
 
 	want3 := r.put(t, "T", 0, "TagA", 0)
 	r.p.Send(&Arrived{Queues: []dispatch.Arrival{{Topic: "T", QueueID: 0, MaxOffset: 3}}})
-	check(t, "woken", req, await(t, ch), want{remoting.Success, "FOUND", 3, 0, 3, want3})
+	check(t, "woken", req, await(t, ch), want{Found, "FOUND", 3, 0, 3, want3})
 }
 
 // TestParkedCount follows the count the dispatcher side reads before it
@@ -348,7 +351,7 @@ func TestSuspendedPullWokenByArrival(t *testing.T) {
 func TestParkedCount(t *testing.T) {
 	r := newRig(t, storage.Options{})
 	r.start(t, 0)
-	park := func(offset int64) <-chan *remoting.Command {
+	park := func(offset int64) <-chan Result {
 		req := request("T", 0, offset, 32, "*")
 		req.SysFlag = FlagSuspend
 		req.SuspendUntil = time.Now().Add(time.Minute)
@@ -392,7 +395,7 @@ func TestSuspendedPullExpires(t *testing.T) {
 	if now := time.Now(); now.Before(req.SuspendUntil) {
 		t.Errorf("answered %s before SuspendUntil", req.SuspendUntil.Sub(now))
 	}
-	check(t, "expired", req, got, want{remoting.PullNotFound, "OFFSET_OVERFLOW_ONE", 1, 0, 1, nil})
+	check(t, "expired", req, got, want{NoNewMessage, "OFFSET_OVERFLOW_ONE", 1, 0, 1, nil})
 }
 
 func TestPullNotParked(t *testing.T) {
@@ -404,12 +407,12 @@ func TestPullNotParked(t *testing.T) {
 		offset  int64
 		flag    int32
 		until   time.Duration
-		code    int32
+		code    Outcome
 		nextOff int64
 	}{
-		{"no suspend flag", 1, 0, time.Minute, remoting.PullNotFound, 1},
-		{"suspend already over", 1, FlagSuspend, -time.Second, remoting.PullNotFound, 1},
-		{"offset moved is never parked", 7, FlagSuspend, time.Minute, remoting.PullOffsetMoved, 1},
+		{"no suspend flag", 1, 0, time.Minute, NoNewMessage, 1},
+		{"suspend already over", 1, FlagSuspend, -time.Second, NoNewMessage, 1},
+		{"offset moved is never parked", 7, FlagSuspend, time.Minute, OffsetMoved, 1},
 	}
 	for _, tt := range tests {
 		req := request("T", 0, tt.offset, 32, "*")
@@ -419,8 +422,8 @@ func TestPullNotParked(t *testing.T) {
 		r.barrier(t)
 		select {
 		case got := <-ch:
-			if got.Code != tt.code || got.Field("nextBeginOffset") != strconv.FormatInt(tt.nextOff, 10) {
-				t.Errorf("%s: code %d next %s, want %d %d", tt.name, got.Code, got.Field("nextBeginOffset"),
+			if got.Outcome != tt.code || got.Next != tt.nextOff {
+				t.Errorf("%s: code %d next %d, want %d %d", tt.name, got.Outcome, got.Next,
 					tt.code, tt.nextOff)
 			}
 		default:
@@ -439,8 +442,8 @@ func TestStopAnswersParkedPulls(t *testing.T) {
 	r.barrier(t)
 	notAnswered(t, ch, "before stop")
 	r.stop()
-	if got := await(t, ch); got.Code != remoting.PullNotFound {
-		t.Errorf("parked pull answered on stop with %d, want %d", got.Code, remoting.PullNotFound)
+	if got := await(t, ch); got.Outcome != NoNewMessage {
+		t.Errorf("parked pull answered on stop with %d, want %d", got.Outcome, NoNewMessage)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
@@ -30,7 +29,7 @@ type reader struct {
 func (p *reader) serve(r *Request, mayPark bool) {
 	if r.Busy != nil {
 		if remark := r.Busy(); remark != "" {
-			r.Reply(remoting.NewResponse(r.Cmd, remoting.SystemBusy, remark))
+			r.Reply(Result{Outcome: Busy, Remark: remark})
 			return
 		}
 	}
@@ -40,7 +39,7 @@ func (p *reader) serve(r *Request, mayPark bool) {
 	}
 	resp, found := p.read(r)
 	if !found && mayPark && r.SysFlag&FlagSuspend != 0 && time.Now().Before(r.SuspendUntil) &&
-		resp.Code == remoting.PullNotFound {
+		resp.Outcome == NoNewMessage {
 		p.svc.coord.Load().Send(&parkReq{r: r, before: before, resp: resp})
 		return
 	}
@@ -54,33 +53,24 @@ const unitsPerRead = 256
 // maxScanUnits bounds how many filtered-out units one pull may skip.
 const maxScanUnits = 16 * 1024
 
-// read executes the pull against the store. found reports a SUCCESS answer.
-func (p *reader) read(r *Request) (*remoting.Command, bool) {
-	resp := remoting.NewResponse(r.Cmd, remoting.PullNotFound, "")
+// read executes the pull against the store. found reports a Found answer.
+func (p *reader) read(r *Request) (Result, bool) {
 	q := p.opts.Store.Queues.Lookup(r.Topic, r.QueueID)
 	if q == nil || q.MaxOffset() == 0 {
-		code, status := remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE"
+		out := NoNewMessage
 		if r.Offset != 0 {
-			code, status = remoting.PullOffsetMoved, "NO_MESSAGE_IN_QUEUE"
+			out = OffsetMoved
 		}
-		resp.Code, resp.Remark = code, status
-		setOffsets(resp, 0, 0, 0)
-		return resp, false
+		return Result{Outcome: out, Remark: "NO_MESSAGE_IN_QUEUE"}, false
 	}
 	min, max := q.MinOffset(), q.MaxOffset()
 	switch {
 	case r.Offset < min:
-		resp.Code, resp.Remark = remoting.PullOffsetMoved, "OFFSET_TOO_SMALL"
-		setOffsets(resp, min, min, max)
-		return resp, false
+		return Result{Outcome: OffsetMoved, Remark: "OFFSET_TOO_SMALL", Next: min, Min: min, Max: max}, false
 	case r.Offset == max:
-		resp.Code, resp.Remark = remoting.PullNotFound, "OFFSET_OVERFLOW_ONE"
-		setOffsets(resp, r.Offset, min, max)
-		return resp, false
+		return Result{Outcome: NoNewMessage, Remark: "OFFSET_OVERFLOW_ONE", Next: r.Offset, Min: min, Max: max}, false
 	case r.Offset > max:
-		resp.Code, resp.Remark = remoting.PullOffsetMoved, "OFFSET_OVERFLOW_BADLY"
-		setOffsets(resp, max, min, max)
-		return resp, false
+		return Result{Outcome: OffsetMoved, Remark: "OFFSET_OVERFLOW_BADLY", Next: max, Min: min, Max: max}, false
 	}
 	maxNums := int(r.MaxNums)
 	if maxNums <= 0 {
@@ -96,28 +86,21 @@ func (p *reader) read(r *Request) (*remoting.Command, bool) {
 		if kept := keptMin(p.opts.Store, q); kept > r.Offset {
 			// Retention deleted the CommitLog under units the consume
 			// queue still lists (it is trimmed right after): as below min.
-			resp.Code, resp.Remark = remoting.PullOffsetMoved, "OFFSET_TOO_SMALL"
-			setOffsets(resp, kept, kept, max)
-			return resp, false
+			return Result{Outcome: OffsetMoved, Remark: "OFFSET_TOO_SMALL", Next: kept, Min: kept, Max: max}, false
 		}
-		resp.Code, resp.Remark = remoting.SystemError, sc.err
-		return resp, false
+		return Result{Outcome: Failed, Remark: sc.err}, false
 	}
 	body, next, taken := sc.body, sc.next, sc.taken
 	if taken == 0 {
-		resp.Code, resp.Remark = remoting.PullRetryImmediately, "NO_MATCHED_MESSAGE"
+		res := Result{Outcome: RetryImmediately, Remark: "NO_MATCHED_MESSAGE", Next: next, Min: min, Max: max}
 		if next >= max {
 			// Everything up to the end was filtered out: behave like "no new
 			// message" so that a long poll can park at the end.
-			resp.Code, resp.Remark = remoting.PullNotFound, "OFFSET_OVERFLOW_ONE"
+			res.Outcome, res.Remark = NoNewMessage, "OFFSET_OVERFLOW_ONE"
 		}
-		setOffsets(resp, next, min, max)
-		return resp, false
+		return res, false
 	}
-	resp.Code, resp.Remark = remoting.Success, "FOUND"
-	resp.Body = body
-	setOffsets(resp, next, min, max)
-	return resp, true
+	return Result{Outcome: Found, Remark: "FOUND", Body: body, Messages: taken, Next: next, Min: min, Max: max}, true
 }
 
 // scan is the outcome of reading a pull's messages.

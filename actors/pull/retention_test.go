@@ -1,11 +1,9 @@
 package pull
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -33,14 +31,14 @@ func TestPullAfterRetention(t *testing.T) {
 		t.Helper()
 		for _, off := range []int64{0, kept - 1} {
 			resp := r.pull(t, request("T", 0, off, 8, "*"))
-			if resp.Code != remoting.PullOffsetMoved || resp.Remark != "OFFSET_TOO_SMALL" ||
-				resp.Field("nextBeginOffset") != strconv.FormatInt(kept, 10) {
-				t.Fatalf("%s: pull at %d: code %d %q next %s", stage, off, resp.Code, resp.Remark, resp.Field("nextBeginOffset"))
+			if resp.Outcome != OffsetMoved || resp.Remark != "OFFSET_TOO_SMALL" ||
+				resp.Next != kept {
+				t.Fatalf("%s: pull at %d: code %d %q next %d", stage, off, resp.Outcome, resp.Remark, resp.Next)
 			}
 		}
 		resp := r.pull(t, request("T", 0, kept, 8, "*"))
-		if resp.Code != remoting.Success {
-			t.Fatalf("%s: pull at the first kept offset: code %d %q", stage, resp.Code, resp.Remark)
+		if resp.Outcome != Found {
+			t.Fatalf("%s: pull at the first kept offset: code %d %q", stage, resp.Outcome, resp.Remark)
 		}
 		ch := make(chan int64, 1)
 		r.p.Send(&SearchByTime{Topic: "T", QueueID: 0, Timestamp: 0, Reply: func(off int64) { ch <- off }})

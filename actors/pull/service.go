@@ -9,8 +9,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // ReaderName names pull reader i: "pull_read_<i>" (a stable metric label).
@@ -213,20 +211,11 @@ func (s *Service) failBacklog(rd *reader) {
 
 // count records an answered pull: the group's next offset and the
 // statistics. Readers call it concurrently.
-func (s *Service) count(r *Request, resp *remoting.Command, found bool) {
+func (s *Service) count(r *Request, res Result, found bool) {
 	msgs, bytes := 0, 0
 	if found {
-		bytes = len(resp.Body)
-		if next, err := strconv.ParseInt(resp.Field("nextBeginOffset"), 10, 64); err == nil {
-			s.setPulled(pulledKey{r.Group, r.Topic, r.QueueID}, next)
-		}
-		for b := resp.Body; len(b) >= 4; msgs++ { // records back to back, each led by its size
-			size := int(message.PeekTotalSize(b))
-			if size <= 0 || size > len(b) {
-				break
-			}
-			b = b[size:]
-		}
+		msgs, bytes = res.Messages, len(res.Body)
+		s.setPulled(pulledKey{r.Group, r.Topic, r.QueueID}, res.Next)
 	}
 	if s.opts.Served != nil {
 		s.opts.Served(r.Group, r.Topic, msgs, bytes)
@@ -253,7 +242,7 @@ func (s *Service) pulledAt(k pulledKey) (int64, bool) {
 type parkReq struct {
 	r      *Request
 	before int64
-	resp   *remoting.Command
+	resp   Result
 }
 
 // Fail implements stage.Failable.

@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/dispatch"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/consumequeue"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -62,7 +62,7 @@ func TestPullSQL92(t *testing.T) {
 		r.putProps(t, "T", 0, map[string]string{"a": "7", "TAGS": "TagA", "x": "9"}),
 	}
 	r.start(t, 0)
-	const ok, nf = remoting.Success, remoting.PullNotFound
+	const ok, nf = Found, NoNewMessage
 	tests := []struct {
 		expr    string
 		offset  int64
@@ -95,7 +95,7 @@ func TestPullSQL92MaxBytes(t *testing.T) {
 	}
 	r.start(t, 2*len(recs[0])+len(recs[0])/2)
 	req := sqlRequest(t, "T", 0, 32, "i >= 1")
-	check(t, "two fit", req, r.pull(t, req), want{remoting.Success, "FOUND", 3, 0, 6, cat(recs[1], recs[2])})
+	check(t, "two fit", req, r.pull(t, req), want{Found, "FOUND", 3, 0, 6, cat(recs[1], recs[2])})
 }
 
 func TestPullSQL92ScanLimitRetriesImmediately(t *testing.T) {
@@ -110,9 +110,9 @@ func TestPullSQL92ScanLimitRetriesImmediately(t *testing.T) {
 	max := int64(n + 1)
 	req := sqlRequest(t, "T", 0, 32, "a = 1")
 	check(t, "scan limit", req, r.pull(t, req),
-		want{remoting.PullRetryImmediately, "NO_MATCHED_MESSAGE", maxScanUnits, 0, max, nil})
+		want{RetryImmediately, "NO_MATCHED_MESSAGE", maxScanUnits, 0, max, nil})
 	req = sqlRequest(t, "T", maxScanUnits, 32, "a = 1")
-	check(t, "after the scan limit", req, r.pull(t, req), want{remoting.Success, "FOUND", max, 0, max, last})
+	check(t, "after the scan limit", req, r.pull(t, req), want{Found, "FOUND", max, 0, max, last})
 }
 
 func TestSuspendedSQL92PullWokenByMatch(t *testing.T) {
@@ -130,7 +130,7 @@ func TestSuspendedSQL92PullWokenByMatch(t *testing.T) {
 	notAnswered(t, ch, "after a message the expression rejects")
 	eu := r.putProps(t, "T", 0, map[string]string{"region": "eu"})
 	r.p.Send(&Arrived{Queues: []dispatch.Arrival{{Topic: "T", QueueID: 0, MaxOffset: 2}}})
-	check(t, "woken", req, await(t, ch), want{remoting.Success, "FOUND", 2, 0, 2, eu})
+	check(t, "woken", req, await(t, ch), want{Found, "FOUND", 2, 0, 2, eu})
 }
 
 func TestCompileFilter(t *testing.T) {
@@ -244,12 +244,12 @@ func TestFilterCacheCheck(t *testing.T) {
 		code      int32
 		remark    string
 	}{
-		{"TAG", "TagA || TagB", remoting.Success, ""},
-		{"", "*", remoting.Success, ""},
-		{"SQL92", "a > 5 AND b IS NULL", remoting.Success, ""},
-		{"SQL92", "a > 'x'", remoting.SubscriptionParseFailed, `SQL92 subscription "a > 'x'" does not compile: sql92: column 5`},
-		{"SQL92", "", remoting.SubscriptionParseFailed, "empty expression"},
-		{"XPATH", "/a", remoting.SubscriptionParseFailed, "unsupported expression type"},
+		{"TAG", "TagA || TagB", wirecode.Success, ""},
+		{"", "*", wirecode.Success, ""},
+		{"SQL92", "a > 5 AND b IS NULL", wirecode.Success, ""},
+		{"SQL92", "a > 'x'", wirecode.SubscriptionParseFailed, `SQL92 subscription "a > 'x'" does not compile: sql92: column 5`},
+		{"SQL92", "", wirecode.SubscriptionParseFailed, "empty expression"},
+		{"XPATH", "/a", wirecode.SubscriptionParseFailed, "unsupported expression type"},
 	}
 	for _, tt := range tests {
 		code, remark := c.Check(tt.typ, tt.expr, 7)
@@ -298,13 +298,13 @@ func BenchmarkPullFiltered(b *testing.B) {
 					req := request("T", 0, off, 32, "*")
 					req.Filter = bc.filter
 					resp, _ := p.read(req)
-					if resp.Code != remoting.Success {
+					if resp.Outcome != Found {
 						break // the last message does not match
 					}
 					for body := resp.Body; len(body) > 0; body = body[message.PeekTotalSize(body):] {
 						msgs++
 					}
-					fmt.Sscan(resp.Field("nextBeginOffset"), &off)
+					off = resp.Next
 				}
 			}
 			if msgs != b.N*n/2 {

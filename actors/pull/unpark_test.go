@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 )
 
@@ -16,7 +15,7 @@ func TestUnparkHandsOverOneGroupsPulls(t *testing.T) {
 	r.put(t, "T", 0, "", 0)
 	r.put(t, "T", 1, "", 0)
 	r.start(t, 0)
-	park := func(group string, queue int32) (*Request, <-chan *remoting.Command) {
+	park := func(group string, queue int32) (*Request, <-chan Result) {
 		req := request("T", queue, 1, 32, "*")
 		req.Group, req.SysFlag, req.SuspendUntil = group, FlagSuspend, time.Now().Add(time.Minute)
 		return req, r.send(req)

@@ -3,7 +3,7 @@ package replication
 // Authentication of a replica connection (stream version 2; storage/ha
 // auth.go, docs/formats.md "HA stream"). Before any frame the replica
 // (dialer) and the master (acceptor) prove the group's HA secret to each
-// other with netloop/challenge over fresh nonces, the roles, the group,
+// other with actors/challenge over fresh nonces, the roles, the group,
 // the replica id and the master's published HA address, bound to the TLS
 // connection when there is one. The secret never crosses the wire. The
 // master sends nothing about its log before the replica's proof matched
@@ -21,7 +21,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/netloop/challenge"
+	"github.com/wheelmq/wheelmq/actors/challenge"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/challenge"
 	"github.com/wheelmq/wheelmq/actors/role"
-	"github.com/wheelmq/wheelmq/netloop/challenge"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
 

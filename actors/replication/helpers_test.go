@@ -16,8 +16,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/challenge"
 	"github.com/wheelmq/wheelmq/actors/role"
-	"github.com/wheelmq/wheelmq/netloop/challenge"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )

@@ -28,7 +28,7 @@ func runWithStdin(t *testing.T, stdin string, args ...string) (stdout, stderr st
 func TestUserAndACLCommands(t *testing.T) {
 	n := startNode(t, processtest.Options{})
 	ns := "--namesrv=" + n.NamesrvAddr()
-	dir := n.Broker().Pipeline().ACLUsers()
+	dir := n.Broker().Pipeline().ACL()
 	local := netip.MustParseAddr("127.0.0.1")
 	noPassword := func(what, out string) {
 		t.Helper()

@@ -13,13 +13,6 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// Source publishes the Directory in force; safe from any goroutine. The
-// number changes whenever the directory does (a connection's cache of
-// looked-up accounts is keyed by it).
-type Source interface {
-	Current() (Directory, uint64)
-}
-
 // Fixed is a Source that never changes.
 type Fixed struct{ Dir Directory }
 

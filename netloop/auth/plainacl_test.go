@@ -41,15 +41,15 @@ func TestParsePlainACL(t *testing.T) {
 		ok   bool
 		rule string
 	}{
-		{Need{KindTopic, "orders", PermPub}, true, "topicPerms orders=PUB"},
-		{Need{KindTopic, "orders", PermSub}, false, "topicPerms orders=PUB"},
-		{Need{KindTopic, "orders", PermAny}, true, "topicPerms orders=PUB"},
-		{Need{KindTopic, "audit", PermSub}, false, "topicPerms audit=PUB|SUB, audit=DENY"}, // deny overrides allow
-		{Need{KindTopic, "prices", PermSub}, true, "topicPerms prices=SUB"},
-		{Need{KindTopic, "other", PermSub}, false, "defaultTopicPerm=DENY"},
-		{Need{KindGroup, "billing", PermSub}, false, "groupPerms billing=DENY"},
-		{Need{KindGroup, "shipping", PermSub}, true, "groupPerms shipping=PUB|SUB"},
-		{Need{KindGroup, "any", PermSub}, true, "defaultGroupPerm=SUB"},
+		{Need{Kind: KindTopic, Name: "orders", Perm: PermPub}, true, "topicPerms orders=PUB"},
+		{Need{Kind: KindTopic, Name: "orders", Perm: PermSub}, false, "topicPerms orders=PUB"},
+		{Need{Kind: KindTopic, Name: "orders", Perm: PermAny}, true, "topicPerms orders=PUB"},
+		{Need{Kind: KindTopic, Name: "audit", Perm: PermSub}, false, "topicPerms audit=PUB|SUB, audit=DENY"}, // deny overrides allow
+		{Need{Kind: KindTopic, Name: "prices", Perm: PermSub}, true, "topicPerms prices=SUB"},
+		{Need{Kind: KindTopic, Name: "other", Perm: PermSub}, false, "defaultTopicPerm=DENY"},
+		{Need{Kind: KindGroup, Name: "billing", Perm: PermSub}, false, "groupPerms billing=DENY"},
+		{Need{Kind: KindGroup, Name: "shipping", Perm: PermSub}, true, "groupPerms shipping=PUB|SUB"},
+		{Need{Kind: KindGroup, Name: "any", Perm: PermSub}, true, "defaultGroupPerm=SUB"},
 	}
 	for _, tt := range tests {
 		ok, rule := alice.Allows(tt.need, ip)

@@ -32,6 +32,7 @@ var grpcCodes = map[broker.Status]v2.Code{
 	broker.Internal:          v2.Code_INTERNAL_SERVER_ERROR,
 	broker.HandleExpired:     v2.Code_INVALID_RECEIPT_HANDLE,
 	broker.BadInvisibleTime:  v2.Code_ILLEGAL_INVISIBLE_TIME,
+	broker.FilterDataMissing: v2.Code_ILLEGAL_FILTER_EXPRESSION,
 }
 
 // fromBroker maps a broker call's error to an in-band status (OK for nil).

@@ -14,7 +14,6 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
-	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/adminbody"
@@ -112,7 +111,7 @@ func (r *Router) resetBody(topic string, offs map[int32]int64) ([]byte, error) {
 // RocketMQ's Broker2Client.resetOffset does: RESET_CONSUMER_CLIENT_OFFSET
 // (220, oneway) with the new offsets in body, to each of them; and the long
 // polls they have parked on those queues are answered now (OFFSET_MOVED,
-// through submitPull) instead of when their suspension ends. A consumer
+// through the broker API's reset rule) instead of when their suspension ends. A consumer
 // that misses the 220 still meets the reset at its next pull.
 func (r *Router) announceReset(d broker.ResetDone) {
 	group, topic, offs := d.Group, d.Topic, d.Offsets
@@ -133,7 +132,7 @@ func (r *Router) announceReset(d broker.ResetDone) {
 	for q := range offs {
 		queues = append(queues, q)
 	}
-	r.pullSt.Send(&pull.Unpark{Group: group, Topic: topic, Queues: queues, Each: r.submitPull})
+	r.core.WakeResetPulls(group, topic, queues)
 }
 
 // parseBool reads a Java boolean header field ("true" in any case).

@@ -5,7 +5,6 @@ package router
 // send-backs.
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
@@ -61,22 +60,4 @@ func (r *Router) handleDeleteGroup(c *netloop.Conn, cmd *remoting.Command) *Refu
 	// group's delete record in the log (offsets.DropGroup).
 	r.offsetsSt.Send(&offsets.DropGroup{Group: name, Done: del})
 	return nil
-}
-
-// errGroupMissing means a group is unknown and auto-creation is off.
-var errGroupMissing = errors.New("subscription group does not exist")
-
-// groupConfig returns a group's configuration. An unknown group is created
-// in the background when auto-creation is on (answering with the defaults
-// meanwhile, as a Java broker creates it on the spot); without
-// auto-creation it is errGroupMissing.
-func (r *Router) groupConfig(name string) (meta.SubscriptionGroupConfig, error) {
-	if cfg, ok := r.groupView.Get(name); ok {
-		return cfg, nil
-	}
-	if !r.p.Settings().AutoCreateGroup {
-		return meta.SubscriptionGroupConfig{}, errGroupMissing
-	}
-	r.groupsSt.Send(&groups.Ensure{Names: []string{name}})
-	return meta.NewSubscriptionGroupConfig(name), nil
 }

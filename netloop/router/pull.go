@@ -10,104 +10,65 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
-	"github.com/wheelmq/wheelmq/actors/offsets"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// maxSuspend caps how long a pull may be parked.
-const maxSuspend = 60 * time.Second
-
+// handlePull decodes a pull, hands it to the broker API (actors/broker
+// pull.go, which holds the rules) and encodes its answer.
 func (r *Router) handlePull(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	p := fieldParser{cmd: cmd}
-	group := p.str("consumerGroup")
-	topic := p.str("topic")
-	queueID := int32(p.int("queueId", true, 0))
-	offset := p.int("queueOffset", true, 0)
-	maxNums := int32(p.int("maxMsgNums", true, 32))
-	sysFlag := int32(p.int("sysFlag", true, 0))
-	commitOffset := p.int("commitOffset", true, -1)
-	suspend := time.Duration(p.int("suspendTimeoutMillis", false, 0)) * time.Millisecond
+	req := broker.PullRequest{
+		Group: p.str("consumerGroup"), Topic: p.str("topic"), QueueID: int32(p.int("queueId", true, 0)),
+		Offset: p.int("queueOffset", true, 0), MaxNums: int32(p.int("maxMsgNums", true, 32)),
+		SysFlag: int32(p.int("sysFlag", true, 0)), CommitOffset: p.int("commitOffset", true, -1),
+		Suspend:        time.Duration(p.int("suspendTimeoutMillis", false, 0)) * time.Millisecond,
+		ExpressionType: cmd.Field("expressionType"), Expression: cmd.Field("subscription"),
+		ConnID: c.ID(), Busy: connStateOf(c).busy,
+	}
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	cfg, ok := r.topicView.Get(topic)
-	if !ok {
-		return refuse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
-	}
-	if cfg.Perm&meta.PermRead == 0 {
-		return refuse(remoting.NoPermission, "the topic[%s] pulling message is forbidden", topic)
-	}
-	if queueID < 0 || queueID >= max(cfg.ReadQueueNums, cfg.WriteQueueNums) {
-		return refuse(remoting.InvalidParameter, "queueId[%d] is illegal, topic[%s] has %d read queues", queueID, topic, cfg.ReadQueueNums)
-	}
-	if _, err := r.core.ConsumeAllowed(group); err != nil {
-		return refusalOf(err)
-	}
-	suspend = min(suspend, maxSuspend)
-	if ref := refusalOf(r.core.PullAllowed(group, topic, suspend)); ref != nil {
-		return ref
-	}
-	if sysFlag&pull.FlagCommitOffset != 0 && commitOffset >= 0 {
-		r.offsetsSt.Send(&offsets.Commit{Group: group, Topic: topic, QueueID: queueID, Offset: commitOffset})
-	}
-	var filter pull.Filter
-	if sysFlag&pull.FlagSubscription != 0 {
-		ver, _ := strconv.ParseInt(cmd.Field("subVersion"), 10, 64)
-		f, err := r.filters.Get(cmd.Field("expressionType"), cmd.Field("subscription"), ver)
-		if err != nil {
-			return refuse(remoting.SubscriptionParseFailed, "parse the consumer's subscription failed")
+	req.SubVersion, _ = strconv.ParseInt(cmd.Field("subVersion"), 10, 64)
+	return refusalOf(r.core.Pull(callerOf(c, cmd), req, func(res broker.PullResult) {
+		if err := broker.PullRefusal(res); err != nil {
+			r.refuse(c, cmd, refusalOf(err))
+			return
 		}
-		filter = f
-	} else if sub, ok := r.subView.LookupSubscription(group, topic); ok {
-		f, err := r.filters.Get(sub.Type, sub.Expression, sub.Version)
-		if err != nil {
-			return refuse(remoting.FilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!")
-		}
-		filter = f
-	} else {
-		filter = pull.Filter{All: true} // clients filter by tag again
-	}
-	req := &pull.Request{
-		Cmd: cmd, Group: group, Topic: topic, QueueID: queueID, Offset: offset, MaxNums: maxNums,
-		SysFlag: sysFlag, Filter: filter, SuspendUntil: time.Now().Add(suspend),
-		ConnID: c.ID(), Busy: connStateOf(c).busy,
-		Reply: func(resp *remoting.Command) { r.send(c, cmd, resp) },
-	}
-	r.submitPull(req)
-	return nil
+		r.send(c, cmd, pullResponse(cmd, &res))
+	}))
 }
 
-// submitPull hands a pull to the pull stage, unless an admin reset of its
-// queue (INVOKE_BROKER_TO_RESET_OFFSET) waits for it: like RocketMQ 5, such
-// a pull is told OFFSET_MOVED to the new offset, once. A pull already at
-// the reset offset (its consumer took RESET_CONSUMER_CLIENT_OFFSET) clears
-// the mark and is served. Parked long polls of a reset queue come back
-// here (see wakeReset).
-func (r *Router) submitPull(req *pull.Request) {
-	if !r.resets.Pending(req.Group, req.Topic, req.QueueID) {
-		r.pullSt.Send(req)
-		return
+// pullCodes maps a served pull's outcome to its response code.
+var pullCodes = map[pull.Outcome]int32{
+	pull.Found:            remoting.Success,
+	pull.NoNewMessage:     remoting.PullNotFound,
+	pull.OffsetMoved:      remoting.PullOffsetMoved,
+	pull.RetryImmediately: remoting.PullRetryImmediately,
+}
+
+// pullResponse encodes a pull's answer. suggestWhichBrokerId is always 0
+// (MASTER_ID), as RocketMQ's PullMessageProcessor answers without
+// slaveReadEnable: under replication a replica serves the pulls that
+// reach it (confirmed data only: the dispatcher builds its consume queues
+// up to the confirmed offset) and the suggestion sends the consumer back
+// to the master once its route has one (docs/operations.md, "Replicated
+// broker groups").
+func pullResponse(cmd *remoting.Command, res *broker.PullResult) *remoting.Command {
+	code, ok := pullCodes[res.Outcome]
+	if !ok {
+		code = remoting.SystemError
 	}
-	r.offsetsSt.Send(&offsets.TakeReset{Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, FailFunc: req.Fail,
-		Reply: func(off int64, ok bool) {
-			if !ok || off == req.Offset {
-				r.pullSt.Send(req)
-				return
-			}
-			var minOff, maxOff int64
-			if q := r.store.Queues.Lookup(req.Topic, req.QueueID); q != nil {
-				minOff, maxOff = q.MinOffset(), q.MaxOffset()
-			}
-			resp := remoting.NewResponse(req.Cmd, remoting.PullOffsetMoved, "OFFSET_RESET")
-			resp.SetField("nextBeginOffset", strconv.FormatInt(off, 10))
-			resp.SetField("minOffset", strconv.FormatInt(minOff, 10))
-			resp.SetField("maxOffset", strconv.FormatInt(maxOff, 10))
-			resp.SetField("suggestWhichBrokerId", "0")
-			req.Reply(resp)
-		}})
+	resp := remoting.NewResponse(cmd, code, res.Remark)
+	resp.Body = res.Body
+	if res.HasOffsets() {
+		resp.SetField("nextBeginOffset", strconv.FormatInt(res.Next, 10))
+		resp.SetField("minOffset", strconv.FormatInt(res.Min, 10))
+		resp.SetField("maxOffset", strconv.FormatInt(res.Max, 10))
+		resp.SetField("suggestWhichBrokerId", "0")
+	}
+	return resp
 }
 
 func (r *Router) handleQueryOffset(c *netloop.Conn, cmd *remoting.Command) *Refusal {

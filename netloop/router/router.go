@@ -12,7 +12,7 @@
 // family), clientreq.go (heartbeat, unregister, consumer list), admin.go
 // (topics), orderly.go (LOCK_BATCH_MQ, UNLOCK_BATCH_MQ), transaction.go
 // (END_TRANSACTION and the half-message send path), sendback.go
-// (CONSUMER_SEND_MSG_BACK), timercancel.go (the admin cancel of a timer
+// (CONSUMER_SEND_MSG_BACK, over the broker API's SendBack), timercancel.go (the admin cancel of a timer
 // message), groups.go (subscription groups), adminstats.go (topic and
 // consume stats, earliest store time), adminruntime.go (broker runtime
 // info), adminclients.go (connection lists, consumer running info, offset

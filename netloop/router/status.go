@@ -32,6 +32,7 @@ var wireCodes = map[broker.Status]int32{
 	broker.Internal:          remoting.SystemError,
 	broker.HandleExpired:     remoting.PullNotFound,
 	broker.BadInvisibleTime:  remoting.InvalidParameter,
+	broker.FilterDataMissing: remoting.FilterDataNotExist,
 }
 
 // wireCode is st's remoting response code.

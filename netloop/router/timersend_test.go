@@ -18,10 +18,27 @@ func TestDelayLevel(t *testing.T) {
 		level int
 		want  time.Duration
 	}{{-1, 0}, {0, 0}, {1, time.Second}, {3, 10 * time.Second}, {5, time.Minute}, {18, 2 * time.Hour}, {99, 2 * time.Hour}} {
-		if got := DelayLevel(c.level); got != c.want {
+		if got := timer.DelayLevel(c.level); got != c.want {
 			t.Errorf("DelayLevel(%d) = %s, want %s", c.level, got, c.want)
 		}
 	}
+}
+
+// timerPlan is the broker API's timer plan in remoting's codes.
+type timerPlan struct {
+	timer  bool
+	dueMs  int64
+	code   int32
+	remark string
+}
+
+// planTimer applies the broker's timer rules to props (modified in place).
+func (r *Router) planTimer(props map[string]string, nowMs int64) timerPlan {
+	p, err := r.core.PlanTimer(props, nowMs)
+	if ref := refusalOf(err); ref != nil {
+		return timerPlan{code: ref.Code, remark: ref.Remark}
+	}
+	return timerPlan{timer: p.Timer, dueMs: p.DueMs}
 }
 
 func TestPlanTimer(t *testing.T) {
@@ -95,7 +112,7 @@ func TestPlanTimerDisabled(t *testing.T) {
 
 func TestToTimerTopic(t *testing.T) {
 	props := map[string]string{"TAGS": "A"}
-	topic, q := toTimerTopic(props, timerPlan{timer: true, dueMs: 42}, "orders", 3)
+	topic, q := timer.ToTimerTopic(props, 42, "orders", 3)
 	if topic != "rmq_sys_wheel_timer" || q != 0 {
 		t.Fatalf("got %s/%d", topic, q)
 	}

@@ -2,7 +2,7 @@ package ha
 
 // Authentication of the HA stream (version 2; docs/formats.md, "HA
 // stream"): before any frame, the replica (dialer) and the master
-// (acceptor) run netloop/challenge's exchange with ChallengeMagic and
+// (acceptor) run actors/challenge's exchange with ChallengeMagic and
 // ChallengeLabel, keyed by the group's HA secret, bound to the TLS
 // connection when there is one (TLSExporterLabel), with the ids
 // ReplicaPeerID and MasterPeerID. The replica's Handshake frame follows

@@ -22,7 +22,11 @@
 //     PullGrace (a live pull consumer asks again at least that often);
 //   - while the engine rebuilds its state from its journal (at a start
 //     that finds a journal, after a promotion), pulls are refused as busy:
-//     nobody knows yet what is in flight.
+//     nobody knows yet what is in flight;
+//   - after a promotion, until the metadata log has applied every record
+//     the old master logged (SetModesPending), pulls and pops of every
+//     group are refused as busy: a 401 the old master answered moments
+//     before it failed may not be in the table yet.
 //
 // The modes set by 401 are persisted by the engine
 // (config/messageRequestMode.json) and replicated as metadata records
@@ -76,6 +80,8 @@ type Table struct {
 	w          map[Key]*hold
 	pulls      sync.Map // Key -> *atomic.Int64: served pulls hold the group for PULL until (ms)
 	recovering atomic.Bool
+	// modesPending: the modes may lag the old master's (SetModesPending).
+	modesPending atomic.Bool
 	// reloaded is the replication epoch the engine last dropped its state
 	// for and began reading the journal again as master (-1: never); a
 	// master whose epoch differs has not begun to (see ReloadedFor).
@@ -104,6 +110,9 @@ func (t *Table) Modes() map[Key]meta.RequestMode { return *t.modes.Load() }
 // suspend; a pull allowed holds the group for PULL until now + suspend +
 // PullGrace.
 func (t *Table) PullAllowed(group, topic string, suspend time.Duration, now time.Time) *Refusal {
+	if t.modesPending.Load() {
+		return &Refusal{Busy: true, Remark: remarkModesPending}
+	}
 	k := Key{group, topic}
 	switch (*t.modes.Load())[k].Mode {
 	case meta.RequestModePop:
@@ -136,6 +145,9 @@ func (t *Table) PullAllowed(group, topic string, suspend time.Duration, now time
 
 // PopAllowed decides a pop of (group, topic).
 func (t *Table) PopAllowed(group, topic string, now time.Time) *Refusal {
+	if t.modesPending.Load() {
+		return &Refusal{Busy: true, Remark: remarkModesPending}
+	}
 	k := Key{group, topic}
 	switch (*t.modes.Load())[k].Mode {
 	case meta.RequestModePull:
@@ -168,6 +180,18 @@ func (t *Table) SetModes(modes []meta.RequestMode) {
 // SetRecovering says whether the engine is rebuilding its state (pulls of
 // groups without a mode wait).
 func (t *Table) SetRecovering(on bool) { t.recovering.Store(on) }
+
+// remarkModesPending answers pulls and pops while the modes may lag.
+const remarkModesPending = "promoted to master: the request modes the old master logged (SET_MESSAGE_REQUEST_MODE) " +
+	"are being applied from the metadata log; pulls and pops wait for them (a group is consumed by one model at a time), retry"
+
+// SetModesPending says whether the modes may lag the ones the old master
+// logged (a promotion, until the metadata log applied its records): every
+// pull and pop is refused as busy meanwhile.
+func (t *Table) SetModesPending(on bool) { t.modesPending.Store(on) }
+
+// ModesPending reports what SetModesPending last said.
+func (t *Table) ModesPending() bool { return t.modesPending.Load() }
 
 // MarkReloaded records that the engine dropped its state at a promotion to
 // master at epoch and reads the journal again (Recovering is on by then).

@@ -19,10 +19,11 @@ import (
 )
 
 // progressOf asks the broker API for group's progress on topic's queue 0.
-func progressOf(t *testing.T, n *process.Node, group, topic string) broker.QueueLag {
+func progressOf(t *testing.T, n *process.Node, group, topic string) broker.QueueProgress {
 	t.Helper()
-	ch := make(chan *broker.GroupProgress, 1)
-	n.Broker().Core().GroupProgress(broker.Caller{Protocol: broker.ByBroker}, group, func(gp *broker.GroupProgress, err *broker.Error) {
+	ch := make(chan *broker.ConsumeStats, 1)
+	req := broker.ConsumeStatsRequest{Group: group, Pop: true}
+	n.Broker().Core().ConsumeStats(broker.Caller{Protocol: broker.ByBroker}, req, func(gp *broker.ConsumeStats, err *broker.Error) {
 		if err != nil {
 			t.Errorf("group progress: %v", err)
 		}
@@ -39,7 +40,7 @@ func progressOf(t *testing.T, n *process.Node, group, topic string) broker.Queue
 	case <-time.After(10 * time.Second):
 		t.Fatal("group progress: no answer")
 	}
-	return broker.QueueLag{}
+	return broker.QueueProgress{}
 }
 
 // clientsPage reads the console's clients page.
@@ -102,7 +103,7 @@ func TestConsoleClientsOfEveryProtocol(t *testing.T) {
 	}
 	inFlight := len(got)
 	q := progressOf(t, n, popGroup, topic)
-	if q.Max != 5 || q.Lag != 5 || q.InFlight != inFlight {
+	if q.BrokerOffset != 5 || q.Lag != 5 || q.InFlight != inFlight {
 		t.Fatalf("before acks: %+v (received %d)", q, inFlight)
 	}
 	page := clientsPage(t, n)
@@ -123,7 +124,7 @@ func TestConsoleClientsOfEveryProtocol(t *testing.T) {
 		cancel()
 	}
 	q = progressOf(t, n, popGroup, topic)
-	if q.Lag != int64(5-inFlight) || q.InFlight != 0 || q.Consumed != int64(inFlight) {
+	if q.Lag != int64(5-inFlight) || q.InFlight != 0 || q.ConsumerOffset != int64(inFlight) {
 		t.Fatalf("after %d acks: %+v", inFlight, q)
 	}
 

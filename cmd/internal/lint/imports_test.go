@@ -32,7 +32,6 @@ var netloopImporters = map[string]string{
 	"actors/controller/stage.go":                  "*remoting.Command answers",
 	"actors/controller/wire.go":                   "*remoting.Command answers",
 	"actors/controller/raftsec.go":                "netloop.LoopbackListen",
-	"actors/controller/raftsec_secret.go":         "netloop/challenge handshake",
 	"actors/controller/controllertest/cluster.go": "netloop.Server for the test cluster",
 	"actors/controller/member/loop.go":            "remoting.Client to the controller",
 	"actors/controller/member/member.go":          "remoting.Client, remoting.Field signing",
@@ -42,16 +41,10 @@ var netloopImporters = map[string]string{
 	"actors/clients/clients.go":   "netloop.Conn, remoting.NewRequest (NOTIFY_CONSUMER_IDS_CHANGED)",
 	"actors/clients/invoke.go":    "*remoting.Command relayed to a client",
 	"actors/clients/producers.go": "*remoting.Command (CHECK_TRANSACTION_STATE)",
-	"actors/pull/pull.go":         "*remoting.Command answers",
-	"actors/pull/read.go":         "*remoting.Command answers",
-	"actors/pull/service.go":      "*remoting.Command answers",
 	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
 	// ACL types and admin bodies.
-	"actors/acl/directory.go":      "auth.Directory, auth.Account",
-	"actors/aclfile/aclfile.go":    "auth.PlainACL",
-	"actors/pipeline/accessors.go": "auth.Directory",
-	"actors/pipeline/config.go":    "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
-	"actors/replication/auth.go":   "netloop/challenge handshake",
+	"actors/aclfile/aclfile.go": "auth.PlainACL",
+	"actors/pipeline/config.go": "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
 }
 
 // TestActorsDoNotImportNetloop is the layering rule, as a ratchet over

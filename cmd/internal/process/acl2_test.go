@@ -101,7 +101,7 @@ func TestACL2UsersAndPolicies(t *testing.T) {
 	}
 
 	// The published Directory grants what the ACL says, and nothing else.
-	dirOf := n.Broker().Pipeline().ACLUsers()
+	dirOf := n.Broker().Pipeline().ACL()
 	alice, ok := dirOf.Lookup("alice")
 	if !ok || alice.SecretKey() != "alice-pw-1" || alice.IsAdmin() {
 		t.Fatalf("alice in the directory: %v", ok)
@@ -171,7 +171,7 @@ func TestACL2UsersAndPolicies(t *testing.T) {
 	}
 	n = processtest.Start(t, processtest.Options{Dir: dir})
 	addr = n.BrokerAddr()
-	dirOf = n.Broker().Pipeline().ACLUsers()
+	dirOf = n.Broker().Pipeline().ACL()
 	alice, ok = dirOf.Lookup("alice")
 	if !ok || alice.SecretKey() != "alice-pw-1" {
 		t.Fatal("alice lost in the restart")

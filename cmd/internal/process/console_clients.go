@@ -48,7 +48,9 @@ func (cb *consoleBackend) Connections(ctx context.Context, c console.Credentials
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[name]
 		g.Protocols = strings.Join(slices.Sorted(maps.Keys(protos[name])), ", ")
-		gp, err := await(ctx, func(done func(*broker.GroupProgress, *broker.Error)) { core.GroupProgress(cb.caller(c), name, done) })
+		gp, err := await(ctx, func(done func(*broker.ConsumeStats, *broker.Error)) {
+			core.ConsumeStats(cb.caller(c), broker.ConsumeStatsRequest{Group: name, Pop: true}, done)
+		})
 		if err != nil {
 			return out, err
 		}
@@ -64,15 +66,15 @@ func (cb *consoleBackend) Connections(ctx context.Context, c console.Credentials
 }
 
 // topicLags sums a group's queues by topic.
-func topicLags(gp *broker.GroupProgress) []console.TopicLag {
+func topicLags(gp *broker.ConsumeStats) []console.TopicLag {
 	var out []console.TopicLag
 	for _, q := range gp.Queues {
 		if len(out) == 0 || out[len(out)-1].Topic != q.Topic {
 			out = append(out, console.TopicLag{Topic: q.Topic})
 		}
 		t := &out[len(out)-1]
-		t.Max += q.Max
-		t.Consumed += max(q.Consumed, 0)
+		t.Max += q.BrokerOffset
+		t.Consumed += q.ConsumerOffset
 		t.Lag += q.Lag
 		t.InFlight += int64(q.InFlight)
 		t.Retrying += int64(q.Retrying)

@@ -54,7 +54,7 @@ func (cb *consoleBackend) GroupDetail(ctx context.Context, c console.Credentials
 	name := cb.n.broker.cfg.BrokerName
 	for _, q := range st.Queues { // sorted by topic and queue
 		d.Queues = append(d.Queues, console.QueueLag{Topic: q.Topic, Broker: name, ID: int(q.QueueID),
-			BrokerOffset: q.BrokerOffset, ConsumerOffset: q.ConsumerOffset, Lag: max(q.BrokerOffset-q.ConsumerOffset, 0),
+			BrokerOffset: q.BrokerOffset, ConsumerOffset: q.ConsumerOffset, Lag: q.Lag,
 			LastTimestampMs: q.LastTimestamp})
 	}
 	return d, nil

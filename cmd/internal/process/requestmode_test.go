@@ -11,7 +11,9 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/meta"
+	"github.com/wheelmq/wheelmq/storage/metarec"
 )
 
 // The pull/POP exclusion (actors/pop/mode) across a restart and a
@@ -58,7 +60,7 @@ func newModeFixture(t *testing.T, n *process.Node) *modeFixture {
 // being promoted SERVICE_NOT_AVAILABLE: asked again until its deadline.
 func (f *modeFixture) check(t *testing.T, n *process.Node, when string) {
 	t.Helper()
-	for _, c := range []struct{ group, remark string }{{f.popped, "in flight until"}, {f.set, "SET_MESSAGE_REQUEST_MODE"}} {
+	for _, c := range []struct{ group, remark string }{{f.set, "SET_MESSAGE_REQUEST_MODE"}, {f.popped, "in flight until"}} {
 		var resp *remoting.Command
 		for deadline := time.Now().Add(15 * time.Second); ; {
 			resp = processtest.Invoke(t, n.BrokerAddr(), processtest.PullRequest(c.group, f.topic, 0, 0, 8))
@@ -126,23 +128,21 @@ func TestRequestModeAfterFailover(t *testing.T) {
 	haWait(t, "second member in the sync-state set", func() bool {
 		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
 	})
-	f := newModeFixture(t, a)
-	waitReplicated(t, a, b)
-	// The 401 record reaches the replica's CommitLog with the rest; its
-	// metadata log applies it a moment later (it reads its records every
-	// 200 ms). A failover inside that moment serves pulls of the group
-	// until the record is applied: the test fails the master after it.
-	haWait(t, "the replica applied the 401 record", func() bool {
-		return b.Broker().Core().RequestMode(f.set, f.topic) == meta.RequestModePop
-	})
 	// A replica takes no 401: modes are set on the master.
-	body, err := json.Marshal(map[string]any{"topic": f.topic, "consumerGroup": f.popped, "mode": "PULL", "popShareQueueNum": 0})
+	body, err := json.Marshal(map[string]any{"topic": "any", "consumerGroup": "any", "mode": "PULL", "popShareQueueNum": 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp := processtest.Invoke(t, b.BrokerAddr(), remoting.NewRequest(remoting.SetMessageRequestMode, nil, body)); resp.Code != remoting.ServiceNotAvailable {
 		t.Fatalf("401 on the replica: %d %q, want SERVICE_NOT_AVAILABLE", resp.Code, resp.Remark)
 	}
+	f := newModeFixture(t, a)
+	// The master fails as soon as the 401 record is confirmed (so on the
+	// replica's CommitLog), without waiting for the replica's metadata log
+	// to apply it: the promoted broker must not serve pulls of the group
+	// before it has (actors/pop ModesApplied).
+	waitModeLogged(t, a, f.set, f.topic)
+	waitReplicated(t, a, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := a.Stop(ctx); err != nil {
@@ -153,4 +153,34 @@ func TestRequestModeAfterFailover(t *testing.T) {
 	})
 	f.check(t, b, "after a failover")
 	f.ackAll(t, b)
+}
+
+// waitModeLogged waits until n's metadata log holds a confirmed record
+// setting (group, topic)'s request mode (the 401 is answered before the
+// record is appended).
+func waitModeLogged(t *testing.T, n *process.Node, group, topic string) {
+	t.Helper()
+	st := n.Broker().Pipeline().Store()
+	haWait(t, "the 401 record in the master's metadata log", func() bool {
+		q := st.Queues.Lookup(metarec.Topic, 0)
+		if q == nil {
+			return false
+		}
+		units, err := q.Read(q.MinOffset(), int(q.MaxOffset()-q.MinOffset()))
+		if err != nil {
+			t.Fatalf("read the metadata log's queue: %v", err)
+		}
+		for _, rec := range storage.ReadUnits(st.CommitLog, units) {
+			r, err := metarec.FromMessage(rec)
+			if err != nil || r.Kind != metarec.KindRequestModePut {
+				continue
+			}
+			for _, m := range r.Modes {
+				if m.ConsumerGroup == group && m.Topic == topic {
+					return true
+				}
+			}
+		}
+		return false
+	})
 }

@@ -26,9 +26,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/wheelmq/wheelmq/actors/challenge"
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/cmd/internal/chaos/cluster"
-	"github.com/wheelmq/wheelmq/netloop/challenge"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
