@@ -112,6 +112,7 @@ func asyncLoad(t *testing.T, namesrv, topic, prefix string, producers, window in
 // client that retries it would store it twice), and every send answered OK
 // must be.
 func TestSIGTERMUnderAsyncSends(t *testing.T) {
+	t.Parallel() // its own processes and data directory; kills and restarts wait more than they compute
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

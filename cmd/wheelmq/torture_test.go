@@ -81,6 +81,7 @@ func (s tortureStats) String() string {
 }
 
 func TestCrashTorture(t *testing.T) {
+	t.Parallel() // its own processes and data directory; kills and restarts wait more than they compute
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
