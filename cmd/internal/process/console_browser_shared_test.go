@@ -3,14 +3,14 @@ package process_test
 // The package's one headless Chromium: the first browser test starts it,
 // every browser test gets a tab of its own in a browser context of its own
 // (cookies and storage are not shared: the consoles of the tests' brokers
-// all live on 127.0.0.1), and TestMain stops it after the last test.
+// all live on 127.0.0.1), and TestMain (main_test.go) stops it after the
+// last test.
 // Starting Chromium once instead of once per test saves a few seconds per
 // test on a loaded 2-core machine.
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -20,14 +20,6 @@ import (
 
 // browserStartTimeout bounds starting Chromium and opening a tab in it.
 const browserStartTimeout = 60 * time.Second
-
-// TestMain runs the package's tests, then stops the shared Chromium (if a
-// browser test started it).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.stop()
-	os.Exit(code)
-}
 
 // sharedChromium is the package's Chromium, started on first use.
 type sharedChromium struct {

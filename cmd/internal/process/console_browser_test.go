@@ -146,6 +146,7 @@ func scrapeValue(t *testing.T, addr, name string) float64 {
 // nothing. Screenshots go to t.TempDir() (and to WHEELMQ_CONSOLE_SHOTS
 // when set, which is how docs/console-*.png were made).
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
 	base := "http://" + n.MetricsAddr()
