@@ -214,6 +214,7 @@ func TestAutoCreatedTopicRoutedAtFirstSendOK(t *testing.T) {
 // the name server does not have it yet. Every start succeeds, and the
 // consumer receives the message.
 func TestPushConsumerStartsRightAfterFirstSend(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	for _, setup := range routeSetups {
 		t.Run(setup.name, func(t *testing.T) {
 			_, nsAddr := startRouted(t, setup.delay)
