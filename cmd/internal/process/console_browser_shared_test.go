@@ -32,7 +32,7 @@ type sharedChromium struct {
 var shared sharedChromium
 
 // root returns a context of the running browser, starting Chromium at path
-// first when none runs (or the last one died).
+// first when none runs (or the last one's context ended).
 func (s *sharedChromium) root(path string) (context.Context, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
