@@ -119,7 +119,10 @@ func TestSIGTERMUnderAsyncSends(t *testing.T) {
 	loops := shutdownLoops(t)
 	bin := buildBinary(t)
 	for _, flush := range []string{"async", "sync"} {
-		t.Run(flush, func(t *testing.T) { sigtermUnderLoad(t, bin, flush, loops) })
+		t.Run(flush, func(t *testing.T) {
+			t.Parallel() // each flush mode its own process and data directory
+			sigtermUnderLoad(t, bin, flush, loops)
+		})
 	}
 }
 
