@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childCLIEnv) == "1" { // this test binary as wheelctl (see runChild)
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	processtest.MinParallel(4) // its parallel tests wait for processes and clients far more than they compute
 	code := m.Run()
 	processtest.RemoveBinary()
 	os.Exit(code)

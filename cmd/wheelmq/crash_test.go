@@ -119,6 +119,7 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, error)
 // consumable after the restart. It then stops the second process with
 // SIGTERM and expects a clean exit.
 func TestSIGKILLKeepsAcknowledgedMessages(t *testing.T) {
+	t.Parallel() // its own processes and data directories; waits for them and the client more than it computes
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -76,6 +76,7 @@ func (l *localTx) committed() []string {
 // transactions, once each: no committed one lost, no rolled-back one
 // delivered.
 func TestSIGKILLDuringTransactions(t *testing.T) {
+	t.Parallel() // its own processes and data directory; kills and restarts wait more than they compute
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

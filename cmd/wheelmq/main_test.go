@@ -7,9 +7,12 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 )
 
-// TestMain removes the wheelmq binary that the process tests share
+// TestMain runs the tests, 4 parallel ones at a time (they start and kill
+// processes and wait for clients' route polls far more than they compute),
+// and removes the wheelmq binary that the process tests share
 // (processtest.Binary) once they have run.
 func TestMain(m *testing.M) {
+	processtest.MinParallel(4)
 	code := m.Run()
 	processtest.RemoveBinary()
 	os.Exit(code)

@@ -48,6 +48,7 @@ func rawPop(t *testing.T, addr, group, topic string, invisible, poll int64) []po
 // half, SIGKILLs the binary and starts it again: no acked message comes
 // back, the others come back (attempt 2), none before its deadline.
 func TestSIGKILLKeepsPopStateRemoting(t *testing.T) {
+	t.Parallel() // its own processes and data directory; kills and restarts wait more than they compute
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

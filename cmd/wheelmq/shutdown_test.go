@@ -112,13 +112,17 @@ func asyncLoad(t *testing.T, namesrv, topic, prefix string, producers, window in
 // client that retries it would store it twice), and every send answered OK
 // must be.
 func TestSIGTERMUnderAsyncSends(t *testing.T) {
+	t.Parallel() // its own processes and data directory; kills and restarts wait more than they compute
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	loops := shutdownLoops(t)
 	bin := buildBinary(t)
 	for _, flush := range []string{"async", "sync"} {
-		t.Run(flush, func(t *testing.T) { sigtermUnderLoad(t, bin, flush, loops) })
+		t.Run(flush, func(t *testing.T) {
+			t.Parallel() // each flush mode its own process and data directory
+			sigtermUnderLoad(t, bin, flush, loops)
+		})
 	}
 }
 

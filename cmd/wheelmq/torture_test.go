@@ -81,21 +81,32 @@ func (s tortureStats) String() string {
 }
 
 func TestCrashTorture(t *testing.T) {
+	t.Parallel() // its own processes and data directory; kills and restarts wait more than they compute
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	loops := tortureLoops(t)
 	bin := buildBinary(t)
 	began := time.Now()
-	var total tortureStats
+	var mu sync.Mutex
+	var total tortureStats // guarded by mu
+	// The flush modes run side by side (each its own process and data
+	// directory); the total is logged once both are done.
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("crash torture: %s in %s", total, time.Since(began).Round(100*time.Millisecond))
+	})
 	for _, flush := range []string{"async", "sync"} {
 		t.Run(flush, func(t *testing.T) {
+			t.Parallel()
 			st := torture(t, bin, flush, loops)
 			t.Logf("%s flush: %s", flush, st)
+			mu.Lock()
 			total.add(st)
+			mu.Unlock()
 		})
 	}
-	t.Logf("crash torture: %s in %s", total, time.Since(began).Round(100*time.Millisecond))
 }
 
 // torture runs loops kill-and-restart cycles in one data directory.

@@ -80,6 +80,7 @@ func signedRoute(t *testing.T, c v2.MessagingServiceClient, creds auth.Credentia
 // refused, fresh it is accepted; an unknown key and a wrong secret get the
 // same answer; each refusal is counted by reason.
 func TestGRPCSignatureFreshAndUniform(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	n := aclNode(t, nil)
 	c := rawClient(t, n.GRPCAddr())
 	if s := signedRoute(t, c, grpcAlice, time.Now()); s.GetCode() != v2.Code_OK {
@@ -109,6 +110,7 @@ func TestGRPCSignatureFreshAndUniform(t *testing.T) {
 // SDK stamps its local time with a "Z": the machine's zone offset is
 // accepted as a configured offset.
 func TestGRPCSignedSDKSend(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	_, off := time.Now().Zone()
 	n := aclNode(t, func(c *process.Config) { c.GRPC.SignatureOffsets = []time.Duration{time.Duration(off) * time.Second} })
 	withSSL(t, false)

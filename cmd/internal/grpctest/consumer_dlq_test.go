@@ -18,6 +18,7 @@ import (
 // TestSimpleConsumerSQL92 receives through a SQL92 filter on a user
 // property: only the matching messages arrive.
 func TestSimpleConsumerSQL92(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_sql")

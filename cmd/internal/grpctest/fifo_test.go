@@ -22,6 +22,7 @@ import (
 // A's head stays un-acked, B's messages all flow; then A's come in order
 // as each is acked. A NORMAL message to the topic is refused.
 func TestSimpleConsumerFIFO(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic, group := processtest.Unique("grpc_fifo_pop"), processtest.Unique("grpc_fifo_cg")

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	_ = os.Setenv("rocketmq.client.logLevel", "error")
 	rmq.ResetLogger()
 	rmq.EnableSsl = false // withSSL turns it on for the tests that need it
+	// Every test has its own broker and mostly waits (the SDK starts in 1 s
+	// steps, consumers wait out invisible times): 8 at a time, not 2.
+	processtest.MinParallel(8)
 	code := m.Run()
 	if dir != "" {
 		_ = os.RemoveAll(dir)

@@ -19,6 +19,7 @@ import (
 // with a v5 SimpleConsumer: the same message id, tag, keys, user
 // properties (and nothing else among them) and delivery timestamp.
 func TestInteropRemotingToV5(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("interop_r2v")
@@ -86,6 +87,7 @@ func TestInteropRemotingToV5(t *testing.T) {
 // push consumer: the same message id, tags, keys and user properties, not
 // before its delivery time.
 func TestInteropV5ToRemoting(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("interop_v2r")

@@ -21,6 +21,7 @@ import (
 // time"); a group with POP deliveries in flight is refused pulls until they
 // are acked; SET_MESSAGE_REQUEST_MODE (401) decides over both.
 func TestOneModelPerGroup(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("onemodel")

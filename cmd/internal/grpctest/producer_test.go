@@ -17,6 +17,7 @@ import (
 // them back over remoting: properties as RocketMQ's proxy stores them,
 // spread round robin over the queues.
 func TestProducerNormal(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_normal")
@@ -66,6 +67,7 @@ func TestProducerNormal(t *testing.T) {
 // TestProducerFIFO sends three message groups: each group's messages land
 // on one queue, in send order, with __SHARDINGKEY set.
 func TestProducerFIFO(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_fifo")
@@ -109,6 +111,7 @@ func TestProducerFIFO(t *testing.T) {
 // TestProducerTimer sends a message due in 3 s: it is not in its topic
 // before then, and is after.
 func TestProducerTimer(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_timer")

@@ -18,6 +18,7 @@ import (
 // settings a producer and a consumer of an orderly group get back, and
 // the in-band refusals (no client id, unknown topic).
 func TestRouteAndSettings(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	n := node(t, func(c *pipeline.Config) { c.AutoCreateTopic = false; c.MaxMessageSize = 1 << 20 }, nil)
 	topic := processtest.Unique("grpc_route")
 	processtest.CreateTopic(t, n, topic, 3)

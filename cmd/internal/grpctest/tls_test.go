@@ -55,6 +55,8 @@ func rawRoute(addr, topic string, creds credentials.TransportCredentials) error 
 // TestTLSPermissive: the SDK's default (TLS, any certificate) and plain
 // h2c both work on one port.
 func TestTLSPermissive(t *testing.T) {
+	// Serial: it needs the SDK's TLS switch (withSSL) to itself, which a
+	// parallel test would wait for while holding up every other one.
 	n := node(t, nil, func(c *process.Config) {
 		c.TLS = process.TLSConfig{Mode: netloop.TLSPermissive, Dir: tempDir(t, "tls")}
 	})
@@ -77,6 +79,8 @@ func TestTLSPermissive(t *testing.T) {
 
 // TestTLSEnforcing: TLS works, plaintext is refused.
 func TestTLSEnforcing(t *testing.T) {
+	// Serial: it needs the SDK's TLS switch (withSSL) to itself, which a
+	// parallel test would wait for while holding up every other one.
 	n := processtest.Start(t, processtest.Options{ClientTLS: remoting.InsecureTLS(), MutateNode: func(c *process.Config) {
 		c.GRPC.Listen = "127.0.0.1:0"
 		c.TLS = process.TLSConfig{Mode: netloop.TLSEnforcing, Namesrv: true, Dir: tempDir(t, "tls")}
@@ -94,6 +98,7 @@ func TestTLSEnforcing(t *testing.T) {
 
 // TestTLSDisabled: a port without TLS refuses a TLS client.
 func TestTLSDisabled(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	n := node(t, nil, nil)
 	if err := rawRoute(n.GRPCAddr(), "TBW102", credentials.NewTLS(&tls.Config{InsecureSkipVerify: true})); err == nil { //nolint:gosec // test
 		t.Fatal("TLS call on a plaintext-only port succeeded")

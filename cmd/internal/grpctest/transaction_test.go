@@ -21,6 +21,7 @@ func fastChecks(c *pipeline.Config) {
 // TestTransactionCommitRollback: a committed half message becomes visible
 // in its topic, a rolled-back one never does.
 func TestTransactionCommitRollback(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, nil, nil)
 	topic := processtest.Unique("grpc_tx")
@@ -70,6 +71,7 @@ func TestTransactionCommitRollback(t *testing.T) {
 // recover_orphaned_transaction_command); the checker's COMMIT makes it
 // visible.
 func TestTransactionCheckBack(t *testing.T) {
+	t.Parallel() // each has its own broker; the SDK's start waits in 1 s steps
 	withSSL(t, false)
 	n := node(t, fastChecks, nil)
 	topic := processtest.Unique("grpc_txcheck")

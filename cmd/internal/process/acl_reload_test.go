@@ -135,6 +135,7 @@ func TestACLDeferredChecks(t *testing.T) {
 // A broker that cannot prove itself is not registered with a separate
 // name server that has an ACL; one signing with an admin account is.
 func TestACLBrokerRegistration(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	path := t.TempDir() + "/plain_acl.yml"
 	if err := os.WriteFile(path, []byte(aclFile("orders=SUB")), 0o600); err != nil {
 		t.Fatal(err)

@@ -102,6 +102,7 @@ func updateBrokerConfig(t *testing.T, n *process.Node, body string) *remoting.Co
 // and bumps the version, and a fixed key, a path, a credential, an unknown
 // key or a bad value is refused by name with nothing changed.
 func TestBrokerConfig(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	var usage atomic.Uint64
 	usage.Store(math.Float64bits(0.5))
 	var level atomic.Int32

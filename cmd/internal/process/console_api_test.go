@@ -53,6 +53,11 @@ func TestConsoleCallsAreTheAPIs(t *testing.T) {
 	if _, err := p.SendSync(ctx, delayed); err != nil {
 		t.Fatal(err)
 	}
+	// The consume-queue entry of the plain send follows its answer.
+	waitFor(t, 10*time.Second, "the plain message in orders' queue 0", func() bool {
+		cq := n.Broker().Store().Queues.Lookup("orders", 0)
+		return cq != nil && cq.MaxOffset() >= 1
+	})
 	cb := process.ConsoleOf(n)
 	admin := console.Credentials{AccessKey: aclAdmin.AccessKey, SecretKey: aclAdmin.SecretKey}
 	bob := console.Credentials{AccessKey: aclBob.AccessKey, SecretKey: aclBob.SecretKey} // SUB on orders and g_bob

@@ -26,7 +26,7 @@ import (
 // topics. Screenshots go to WHEELMQ_CONSOLE_SHOTS when set
 // (docs/console-access.png, docs/console-config.png).
 func TestConsoleAccessInBrowser(t *testing.T) {
-	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
+	t.Parallel() // its own broker (and tab): overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	if err := os.WriteFile(path, []byte(aclFile("orders=SUB")), 0o600); err != nil {
@@ -46,7 +46,9 @@ func TestConsoleAccessInBrowser(t *testing.T) {
 	b.must(chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.CSS("#login")),
 		chromedp.SetValue(chromedp.CSS(`input[name=accessKey]`), aclAdmin.AccessKey),
 		chromedp.SetValue(chromedp.CSS(`input[name=secret]`), aclAdmin.SecretKey),
-		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		// The login page has a "main h1" too: wait for the page after it.
+		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitNotPresent(chromedp.CSS("#login")),
+		chromedp.WaitVisible(chromedp.CSS("main h1")))
 
 	// A user and its permission, made on the Access page.
 	app := auth.Credentials{AccessKey: "shop-app", SecretKey: "shop-app-secret"}

@@ -21,13 +21,9 @@ import (
 )
 
 // v5SimpleConsumer starts a v5 SDK SimpleConsumer of group on topic over
-// n's gRPC endpoint (the SDK's logs into the test's temporary directory).
+// n's gRPC endpoint (plaintext; the SDK logs where TestMain points it).
 func v5SimpleConsumer(t *testing.T, n *process.Node, group, topic string) (rmq.Producer, rmq.SimpleConsumer) {
 	t.Helper()
-	t.Setenv("rocketmq.client.logRoot", t.TempDir())
-	t.Setenv("rocketmq.client.logLevel", "error")
-	rmq.ResetLogger()
-	rmq.EnableSsl = false
 	cfg := func(g string) *rmq.Config {
 		return &rmq.Config{Endpoint: n.GRPCAddr(), ConsumerGroup: g, Credentials: &credentials.SessionCredentials{}}
 	}
@@ -60,6 +56,7 @@ func v5SimpleConsumer(t *testing.T, n *process.Node, group, topic string) (rmq.P
 // messages in flight. Screenshots docs/console-dlq.png and
 // docs/console-clients.png (WHEELMQ_CONSOLE_SHOTS).
 func TestConsoleDeadLettersInBrowser(t *testing.T) {
+	t.Parallel() // its own broker (and tab): overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) {
 		c.Console = true

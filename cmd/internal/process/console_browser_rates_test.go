@@ -23,7 +23,7 @@ import (
 // The screenshot goes to t.TempDir(), and to WHEELMQ_CONSOLE_SHOTS as
 // console-rates.png when set (docs/console-rates.png).
 func TestConsoleRatesInBrowser(t *testing.T) {
-	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
+	t.Parallel() // its own broker (and tab): overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) {
 		c.Console, c.ConsoleRatesEvery = true, 25*time.Millisecond

@@ -41,7 +41,8 @@ func chromiumPath() string {
 	return ""
 }
 
-// browser is one headless Chromium tab that collects JS errors.
+// browser is one tab of the package's headless Chromium (shared.root)
+// that collects JS errors.
 type browser struct {
 	t    *testing.T
 	ctx  context.Context
@@ -55,18 +56,8 @@ func newBrowser(t *testing.T) *browser {
 	if path == "" {
 		t.Skip("console browser tests skipped: no chromium binary found (apt-get install chromium, or set WHEELMQ_CHROMIUM)")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.WindowSize(1200, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancel := newTab(t, path)
 	b := &browser{t: t, ctx: ctx}
-	// Start the browser (no deadline on this first run: it would stop
-	// the browser), then collect its console's errors until the end.
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		cancel()
-		acancel()
-		t.Fatalf("start chromium %s: %v", path, err)
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -81,7 +72,7 @@ func newBrowser(t *testing.T) *browser {
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); acancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done })
 	return b
 }
 
@@ -155,6 +146,7 @@ func scrapeValue(t *testing.T, addr, name string) float64 {
 // nothing. Screenshots go to t.TempDir() (and to WHEELMQ_CONSOLE_SHOTS
 // when set, which is how docs/console-*.png were made).
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
 	base := "http://" + n.MetricsAddr()

@@ -23,7 +23,7 @@ import (
 // list and the counts; the topics list shows the count. The screenshot goes
 // to WHEELMQ_CONSOLE_SHOTS/console-topic-timers.png when set.
 func TestConsoleTopicTimersInBrowser(t *testing.T) {
-	t.Parallel() // its own broker (and browser): overlaps with the package's other parallel tests
+	t.Parallel() // its own broker (and tab): overlaps with the package's other parallel tests
 	b := newBrowser(t)
 	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
 	base := "http://" + n.MetricsAddr()

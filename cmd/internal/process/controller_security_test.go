@@ -96,6 +96,7 @@ func forgedVoteRefused(t *testing.T, addr string) {
 // controllers' raft port speaks mutual TLS with the process's certificate;
 // they elect a leader, and an RPC without a certificate is refused.
 func TestControllerRaftOverMutualTLS(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	dir := t.TempDir()
 	ca := newTestCA(t)
 	caPath := filepath.Join(dir, "ca.pem")
@@ -120,6 +121,7 @@ func TestControllerRaftOverMutualTLS(t *testing.T) {
 // TestControllerRaftSecretFile: the controllers prove
 // ControllerSecretFile's secret on every raft connection.
 func TestControllerRaftSecretFile(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	path := filepath.Join(t.TempDir(), "raft.secret")
 	if err := os.WriteFile(path, []byte("  0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)

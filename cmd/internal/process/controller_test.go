@@ -25,6 +25,7 @@ import (
 // brokerId 0 at epoch 1 is refused while one at epoch 2 is taken; the
 // admin reads answer on the same port.
 func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	dir := t.TempDir()
 	raftAddr := portres.Hold(t)
 	n, err := Start(Config{NamesrvListen: "127.0.0.1:0", NamesrvDir: filepath.Join(dir, "namesrv"),

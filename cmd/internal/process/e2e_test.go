@@ -156,6 +156,7 @@ func TestTagFilter(t *testing.T) {
 // TestConsumerGroupSplitsQueues starts two consumers in one group: they
 // share the queues and together receive every message exactly once.
 func TestConsumerGroupSplitsQueues(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("split")
 	processtest.CreateTopic(t, n, topic, 4)

@@ -41,6 +41,7 @@ func startTLSMember(t *testing.T, namesrv []string) *process.Node {
 // follows its master over TLS (it joins the sync-state set and holds the
 // master's CommitLog), and the master's HA port refuses a plaintext peer.
 func TestReplicationStreamOverTLS(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	ns := startControllers(t)
 	a := startTLSMember(t, ns)
 	haWait(t, "first member master", func() bool {

@@ -54,6 +54,7 @@ type sent struct {
 // consumer, that bodies, properties and ids arrive intact and that each
 // SendResult describes what was stored.
 func TestNativeProducerEndToEnd(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("native")
 	processtest.CreateTopic(t, n, topic, 4)

@@ -18,6 +18,7 @@ import (
 // the group's %DLQ% topic with its id and RETRY_TOPIC, is not popped
 // again, and /metrics counts it.
 func TestPopDeadLetterAfterMaxAttempts(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{Dir: t.TempDir(), Metrics: true})
 	addr := n.BrokerAddr()
 	topic, group := processtest.Unique("popdlq"), processtest.Unique("popdlqg")

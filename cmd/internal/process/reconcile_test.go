@@ -102,6 +102,7 @@ func healthzAck(t *testing.T, addr string) int {
 // and /healthz and wheelmq_store_reconciled_total show the corrections
 // until they are acknowledged.
 func TestStartsFromWhatTheCommitLogHolds(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	ctx := context.Background()
 	topic := processtest.Unique("cut")

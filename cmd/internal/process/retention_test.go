@@ -277,6 +277,7 @@ func metricValue(t testing.TB, n *process.Node, name string) float64 {
 // stage, the next round finishes the job, and the store stays consistent
 // (the queue's minimum follows the CommitLog's, also after a restart).
 func TestRetentionStageRestartsMidRound(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	clock := &fakeClock{}
 	var deletions atomic.Int64

@@ -214,6 +214,7 @@ func TestAutoCreatedTopicRoutedAtFirstSendOK(t *testing.T) {
 // the name server does not have it yet. Every start succeeds, and the
 // consumer receives the message.
 func TestPushConsumerStartsRightAfterFirstSend(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	for _, setup := range routeSetups {
 		t.Run(setup.name, func(t *testing.T) {
 			_, nsAddr := startRouted(t, setup.delay)
@@ -430,6 +431,7 @@ func unackedByReason(t *testing.T, n *process.Node, reason string) float64 {
 // is there with the queue counts just set, both for a new topic and for a
 // change of an existing one's.
 func TestCreatedTopicRoutedWhenAnswered(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	for _, setup := range routeSetups {
 		t.Run(setup.name, func(t *testing.T) {
 			n, nsAddr := startRouted(t, setup.delay)

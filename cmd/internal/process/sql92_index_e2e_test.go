@@ -18,6 +18,7 @@ import (
 // TestSQL92PushConsumer subscribes with the Go client's SQL92 selector: the
 // consumer gets exactly the messages whose properties match.
 func TestSQL92PushConsumer(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("sql")
 	processtest.CreateTopic(t, n, topic, 2)

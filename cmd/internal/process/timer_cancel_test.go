@@ -83,6 +83,7 @@ func TestTimerCancel(t *testing.T) {
 // TestTimerBadInput checks the refusals of malformed timer messages and
 // that the pipeline keeps delivering afterwards.
 func TestTimerBadInput(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("tbad")
 	processtest.CreateTopic(t, n, topic, 1)

@@ -24,6 +24,7 @@ import (
 // reopens by itself (tail repair and replay) and every timer acknowledged
 // is delivered, none early, none twice.
 func TestTimerStoreReopensAfterDiskFull(t *testing.T) {
+	t.Parallel() // its own broker or controller; waits more than it computes
 	dir := t.TempDir()
 	fs := &vfstest.FaultFS{}
 	fs.Scope(filepath.Join(dir, "timer"))

@@ -17,6 +17,7 @@ import (
 // client and checks each arrives on its real topic and queue, not before
 // its due time, with RocketMQ's timer properties.
 func TestTimerMessagesNeverEarly(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	n := processtest.Start(t, processtest.Options{})
 	topic := processtest.Unique("timer")
 	processtest.CreateTopic(t, n, topic, 2)

@@ -14,6 +14,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -54,6 +55,28 @@ func TestTimerStagesSurviveFaults(t *testing.T) {
 	})
 }
 
+// sendLead is how far ahead faultRun's first timer is due: 1.5 s, or
+// twice what sends sends take at the pace of 20 plain sends to a topic of
+// their own (a loaded machine sends slower; a timer whose send returns
+// after its due time is no timer), at most 20 s.
+func sendLead(t *testing.T, n *process.Node, p interface {
+	SendSync(context.Context, ...*primitive.Message) (*primitive.SendResult, error)
+}, sends int) time.Duration {
+	t.Helper()
+	topic := processtest.Unique("tfault-pace")
+	processtest.CreateTopic(t, n, topic, 1)
+	const warm = 20
+	began := time.Now()
+	for i := range warm {
+		if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte(strconv.Itoa(i)))); err != nil {
+			t.Fatalf("pace send %d: %v", i, err)
+		}
+	}
+	lead := min(max(1500*time.Millisecond, 2*time.Since(began)*time.Duration(sends)/warm), 20*time.Second)
+	t.Logf("first timer due %s after the sends begin", lead.Round(time.Millisecond))
+	return lead
+}
+
 // restarts sums wheelmq_actor_restarts_total over the stages a fault armed
 // for name can hit: the stage itself, or every dequeue_message worker.
 func restarts(t *testing.T, addr, name string) float64 {
@@ -79,6 +102,8 @@ func faultRun(t *testing.T, stages []string) {
 	processtest.CreateTopic(t, n, topic, 2)
 	_, rec := processtest.PushConsumer(t, n.NamesrvAddr(), processtest.Unique("cg"), topic, "*")
 	p := processtest.Producer(t, n.NamesrvAddr())
+	const sends = 300
+	lead := sendLead(t, n, p, sends) // before the faults are armed
 	before := scrape(t, n.MetricsAddr(), "wheelmq_timer_delivered_total")
 	enqBefore := scrape(t, n.MetricsAddr(), "wheelmq_timer_enqueued_total")
 	lateBefore := scrape(t, n.MetricsAddr(), "wheelmq_timer_lateness_seconds_count")
@@ -93,8 +118,8 @@ func faultRun(t *testing.T, stages []string) {
 	}
 	due := map[string]int64{}
 	timed := 0 // messages still in the future when their send returned: surely timers
-	start := time.Now().Add(1500 * time.Millisecond)
-	for i := 0; i < 300; i++ {
+	start := time.Now().Add(lead)
+	for i := 0; i < sends; i++ {
 		at := start.Add(time.Duration(i%30) * 20 * time.Millisecond)
 		body := fmt.Sprintf("f-%d", i)
 		m := primitive.NewMessage(topic, []byte(body))

@@ -224,6 +224,7 @@ func TestTransactionsWithGoProducer(t *testing.T) {
 // state. A broker restart on the same data directory in the middle keeps
 // what was open, ended and committed.
 func TestTransactionProducerRestart(t *testing.T) {
+	t.Parallel() // its own broker; waits more than it computes: overlaps with the package's other parallel tests
 	dir := t.TempDir()
 	slow := func(c *pipeline.Config) { // nothing is checked before the producer is gone
 		c.TransactionTimeout, c.TransactionTick = time.Hour, 20*time.Millisecond
