@@ -30,6 +30,7 @@ type Broker struct {
 	clients clientState  // the client calls' (clients.go)
 	resets  resetState   // who is told of offset resets (groupprogress.go)
 	cluster clusterState // the cluster lookup (cluster.go)
+	lite    liteState    // the lite topics (litestate.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until
