@@ -205,3 +205,37 @@ func (s *liteState) unsubscribeAllLocked(ck liteClientKey, cl *liteClient) {
 		s.unsubscribeLocked(ck, cl, l)
 	}
 }
+
+// LiteStats counts the lite state: lite topics in memory, the messages
+// they hold, messages in flight, clients with lite subscriptions and
+// subscriptions.
+type LiteStats struct {
+	Topics, Messages, InFlight, Clients, Subscriptions int
+}
+
+// LiteStats counts the lite state now.
+func (b *Broker) LiteStats() LiteStats {
+	s := &b.lite
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := LiteStats{Topics: len(s.queues), InFlight: s.flights, Clients: len(s.clients)}
+	for _, q := range s.queues {
+		st.Messages += len(q.msgs)
+	}
+	for _, c := range s.clients {
+		st.Subscriptions += len(c.topics)
+	}
+	return st
+}
+
+// LiteHeld counts the messages (parent, lite) holds for delivery (0 when
+// it does not exist).
+func (b *Broker) LiteHeld(parent, lite string) int {
+	s := &b.lite
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[liteKey{parent, lite}]; q != nil {
+		return len(q.msgs)
+	}
+	return 0
+}

@@ -19,6 +19,9 @@ import (
 	"github.com/wheelmq/wheelmq/actors/broker"
 )
 
+// liteLongPolling is the long polling a LitePushConsumer is told to use.
+const liteLongPolling = 5 * time.Second
+
 // isLite reports whether the session is a LitePushConsumer's.
 func (s *session) isLite() bool {
 	s.mu.Lock()

@@ -168,6 +168,10 @@ func (g *Gateway) applySettings(ctx context.Context, s *session, in *v2.Settings
 			// Each lite topic is consumed in order (lite.go).
 			fifo, quota, maxLen := true, int32(g.opts.Broker.MaxLiteSubscriptions()), int32(message.MaxLiteTopicLen)
 			sub.Fifo, sub.LiteSubscriptionQuota, sub.MaxLiteTopicSize = &fifo, &quota, &maxLen
+			// A short long polling: a new message wakes the receive anyway,
+			// and the Go SDK's GracefulStop waits long polling + request
+			// timeout for receives it miscounts (docs/lite.md).
+			sub.LongPollingTimeout = durationpb.New(liteLongPolling)
 		}
 		s.register(typ, nil, group, sub.GetSubscriptions())
 	}
