@@ -9,7 +9,6 @@ package grpcgw
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -155,12 +154,7 @@ func (g *Gateway) notifyLite(group, client, parent, lite string) {
 	// The send runs off the caller (the broker's lite writer or a
 	// SyncLiteSubscription): a stream under flow control may block it; the
 	// stream's end (the session's or the gateway's) ends the send.
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Msg("lite unsubscribe notice panicked")
-			}
-		}()
+	g.goOwned("lite unsubscribe notice", func() {
 		err := t.send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_NotifyUnsubscribeLiteCommand{
 			NotifyUnsubscribeLiteCommand: &v2.NotifyUnsubscribeLiteCommand{LiteTopic: lite}}})
 		if err != nil {
@@ -168,5 +162,5 @@ func (g *Gateway) notifyLite(group, client, parent, lite string) {
 			return
 		}
 		log.Debug().Msg("lite unsubscribe notice sent")
-	}()
+	})
 }
