@@ -45,6 +45,9 @@ func (b *Broker) OpenLite() error {
 	s.kick = make(chan struct{}, 1)
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	var lastMsg, checkpoint int64 = -1, -1
+	if !litelog.Exists(LiteDir(b.cfg.DataDir)) {
+		checkpoint = 0 // no log (new, or lost): every lite message of the CommitLog is indexed again
+	}
 	log, err := litelog.Open(LiteDir(b.cfg.DataDir), func(r *litelog.Record) {
 		switch r.Kind {
 		case litelog.KindMessage:
@@ -76,6 +79,19 @@ func (b *Broker) OpenLite() error {
 		return err
 	}
 	s.recordLocked(litelog.Record{Kind: litelog.KindCheckpoint, Offset: end, Ms: nowMs()})
+	// Written now, before any send (Serve comes after): a crash right after
+	// the start must find the checkpoint, or it would not scan what it
+	// missed. (mu is held, but nothing can call yet.)
+	if err := log.Write(s.pending); err == nil {
+		if err := log.Flush(); err != nil {
+			_ = log.Close()
+			return err
+		}
+	} else {
+		_ = log.Close()
+		return err
+	}
+	s.pending = nil
 	b.log.Info().Int("liteTopics", len(s.queues)).Int("caughtUp", n).Int64("from", scanFrom).
 		Int64("to", end).Msg("lite topics loaded")
 	s.open = true
@@ -100,9 +116,10 @@ func (s *liteState) replayAckLocked(q *liteQueue, group string, off int64) {
 }
 
 // catchUpLocked indexes the lite messages of the CommitLog from offset
-// from (-1: none, the log is new: nothing before the CommitLog's end is
-// lite) to its end; from is lastMsg+1 when the scan starts after the
-// record at lastMsg. mu held (at start, before any call).
+// from (0 and below: its first record, for a data directory without a lite
+// log; -1 when a log with no record is there: nothing) to its end; from is
+// lastMsg+1 when the scan starts after the record at lastMsg. mu held (at
+// start, before any call).
 func (b *Broker) catchUpLocked(from, lastMsg int64) (n int, end int64, err error) {
 	cl := b.p.Store().CommitLog
 	end = cl.MaxOffset()

@@ -164,6 +164,29 @@ func Open(dir string, each func(*Record)) (*Log, error) {
 	return &Log{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: good}, nil
 }
 
+// Read calls each for every valid record of the log in dir, read only
+// (for tools and tests); a missing log has none.
+func Read(dir string, each func(*Record)) error {
+	f, err := os.Open(Path(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("litelog: %w", err)
+	}
+	defer f.Close()
+	if _, err := replay(f, each); err != nil {
+		return fmt.Errorf("litelog %s: %w", Path(dir), err)
+	}
+	return nil
+}
+
+// Exists reports whether dir holds a lite log.
+func Exists(dir string) bool {
+	_, err := os.Stat(Path(dir))
+	return err == nil
+}
+
 // replay reads f's records and returns the length of its valid part (0:
 // no header yet).
 func replay(f *os.File, each func(*Record)) (int64, error) {
