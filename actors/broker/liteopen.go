@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/storage/litelog"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -43,7 +43,7 @@ func (b *Broker) OpenLite() error {
 	s.clients = map[liteClientKey]*liteClient{}
 	s.subs = map[liteKey]map[liteClientKey]struct{}{}
 	s.kick = make(chan struct{}, 1)
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	s.stop = make(chan struct{})
 	var lastMsg, checkpoint int64 = -1, -1
 	if !litelog.Exists(LiteDir(b.cfg.DataDir)) {
 		checkpoint = 0 // no log (new, or lost): every lite message of the CommitLog is indexed again
@@ -95,7 +95,9 @@ func (b *Broker) OpenLite() error {
 	b.log.Info().Int("liteTopics", len(s.queues)).Int("caughtUp", n).Int64("from", scanFrom).
 		Int64("to", end).Msg("lite topics loaded")
 	s.open = true
-	go b.liteWriter()
+	recovery.Supervise(&s.wg, s.stop, time.Second, func(p *recovery.Panic) {
+		recovery.Log(b.log, p, "lite writer")
+	}, b.liteWriter)
 	return nil
 }
 
@@ -176,21 +178,20 @@ func (b *Broker) CloseLite() error {
 	s.open = false
 	s.mu.Unlock()
 	close(s.stop)
-	<-s.done
+	s.wg.Wait()
+	b.liteFlush()
 	return s.log.Close()
 }
 
 // liteWriter appends the pending records, expires idle lite topics and
-// compacts the log, until CloseLite.
+// compacts the log, until CloseLite (which writes what is left).
 func (b *Broker) liteWriter() {
 	s := &b.lite
-	defer close(s.done)
 	t := time.NewTicker(liteSweepEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
-			b.liteFlush()
 			return
 		case <-s.kick:
 		case <-t.C:
@@ -201,14 +202,8 @@ func (b *Broker) liteWriter() {
 	}
 }
 
-// liteFlush writes the pending records out (a panic is logged and the
-// records dropped: the log is rebuilt from the CommitLog at start).
+// liteFlush writes the pending records out.
 func (b *Broker) liteFlush() {
-	defer func() {
-		if r := recover(); r != nil {
-			b.log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Msg("lite writer panicked")
-		}
-	}()
 	s := &b.lite
 	s.mu.Lock()
 	recs := s.pending

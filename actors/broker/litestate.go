@@ -131,8 +131,8 @@ type liteState struct {
 
 	kick chan struct{} // wakes the writer
 	stop chan struct{}
-	done chan struct{}
-	log  *litelog.Log // the writer's
+	wg   sync.WaitGroup // the writer
+	log  *litelog.Log   // the writer's
 
 	// notify tells a client its subscription to a lite topic was dropped
 	// (set by the gRPC gateway; nil: nobody is told).
