@@ -45,8 +45,8 @@ func (b *Broker) OpenLite() error {
 	s.kick = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
 	var lastMsg, checkpoint int64 = -1, -1
-	if !litelog.Exists(LiteDir(b.cfg.DataDir)) {
-		checkpoint = 0 // no log (new, or lost): every lite message of the CommitLog is indexed again
+	if !litelog.Exists(LiteDir(b.cfg.DataDir)) && b.hasLiteTopic() {
+		checkpoint = 0 // no log (lost): every lite message of the CommitLog is indexed again
 	}
 	log, err := litelog.Open(LiteDir(b.cfg.DataDir), func(r *litelog.Record) {
 		switch r.Kind {
@@ -99,6 +99,18 @@ func (b *Broker) OpenLite() error {
 		recovery.Log(b.log, p, "lite writer")
 	}, b.liteWriter)
 	return nil
+}
+
+// hasLiteTopic reports whether the broker has a LITE topic.
+func (b *Broker) hasLiteTopic() bool {
+	if t := b.p.Topics().Load(); t != nil {
+		for _, cfg := range t.Topics {
+			if LiteTopic(cfg) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // replayAckLocked applies an Ack record: group consumed (parent, lite)

@@ -144,3 +144,63 @@ func TestLiteExpiryAndQuota(t *testing.T) {
 		t.Fatalf("after expiry x holds %d and the client subscribes to %v", held, subs)
 	}
 }
+
+// TestLiteOneInFlight: a lite topic has one message in flight per group:
+// with two stored, a receive of up to 32 gets only the first; made visible
+// again (ChangeInvisibleDuration 0, the SDK's SUSPEND) it comes back first,
+// attempt 2, its old handle refused; once acked the second comes.
+func TestLiteOneInFlight(t *testing.T) {
+	t.Parallel()
+	withSSL(t, false)
+	n := node(t, nil, nil)
+	topic, group := processtest.Unique("grpc_lite_one"), processtest.Unique("grpc_lite_one_cg")
+	createLiteTopic(t, n, topic, "")
+	c := rawClient(t, n.GRPCAddr())
+	ctx, cancel := context.WithTimeout(withClientID(context.Background(), "test@1@1@liteone"), 30*time.Second)
+	defer cancel()
+	liteTelemetry(t, c, ctx, group, topic)
+	resp, err := c.SyncLiteSubscription(ctx, &v2.SyncLiteSubscriptionRequest{Action: v2.LiteSubscriptionAction_PARTIAL_ADD,
+		Topic: &v2.Resource{Name: topic}, Group: &v2.Resource{Name: group}, LiteTopicSet: []string{"r"}})
+	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("subscribe: %v %v", resp, err)
+	}
+	p := producer(t, sdkConfig(n, ""), []string{topic})
+	sendLite(t, p, topic, "r", "r-0")
+	sendLite(t, p, topic, "r", "r-1")
+	receive := func(want string, attempt int32) *v2.Message {
+		t.Helper()
+		msgs, err := liteReceive(ctx, c, group, topic)
+		if err != nil || len(msgs) != 1 || string(msgs[0].GetBody()) != want ||
+			msgs[0].GetSystemProperties().GetDeliveryAttempt() != attempt || msgs[0].GetSystemProperties().GetLiteTopic() != "r" ||
+			msgs[0].GetSystemProperties().GetMessageType() != v2.MessageType_LITE {
+			t.Fatalf("receive: %v %v, want only %s attempt %d", msgs, err, want, attempt)
+		}
+		return msgs[0]
+	}
+	first := receive("r-0", 1)
+	ch, err := c.ChangeInvisibleDuration(ctx, &v2.ChangeInvisibleDurationRequest{Group: &v2.Resource{Name: group},
+		Topic: &v2.Resource{Name: topic}, ReceiptHandle: first.GetSystemProperties().GetReceiptHandle(),
+		InvisibleDuration: durationpb.New(0), MessageId: first.GetSystemProperties().GetMessageId()})
+	if err != nil || ch.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("change invisible: %v %v", ch, err)
+	}
+	again := receive("r-0", 2)
+	ack := func(m *v2.Message) v2.Code {
+		r, err := c.AckMessage(ctx, &v2.AckMessageRequest{Group: &v2.Resource{Name: group}, Topic: &v2.Resource{Name: topic},
+			Entries: []*v2.AckMessageEntry{{MessageId: m.GetSystemProperties().GetMessageId(), ReceiptHandle: m.GetSystemProperties().GetReceiptHandle()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetEntries()[0].GetStatus().GetCode()
+	}
+	if code := ack(first); code != v2.Code_INVALID_RECEIPT_HANDLE {
+		t.Fatalf("ack with the handle changed since: %v", code)
+	}
+	if code := ack(again); code != v2.Code_OK {
+		t.Fatalf("ack: %v", code)
+	}
+	ackedLast := receive("r-1", 1)
+	if code := ack(ackedLast); code != v2.Code_OK {
+		t.Fatalf("ack r-1: %v", code)
+	}
+}
