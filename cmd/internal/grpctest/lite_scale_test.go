@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +19,11 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/storage/litelog"
 )
 
 // envInt reads a positive integer from the environment (def otherwise).
@@ -63,14 +67,19 @@ func heapInUse() uint64 {
 // and ack their S messages. It reports the send and receive rates and the
 // memory the lite state holds (the broker runs in the test process: the Go
 // heap after a collection, before and after, and the RSS). The default
-// test suite runs it small (2000 topics, 400 subscribed);
+// test suite runs it small (2000 topics, 400 subscribed). Then it
+// restarts the broker on the same data directory and reports how long the
+// start took (the lite log replayed);
 // WHEELMQ_LITE_TOPICS and WHEELMQ_LITE_SUBS set the sizes.
 func TestLiteScale(t *testing.T) {
 	t.Parallel()
 	withSSL(t, false)
 	topics, subs := envInt("WHEELMQ_LITE_TOPICS", 2000), envInt("WHEELMQ_LITE_SUBS", 400)
 	subs = min(subs, topics)
-	n := node(t, func(c *pipeline.Config) { c.MaxWriterBacklog = 1 << 20 }, nil)
+	dir := t.TempDir()
+	opts := processtest.Options{Dir: dir, Mutate: func(c *pipeline.Config) { c.MaxWriterBacklog = 1 << 20 },
+		MutateNode: func(c *process.Config) { c.GRPC.Listen = "127.0.0.1:0" }}
+	n := processtest.Start(t, opts)
 	topic, group := processtest.Unique("lite_scale"), processtest.Unique("lite_scale_cg")
 	createLiteTopic(t, n, topic, "")
 	c := rawClient(t, n.GRPCAddr())
@@ -116,6 +125,12 @@ func TestLiteScale(t *testing.T) {
 	sendTook := time.Since(began)
 	waitFor(t, 60*time.Second, "every lite topic created", func() bool { return core.LiteStats().Topics >= topics })
 	heap1, rss1 := heapInUse(), vmRSS()
+	if path := os.Getenv("WHEELMQ_LITE_HEAPPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
 
 	// Receive: clients of 2000 subscriptions each, S in all.
 	began = time.Now()
@@ -173,6 +188,25 @@ func TestLiteScale(t *testing.T) {
 		subs, recvTook.Round(time.Millisecond), float64(subs)/recvTook.Seconds(), st)
 	if st.Topics != topics || st.Messages != topics-subs || st.Subscriptions != subs || st.InFlight != 0 {
 		t.Fatalf("lite state after: %+v, want %d topics, %d messages, %d subscriptions", st, topics, topics-subs, subs)
+	}
+
+	// Restart on the same data directory: the lite log is replayed.
+	sctx, scancel := context.WithTimeout(context.Background(), time.Minute)
+	defer scancel()
+	if err := n.Stop(sctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	var logBytes int64
+	if fi, err := os.Stat(litelog.Path(broker.LiteDir(dir))); err == nil {
+		logBytes = fi.Size()
+	}
+	began = time.Now()
+	n = processtest.Start(t, opts)
+	startTook := time.Since(began)
+	st = n.Broker().Core().LiteStats()
+	t.Logf("restart with a lite log of %s: started in %v; lite state %+v", mib(logBytes), startTook.Round(time.Millisecond), st)
+	if st.Topics != topics-subs || st.Messages != topics-subs {
+		t.Fatalf("after the restart: %+v, want %d lite topics holding one message each (the consumed ones gone)", st, topics-subs)
 	}
 }
 
