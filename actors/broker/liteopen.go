@@ -11,6 +11,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/recovery"
@@ -19,11 +20,16 @@ import (
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
-// Lite writer cadence and the log's compaction threshold.
-const (
-	liteSweepEvery   = 250 * time.Millisecond
-	liteCompactBytes = 64 << 20
-)
+// liteSweepEvery is the lite writer's cadence: TTL sweeps and compaction
+// checks.
+const liteSweepEvery = 250 * time.Millisecond
+
+// LiteCompactBytes is the lite log's size from which the lite writer
+// compacts it when its live records are under half of it (64 MiB; tests
+// lower it).
+var LiteCompactBytes atomic.Int64
+
+func init() { LiteCompactBytes.Store(64 << 20) }
 
 // LiteDir is the directory of the lite log under the data directory.
 func LiteDir(dataDir string) string { return filepath.Join(dataDir, "lite") }
@@ -38,6 +44,7 @@ func (b *Broker) OpenLite() error {
 	if s.open {
 		return nil
 	}
+	s.indexed = -1
 	s.queues = map[liteKey]*liteQueue{}
 	s.parents = map[string]*liteParent{}
 	s.clients = map[liteClientKey]*liteClient{}
@@ -237,7 +244,7 @@ func (b *Broker) liteFlush() {
 // liteMaybeCompact rewrites the log when it is large and mostly dead.
 func (b *Broker) liteMaybeCompact() {
 	s := &b.lite
-	if s.log.Size() < liteCompactBytes {
+	if s.log.Size() < LiteCompactBytes.Load() {
 		return
 	}
 	s.mu.Lock()
@@ -247,7 +254,17 @@ func (b *Broker) liteMaybeCompact() {
 		return
 	}
 	s.pending = nil // the live records include them
+	indexed := s.indexed
 	s.mu.Unlock()
+	// A Checkpoint past the newest message indexed: the consumed ones are
+	// not in the live records, and must not be indexed again at start.
+	if indexed >= 0 {
+		from := indexed
+		if _, next, err := b.p.Store().CommitLog.Read(indexed); err == nil {
+			from = next
+		}
+		live = append([]litelog.Record{{Kind: litelog.KindCheckpoint, Offset: from, Ms: nowMs()}}, live...)
+	}
 	if err := s.log.Compact(live); err != nil {
 		b.log.Error().Err(err).Msg("lite log compaction")
 	}

@@ -76,6 +76,7 @@ func (q *liteQueue) trim() {
 
 // liteParent is the lite topics of one parent, by last write.
 type liteParent struct {
+	name       string
 	head, tail *liteQueue
 	count      int
 }
@@ -127,6 +128,9 @@ type liteState struct {
 	subs    map[liteKey]map[liteClientKey]struct{}
 	tokens  uint64
 	pending []litelog.Record // records for the writer, in order
+	// indexed is the CommitLog offset of the newest lite message indexed
+	// (-1: none): the send path indexes in CommitLog order.
+	indexed int64
 	flights int              // messages in flight (statistics)
 
 	kick chan struct{} // wakes the writer
@@ -166,18 +170,20 @@ func (s *liteState) recordLocked(r litelog.Record) {
 func (s *liteState) addLocked(k liteKey, off, ms int64) (*liteQueue, bool) {
 	q := s.queues[k]
 	if q == nil {
-		q = &liteQueue{key: k}
-		s.queues[k] = q
 		p := s.parents[k.parent]
 		if p == nil {
-			p = &liteParent{}
+			p = &liteParent{name: k.parent}
 			s.parents[k.parent] = p
 		}
+		k.parent = p.name // one copy of the parent's name for all its lite topics
+		q = &liteQueue{key: k}
+		s.queues[k] = q
 		p.pushBack(q)
 	} else if len(q.msgs) > 0 && off <= q.msgs[len(q.msgs)-1] {
 		return q, false
 	}
 	q.msgs = append(q.msgs, off)
+	s.indexed = max(s.indexed, off)
 	if ms >= q.lastWrite {
 		q.lastWrite = ms
 		p := s.parents[k.parent]

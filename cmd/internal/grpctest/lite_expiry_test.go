@@ -2,6 +2,7 @@ package grpctest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -9,8 +10,11 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/storage/litelog"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -202,5 +206,80 @@ func TestLiteOneInFlight(t *testing.T) {
 	ackedLast := receive("r-1", 1)
 	if code := ack(ackedLast); code != v2.Code_OK {
 		t.Fatalf("ack r-1: %v", code)
+	}
+}
+
+// TestLiteLogCompaction: with the compaction threshold lowered to 4 KiB,
+// a lite topic of 100 messages consumed and acked leaves the lite log
+// compacted to what is live (the other lite topic's 5 messages and a
+// checkpoint); a restart on the same data directory delivers none of the
+// consumed ones again and keeps the 5.
+func TestLiteLogCompaction(t *testing.T) {
+	withSSL(t, false)
+	old := broker.LiteCompactBytes.Swap(4 << 10)
+	defer broker.LiteCompactBytes.Store(old)
+	dir := t.TempDir()
+	opts := processtest.Options{Dir: dir, MutateNode: func(c *process.Config) { c.GRPC.Listen = "127.0.0.1:0" }}
+	n := processtest.Start(t, opts)
+	topic, group := processtest.Unique("grpc_lite_compact"), processtest.Unique("grpc_lite_compact_cg")
+	createLiteTopic(t, n, topic, "")
+	c := rawClient(t, n.GRPCAddr())
+	ctx, cancel := context.WithTimeout(withClientID(context.Background(), "test@1@1@litecompact"), 60*time.Second)
+	defer cancel()
+	liteTelemetry(t, c, ctx, group, topic)
+	resp, err := c.SyncLiteSubscription(ctx, &v2.SyncLiteSubscriptionRequest{Action: v2.LiteSubscriptionAction_PARTIAL_ADD,
+		Topic: &v2.Resource{Name: topic}, Group: &v2.Resource{Name: group}, LiteTopicSet: []string{"c"}})
+	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("subscribe: %v %v", resp, err)
+	}
+	const nc, nd = 100, 5
+	send := func(lite string, i int) {
+		l := lite
+		r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{rawMessage(topic, fmt.Sprintf("%s-%d", lite, i),
+			func(sp *v2.SystemProperties) { sp.LiteTopic, sp.MessageType = &l, v2.MessageType_LITE })}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("send %s-%d: %v %v", lite, i, r, err)
+		}
+	}
+	for i := range nc {
+		send("c", i)
+		if i < nd {
+			send("d", i)
+		}
+	}
+	for i := range nc {
+		msgs, err := liteReceive(ctx, c, group, topic)
+		if err != nil || len(msgs) != 1 || string(msgs[0].GetBody()) != fmt.Sprintf("c-%d", i) {
+			t.Fatalf("receive %d: %v %v", i, msgs, err)
+		}
+		r, err := c.AckMessage(ctx, &v2.AckMessageRequest{Group: &v2.Resource{Name: group}, Topic: &v2.Resource{Name: topic},
+			Entries: []*v2.AckMessageEntry{{MessageId: msgs[0].GetSystemProperties().GetMessageId(),
+				ReceiptHandle: msgs[0].GetSystemProperties().GetReceiptHandle()}}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("ack %d: %v %v", i, r, err)
+		}
+	}
+	liteDir := broker.LiteDir(dir)
+	count := func() (msgs, acks int) {
+		_ = litelog.Read(liteDir, func(r *litelog.Record) {
+			switch r.Kind {
+			case litelog.KindMessage:
+				msgs++
+			case litelog.KindAck:
+				acks++
+			}
+		})
+		return msgs, acks
+	}
+	waitFor(t, 10*time.Second, "the lite log compacted", func() bool { m, a := count(); return m == nd && a == 0 })
+	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer scancel()
+	if err := n.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	n = processtest.Start(t, opts)
+	core := n.Broker().Core()
+	if c, d := core.LiteHeld(topic, "c"), core.LiteHeld(topic, "d"); c != 0 || d != nd {
+		t.Fatalf("after the restart c holds %d (want 0) and d %d (want %d)", c, d, nd)
 	}
 }
