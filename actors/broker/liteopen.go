@@ -44,6 +44,7 @@ func (b *Broker) OpenLite() error {
 	if s.open {
 		return nil
 	}
+	began := time.Now()
 	s.indexed = -1
 	s.queues = map[liteKey]*liteQueue{}
 	s.parents = map[string]*liteParent{}
@@ -100,7 +101,7 @@ func (b *Broker) OpenLite() error {
 	}
 	s.pending = nil
 	b.log.Info().Int("liteTopics", len(s.queues)).Int("caughtUp", n).Int64("from", scanFrom).
-		Int64("to", end).Msg("lite topics loaded")
+		Int64("to", end).Dur("took", time.Since(began)).Msg("lite topics loaded")
 	s.open = true
 	recovery.Supervise(&s.wg, s.stop, time.Second, func(p *recovery.Panic) {
 		recovery.Log(b.log, p, "lite writer")
@@ -199,6 +200,9 @@ func (b *Broker) CloseLite() error {
 	close(s.stop)
 	s.wg.Wait()
 	b.liteFlush()
+	s.mu.Lock()
+	s.queues, s.parents, s.clients, s.subs = nil, nil, nil, nil // the state is the log's now
+	s.mu.Unlock()
 	return s.log.Close()
 }
 
