@@ -198,6 +198,9 @@ func (s *liteState) unsubscribeLocked(ck liteClientKey, cl *liteClient, lite str
 			delete(s.subs, k)
 		}
 	}
+	if q := s.queues[k]; q != nil && len(q.msgs) == 0 && len(s.subs[k]) == 0 {
+		s.dropLocked(q) // empty and unsubscribed: out of memory until its next message
+	}
 }
 
 func (s *liteState) unsubscribeAllLocked(ck liteClientKey, cl *liteClient) {
