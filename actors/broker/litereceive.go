@@ -22,17 +22,27 @@ const liteHandlePrefix = "LITE:"
 
 // LiteReceiveRequest is one receive of a LitePushConsumer.
 type LiteReceiveRequest struct {
+	// Group, Topic (the bind topic) and Client (the client id) name the
+	// subscription the messages come from.
 	Group, Topic, Client string
-	Max                  int
-	Invisible            time.Duration
-	Poll                 time.Duration
+	// Max bounds the deliveries (one per lite topic).
+	Max int
+	// Invisible is how long a delivery stays invisible without an ack.
+	Invisible time.Duration
+	// Poll is how long to wait when nothing is deliverable (capped by
+	// MaxPopPoll).
+	Poll time.Duration
 }
 
 // LiteDelivery is one delivered lite message.
 type LiteDelivery struct {
-	Record  message.Record
-	Lite    string
-	Handle  string
+	// Record is the stored message (ReconsumeTimes = Attempt-1).
+	Record message.Record
+	// Lite is its lite topic.
+	Lite string
+	// Handle is its receipt handle (IsLiteHandle).
+	Handle string
+	// Attempt counts its deliveries, this one included.
 	Attempt int32
 }
 

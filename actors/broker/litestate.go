@@ -131,7 +131,7 @@ type liteState struct {
 	// indexed is the CommitLog offset of the newest lite message indexed
 	// (-1: none): the send path indexes in CommitLog order.
 	indexed int64
-	flights int              // messages in flight (statistics)
+	flights int // messages in flight (statistics)
 
 	kick chan struct{} // wakes the writer
 	stop chan struct{}

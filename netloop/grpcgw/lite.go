@@ -76,9 +76,8 @@ func (g *Gateway) SyncLiteSubscription(ctx context.Context, req *v2.SyncLiteSubs
 
 // liteReceive serves a LitePushConsumer's ReceiveMessage: the messages of
 // its lite topics, whatever queue it names.
-func (g *Gateway) liteReceive(ctx context.Context, s *session, req *v2.ReceiveMessageRequest, group, topic string,
+func (g *Gateway) liteReceive(ctx context.Context, s *session, group, topic string,
 	invisible time.Duration, batch int32, poll time.Duration, send func(*v2.Status, []*v2.Message) error) error {
-	_ = req
 	got, err := g.opts.Broker.LiteReceive(ctx, g.callerOf(ctx, s), &broker.LiteReceiveRequest{Group: group, Topic: topic,
 		Client: s.id, Max: int(batch), Invisible: invisible, Poll: poll})
 	if err != nil {
