@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/recovery"
+	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/litelog"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -145,8 +146,8 @@ func (s *liteState) replayAckLocked(q *liteQueue, group string, off int64) {
 func (b *Broker) catchUpLocked(from, lastMsg int64) (n int, end int64, err error) {
 	cl := b.p.Store().CommitLog
 	end = cl.MaxOffset()
-	if from < 0 {
-		return 0, end, nil
+	if from < 0 || !b.hasLiteTopic() {
+		return 0, end, nil // no LITE topic: no lite message to index
 	}
 	if lastMsg >= 0 && from == lastMsg+1 {
 		from = end
@@ -161,6 +162,18 @@ func (b *Broker) catchUpLocked(from, lastMsg int64) (n int, end int64, err error
 		rec, next, err := cl.Read(off)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, commitlog.ErrCorrupt) {
+			// A damaged entry (the dispatcher reports it, and skips or
+			// stops by --on-corruption): what it held is not indexed.
+			to, nerr := cl.NextValid(off)
+			if nerr != nil || to <= off {
+				b.log.Error().Err(err).Int64("offset", off).Msg("lite catch-up stops at a damaged commitlog entry")
+				break
+			}
+			b.log.Warn().Err(err).Int64("offset", off).Int64("next", to).Msg("lite catch-up skips a damaged commitlog entry")
+			off = to
+			continue
 		}
 		if err != nil {
 			return n, end, fmt.Errorf("lite catch-up: read commitlog at %d: %w", off, err)
