@@ -32,6 +32,7 @@ type Broker struct {
 	resets  resetState   // who is told of offset resets (groupprogress.go)
 	cluster clusterState // the cluster lookup (cluster.go)
 	master  masterState  // a replica's master endpoint (master.go)
+	lite    liteState    // the lite topics (litestate.go)
 }
 
 // New returns the API over p's stages. Calls are refused with Busy until

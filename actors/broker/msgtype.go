@@ -52,6 +52,9 @@ func (b *Broker) CheckMessageType(cfg meta.TopicConfig, props map[string]string)
 // message to a PRIORITY topic then takes the queue PlainPriorityQueue
 // names. Anything else goes to Send, which decides.
 func (b *Broker) PlainTypeOK(cfg meta.TopicConfig, props []byte) bool {
+	if _, lite := message.LookupPropertyBytes(props, message.PropLiteTopic); lite || LiteTopic(cfg) {
+		return false // Send checks it and appends it to its lite topic (litesend.go)
+	}
 	_, prio := message.LookupPropertyBytes(props, message.PropPriority)
 	if prio {
 		if _, ok := PlainPriorityQueue(cfg, props); !ok {

@@ -287,6 +287,7 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 	plan := sendPlan{topic: topic, queueID: queueID, sysFlag: req.SysFlag}
 	countAs := topic // the topic the send counts under (stats), wherever it is stored
 	var props map[string]string
+	var lite string // the message's lite topic (litesend.go)
 	if req.Batch && message.TransactionType(req.SysFlag) == message.SysFlagTransactionPrepared {
 		return Errorf(IllegalMessage, "a batch cannot carry transactional (prepared) messages")
 	}
@@ -300,6 +301,14 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 		if props == nil {
 			props = message.DecodeProperties(req.Properties)
 		}
+		var err *Error
+		if lite, err = checkLite(cfg, props, req.SysFlag); err != nil {
+			return err
+		}
+		if lite != "" && plan.topic == req.Topic {
+			plan.queueID = pickQueue(cfg.WriteQueueNums, lite, nil)
+			reqQueue = plan.queueID
+		}
 		if err := b.CheckMessageType(cfg, props); err != nil {
 			return err
 		}
@@ -308,7 +317,6 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 		} else if ok && plan.topic == req.Topic {
 			plan.queueID, reqQueue = q, q
 		}
-		var err *Error
 		if isHalfMessage(req, props) {
 			err = b.toHalfTopic(req, props, &plan, time.Now().UnixMilli())
 		} else {
@@ -331,6 +339,9 @@ func (b *Broker) sendToTopic(c Caller, req *SendRequest, cfg meta.TopicConfig, g
 		if res.Err != nil {
 			done(out, sendFailure(res.Err))
 			return
+		}
+		if lite != "" && len(res.Offsets) == 1 {
+			b.liteStored(req.Topic, lite, res.Offsets[0])
 		}
 		done(out, nil)
 	}

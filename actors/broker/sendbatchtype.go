@@ -16,6 +16,9 @@ import (
 // take; it reads the batch only when cfg's sends are checked (a malformed
 // batch is refused later, where it is decoded to be stored).
 func (b *Broker) checkBatchTypes(cfg meta.TopicConfig, body []byte) *Error {
+	if LiteTopic(cfg) {
+		return Errorf(IllegalMessage, "a batch cannot be sent to the LITE topic %s: send lite messages one by one", cfg.TopicName)
+	}
 	if !b.TypeChecked(cfg) {
 		return nil
 	}

@@ -104,6 +104,13 @@ type Config struct {
 	// PullWorkers is how many pull_read stages read for pulls side by side
 	// (default pull.DefaultReaders, at most pull.MaxReaders).
 	PullWorkers int
+	// LiteExpiration is how long a lite topic of a LITE topic without a
+	// lite.topic.expiration attribute lives without a new message before
+	// it is deleted (0: forever; docs/lite.md).
+	LiteExpiration time.Duration
+	// MaxLiteSubscriptions bounds the lite topics one LitePushConsumer
+	// subscribes to (0: DefaultMaxLiteSubscriptions).
+	MaxLiteSubscriptions int
 	// MaxWriterBacklog bounds appends queued at the writer before
 	// SYSTEM_BUSY (default 65536).
 	MaxWriterBacklog int64

@@ -71,6 +71,7 @@ func parsePerm(s string) (int, error) {
 func newTopicCreateCmd(g *globals) *cobra.Command {
 	var queues int
 	var perm, cluster, msgType, attrs string
+	var liteTTL time.Duration
 	var order bool
 	c := &cobra.Command{
 		Use:   "create TOPIC [--queues N] [--perm rw] [--message-type FIFO] [--broker ADDR | --cluster NAME]",
@@ -88,7 +89,10 @@ list ("+message.type=FIFO,-reserve.time"). A FIFO topic is consumed in order per
 by an orderly consumer group (consumeMessageOrderly: mqadmin updateSubGroup -o true). A PRIORITY
 topic takes messages with a priority (RocketMQ 5.4; docs/priority.md): a message of priority p is
 stored in queue min(p, queues-1) and POP consumers get the highest queue first, so give it as many
-queues as priority levels.`,
+queues as priority levels. A LITE topic takes only messages with a lite topic (RocketMQ 5.5;
+docs/lite.md), each lite topic an ordered queue of its own consumed by LitePushConsumers;
+--lite-expiration sets how long a lite topic lives without a new message
+(lite.topic.expiration, whole minutes).`,
 		Example: "  wheelctl topic create orders --queues 8\n  wheelctl topic create payments --message-type FIFO\n  wheelctl topic create orders --cluster DefaultCluster --namesrv '10.0.0.1:9876;10.0.0.2:9876'\n  wheelctl topic create audit --perm r --broker 10.0.0.3:10911",
 		Args:    exactArgs("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -123,6 +127,12 @@ queues as priority levels.`,
 				}
 				tc.AttributeMods = "+" + meta.AttrMessageType + "=" + string(t)
 			}
+			if liteTTL != 0 {
+				if meta.MessageType(strings.ToUpper(msgType)) != meta.MessageTypeLite || liteTTL < time.Minute || liteTTL%time.Minute != 0 {
+					return usagef("--lite-expiration %v: give it with --message-type LITE, in whole minutes", liteTTL)
+				}
+				tc.AttributeMods += ",+" + meta.AttrLiteExpiration + "=" + strconv.FormatInt(int64(liteTTL/time.Minute), 10)
+			}
 			if _, err := meta.ParseAttributes(tc.AttributeMods); err != nil {
 				return usageErr(err)
 			}
@@ -133,16 +143,17 @@ queues as priority levels.`,
 	c.Flags().StringVar(&perm, "perm", "rw", "permission: rw, r or w")
 	c.Flags().StringVar(&cluster, "cluster", "", "create on every master broker of this cluster")
 	c.Flags().BoolVar(&order, "order", false, "mark the topic as ordered")
-	c.Flags().StringVar(&msgType, "message-type", "", "the topic's message.type: NORMAL, FIFO, DELAY, TRANSACTION, PRIORITY or MIXED")
+	c.Flags().StringVar(&msgType, "message-type", "", "the topic's message.type: NORMAL, FIFO, DELAY, TRANSACTION, PRIORITY, LITE or MIXED")
+	c.Flags().DurationVar(&liteTTL, "lite-expiration", 0, "with --message-type LITE: a lite topic's life without a new message, whole minutes (lite.topic.expiration; 0: the broker's)")
 	c.Flags().StringVar(&attrs, "attributes", "", "attribute modifications as mqadmin -a takes them (+key=value,-key)")
 	_ = c.RegisterFlagCompletionFunc("perm", fixedCompletion("rw", "r", "w"))
-	_ = c.RegisterFlagCompletionFunc("message-type", fixedCompletion("NORMAL", "FIFO", "DELAY", "TRANSACTION", "PRIORITY", "MIXED"))
+	_ = c.RegisterFlagCompletionFunc("message-type", fixedCompletion("NORMAL", "FIFO", "DELAY", "TRANSACTION", "PRIORITY", "LITE", "MIXED"))
 	return c
 }
 
 // topicMessageTypes are the values of topic create --message-type.
 var topicMessageTypes = []meta.MessageType{meta.MessageTypeNormal, meta.MessageTypeFIFO, meta.MessageTypeDelay,
-	meta.MessageTypeTransaction, meta.MessageTypePriority, meta.MessageTypeMixed}
+	meta.MessageTypeTransaction, meta.MessageTypePriority, meta.MessageTypeLite, meta.MessageTypeMixed}
 
 // createOnBrokers creates tc on every broker, one line each, going on
 // after a failure; it fails when any broker did.

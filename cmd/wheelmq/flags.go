@@ -92,6 +92,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"timer dequeue_message stages that read and rebuild due timers side by side (1..8)")
 	schedMin := fs.Duration("timer-schedule-min-interval", def.ScheduleMinInterval,
 		"shortest interval between two fires of a recurring timer (WHEEL_SCHEDULE); shorter schedules are refused")
+	liteExpiration := fs.Duration("lite-expiration", def.LiteExpiration,
+		"how long a lite topic of a LITE topic without a lite.topic.expiration attribute lives with no new message before it is deleted (0: forever; docs/lite.md)")
+	maxLiteSubs := fs.Int("max-lite-subscriptions", 2000,
+		"lite topics one LitePushConsumer may subscribe to (docs/lite.md)")
 	pullWorkers := fs.Int("pull-workers", def.PullWorkers,
 		"pull_read stages that read for pulls side by side, so that one slow read holds only its own (1..8)")
 	maxReqs := fs.Int64("max-conn-requests", def.MaxInflightPerConn,
@@ -242,6 +246,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	bc.PullWorkers, bc.MaxInflightPerConn, bc.MaxParkedPullsPerConn = *pullWorkers, *maxReqs, *maxParked
 	bc.MaxConnOutput, bc.SlowConnTimeout, bc.RouteWait = *maxOutput, *slowTimeout, *routeWait
 	bc.IdleConnTimeout = *idleTimeout
+	if *liteExpiration < 0 || *maxLiteSubs < 1 {
+		problems = append(problems, fmt.Sprintf("lite expiration %v must be >= 0 and lite subscriptions %d >= 1", *liteExpiration, *maxLiteSubs))
+	} else {
+		bc.LiteExpiration, bc.MaxLiteSubscriptions = *liteExpiration, *maxLiteSubs
+	}
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -357,7 +366,7 @@ var modeFlags = map[string][]string{
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
 		"replication", "ha-listen", "ha-advertise", "ha-secret-file", "ha-insecure", "min-in-sync-replicas", "grpc-listen", "grpc-advertise",
-		"grpc-signature-skew", "grpc-signature-offsets"},
+		"grpc-signature-skew", "grpc-signature-offsets", "lite-expiration", "max-lite-subscriptions"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

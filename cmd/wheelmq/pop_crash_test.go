@@ -31,12 +31,7 @@ var v5SDKOnce sync.Once
 
 func v5SimpleConsumer(t *testing.T, endpoint, group, topic string) rmq.SimpleConsumer {
 	t.Helper()
-	v5SDKOnce.Do(func() {
-		_ = os.Setenv(rmq.CLIENT_LOG_ROOT, os.TempDir()+"/wheelmq-test-rocketmq-v5")
-		_ = os.Setenv(rmq.CLIENT_LOG_LEVEL, "error")
-		rmq.ResetLogger()
-		rmq.EnableSsl = false
-	})
+	v5SDKOnce.Do(func() { _ = setV5SDKDefaults() })
 	c, err := rmq.NewSimpleConsumer(&rmq.Config{Endpoint: endpoint, ConsumerGroup: group, Credentials: &credentials.SessionCredentials{}},
 		rmq.WithSimpleAwaitDuration(3*time.Second),
 		rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{topic: rmq.SUB_ALL}))
@@ -47,6 +42,16 @@ func v5SimpleConsumer(t *testing.T, endpoint, group, topic string) rmq.SimpleCon
 		t.Fatalf("start the v5 SimpleConsumer at %s: %v", endpoint, err)
 	}
 	return c
+}
+
+// setV5SDKDefaults points the v5 SDK's logs at a temp dir, at error
+// level, and turns its TLS default off.
+func setV5SDKDefaults() error {
+	_ = os.Setenv(rmq.CLIENT_LOG_ROOT, os.TempDir()+"/wheelmq-test-rocketmq-v5")
+	_ = os.Setenv(rmq.CLIENT_LOG_LEVEL, "error")
+	rmq.ResetLogger()
+	rmq.EnableSsl = false
+	return nil
 }
 
 func TestSIGKILLKeepsPopState(t *testing.T) {

@@ -66,6 +66,10 @@ func (g *Gateway) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 	areq := &broker.AckRequest{Group: group, Topic: topic}
 	var at []int // index in entries of each areq entry
 	for i, e := range entries {
+		if h := e.GetReceiptHandle(); broker.IsLiteHandle(h) {
+			sts[i] = g.liteAck(ctx, s, group, h) // lite.go
+			continue
+		}
 		r, st := handleStatus(s.renew.take(e.GetReceiptHandle()))
 		if st != nil {
 			sts[i] = st
@@ -148,6 +152,10 @@ func (g *Gateway) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
+	if h := req.GetReceiptHandle(); broker.IsLiteHandle(h) {
+		nh, st := g.liteChange(ctx, s, group, h, req.GetInvisibleDuration().AsDuration()) // lite.go
+		return &v2.ChangeInvisibleDurationResponse{Status: st, ReceiptHandle: nh}, nil
+	}
 	r, st := handleStatus(s.renew.take(req.GetReceiptHandle()))
 	if st != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
@@ -169,6 +177,9 @@ func (g *Gateway) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.F
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if g.opts.Broker == nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: noCore()}, nil
+	}
+	if h := req.GetReceiptHandle(); broker.IsLiteHandle(h) {
+		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: g.liteAck(ctx, s, group, h)}, nil // lite.go
 	}
 	r, st := handleStatus(s.renew.take(req.GetReceiptHandle()))
 	if st != nil {

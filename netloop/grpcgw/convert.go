@@ -55,7 +55,7 @@ var reserved = func() map[string]bool {
 		INNER_MULTI_DISPATCH INNER_NUM INNER_BASE TIMER_DELIVER_MS TIMER_DELAY_SEC TIMER_DELAY_MS TIMER_OUT_MS
 		TIMER_ENQUEUE_MS TIMER_DEQUEUE_MS TIMER_ROLL_TIMES TIMER_DEL_UNIQKEY TIMER_DELAY_LEVEL POP_CK
 		POP_CK_OFFSET 1ST_POP_TIME TRACE_CONTEXT BORN_HOST BORN_TIMESTAMP DLQ_ORIGIN_TOPIC DLQ_ORIGIN_MESSAGE_ID
-		__RECALL_HANDLE__ PRIORITY`) {
+		__RECALL_HANDLE__ PRIORITY __LITE_TOPIC`) {
 		m[k] = true
 	}
 	return m
@@ -138,6 +138,11 @@ func fromMessage(m *v2.Message) (sendFields, *v2.Status) {
 		// The broker checks it and routes it (broker.PriorityQueue).
 		props[message.PropPriority] = strconv.FormatInt(int64(*p), 10)
 	}
+	if sp.LiteTopic != nil {
+		// The broker checks it (broker.checkLite) and appends the message
+		// to its lite topic.
+		props[message.PropLiteTopic] = sp.GetLiteTopic()
+	}
 	if tc := sp.GetTraceContext(); tc != "" {
 		props[propTraceContext] = tc
 	}
@@ -219,6 +224,9 @@ func toMessage(r *message.Record, brokerName, storeAddr string) *v2.Message {
 	if p, err := message.ParsePriority(props[message.PropPriority]); err == nil {
 		sp.Priority = &p
 	}
+	if v, ok := props[message.PropLiteTopic]; ok {
+		sp.LiteTopic = &v
+	}
 	if v, ok := props[propTraceContext]; ok {
 		sp.TraceContext = &v
 	}
@@ -247,6 +255,8 @@ func typeOf(props map[string]string, sysFlag int32) v2.MessageType {
 		return v2.MessageType_FIFO
 	case meta.MessageTypePriority:
 		return v2.MessageType_PRIORITY
+	case meta.MessageTypeLite:
+		return v2.MessageType_LITE
 	}
 	return v2.MessageType_NORMAL
 }

@@ -23,9 +23,12 @@
 //	RecallMessage           Broker.Recall
 //	UpdateOffset/GetOffset  Broker.CommitOffset / Broker.ConsumerOffset
 //	QueryOffset             Broker.QueueBounds, Broker.OffsetAt
+//	SyncLiteSubscription    Broker.SyncLiteSubscription (lite.go; a lite
+//	                        consumer's receives, acks and changes go to
+//	                        Broker.LiteReceive, LiteAck, LiteChangeInvisible)
 //
 // Errors travel in-band as a Status in a gRPC-OK answer, as the Apache proxy
-// does; PullMessage and SyncLiteSubscription answer NOT_IMPLEMENTED.
+// does; PullMessage answers NOT_IMPLEMENTED.
 //
 // # Sessions
 //

@@ -171,6 +171,9 @@ func New(o Options) (*Gateway, error) {
 		g.verify.guard = o.Guard.Named("grpc")
 	}
 	g.sess.m = map[string]*session{}
+	if o.Broker != nil {
+		o.Broker.SetLiteNotifier(g.notifyLite)
+	}
 	g.stopCtx, g.stopCancel = context.WithCancel(context.Background())
 	if err := g.m.register(o.Registerer); err != nil {
 		return nil, fmt.Errorf("grpc gateway metrics: %w", err)

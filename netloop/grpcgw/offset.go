@@ -117,8 +117,3 @@ func (g *Gateway) PullMessage(_ *v2.PullMessageRequest, stream v2.MessagingServi
 	g.m.rpcs.WithLabelValues("PullMessage", codeName(st.Code)).Inc()
 	return stream.Send(&v2.PullMessageResponse{Content: &v2.PullMessageResponse_Status{Status: st}})
 }
-
-// SyncLiteSubscription is not served (lite topics are not supported).
-func (g *Gateway) SyncLiteSubscription(context.Context, *v2.SyncLiteSubscriptionRequest) (*v2.SyncLiteSubscriptionResponse, error) {
-	return &v2.SyncLiteSubscriptionResponse{Status: statusf(v2.Code_UNSUPPORTED, "lite topics are not supported")}, nil
-}

@@ -96,6 +96,9 @@ func (g *Gateway) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	}
 	deadline, hasDeadline := ctx.Deadline()
 	poll := pollTime(req, deadline, hasDeadline, reqTimeout, started)
+	if s.isLite() {
+		return g.liteReceive(ctx, s, group, topic, invisible, batch, poll, send) // lite.go
+	}
 	expr, typ := filterOf(req.GetFilterExpression())
 	if req.GetFilterExpression() == nil {
 		expr, typ = s.subscriptionOf(topic)

@@ -47,6 +47,8 @@ func DefaultAcceptTypes(attrs map[string]string) []v2.MessageType {
 		return []v2.MessageType{v2.MessageType_TRANSACTION}
 	case "PRIORITY":
 		return []v2.MessageType{v2.MessageType_PRIORITY}
+	case "LITE":
+		return []v2.MessageType{v2.MessageType_LITE}
 	}
 	return all
 }

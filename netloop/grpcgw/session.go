@@ -324,6 +324,9 @@ func (s *session) end(ctx context.Context, notify bool) {
 	group := s.group
 	s.mu.Unlock()
 	if core := s.g.opts.Broker; core != nil {
+		if group != "" {
+			core.LiteClientGone(group, s.id)
+		}
 		s.unregister(ctx, notify, topics, group)
 		core.ConnClosed(s.connID)
 	}

@@ -31,7 +31,14 @@ const (
 	AttrCleanupPolicy = "cleanup.policy"
 	// AttrReserveTime is the tiered store's reserve time (-1..MaxInt64).
 	AttrReserveTime = "reserve.time"
+	// AttrLiteExpiration is a LITE topic's idle time, in minutes, after
+	// which a lite topic with no new message is deleted (RocketMQ 5.5
+	// TopicAttributes.LITE_EXPIRATION_ATTRIBUTE: -1..43200, -1 never).
+	AttrLiteExpiration = "lite.topic.expiration"
 )
+
+// MaxLiteExpirationMinutes bounds lite.topic.expiration (30 days).
+const MaxLiteExpirationMinutes = 30 * 24 * 60
 
 // MessageType is a topic's or a message's type (RocketMQ TopicMessageType).
 type MessageType string
@@ -44,6 +51,7 @@ const (
 	MessageTypeDelay       MessageType = "DELAY"
 	MessageTypeTransaction MessageType = "TRANSACTION"
 	MessageTypePriority    MessageType = "PRIORITY"
+	MessageTypeLite        MessageType = "LITE"
 	MessageTypeMixed       MessageType = "MIXED"
 )
 
@@ -69,7 +77,14 @@ var topicAttrs = map[string]topicAttr{
 	AttrCleanupPolicy: {changeable: false, verify: enumAttr("COMPACTION", "DELETE")},
 	AttrMessageType: {changeable: true, verify: enumAttr(string(MessageTypeUnspecified), string(MessageTypeNormal),
 		string(MessageTypeFIFO), string(MessageTypeDelay), string(MessageTypeTransaction), string(MessageTypePriority),
-		string(MessageTypeMixed))},
+		string(MessageTypeLite), string(MessageTypeMixed))},
+	AttrLiteExpiration: {changeable: true, verify: func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < -1 || n > MaxLiteExpirationMinutes {
+			return fmt.Errorf("value is not in range(-1, %d)", MaxLiteExpirationMinutes)
+		}
+		return nil
+	}},
 	AttrReserveTime: {changeable: true, verify: func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < -1 {
@@ -223,7 +238,7 @@ func (c TopicConfig) TopicMessageType() MessageType {
 // TopicMessageType.parseFromMessageProperty decides it (the order keeps
 // the types exclusive): TRAN_MSG=true is TRANSACTION; DELAY or a TIMER_*
 // property DELAY; __SHARDINGKEY (a message group) FIFO; PRIORITY
-// PRIORITY; else NORMAL.
+// PRIORITY; __LITE_TOPIC LITE; else NORMAL.
 func MessageTypeOf(props map[string]string) MessageType {
 	has := func(k string) bool { _, ok := props[k]; return ok }
 	switch {
@@ -235,6 +250,8 @@ func MessageTypeOf(props map[string]string) MessageType {
 		return MessageTypeFIFO
 	case has("PRIORITY"):
 		return MessageTypePriority
+	case has("__LITE_TOPIC"):
+		return MessageTypeLite
 	}
 	return MessageTypeNormal
 }

@@ -117,9 +117,10 @@ func TestRouteAndSettings(t *testing.T) {
 	if err != nil || first.GetStatus().GetCode() != v2.Code_ILLEGAL_INVISIBLE_TIME {
 		t.Fatalf("receive with 1 s invisible: %v %v", first, err)
 	}
-	// Unsupported RPCs answer a clear status.
+	// An empty lite subscription answers a clear status (lite topics:
+	// lite_test.go).
 	sl, err := c.SyncLiteSubscription(sctx, &v2.SyncLiteSubscriptionRequest{})
-	if err != nil || sl.GetStatus().GetCode() != v2.Code_UNSUPPORTED {
+	if err != nil || sl.GetStatus().GetCode() != v2.Code_ILLEGAL_CONSUMER_GROUP {
 		t.Fatalf("sync lite subscription: %v %v", sl, err)
 	}
 	_ = tele2.CloseSend()

@@ -68,6 +68,10 @@ func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
 	}
 	b.advertise = adv
 	pipe.SetAdvertised(adv.String()) // the brokerIP label of the RocketMQ-named metrics
+	if err := b.core.OpenLite(); err != nil {
+		_ = b.Stop(context.Background())
+		return nil, err
+	}
 	b.core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), os.Getpid(), int32(time.Now().UnixNano())))
 	if err := pipe.StartRegistrar(namesrv.BrokerInfo{
 		Cluster: cfg.Cluster, BrokerName: cfg.BrokerName, BrokerAddr: adv.String(),
@@ -162,6 +166,9 @@ func (b *Broker) stop(ctx context.Context) error {
 	var errs []error
 	if err := b.server.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop server: %w", err))
+	}
+	if err := b.core.CloseLite(); err != nil {
+		errs = append(errs, fmt.Errorf("close lite log: %w", err))
 	}
 	if err := b.pipe.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
