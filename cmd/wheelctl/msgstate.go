@@ -198,9 +198,15 @@ func assessSchedule(m located, related []located, sched string, now time.Time) t
 	switch {
 	case cancel != nil:
 		st.State = stateCancelled
-		st.Detail = fmt.Sprintf("recurring timer %q cancelled at %s (offsetMsgId %s); its last fire was number %s, due %s",
-			sched, time.UnixMilli(cancel.rec.StoreTimestamp).UTC().Format(timeLayout), cancel.offsetMsgID(), seq,
-			due.UTC().Format(timeLayout))
+		st.Detail = fmt.Sprintf("recurring timer %q cancelled at %s (offsetMsgId %s)",
+			sched, time.UnixMilli(cancel.rec.StoreTimestamp).UTC().Format(timeLayout), cancel.offsetMsgID())
+		if latest.offsetMsgID() != m.offsetMsgID() {
+			// The pending record the cancel met: that fire and every later
+			// one do not happen. (Only when the index returned it: a
+			// schedule's cancel stores up to 512 cancel records under the
+			// same key, and a look-up answers at most 32 records.)
+			st.Detail += fmt.Sprintf("; fire %s (due %s) and the later ones do not happen", seq, due.UTC().Format(timeLayout))
+		}
 	case due.After(now):
 		st.State = statePending
 		st.Detail = fmt.Sprintf("recurring timer %q: fire %s due in %s (offsetMsgId %s)", sched, seq,
