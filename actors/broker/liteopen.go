@@ -87,6 +87,7 @@ func (b *Broker) OpenLite() error {
 		_ = log.Close()
 		return err
 	}
+	s.scanned, s.epoch = end, b.p.Role().Get().Epoch
 	s.recordLocked(litelog.Record{Kind: litelog.KindCheckpoint, Offset: end, Ms: nowMs()})
 	// Written now, before any send (Serve comes after): a crash right after
 	// the start must find the checkpoint, or it would not scan what it

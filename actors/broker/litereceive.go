@@ -126,6 +126,7 @@ func (b *Broker) litePick(r *LiteReceiveRequest, now time.Time) ([]litePicked, <
 	if !s.open {
 		return nil, nil, Errorf(Unavailable, "lite topics are not served")
 	}
+	b.litePromotedLocked() // a promoted replica indexes what it holds first (litepromote.go)
 	cl := s.clients[liteClientKey{r.Group, r.Client}]
 	if cl == nil || cl.parent != r.Topic {
 		// Not subscribed yet (the SDK syncs right after it starts): wait.

@@ -64,6 +64,7 @@ func (b *Broker) liteStored(parent, lite string, off int64) {
 	if !s.open {
 		return // not open (a test broker): nothing is delivered as lite
 	}
+	b.litePromotedLocked() // a promoted replica indexes what it holds first
 	k := liteKey{parent, lite}
 	if _, added := s.addLocked(k, off, now); added {
 		s.recordLocked(litelog.Record{Kind: litelog.KindMessage, Offset: off, Ms: now, Parent: parent, Lite: lite})

@@ -131,7 +131,11 @@ type liteState struct {
 	// indexed is the CommitLog offset of the newest lite message indexed
 	// (-1: none): the send path indexes in CommitLog order.
 	indexed int64
-	flights int // messages in flight (statistics)
+	// scanned is where the last scan of the CommitLog for lite messages
+	// ended (OpenLite, litePromotedLocked), and epoch the role's epoch it
+	// was made under: a promotion (a new epoch) scans from there.
+	scanned, epoch int64
+	flights        int // messages in flight (statistics)
 
 	kick chan struct{} // wakes the writer
 	stop chan struct{}
