@@ -34,13 +34,5 @@ func (p RetryPolicy) AttemptBase(attempt int32) time.Duration {
 // AttemptDelay is AttemptBase spread by the jitter: u is a draw from
 // [0, 1). An EXPONENTIAL delay never goes past Max.
 func (p RetryPolicy) AttemptDelay(attempt int32, u float64) time.Duration {
-	d := p.AttemptBase(attempt)
-	if p.Jitter == 0 {
-		return d
-	}
-	d = time.Duration(float64(d) * (1 + p.Jitter*(2*u-1)))
-	if p.Type == RetryExponential {
-		d = min(d, p.Max)
-	}
-	return max(d, time.Millisecond)
+	return p.jittered(p.AttemptBase(attempt), u)
 }

@@ -167,7 +167,12 @@ func (p RetryPolicy) Base(reconsumeTimes int32) time.Duration {
 // Delay is Base spread by the jitter: u is a uniform draw from [0, 1).
 // An EXPONENTIAL delay never goes past Max.
 func (p RetryPolicy) Delay(reconsumeTimes int32, u float64) time.Duration {
-	d := p.Base(reconsumeTimes)
+	return p.jittered(p.Base(reconsumeTimes), u)
+}
+
+// jittered is delay d spread by the jitter (u: a uniform draw from
+// [0, 1)), at least 1 ms, and for EXPONENTIAL never past Max.
+func (p RetryPolicy) jittered(d time.Duration, u float64) time.Duration {
 	if p.Jitter == 0 {
 		return d
 	}

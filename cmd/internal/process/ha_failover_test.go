@@ -62,6 +62,23 @@ func startMember(t *testing.T, namesrv []string) *process.Node {
 	}})
 }
 
+// startPair runs three name servers with controllers and a group of two
+// members, and returns them once the first is master and the second in
+// its sync-state set.
+func startPair(t *testing.T) (master, replica *process.Node) {
+	t.Helper()
+	ns := startControllers(t)
+	master = startMember(t, ns)
+	haWait(t, "first member master", func() bool {
+		return strings.Contains(haGet(t, "http://"+master.MetricsAddr()+"/healthz"), "role: master")
+	})
+	replica = startMember(t, ns)
+	haWait(t, "second member in the sync-state set", func() bool {
+		return strings.Contains(haGet(t, "http://"+master.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
+	})
+	return master, replica
+}
+
 // haSecretFile writes the test group's replication secret (the same
 // content on every call) to a file of its own.
 func haSecretFile(t *testing.T) string {

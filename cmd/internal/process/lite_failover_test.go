@@ -24,15 +24,7 @@ func TestLiteAfterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("controllers and a failover")
 	}
-	ns := startControllers(t)
-	a := startMember(t, ns)
-	haWait(t, "first member master", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "role: master")
-	})
-	b := startMember(t, ns)
-	haWait(t, "second member in the sync-state set", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
-	})
+	a, b := startPair(t)
 	topic := processtest.Unique("lite_failover")
 	if r := processtest.Invoke(t, a.BrokerAddr(), remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
 		"topic": topic, "readQueueNums": "2", "writeQueueNums": "2", "perm": "6", "attributes": "+message.type=LITE",

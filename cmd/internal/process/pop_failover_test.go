@@ -23,15 +23,7 @@ func TestPopStateSurvivesFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("controllers and a failover")
 	}
-	ns := startControllers(t)
-	a := startMember(t, ns)
-	haWait(t, "first member master", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "role: master")
-	})
-	b := startMember(t, ns)
-	haWait(t, "second member in the sync-state set", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
-	})
+	a, b := startPair(t)
 	topic, group := processtest.Unique("popfo"), processtest.Unique("popfog")
 	mustOK(t, "create topic", processtest.Invoke(t, a.BrokerAddr(), remoting.NewRequest(remoting.UpdateAndCreateTopic, map[string]string{
 		"topic": topic, "readQueueNums": "1", "writeQueueNums": "1", "perm": "6", "topicFilterType": "SINGLE_TAG"}, nil)))

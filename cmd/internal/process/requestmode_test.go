@@ -119,15 +119,7 @@ func TestRequestModeAfterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("controllers and a failover")
 	}
-	ns := startControllers(t)
-	a := startMember(t, ns)
-	haWait(t, "first member master", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "role: master")
-	})
-	b := startMember(t, ns)
-	haWait(t, "second member in the sync-state set", func() bool {
-		return strings.Contains(haGet(t, "http://"+a.MetricsAddr()+"/healthz"), "sync_state_set=[1 2]")
-	})
+	a, b := startPair(t)
 	// A replica takes no 401: modes are set on the master.
 	body, err := json.Marshal(map[string]any{"topic": "any", "consumerGroup": "any", "mode": "PULL", "popShareQueueNum": 0})
 	if err != nil {
