@@ -90,9 +90,10 @@ type forwarder struct {
 	codec passCodec
 	creds credentials.TransportCredentials
 
-	mu   sync.Mutex
-	ep   string // the endpoint conn dials
-	conn *grpc.ClientConn
+	mu     sync.Mutex
+	ep     string // the endpoint conn dials
+	conn   *grpc.ClientConn
+	closed bool // Stop: no new connection
 }
 
 func newForwarder(g *Gateway) *forwarder {
@@ -122,34 +123,41 @@ func (f *forwarder) target(ctx context.Context) (*grpc.ClientConn, string, *brok
 		return nil, "", be
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.conn != nil && f.ep == ep {
-		return f.conn, ep, nil
+	if f.closed {
+		f.mu.Unlock()
+		return nil, "", broker.Errorf(broker.Unavailable, "the gRPC endpoint is stopping")
 	}
-	conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(f.creds),
+	if f.conn != nil && f.ep == ep {
+		conn := f.conn
+		f.mu.Unlock()
+		return conn, ep, nil
+	}
+	conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(f.creds), // connects lazily: no I/O here
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(f.codec),
 			grpc.MaxCallRecvMsgSize(32*(f.g.opts.MaxMessageSize+recvMargin)),
 			grpc.MaxCallSendMsgSize(f.g.opts.MaxMessageSize+recvMargin)))
 	if err != nil {
+		f.mu.Unlock()
 		return nil, "", broker.Wrap(broker.Unavailable, "forward to the master's endpoint "+ep, err)
 	}
-	if f.conn != nil {
-		old := f.conn
-		// Closing only ends calls still on it: they were the old master's.
-		_ = old.Close()
-	}
+	old := f.conn
 	f.conn, f.ep = conn, ep
+	f.mu.Unlock()
+	if old != nil {
+		_ = old.Close() // ends only the calls still on it: they were the old master's
+	}
 	f.g.log.Info().Str("master", ep).Msg("grpc: forwarding the calls only a master serves to the group's master")
 	return conn, ep, nil
 }
 
-// close closes the connection to the master (Stop).
+// close closes the connection to the master, and no other is made (Stop).
 func (f *forwarder) close() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.conn != nil {
-		_ = f.conn.Close()
-		f.conn, f.ep = nil, ""
+	conn := f.conn
+	f.conn, f.ep, f.closed = nil, "", true
+	f.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
 	}
 }
 
