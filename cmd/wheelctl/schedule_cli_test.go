@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,14 @@ func TestSendEveryAndCancel(t *testing.T) {
 	}
 	if !strings.Contains(show, `recurring timer "@every 1s" cancelled at`) {
 		t.Fatalf("message show after the cancel printed %q", show)
+	}
+	// It names the fire the cancel met: past the two consumed, though the
+	// cancel's records crowd the index's answer for the key (message.go).
+	f := regexp.MustCompile(`; fire (\d+) \(due [^)]*\) and the later ones do not happen`).FindStringSubmatch(show)
+	if f == nil {
+		t.Fatalf("message show after the cancel does not name the fire it met: %q", show)
+	}
+	if seq, _ := strconv.Atoi(f[1]); seq < 3 {
+		t.Fatalf("message show after the cancel names fire %d, but two fires were consumed before it: %q", seq, show)
 	}
 }
