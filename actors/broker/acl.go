@@ -40,24 +40,22 @@ func aclError(err error) *Error {
 	return Wrap(Internal, "ACL change", err)
 }
 
-// aclSend is the Done of a change the acl stage makes: it logs a change
-// made and hands done its outcome.
-func (b *Broker) aclSend(c Caller, what string, done func(*Error)) func(error) {
-	return func(err error) {
+// aclChange hands one change to the acl stage: with is its message,
+// given the completion it must call (which logs a change made and answers
+// done); refused Unavailable while the stage is not running.
+func (b *Broker) aclChange(c Caller, what string, done func(*Error), with func(finished func(error)) any) {
+	st := b.p.Stage(acl.StageName)
+	if st == nil {
+		done(Errorf(Unavailable, "the acl stage is not running"))
+		return
+	}
+	st.Send(with(func(err error) {
 		if err == nil {
 			b.log.Info().Stringer("protocol", c.Protocol).Str("account", c.Account).Stringer("remote", c.Remote).
 				Str("what", what).Msg("ACL 2.0 change made")
 		}
 		done(aclError(err))
-	}
-}
-
-// aclStageUp refuses a change while the acl stage is not running.
-func (b *Broker) aclStageUp() *Error {
-	if st := b.p.Stage(acl.StageName); st == nil {
-		return Errorf(Unavailable, "the acl stage is not running")
-	}
-	return nil
+	}))
 }
 
 // ACLUsers lists the users whose name contains filter ("": all), sorted by
@@ -105,13 +103,11 @@ func (b *Broker) CreateACLUser(c Caller, name string, info adminbody.UserInfo, d
 		done(aclError(err))
 		return
 	}
-	if e := b.aclStageUp(); e != nil {
-		done(e)
-		return
-	}
-	msg := &acl.CreateUser{User: u}
-	msg.Done = b.aclSend(c, "create user "+u.Name, done)
-	b.p.Stage(acl.StageName).Send(msg)
+	b.aclChange(c, "create user "+u.Name, done, func(finished func(error)) any {
+		msg := &acl.CreateUser{User: u}
+		msg.Done = finished
+		return msg
+	})
 }
 
 // UpdateACLUser changes a user's password, type or status (empty fields
@@ -132,13 +128,11 @@ func (b *Broker) UpdateACLUser(c Caller, name string, info adminbody.UserInfo, d
 			return
 		}
 	}
-	if e := b.aclStageUp(); e != nil {
-		done(e)
-		return
-	}
-	msg := &acl.UpdateUser{Change: ch}
-	msg.Done = b.aclSend(c, "update user "+ch.Name, done)
-	b.p.Stage(acl.StageName).Send(msg)
+	b.aclChange(c, "update user "+ch.Name, done, func(finished func(error)) any {
+		msg := &acl.UpdateUser{Change: ch}
+		msg.Done = finished
+		return msg
+	})
 }
 
 // DeleteACLUser deletes a user and its ACL; a missing user is no error, as
@@ -156,13 +150,11 @@ func (b *Broker) DeleteACLUser(c Caller, name string, done func(*Error)) {
 		done(Errorf(Forbidden, "The user %s may not delete itself: ask another admin", name))
 		return
 	}
-	if e := b.aclStageUp(); e != nil {
-		done(e)
-		return
-	}
-	msg := &acl.DeleteUser{Name: name}
-	msg.Done = b.aclSend(c, "delete user "+name, done)
-	b.p.Stage(acl.StageName).Send(msg)
+	b.aclChange(c, "delete user "+name, done, func(finished func(error)) any {
+		msg := &acl.DeleteUser{Name: name}
+		msg.Done = finished
+		return msg
+	})
 }
 
 // PutACL adds the policies of info to the ACL of subject (the header's
@@ -178,13 +170,11 @@ func (b *Broker) PutACL(c Caller, subject string, info adminbody.AclInfo, done f
 		done(aclError(err))
 		return
 	}
-	if e := b.aclStageUp(); e != nil {
-		done(e)
-		return
-	}
-	msg := &acl.PutACL{ACL: a}
-	msg.Done = b.aclSend(c, "put ACL of "+acl.Subject(a.User), done)
-	b.p.Stage(acl.StageName).Send(msg)
+	b.aclChange(c, "put ACL of "+acl.Subject(a.User), done, func(finished func(error)) any {
+		msg := &acl.PutACL{ACL: a}
+		msg.Done = finished
+		return msg
+	})
 }
 
 // DeleteACL deletes the ACL of subject, or with a resource only that entry
@@ -215,12 +205,10 @@ func (b *Broker) DeleteACL(c Caller, subject, policyType, resource string, done 
 		msg.Resource = &res
 		what += " on " + res.Key()
 	}
-	if e := b.aclStageUp(); e != nil {
-		done(e)
-		return
-	}
-	msg.Done = b.aclSend(c, what, done)
-	b.p.Stage(acl.StageName).Send(msg)
+	b.aclChange(c, what, done, func(finished func(error)) any {
+		msg.Done = finished
+		return msg
+	})
 }
 
 // ACLOf answers the ACL of subject: nil when the user has none; Forbidden
