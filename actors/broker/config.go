@@ -17,6 +17,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -85,11 +86,7 @@ func (b *Broker) UpdateConfig(c Caller, values map[string]string, done func(*Bro
 		done(b.config(b.p.Settings()), nil)
 		return
 	}
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(values))
 	change, st, problems := b.parseUpdate(keys, values)
 	if len(problems) > 0 {
 		if n := len(problems); n > maxConfigProblems {

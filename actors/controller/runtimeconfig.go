@@ -25,6 +25,7 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,11 +124,7 @@ func (c *Controller) configView() map[string]string {
 // updateConfig applies an update (1009) on the stage, whole or not at all:
 // ok, or the answer's code and the reason naming each refused key.
 func (c *Controller) updateConfig(conn uint64, values map[string]string) (code int32, why string) {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(values))
 	applies, code, problems := c.checkUpdate(keys, values)
 	if len(problems) > 0 {
 		if n := len(problems); n > maxConfigProblems {
