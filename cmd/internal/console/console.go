@@ -211,17 +211,29 @@ func (c *Console) sessionOf(w http.ResponseWriter, r *http.Request) (session, bo
 	return ss, ok
 }
 
+// reader is the session of a request that may read, or false after it
+// answered the refusal: without a session a page redirects to the login
+// and an API (api) answers 401; without SUB or admin, 403.
+func (c *Console) reader(w http.ResponseWriter, r *http.Request, api bool) (session, bool) {
+	ss, ok := c.sessionOf(w, r)
+	switch {
+	case !ok && api:
+		http.Error(w, "log in first", http.StatusUnauthorized)
+	case !ok:
+		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+	case !ss.ident.Read:
+		http.Error(w, "this account may not read (it needs SUB or admin)", http.StatusForbidden)
+		return session{}, false
+	}
+	return ss, ok
+}
+
 // read wraps a page: a session that may read, then the page rendered
 // (only its live part with ?partial=1).
 func (c *Console) read(p pageFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ss, ok := c.sessionOf(w, r)
+		ss, ok := c.reader(w, r, false)
 		if !ok {
-			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			return
-		}
-		if !ss.ident.Read {
-			http.Error(w, "this account may not read (it needs SUB or admin)", http.StatusForbidden)
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)

@@ -81,13 +81,7 @@ func unitOf(s RateSeries) string {
 // ratesAPI serves GET /api/rates to a session that may read (401 without
 // one, 403 without SUB or admin), as JSON.
 func (c *Console) ratesAPI(w http.ResponseWriter, r *http.Request) {
-	ss, ok := c.sessionOf(w, r)
-	if !ok {
-		http.Error(w, "log in first", http.StatusUnauthorized)
-		return
-	}
-	if !ss.ident.Read {
-		http.Error(w, "this account may not read (it needs SUB or admin)", http.StatusForbidden)
+	if _, ok := c.reader(w, r, true); !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
