@@ -181,7 +181,7 @@ func (g *Gateway) popped(s *session, res *broker.PopResult, group, topic string,
 		m.SystemProperties.InvisibleDuration = inv
 		m.Topic = &v2.Resource{Name: topic}
 		if autoRenew {
-			s.renew.hold(h, group, topic, m.SystemProperties.MessageId, c, now.Add(invisible))
+			s.renew.hold(h, group, topic, m.SystemProperties.MessageId, m.SystemProperties.GetDeliveryAttempt(), c, now.Add(invisible))
 		}
 		out = append(out, m)
 	}

@@ -3,14 +3,19 @@ package grpcgw
 // Auto-renew: push consumers receive with auto_renew and no invisible
 // duration; the gateway holds each handle and renews it before it expires
 // (the Apache proxy's DefaultReceiptHandleManager), and the client acks or
-// nacks with the handle it was given, mapped here to the current one.
+// nacks with the handle it was given, mapped here to the current one. A
+// handle held for renewMaxHeld is given up as the proxy does: the message
+// comes back after the group's retry policy's delay for its delivery
+// attempt (a consumer that never answers is treated as a failed attempt).
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 // Renewal policy.
@@ -35,6 +40,11 @@ type renewer struct {
 	ended   bool
 	stop    chan struct{}
 	done    chan struct{}
+	// change sets a held handle's invisibility (changeTo; a test's
+	// recorder) and policy is its group's retry policy (the broker's group
+	// table).
+	change func(h heldHandle, d time.Duration) (string, error)
+	policy func(h heldHandle) meta.RetryPolicy
 }
 
 // heldHandle is one auto-renewed delivery.
@@ -42,6 +52,7 @@ type heldHandle struct {
 	cur          string // the handle the broker knows now (client form)
 	group, topic string
 	msgID        string
+	attempt      int32         // the delivery attempt (1 for the first)
 	caller       broker.Caller // who received it (the renewals are made as it)
 	expires      time.Time
 	since        time.Time
@@ -49,17 +60,29 @@ type heldHandle struct {
 }
 
 func newRenewer(s *session) *renewer {
-	return &renewer{s: s, held: map[string]*heldHandle{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &renewer{s: s, held: map[string]*heldHandle{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r.change, r.policy = r.changeTo, r.groupPolicy
+	return r
+}
+
+// groupPolicy is the retry policy of h's group (RocketMQ's default when
+// the broker does not know the group).
+func (r *renewer) groupPolicy(h heldHandle) meta.RetryPolicy {
+	if r.s.g.opts.Broker == nil {
+		return meta.SubscriptionGroupConfig{}.RetryPolicy()
+	}
+	gc, _ := r.s.g.opts.Broker.Group(h.caller, h.group)
+	return gc.RetryPolicy()
 }
 
 // hold starts renewing handle h, invisible until expires.
-func (r *renewer) hold(h, group, topic, msgID string, c broker.Caller, expires time.Time) {
+func (r *renewer) hold(h, group, topic, msgID string, attempt int32, c broker.Caller, expires time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended || len(r.held) >= maxHeld {
 		return
 	}
-	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, caller: c, expires: expires, since: time.Now()}
+	r.held[h] = &heldHandle{cur: h, group: group, topic: topic, msgID: msgID, attempt: attempt, caller: c, expires: expires, since: time.Now()}
 	if !r.running {
 		r.running = true
 		r.s.g.goOwned("renewer", r.loop) // a panic ends it: the handles it held are redelivered
@@ -95,26 +118,39 @@ func (r *renewer) loop() {
 	}
 }
 
-// renewDue renews every held handle within renewAhead of its expiry.
+// renewDue renews every held handle within renewAhead of its expiry, and
+// gives up those held for renewMaxHeld (back after the group's retry
+// delay for their attempt).
 func (r *renewer) renewDue(now time.Time) {
 	type due struct {
-		key string
-		h   heldHandle
+		key    string
+		h      heldHandle
+		giveUp bool
 	}
 	var list []due
 	r.mu.Lock()
 	for k, e := range r.held {
 		switch {
-		case now.Sub(e.since) > renewMaxHeld || !e.expires.After(now):
-			delete(r.held, k) // given up, or already expired: the broker redelivers it
+		case !e.expires.After(now):
+			delete(r.held, k) // already expired: the broker redelivers it
+		case now.Sub(e.since) > renewMaxHeld:
+			delete(r.held, k)
+			list = append(list, due{k, *e, true})
 		case e.expires.Sub(now) <= renewAhead:
-			list = append(list, due{k, *e})
+			list = append(list, due{k, *e, false})
 		}
 	}
 	r.mu.Unlock()
 	for _, d := range list {
+		if d.giveUp {
+			delay := r.policy(d.h).AttemptDelay(d.h.attempt, rand.Float64())
+			if _, err := r.change(d.h, delay); err != nil {
+				r.s.g.log.Debug().Str("client_id", r.s.id).Str("msg_id", d.h.msgID).Err(err).Msg("auto-renew: giving a handle up failed: the message comes back when its invisible time ends")
+			}
+			continue
+		}
 		step := renewSteps[min(d.h.step, len(renewSteps)-1)]
-		nh, st := r.changeTo(d.h, step)
+		nh, st := r.change(d.h, step)
 		r.mu.Lock()
 		if e, ok := r.held[d.key]; ok && e.cur == d.h.cur {
 			if st != nil {
@@ -168,7 +204,7 @@ func (r *renewer) release(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := r.changeTo(*h, releaseAfter); err != nil {
+		if _, err := r.change(*h, releaseAfter); err != nil {
 			r.s.g.log.Debug().Err(err).Str("client_id", r.s.id).Str("msg_id", h.msgID).Msg("releasing an auto-renewed handle failed")
 		}
 	}
