@@ -163,12 +163,7 @@ func (s *Service) alignTo(local []ha.Epoch, reply ha.HandshakeReply) error {
 		if err := cl.Truncate(cp); err != nil {
 			return fmt.Errorf("truncate to the consistent point %d: %w", cp, err)
 		}
-		s.mu.Lock()
-		if s.confirmed.Load() > cp {
-			s.confirmed.Store(cp)
-		}
-		s.masterConfirmed = min(s.masterConfirmed, cp)
-		s.mu.Unlock()
+		s.cutConfirmed(cp)
 		s.log.Warn().Int64("from", end).Int64("to", cp).Msg("replication: cut the log to the consistent point")
 		if s.o.OnTruncate != nil {
 			s.o.OnTruncate(cp)
@@ -189,6 +184,24 @@ func (s *Service) alignTo(local []ha.Epoch, reply ha.HandshakeReply) error {
 	return nil
 }
 
+// cutConfirmed lowers what this replica and its master are known to have
+// confirmed to cp, the consistent point the log was cut to.
+func (s *Service) cutConfirmed(cp int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.confirmed.Load() > cp {
+		s.confirmed.Store(cp)
+	}
+	s.masterConfirmed = min(s.masterConfirmed, cp)
+}
+
+// setMasterConfirmed records the master's confirmed offset a frame carried.
+func (s *Service) setMasterConfirmed(v int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.masterConfirmed = v
+}
+
 // receive checks and appends one transfer frame.
 func (s *Service) receive(t ha.Transfer, masterEpoch int64) error {
 	last, ok := s.o.Epochs.Last()
@@ -199,9 +212,7 @@ func (s *Service) receive(t ha.Transfer, masterEpoch int64) error {
 	if t.Epoch > masterEpoch {
 		return fmt.Errorf("frame of epoch %d from the master of epoch %d: %w", t.Epoch, masterEpoch, ha.ErrFrame)
 	}
-	s.mu.Lock()
-	s.masterConfirmed = t.Confirmed
-	s.mu.Unlock()
+	s.setMasterConfirmed(t.Confirmed)
 	if len(t.Body) == 0 {
 		return nil
 	}
