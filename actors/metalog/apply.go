@@ -102,6 +102,9 @@ func (l *Log) applyRecord(r metarec.Record) {
 			delete(l.groups, n)
 			l.inflight++
 			l.opts.SendGroups(&groups.Delete{Name: n, Done: func(_ bool, err error) { done(err) }})
+		}
+	case metarec.KindOffsetsDrop:
+		for _, n := range r.Names {
 			l.opts.SendOffsets(&offsets.DropGroup{Group: n})
 		}
 	}

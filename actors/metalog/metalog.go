@@ -133,6 +133,11 @@ type ModesChanged struct{}
 // send it).
 type OffsetsChanged struct{ Offsets []metarec.Offset }
 
+// OffsetsDropped names a group whose offsets were dropped (wire
+// offsets.Options.Dropped to send it): a master journals it, so that a
+// replica drops them too, and keeps them on a group delete alone.
+type OffsetsDropped struct{ Group string }
+
 // Kick tells the stage the system topic's consume queue grew (send it from
 // dispatch's Notify for metarec.Topic); the poll finds it anyway.
 type Kick struct{}
@@ -221,6 +226,10 @@ func (l *Log) Receive(ctx actor.Context) {
 		l.modesChanged()
 	case *OffsetsChanged:
 		l.journalOffsets(m.Offsets)
+	case *OffsetsDropped:
+		if l.master {
+			l.journalChunks(metarec.KindOffsetsDrop, 1, func(r *metarec.Record, _ int) { r.Names = append(r.Names, m.Group) })
+		}
 	case Kick:
 		l.apply()
 	case pollTick:

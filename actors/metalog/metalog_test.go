@@ -52,6 +52,16 @@ func change(t *testing.T, r *rig, round int) {
 	ask(t, r.gp, func(done func(error)) any {
 		return &groups.Delete{Name: "gone", Done: func(_ bool, err error) { done(err) }}
 	})
+	// A group deleted without cleanOffset keeps its offsets, on the
+	// replica as on the master (sameState compares them).
+	ask(t, r.gp, func(done func(error)) any {
+		return &groups.Put{Config: meta.NewSubscriptionGroupConfig("kept"), Done: done}
+	})
+	r.off.Send(&offsets.Commit{Group: "kept", Topic: "orders", QueueID: 1, Offset: int64(40 + round)})
+	settle(t, r, 1) // the offset journaled before the delete record
+	ask(t, r.gp, func(done func(error)) any {
+		return &groups.Delete{Name: "kept", Done: func(_ bool, err error) { done(err) }}
+	})
 }
 
 // metaRecords returns how many system records the rig's log holds.
@@ -84,7 +94,8 @@ func TestCopiedCommitLogRebuildsState(t *testing.T) {
 	change(t, a, 1)
 	settle(t, a, 5)
 	wantTopics, wantGroups, wantOffsets := a.tv.Load().Topics, a.gv.Load().Groups, a.offsetsOf()
-	if len(wantOffsets) != 4 || len(wantTopics) != 1 || len(wantGroups) != 1 {
+	// billing's 4 queues and the deleted group "kept"'s queue (a delete alone keeps offsets)
+	if len(wantOffsets) != 5 || len(wantTopics) != 1 || len(wantGroups) != 1 {
 		t.Fatalf("master state: %d topics %d groups %d offsets", len(wantTopics), len(wantGroups), len(wantOffsets))
 	}
 	a.close()

@@ -109,7 +109,8 @@ func newRigWith(t *testing.T, dir string, kind role.Kind, segSize int64, poll ti
 	r.gp = r.spawn(groups.StageName, groups.Producer(groups.Options{FS: st.FS, Path: st.SubscriptionGroupsPath(), View: r.gv,
 		Changed: func() { toML(GroupsChanged{}) }}))
 	r.off = r.spawn(offsets.StageName, offsets.Producer(offsets.Options{FS: st.FS, Path: st.OffsetsPath(),
-		JournalInterval: 20 * time.Millisecond, Journal: func(o []metarec.Offset) { toML(&OffsetsChanged{Offsets: o}) }}))
+		JournalInterval: 20 * time.Millisecond, Journal: func(o []metarec.Offset) { toML(&OffsetsChanged{Offsets: o}) },
+		Dropped: func(g string) { toML(&OffsetsDropped{Group: g}) }}))
 	r.prog = NewProgress(st)
 	r.pe = pop.New(pop.Options{Store: st, Master: func() bool { return r.role.Get().IsMaster() },
 		ModesChanged: func() { toML(ModesChanged{}) }, ModesApplied: r.prog.AppliedBelow, Logger: zerolog.Nop()})

@@ -90,6 +90,10 @@ type Options struct {
 	// package doc); it is called on the stage's goroutine and must not
 	// block.
 	Journal func([]metarec.Offset)
+	// Dropped, when set, receives each group whose offsets DropGroup
+	// forgot, after the Journal calls before it (the metadata log journals
+	// the drop: a group delete alone keeps them).
+	Dropped func(group string)
 	// JournalInterval is the longest a change waits for Journal (default
 	// 1 s); JournalBurst is how many changed offsets make it go at once
 	// (default 1024).
@@ -179,6 +183,9 @@ func (s *Store) Receive(ctx actor.Context) {
 	case *DropGroup:
 		s.table.DropGroup(m.Group)
 		s.dirty = true
+		if s.opts.Dropped != nil {
+			s.opts.Dropped(m.Group)
+		}
 		if m.Done != nil {
 			m.Done()
 		}

@@ -228,7 +228,7 @@ func (p *Pipeline) spawn() error {
 		})},
 		{offsets.StageName, offsets.Producer(offsets.Options{
 			FS: p.store.FS, Path: p.store.OffsetsPath(), FlushInterval: cfg.OffsetFlushInterval, Resets: &p.resetView,
-			Journal: p.offsetJournal(), Logger: logFor(offsets.StageName),
+			Journal: p.offsetJournal(), Dropped: p.offsetsDropped(), Logger: logFor(offsets.StageName),
 		})},
 		{dispatch.StageName, dispatch.Producer(dispatch.Options{
 			Store: p.store, Notify: p.arrived, UpToDurableEnd: p.replicated(), Logger: logFor(dispatch.StageName),
@@ -434,6 +434,15 @@ func (p *Pipeline) offsetJournal() func([]metarec.Offset) {
 		return nil
 	}
 	return func(o []metarec.Offset) { p.toMetaLog(&metalog.OffsetsChanged{Offsets: o}) }
+}
+
+// offsetsDropped is the offsets stage's Dropped: nil without the
+// metadata log.
+func (p *Pipeline) offsetsDropped() func(string) {
+	if !p.cfg.MetadataLog {
+		return nil
+	}
+	return func(g string) { p.toMetaLog(&metalog.OffsetsDropped{Group: g}) }
 }
 
 // retire is the supervisor's Retire hook: the stage layer takes the stage

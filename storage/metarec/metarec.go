@@ -15,7 +15,7 @@
 //
 //	version  Version (1).
 //	kind     KindOffsets, KindTopicPut, KindTopicDelete, KindGroupPut,
-//	         KindGroupDelete, KindRequestModePut.
+//	         KindGroupDelete, KindRequestModePut, KindOffsetsDrop.
 //	origin   the writing broker process's random instance id: a node skips
 //	         records of its own running instance (its stages hold them).
 //	payload  uvarint count, then count entries:
@@ -23,7 +23,8 @@
 //	                   i64 offset
 //	         put:      uvarint len, JSON of the config (meta.TopicConfig or
 //	                   meta.SubscriptionGroupConfig, as in the config files)
-//	         delete:   uvarint len, name
+//	         delete:   uvarint len, name (a topic or group delete; an
+//	                   offsets drop: a group whose offsets are forgotten)
 //	         request mode put: uvarint len, group, uvarint len, topic,
 //	                   u8 mode (1 PULL, 2 POP), i32 popShareQueueNum
 //
@@ -107,6 +108,10 @@ const (
 	// KindRequestModePut sets consumption models (SET_MESSAGE_REQUEST_MODE,
 	// actors/pop/mode).
 	KindRequestModePut Kind = 6
+	// KindOffsetsDrop forgets every committed offset of the named groups
+	// (a group delete with cleanOffset). A group delete alone keeps them,
+	// as RocketMQ's broker does.
+	KindOffsetsDrop Kind = 7
 )
 
 // String names the kind.
@@ -124,6 +129,8 @@ func (k Kind) String() string {
 		return "group_delete"
 	case KindRequestModePut:
 		return "request_mode_put"
+	case KindOffsetsDrop:
+		return "offsets_drop"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -187,7 +194,7 @@ func Encode(dst []byte, r Record) ([]byte, error) {
 			}
 			dst = appendString(dst, string(b))
 		}
-	case KindTopicDelete, KindGroupDelete:
+	case KindTopicDelete, KindGroupDelete, KindOffsetsDrop:
 		dst = binary.AppendUvarint(dst, uint64(len(r.Names)))
 		for _, n := range r.Names {
 			dst = appendString(dst, n)
@@ -330,7 +337,7 @@ func Decode(body []byte) (Record, error) {
 			}
 			r.Groups = append(r.Groups, c)
 		}
-	case KindTopicDelete, KindGroupDelete:
+	case KindTopicDelete, KindGroupDelete, KindOffsetsDrop:
 		n := d.count(1)
 		for range n {
 			r.Names = append(r.Names, string(d.bytes("name")))
