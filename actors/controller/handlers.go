@@ -118,16 +118,13 @@ func applyFailed(r Result, err error) (Answer, bool) {
 	return Answer{}, false
 }
 
-// codeBrokerIDTaken answers an apply of a replica id another broker holds
-// (RocketMQ's CONTROLLER_BROKER_ID_INVALID).
-const codeBrokerIDTaken int32 = 2014
-
-// applyBrokerID serves CONTROLLER_APPLY_BROKER_ID (1013).
+// applyBrokerID serves CONTROLLER_APPLY_BROKER_ID (1013); an id another
+// broker holds is CodeBrokerIDInvalid.
 func (c *Controller) applyBrokerID(req *request, a ApplyBrokerIDRequest) {
 	send := req.send
 	if g, ok := c.Group(a.Cluster, a.BrokerName); ok {
 		if r, taken := g.Replicas[a.ID]; taken && r.Addr != a.Addr {
-			send(refuse(codeBrokerIDTaken, fmt.Sprintf("controller: broker id %d is taken by %s", a.ID, r.Addr)))
+			send(refuse(CodeBrokerIDInvalid, fmt.Sprintf("controller: broker id %d is taken by %s", a.ID, r.Addr)))
 			return
 		}
 	}
