@@ -17,7 +17,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/recovery"
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -271,41 +271,24 @@ func (c *Controller) Group(cluster, brokerName string) (Group, bool) {
 	return g, ok
 }
 
-// Handles reports whether code is a controller request code.
-func Handles(code int32) bool {
-	for _, c := range ServedCodes {
-		if c == code {
-			return true
-		}
-	}
-	return false
-}
-
-// ServedCodes are the request codes Handle answers.
-var ServedCodes = []int32{
-	remoting.BrokerHeartbeat, remoting.ControllerAlterSyncStateSet, remoting.ControllerElectMaster,
-	remoting.ControllerRegisterBroker, remoting.ControllerGetReplicaInfo, remoting.ControllerGetMetadataInfo,
-	remoting.ControllerGetSyncStateData, remoting.GetBrokerEpochCache, remoting.ControllerGetNextBrokerID,
-	remoting.ControllerApplyBrokerID, remoting.UpdateControllerConfig, remoting.GetControllerConfig,
-}
-
 // Handle serves one controller request from connection conn; reply is
-// called once with the answer, from the controller's stage (unless the
-// request is oneway). It never blocks: when the controller is stopped or
-// busy the answer is SYSTEM_BUSY at once; when the stage fails while
-// serving the request (a panic), the answer is SYSTEM_ERROR.
-func (c *Controller) Handle(cmd *remoting.Command, conn uint64, reply func(*remoting.Command)) {
-	req := &request{cmd: cmd, conn: conn, reply: reply}
+// called once with the answer, from the controller's stage (nil: the
+// answer is dropped, as a oneway request's). It never blocks: when the
+// controller is stopped or busy the answer is SYSTEM_BUSY at once; when
+// the stage fails while serving the request (a panic), the answer is
+// SYSTEM_ERROR.
+func (c *Controller) Handle(req Request, conn uint64, reply func(Answer)) {
+	r := &request{req: req, conn: conn, reply: reply}
 	st := c.st.Load()
 	if st == nil || c.stopping() || st.Stopped() {
-		req.send(remoting.NewResponse(cmd, remoting.SystemBusy, "controller stopping"))
+		r.send(refuse(wirecode.SystemBusy, "controller stopping"))
 		return
 	}
 	if st.Depth() >= inboxSize {
-		req.send(remoting.NewResponse(cmd, remoting.SystemBusy, "controller busy"))
+		r.send(refuse(wirecode.SystemBusy, "controller busy"))
 		return
 	}
-	st.Send(req)
+	st.Send(r)
 }
 
 // ConnClosed tells the controller that a name-server connection closed:
@@ -357,14 +340,12 @@ func (c *Controller) apply(cmd Command, req *request, done func(Result, error)) 
 
 // notLeader answers a request this follower cannot serve: code
 // CONTROLLER_NOT_LEADER (2007), the leader's remoting address in the
-// remark and in the controllerLeaderAddress field.
-func (c *Controller) notLeader(req *remoting.Command) *remoting.Command {
+// remark and in the result.
+func (c *Controller) notLeader() Answer {
 	addr := c.LeaderRemotingAddr()
 	remark := "controller: not the leader; leader unknown (election in progress), retry"
 	if addr != "" {
 		remark = "controller: not the leader; the leader is " + addr
 	}
-	resp := remoting.NewResponse(req, CodeNotLeader, remark)
-	resp.ExtFields[FieldLeaderAddress] = addr
-	return resp
+	return Answer{Code: CodeNotLeader, Remark: remark, Result: NotLeader{LeaderAddr: addr}}
 }

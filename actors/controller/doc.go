@@ -5,8 +5,11 @@
 // sync-state set. The state machine (fsm.go) is pure and replicated; the
 // liveness of brokers (heartbeat connections and leases, liveness.go) lives
 // only on the raft leader, which turns a dead master into an ElectMaster
-// command. Requests arrive on the name server's remoting port (Handle) and
-// are answered asynchronously, never from the network event loop.
+// command. Requests are typed (api.go: one request type per controller
+// code, one Answer whose Code is a RocketMQ response code); they arrive on
+// the name server's remoting port through its codec, netloop/ctlwire
+// (decode, Handle, encode), and are answered asynchronously, never from the
+// network event loop.
 //
 // Everything but raft itself runs in one supervised actors/stage stage,
 // StageName ("controller", spawned in Config.System under

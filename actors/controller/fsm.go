@@ -23,6 +23,7 @@ const (
 	CodeNotLeader               = wirecode.ControllerNotLeader
 	CodeBrokerMetadataNotExist  = wirecode.ControllerBrokerMetadataNotExist
 	CodeElectMasterFailed       = wirecode.ControllerElectMasterFailed
+	CodeBrokerIDInvalid         = wirecode.ControllerBrokerIDInvalid
 )
 
 // Replica is one member of a broker group: its remoting and replication

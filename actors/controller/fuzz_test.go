@@ -3,8 +3,6 @@ package controller
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // FuzzDecodeBodies feeds the controller's body decoders arbitrary bytes:
@@ -27,29 +25,6 @@ func FuzzDecodeBodies(f *testing.F) {
 			}
 		}
 		_, _ = DecodeBrokerNames(b)
-		_, _ = ParseRoleAnswer(&remoting.Command{Body: b, ExtFields: map[string]string{FieldMasterEpoch: string(b)}})
-	})
-}
-
-// FuzzParseHeartbeat feeds the heartbeat header parser arbitrary fields.
-func FuzzParseHeartbeat(f *testing.F) {
-	f.Add("c", "b", "127.0.0.1:10911", "2", "3", "100", "90")
-	f.Add("", "b", "h:1", "-1", " 7 ", "\"5\"", "null")
-	f.Fuzz(func(t *testing.T, cluster, name, addr, id, epoch, maxOff, conf string) {
-		cmd := remoting.NewRequest(remoting.BrokerHeartbeat, map[string]string{
-			FieldClusterName: cluster, FieldBrokerName: name, FieldBrokerAddr: addr, FieldBrokerID: id,
-			FieldEpoch: epoch, FieldMaxOffset: maxOff, FieldConfirmOffset: conf}, nil)
-		h, err := ParseHeartbeat(cmd)
-		if err != nil {
-			return
-		}
-		if h.ReplicaID < 0 || h.BrokerName == "" || h.BrokerAddr == "" {
-			t.Fatalf("accepted %+v", h)
-		}
-		h2, err := ParseHeartbeat(remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil))
-		if err != nil || h2 != h {
-			t.Fatalf("round trip %+v -> %+v %v", h, h2, err)
-		}
 	})
 }
 

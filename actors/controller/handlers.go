@@ -1,13 +1,9 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
 // controllerGroup is GET_METADATA_INFO's group (RocketMQ's DLedger group).
@@ -15,89 +11,58 @@ const controllerGroup = "wheelmq-controller"
 
 // serve handles one request on the stage.
 func (c *Controller) serve(req *request) {
-	cmd, send := req.cmd, req.send
-	switch cmd.Code {
-	case remoting.ControllerGetMetadataInfo:
-		send(c.metadata(cmd))
-		return
-	case remoting.GetControllerConfig, remoting.UpdateControllerConfig:
-		send(c.runtimeConfig(req)) // each controller its own, leader or not (as Java's)
+	send := req.send
+	if req.req.leaderOnly() && !c.IsLeader() {
+		send(c.notLeader())
 		return
 	}
-	if !c.IsLeader() {
-		send(c.notLeader(cmd))
-		return
-	}
-	switch cmd.Code {
-	case remoting.BrokerHeartbeat:
-		c.heartbeat(req)
-	case remoting.ControllerRegisterBroker:
-		c.registerBroker(req)
-	case remoting.ControllerApplyBrokerID:
-		c.applyBrokerID(req)
-	case remoting.ControllerGetNextBrokerID:
-		g, _ := c.Group(cmd.Field(FieldClusterName), cmd.Field(FieldBrokerName))
+	switch r := req.req.(type) {
+	case Malformed:
+		send(refuse(r.Code, r.Remark))
+	case MetadataRequest:
+		send(c.metadata())
+	case GetConfigRequest:
+		send(served(ConfigView(c.configView()))) // each controller its own, leader or not (as Java's)
+	case UpdateConfigRequest:
+		if code, why := c.updateConfig(req.conn, r.Values); code != wirecode.Success {
+			send(refuse(code, "controller: nothing changed: "+why))
+			return
+		}
+		send(served(nil))
+	case HeartbeatRequest:
+		c.heartbeat(req, r.Heartbeat)
+	case ApplyBrokerIDRequest:
+		c.applyBrokerID(req, r)
+	case NextBrokerIDRequest:
+		g, _ := c.Group(r.Cluster, r.BrokerName)
 		next := g.NextID
 		if next == 0 {
 			next = 1
 		}
-		resp := remoting.NewResponse(cmd, remoting.Success, "")
-		resp.ExtFields = map[string]string{FieldClusterName: cmd.Field(FieldClusterName), FieldBrokerName: cmd.Field(FieldBrokerName), FieldNextBrokerID: strconv.FormatInt(next, 10)}
-		send(resp)
-	case remoting.ControllerAlterSyncStateSet:
-		c.alter(req)
-	case remoting.ControllerGetReplicaInfo:
-		g, ok := c.lookup(cmd)
+		send(served(NextBrokerID{Cluster: r.Cluster, BrokerName: r.BrokerName, Next: next}))
+	case AlterRequest:
+		c.alter(req, r)
+	case ReplicaInfoRequest:
+		g, ok := c.lookup(r.Cluster, r.BrokerName)
 		if !ok {
-			send(remoting.NewResponse(cmd, CodeBrokerMetadataNotExist, "controller: unknown broker group "+cmd.Field(FieldBrokerName)))
+			send(refuse(CodeBrokerMetadataNotExist, "controller: unknown broker group "+r.BrokerName))
 			return
 		}
-		send(roleResponse(cmd, g, 0))
-	case remoting.ControllerGetSyncStateData:
-		c.syncStateData(req)
-	case remoting.GetBrokerEpochCache:
-		c.epochCache(req)
-	case remoting.ControllerElectMaster:
-		c.electMaster(req)
+		send(served(Role{Group: g}))
+	case SyncStateDataRequest:
+		send(served(c.syncStateData(r.BrokerNames)))
+	case EpochCacheRequest:
+		c.epochCache(req, r)
+	case ElectRequest:
+		c.electMaster(req, r)
 	default:
-		send(remoting.NewResponse(cmd, remoting.RequestCodeNotSupported, fmt.Sprintf("controller: request code %d not supported", cmd.Code)))
+		send(refuse(wirecode.RequestCodeNotSupported, fmt.Sprintf("controller: request %T not supported", r)))
 	}
 }
 
-// maxConfigBody bounds an UPDATE_CONTROLLER_CONFIG body (a few keys).
-const maxConfigBody = 64 << 10
-
-// runtimeConfig serves GET_CONTROLLER_CONFIG (1010) and
-// UPDATE_CONTROLLER_CONFIG (1009): properties text both ways
-// (runtimeconfig.go).
-func (c *Controller) runtimeConfig(req *request) *remoting.Command {
-	cmd := req.cmd
-	if cmd.Code == remoting.GetControllerConfig {
-		resp := remoting.NewResponse(cmd, remoting.Success, "")
-		resp.Body = javaprops.Encode(c.configView())
-		return resp
-	}
-	if len(cmd.Body) > maxConfigBody {
-		return remoting.NewResponse(cmd, remoting.InvalidParameter, fmt.Sprintf("controller: nothing changed: the body holds %d bytes, more than %d", len(cmd.Body), maxConfigBody))
-	}
-	entries, err := javaprops.Parse(cmd.Body)
-	if err != nil {
-		return remoting.NewResponse(cmd, remoting.InvalidParameter, "controller: nothing changed: the body is not Java properties text: "+err.Error())
-	}
-	values := make(map[string]string, len(entries))
-	for _, e := range entries {
-		values[e.Key] = strings.TrimSpace(e.Value) // as mqadmin and properties2Object trim
-	}
-	if code, why := c.updateConfig(req.conn, values); code != remoting.Success {
-		return remoting.NewResponse(cmd, code, "controller: nothing changed: "+why)
-	}
-	return remoting.NewResponse(cmd, remoting.Success, "")
-}
-
-// lookup finds the request's group by clusterName (optional: RocketMQ's
-// controller headers carry only brokerName) and brokerName.
-func (c *Controller) lookup(cmd *remoting.Command) (Group, bool) {
-	cluster, name := cmd.Field(FieldClusterName), cmd.Field(FieldBrokerName)
+// lookup finds a group by cluster (optional: RocketMQ's controller
+// headers carry only brokerName) and brokerName.
+func (c *Controller) lookup(cluster, name string) (Group, bool) {
 	var g Group
 	var ok bool
 	c.fsm.View(func(s *State) {
@@ -118,114 +83,77 @@ func (c *Controller) lookup(cmd *remoting.Command) (Group, bool) {
 // heartbeat renews a broker's lease and tells it its role; a broker the
 // group does not know yet (or whose addresses changed) is registered
 // through raft first.
-func (c *Controller) heartbeat(req *request) {
-	cmd, conn, send := req.cmd, req.conn, req.send
-	h, err := ParseHeartbeat(cmd)
-	if err != nil {
-		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: "+err.Error()))
-		return
-	}
+func (c *Controller) heartbeat(req *request, h Heartbeat) {
+	conn, send := req.conn, req.send
 	key := groupKey(h.Cluster, h.BrokerName)
 	g, ok := c.Group(h.Cluster, h.BrokerName)
 	if ok && h.ReplicaID > 0 {
 		if r, known := g.Replicas[h.ReplicaID]; known && r.Addr == h.BrokerAddr && r.HAAddr == h.HAAddr {
 			c.live.beat(key, h.ReplicaID, conn, c.cfg.Now(), h)
-			send(roleResponse(cmd, g, h.ReplicaID))
+			send(served(Role{Group: g, ReplicaID: h.ReplicaID}))
 			return
 		}
 	}
 	c.apply(Command{Op: OpRegister, Cluster: h.Cluster, BrokerName: h.BrokerName, ReplicaID: h.ReplicaID, Addr: h.BrokerAddr, HAAddr: h.HAAddr}, req, func(r Result, err error) {
-		if resp := c.applyFailed(cmd, r, err); resp != nil {
-			send(resp)
+		if a, failed := applyFailed(r, err); failed {
+			send(a)
 			return
 		}
 		c.cfg.Logger.Info().Str("cluster", h.Cluster).Str("brokerName", h.BrokerName).Str("brokerAddr", h.BrokerAddr).
 			Int64("replicaId", r.ReplicaID).Int64("master", r.Group.MasterID).Int64("epoch", r.Group.MasterEpoch).
 			Msg("controller: broker registered")
 		c.live.beat(key, r.ReplicaID, conn, c.cfg.Now(), h)
-		send(roleResponse(cmd, r.Group, r.ReplicaID))
+		send(served(Role{Group: r.Group, ReplicaID: r.ReplicaID}))
 	})
 }
 
-// applyFailed turns a failed apply into its answer (nil: success).
-func (c *Controller) applyFailed(cmd *remoting.Command, r Result, err error) *remoting.Command {
+// applyFailed turns a failed apply into its answer (false: success).
+func applyFailed(r Result, err error) (Answer, bool) {
 	if err != nil {
-		return remoting.NewResponse(cmd, CodeNotLeader, "controller: not applied ("+err.Error()+"); retry with the leader")
+		return refuse(CodeNotLeader, "controller: not applied ("+err.Error()+"); retry with the leader"), true
 	}
 	if r.Code != 0 {
-		return remoting.NewResponse(cmd, r.Code, "controller: "+r.Remark)
+		return refuse(r.Code, "controller: "+r.Remark), true
 	}
-	return nil
+	return Answer{}, false
 }
 
-// registerBroker serves CONTROLLER_REGISTER_BROKER (1003): the broker's id
-// is confirmed and the group's role state answered.
-func (c *Controller) registerBroker(req *request) {
-	cmd, send := req.cmd, req.send
-	_, err := optInt(cmd, FieldBrokerID)
-	addr := cmd.Field(FieldBrokerAddress)
-	if err != nil || addr == "" || cmd.Field(FieldBrokerName) == "" {
-		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: register needs brokerName, brokerAddress and a numeric brokerId"))
-		return
-	}
-	cmd.SetField(FieldBrokerAddr, addr)
-	c.heartbeat(req)
-}
-
-// applyBrokerID serves CONTROLLER_APPLY_BROKER_ID (1013): registerCheckCode
-// is "brokerAddr;timestamp" as RocketMQ's broker sends it.
-func (c *Controller) applyBrokerID(req *request) {
-	cmd, send := req.cmd, req.send
-	id, err := optInt(cmd, FieldAppliedBrokerID)
-	addr, _, _ := strings.Cut(cmd.Field(FieldRegisterCheckCode), ";")
-	if err != nil || id <= 0 || addr == "" {
-		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: apply broker id needs appliedBrokerId >= 1 and registerCheckCode addr;time"))
-		return
-	}
-	cluster, name := cmd.Field(FieldClusterName), cmd.Field(FieldBrokerName)
-	if g, ok := c.Group(cluster, name); ok {
-		if r, taken := g.Replicas[id]; taken && r.Addr != addr {
-			send(remoting.NewResponse(cmd, 2014, fmt.Sprintf("controller: broker id %d is taken by %s", id, r.Addr)))
+// applyBrokerID serves CONTROLLER_APPLY_BROKER_ID (1013); an id another
+// broker holds is CodeBrokerIDInvalid.
+func (c *Controller) applyBrokerID(req *request, a ApplyBrokerIDRequest) {
+	send := req.send
+	if g, ok := c.Group(a.Cluster, a.BrokerName); ok {
+		if r, taken := g.Replicas[a.ID]; taken && r.Addr != a.Addr {
+			send(refuse(CodeBrokerIDInvalid, fmt.Sprintf("controller: broker id %d is taken by %s", a.ID, r.Addr)))
 			return
 		}
 	}
-	c.apply(Command{Op: OpRegister, Cluster: cluster, BrokerName: name, ReplicaID: id, Addr: addr}, req, func(r Result, err error) {
-		if resp := c.applyFailed(cmd, r, err); resp != nil {
-			send(resp)
+	c.apply(Command{Op: OpRegister, Cluster: a.Cluster, BrokerName: a.BrokerName, ReplicaID: a.ID, Addr: a.Addr}, req, func(r Result, err error) {
+		if ans, failed := applyFailed(r, err); failed {
+			send(ans)
 			return
 		}
-		resp := remoting.NewResponse(cmd, remoting.Success, "")
-		resp.ExtFields = map[string]string{FieldClusterName: cluster, FieldBrokerName: name}
-		send(resp)
+		send(served(BrokerIDApplied{Cluster: a.Cluster, BrokerName: a.BrokerName}))
 	})
 }
 
 // alter serves CONTROLLER_ALTER_SYNC_STATE_SET (1001).
-func (c *Controller) alter(req *request) {
-	cmd, send := req.cmd, req.send
-	mid, err1 := optInt(cmd, FieldMasterBrokerID)
-	mep, err2 := optInt(cmd, FieldMasterEpoch)
-	body, err3 := DecodeSyncStateSet(cmd.Body)
-	if err1 != nil || err2 != nil || err3 != nil {
-		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: alter sync-state set: bad header or body"))
-		return
-	}
-	g, ok := c.lookup(cmd)
+func (c *Controller) alter(req *request, a AlterRequest) {
+	send := req.send
+	g, ok := c.lookup(a.Cluster, a.BrokerName)
 	if !ok {
-		send(remoting.NewResponse(cmd, CodeBrokerMetadataNotExist, "controller: unknown broker group "+cmd.Field(FieldBrokerName)))
+		send(refuse(CodeBrokerMetadataNotExist, "controller: unknown broker group "+a.BrokerName))
 		return
 	}
-	c.apply(Command{Op: OpAlter, Cluster: g.Cluster, BrokerName: g.BrokerName, MasterID: mid, MasterEpoch: mep,
-		SyncStateSetEpoch: body.SyncStateSetEpoch, Set: body.SyncStateSet}, req, func(r Result, err error) {
-		if resp := c.applyFailed(cmd, r, err); resp != nil {
-			send(resp)
+	c.apply(Command{Op: OpAlter, Cluster: g.Cluster, BrokerName: g.BrokerName, MasterID: a.MasterID, MasterEpoch: a.MasterEpoch,
+		SyncStateSetEpoch: a.Set.SyncStateSetEpoch, Set: a.Set.SyncStateSet}, req, func(r Result, err error) {
+		if ans, failed := applyFailed(r, err); failed {
+			send(ans)
 			return
 		}
 		c.cfg.Logger.Info().Str("brokerName", g.BrokerName).Ints64("syncStateSet", r.Group.SyncStateSet).
 			Int64("syncStateSetEpoch", r.Group.SyncStateSetEpoch).Msg("controller: sync-state set altered")
-		resp := roleResponse(cmd, r.Group, mid)
-		resp.ExtFields[FieldNewSyncStateSetEpoch] = strconv.FormatInt(r.Group.SyncStateSetEpoch, 10)
-		send(resp)
+		send(served(Role{Group: r.Group, ReplicaID: a.MasterID, Altered: true}))
 	})
 }
 
@@ -233,47 +161,30 @@ func (c *Controller) alter(req *request) {
 // with designateElect names the new master (it must be an alive member of
 // the sync-state set); otherwise the usual election runs, which keeps an
 // alive master.
-func (c *Controller) electMaster(req *request) {
-	cmd, send := req.cmd, req.send
-	g, ok := c.lookup(cmd)
+func (c *Controller) electMaster(req *request, e ElectRequest) {
+	send := req.send
+	g, ok := c.lookup(e.Cluster, e.BrokerName)
 	if !ok {
-		send(remoting.NewResponse(cmd, CodeBrokerMetadataNotExist, "controller: unknown broker group "+cmd.Field(FieldBrokerName)))
+		send(refuse(CodeBrokerMetadataNotExist, "controller: unknown broker group "+e.BrokerName))
 		return
 	}
-	id, _ := optInt(cmd, FieldBrokerID)
 	var designated int64
-	if id > 0 {
-		designated = id
+	if e.BrokerID > 0 {
+		designated = e.BrokerID
 	}
 	key := groupKey(g.Cluster, g.BrokerName)
 	c.apply(Command{Op: OpElect, Cluster: g.Cluster, BrokerName: g.BrokerName, Alive: c.live.candidates(key, c.cfg.Now()), Designated: designated}, req, func(r Result, err error) {
-		if resp := c.applyFailed(cmd, r, err); resp != nil {
-			send(resp)
+		if ans, failed := applyFailed(r, err); failed {
+			send(ans)
 			return
 		}
-		resp := remoting.NewResponse(cmd, remoting.Success, "")
-		m := r.Group.Master()
-		resp.ExtFields = map[string]string{
-			FieldMasterBrokerID: strconv.FormatInt(r.Group.MasterID, 10), FieldMasterAddress: m.Addr,
-			FieldMasterEpoch: strconv.FormatInt(r.Group.MasterEpoch, 10), FieldSyncStateSetEpoch: strconv.FormatInt(r.Group.SyncStateSetEpoch, 10),
-		}
-		bm := BrokerMemberGroup{Cluster: r.Group.Cluster, BrokerName: r.Group.BrokerName, BrokerAddrs: map[int64]string{}}
-		for rid, rep := range r.Group.Replicas {
-			bm.BrokerAddrs[rid] = rep.Addr
-		}
-		resp.Body, _ = json.Marshal(bm)
-		send(resp)
+		send(served(Elected{Group: r.Group}))
 	})
 }
 
-// syncStateData serves CONTROLLER_GET_SYNC_STATE_DATA (1006).
-func (c *Controller) syncStateData(req *request) {
-	cmd, send := req.cmd, req.send
-	names, err := DecodeBrokerNames(cmd.Body)
-	if err != nil {
-		send(remoting.NewResponse(cmd, CodeInvalidRequest, "controller: "+err.Error()))
-		return
-	}
+// syncStateData serves CONTROLLER_GET_SYNC_STATE_DATA (1006) for the
+// groups names lists (none: all).
+func (c *Controller) syncStateData(names []string) BrokerReplicasInfo {
 	now := c.cfg.Now()
 	out := BrokerReplicasInfo{ReplicasInfoTable: map[string]ReplicasInfo{}}
 	want := map[string]bool{}
@@ -303,9 +214,7 @@ func (c *Controller) syncStateData(req *request) {
 		}
 		out.ReplicasInfoTable[g.BrokerName] = ri
 	}
-	resp := remoting.NewResponse(cmd, remoting.Success, "")
-	resp.Body, _ = json.Marshal(out)
-	send(resp)
+	return out
 }
 
 // epochCache serves GET_BROKER_EPOCH_CACHE (1007) from the controller's
@@ -313,11 +222,10 @@ func (c *Controller) syncStateData(req *request) {
 // knows only the current master epoch (one open entry from offset 0) and
 // the master's last reported max offset. brokerName (and clusterName) are
 // wheelmq's header additions.
-func (c *Controller) epochCache(req *request) {
-	cmd, send := req.cmd, req.send
-	g, ok := c.lookup(cmd)
+func (c *Controller) epochCache(req *request, e EpochCacheRequest) {
+	g, ok := c.lookup(e.Cluster, e.BrokerName)
 	if !ok {
-		send(remoting.NewResponse(cmd, CodeBrokerMetadataNotExist, "controller: GET_BROKER_EPOCH_CACHE needs the brokerName of a known group (the epoch file itself is the broker's)"))
+		req.send(refuse(CodeBrokerMetadataNotExist, "controller: GET_BROKER_EPOCH_CACHE needs the brokerName of a known group (the epoch file itself is the broker's)"))
 		return
 	}
 	out := EpochEntryCache{ClusterName: g.Cluster, BrokerName: g.BrokerName, BrokerID: g.MasterID, EpochList: []EpochEntry{}}
@@ -327,20 +235,14 @@ func (c *Controller) epochCache(req *request) {
 	if m := c.live.groups[groupKey(g.Cluster, g.BrokerName)][g.MasterID]; m != nil {
 		out.MaxOffset = m.maxOffset
 	}
-	resp := remoting.NewResponse(cmd, remoting.Success, "")
-	resp.Body, _ = json.Marshal(out)
-	send(resp)
+	req.send(served(out))
 }
 
 // metadata serves CONTROLLER_GET_METADATA_INFO (1005) on every node.
-func (c *Controller) metadata(cmd *remoting.Command) *remoting.Command {
+func (c *Controller) metadata() Answer {
 	_, id := c.node.r.LeaderWithID()
-	resp := remoting.NewResponse(cmd, remoting.Success, "")
-	resp.ExtFields = map[string]string{
-		FieldGroup: controllerGroup, FieldLeaderID: string(id), FieldLeaderAddress: c.LeaderRemotingAddr(),
-		FieldIsLeader: strconv.FormatBool(c.IsLeader()), FieldPeers: strings.Join(c.cfg.peers(), ";"),
-	}
-	return resp
+	return served(Metadata{Group: controllerGroup, LeaderID: string(id), LeaderAddr: c.LeaderRemotingAddr(),
+		IsLeader: c.IsLeader(), Peers: c.cfg.peers()})
 }
 
 func sortedIDs(m map[int64]Replica) []int64 {

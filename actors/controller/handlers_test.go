@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
-	"github.com/wheelmq/wheelmq/actors/controller/controllertest"
+	"github.com/wheelmq/wheelmq/netloop/controllertest"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -22,7 +23,7 @@ func TestAdminAndBrokerCodes(t *testing.T) {
 		t.Fatalf("heartbeat 1: %d %s", r.Code, r.Remark)
 	}
 	next := call(t, b2, remoting.NewRequest(remoting.ControllerGetNextBrokerID, map[string]string{"clusterName": "c", "brokerName": "b"}, nil))
-	if next.Code != 0 || next.Field(controller.FieldNextBrokerID) != "2" {
+	if next.Code != 0 || next.Field(ctlwire.FieldNextBrokerID) != "2" {
 		t.Fatalf("next id: %d %v", next.Code, next.ExtFields)
 	}
 	apply := func(id, checkAddr string) *remoting.Command {
@@ -46,24 +47,24 @@ func TestAdminAndBrokerCodes(t *testing.T) {
 	if r := alter(1, 0, 1, 2); r.Code != controller.CodeFencedSyncStateSetEpoch {
 		t.Fatalf("stale alter: %d %s", r.Code, r.Remark)
 	}
-	if r := alter(1, 1, 1, 2); r.Code != 0 || r.Field(controller.FieldNewSyncStateSetEpoch) != "2" {
+	if r := alter(1, 1, 1, 2); r.Code != 0 || r.Field(ctlwire.FieldNewSyncStateSetEpoch) != "2" {
 		t.Fatalf("alter: %d %s %v", r.Code, r.Remark, r.ExtFields)
 	}
 	ri := call(t, b2, remoting.NewRequest(remoting.ControllerGetReplicaInfo, map[string]string{"brokerName": "b"}, nil))
-	if a, err := controller.ParseRoleAnswer(ri); ri.Code != 0 || err != nil || a.MasterID != 1 || a.MasterAddr != "10.0.0.1:10911" || len(a.SyncStateSet) != 2 {
+	if a, err := ctlwire.ParseRoleAnswer(ri); ri.Code != 0 || err != nil || a.MasterID != 1 || a.MasterAddr != "10.0.0.1:10911" || len(a.SyncStateSet) != 2 {
 		t.Fatalf("replica info: %d %+v %v", ri.Code, a, err)
 	}
 	// mqadmin electMaster -b 2: designated, alive, in the set.
 	el := call(t, b2, remoting.NewRequest(remoting.ControllerElectMaster, map[string]string{"clusterName": "c", "brokerName": "b",
 		"brokerId": "2", "designateElect": "true"}, nil))
 	var bm controller.BrokerMemberGroup
-	if el.Code != 0 || el.Field(controller.FieldMasterBrokerID) != "2" || el.Field(controller.FieldMasterEpoch) != "2" ||
+	if el.Code != 0 || el.Field(ctlwire.FieldMasterBrokerID) != "2" || el.Field(ctlwire.FieldMasterEpoch) != "2" ||
 		json.Unmarshal(el.Body, &bm) != nil || bm.BrokerAddrs[1] != "10.0.0.1:10911" {
 		t.Fatalf("elect: %d %s %v %s", el.Code, el.Remark, el.ExtFields, el.Body)
 	}
 	// The old master's heartbeat tells it it is a replica now.
 	hb := call(t, b1, heartbeat("10.0.0.1:10911", 1))
-	if a, _ := controller.ParseRoleAnswer(hb); a.MasterID != 2 || a.MasterEpoch != 2 {
+	if a, _ := ctlwire.ParseRoleAnswer(hb); a.MasterID != 2 || a.MasterEpoch != 2 {
 		t.Fatalf("old master's heartbeat: %+v", a)
 	}
 	ec := call(t, b2, remoting.NewRequest(remoting.GetBrokerEpochCache, map[string]string{"brokerName": "b"}, nil))

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
-	"github.com/wheelmq/wheelmq/actors/controller/controllertest"
+	"github.com/wheelmq/wheelmq/netloop/controllertest"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -44,7 +45,7 @@ func call(t *testing.T, c *remoting.Client, req *remoting.Command) *remoting.Com
 
 func heartbeat(addr string, id int64) *remoting.Command {
 	h := controller.Heartbeat{Cluster: "c", BrokerName: "b", BrokerAddr: addr, HAAddr: addr + "-ha", ReplicaID: id}
-	return remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)
+	return remoting.NewRequest(remoting.BrokerHeartbeat, ctlwire.HeartbeatFields(h), nil)
 }
 
 func TestRaftThreeNodesFailoverAndRestart(t *testing.T) {
@@ -54,24 +55,24 @@ func TestRaftThreeNodesFailoverAndRestart(t *testing.T) {
 
 	// A follower names the leader.
 	resp := invoke(t, cl.Nodes[f].NetAddr, heartbeat("10.0.0.1:10911", 0))
-	if resp.Code != controller.CodeNotLeader || resp.Field(controller.FieldLeaderAddress) != cl.Nodes[l].NetAddr {
+	if resp.Code != controller.CodeNotLeader || resp.Field(ctlwire.FieldLeaderAddress) != cl.Nodes[l].NetAddr {
 		t.Fatalf("follower answered %d %q (leader field %q), want %d naming %s", resp.Code, resp.Remark,
-			resp.Field(controller.FieldLeaderAddress), controller.CodeNotLeader, cl.Nodes[l].NetAddr)
+			resp.Field(ctlwire.FieldLeaderAddress), controller.CodeNotLeader, cl.Nodes[l].NetAddr)
 	}
 	// The leader registers the first broker as master, epoch 1.
 	b1, b2 := dial(t, cl.Nodes[l].NetAddr), dial(t, cl.Nodes[l].NetAddr)
 	resp = call(t, b1, heartbeat("10.0.0.1:10911", 0))
-	a, err := controller.ParseRoleAnswer(resp)
+	a, err := ctlwire.ParseRoleAnswer(resp)
 	if resp.Code != 0 || err != nil || a.ReplicaID != 1 || a.MasterID != 1 || a.MasterEpoch != 1 || a.MasterHAAddr != "10.0.0.1:10911-ha" {
 		t.Fatalf("first heartbeat: code %d %q %+v %v", resp.Code, resp.Remark, a, err)
 	}
 	resp = call(t, b2, heartbeat("10.0.0.2:10911", 0))
-	if a, _ := controller.ParseRoleAnswer(resp); resp.Code != 0 || a.ReplicaID != 2 || a.MasterID != 1 {
+	if a, _ := ctlwire.ParseRoleAnswer(resp); resp.Code != 0 || a.ReplicaID != 2 || a.MasterID != 1 {
 		t.Fatalf("second heartbeat: %d %+v", resp.Code, a)
 	}
 	// Metadata from any node.
 	md := invoke(t, cl.Nodes[f].NetAddr, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil))
-	if md.Code != 0 || md.Field(controller.FieldLeaderAddress) != cl.Nodes[l].NetAddr || md.Field(controller.FieldIsLeader) != "false" {
+	if md.Code != 0 || md.Field(ctlwire.FieldLeaderAddress) != cl.Nodes[l].NetAddr || md.Field(ctlwire.FieldIsLeader) != "false" {
 		t.Fatalf("metadata: %d %v", md.Code, md.ExtFields)
 	}
 

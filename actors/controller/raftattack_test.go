@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/netloop"
 )
 
 // attackCluster is three controllers on real loopback sockets: each
@@ -37,6 +39,7 @@ func startAttackCluster(t *testing.T, sec RaftSecurity) *attackCluster {
 		c.peers = append(c.peers, ln.Addr().String())
 	}
 	dir := t.TempDir()
+	sec.Loopback = netloop.LoopbackListen
 	for i, ln := range lns {
 		ln := ln
 		ctl, err := Start(Config{Listen: c.peers[i], Peers: c.peers, Dir: filepath.Join(dir, strconv.Itoa(i)), Security: sec,

@@ -37,7 +37,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
-	"github.com/wheelmq/wheelmq/netloop"
 )
 
 // DefaultRaftHandshakeTimeout bounds a raft connection's authentication:
@@ -49,7 +48,7 @@ const MinSecretLen = 16
 
 // RaftSecurity says what protects the raft port. With neither Secret nor
 // TLS, the port is open to anyone who reaches it: Start refuses that on a
-// non-loopback address unless Insecure says so.
+// non-loopback address (Loopback) unless Insecure says so.
 type RaftSecurity struct {
 	// Secret is the cluster secret every connection proves it knows (at
 	// least MinSecretLen bytes; the same on every controller); nil: none.
@@ -62,6 +61,10 @@ type RaftSecurity struct {
 	// HandshakeTimeout bounds a connection's authentication (zero:
 	// DefaultRaftHandshakeTimeout).
 	HandshakeTimeout time.Duration
+	// Loopback reports whether a listen address takes connections from
+	// this machine only (the process passes netloop.LoopbackListen); nil:
+	// no address does, so an unprotected port needs Insecure.
+	Loopback func(listen string) bool
 }
 
 // RaftTLS is the TLS material of the raft port: funcs, so that a reloaded
@@ -119,7 +122,7 @@ func (s *RaftSecurity) validate(listen string) (string, error) {
 	if m := s.mode(); m != "" {
 		return m, nil
 	}
-	if netloop.LoopbackListen(listen) {
+	if s.Loopback != nil && s.Loopback(listen) {
 		return SecurityLoopback, nil
 	}
 	if s.Insecure {

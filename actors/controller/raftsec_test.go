@@ -20,6 +20,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
+
+	"github.com/wheelmq/wheelmq/netloop"
 )
 
 var testSecret = []byte("0123456789abcdef-test-secret")
@@ -232,10 +234,16 @@ func TestRaftSecurityValidate(t *testing.T) {
 		{"10.0.0.1:7000", RaftSecurity{Secret: testSecret}, SecuritySecret},
 		{"10.0.0.1:7000", RaftSecurity{Secret: []byte("short")}, ""},
 	} {
-		mode, err := tc.sec.validate(tc.listen)
+		sec := tc.sec
+		sec.Loopback = netloop.LoopbackListen
+		mode, err := sec.validate(tc.listen)
 		if mode != tc.mode || (err == nil) != (tc.mode != "") {
 			t.Errorf("%s %+v: %q %v, want %q", tc.listen, tc.sec, mode, err, tc.mode)
 		}
+	}
+	// Without a loopback check no address is taken for loopback.
+	if mode, err := (&RaftSecurity{}).validate("127.0.0.1:7000"); err == nil {
+		t.Errorf("no Loopback: 127.0.0.1 taken as %q", mode)
 	}
 }
 

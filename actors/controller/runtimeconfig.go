@@ -21,7 +21,7 @@ package controller
 // for an unknown key or a bad value. A change takes effect at once on this
 // controller only (mqadmin sends the update to each controller it names),
 // is logged, and lasts until the process stops. Both are admin-only under
-// an ACL (Permissions) and served by every controller, leader or not.
+// an ACL (netloop/ctlwire.Permissions) and served by every controller, leader or not.
 
 import (
 	"fmt"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
 // StageName is the stable name of the controller's stage (its actor id and
@@ -17,20 +17,20 @@ const StageName = "controller"
 
 // request is one controller request on its way to the stage (Handle).
 type request struct {
-	cmd      *remoting.Command
+	req      Request
 	conn     uint64
-	reply    func(*remoting.Command)
+	reply    func(Answer)
 	answered atomic.Bool
 }
 
-// send answers the request once; later answers (and every answer to a
-// oneway request) are dropped.
-func (r *request) send(resp *remoting.Command) {
+// send answers the request once; later answers are dropped (nil reply:
+// every answer is, as to a oneway request).
+func (r *request) send(a Answer) {
 	if !r.answered.CompareAndSwap(false, true) {
 		return
 	}
-	if r.reply != nil && !r.cmd.IsOneway() {
-		r.reply(resp)
+	if r.reply != nil {
+		r.reply(a)
 	}
 }
 
@@ -38,7 +38,7 @@ func (r *request) send(resp *remoting.Command) {
 // (or that reached a stage stopped for good) is answered SYSTEM_ERROR,
 // unless it was answered already.
 func (r *request) Fail(err error) {
-	r.send(remoting.NewResponse(r.cmd, remoting.SystemError, "controller: "+err.Error()))
+	r.send(refuse(wirecode.SystemError, "controller: "+err.Error()))
 }
 
 // connClosed is ConnClosed's message.

@@ -10,8 +10,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/portres"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+)
+
+// Connections whose requests the test's hook makes panic.
+const (
+	boomRequest uint64 = 101 // while the request is handled
+	boomApplied uint64 = 102 // while its apply's outcome is handled
 )
 
 // TestStagePanicRestartsAndAnswers injects panics into the controller's
@@ -23,7 +30,7 @@ import (
 func TestStagePanicRestartsAndAnswers(t *testing.T) {
 	prom := prometheus.NewRegistry()
 	addr := portres.Hold(t) // a port this test holds: the controller's raft binds it
-	c, err := Start(Config{Listen: addr, Dir: filepath.Join(t.TempDir(), "controller"), ScanInterval: 10 * time.Millisecond,
+	c, err := Start(Config{Listen: addr, Security: RaftSecurity{Loopback: netloop.LoopbackListen}, Dir: filepath.Join(t.TempDir(), "controller"), ScanInterval: 10 * time.Millisecond,
 		RemotingAddr: func() string { return "127.0.0.1:9876" }, Stages: stage.NewRegistry(prom),
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {
@@ -39,11 +46,11 @@ func TestStagePanicRestartsAndAnswers(t *testing.T) {
 	hook := func(m any) {
 		switch m := m.(type) {
 		case *request:
-			if m.cmd.Field("boom") == "request" {
+			if m.conn == boomRequest {
 				panic("injected request panic")
 			}
 		case *applied:
-			if m.req != nil && m.req.cmd.Field("boom") == "applied" {
+			if m.req != nil && m.req.conn == boomApplied {
 				panic("injected apply-outcome panic")
 			}
 		}
@@ -51,32 +58,24 @@ func TestStagePanicRestartsAndAnswers(t *testing.T) {
 	c.panicHook.Store(&hook)
 	waitFor(t, "leadership", c.IsLeader)
 
-	hb := func(boom string) *remoting.Command {
-		h := Heartbeat{Cluster: "c", BrokerName: "b", BrokerAddr: "10.0.0.1:10911", HAAddr: "10.0.0.1:10912"}
-		cmd := remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil)
-		if boom != "" {
-			cmd.SetField("boom", boom)
-		}
-		return cmd
-	}
+	hb := HeartbeatRequest{Heartbeat{Cluster: "c", BrokerName: "b", BrokerAddr: "10.0.0.1:10911", HAAddr: "10.0.0.1:10912"}}
 	// The registration is applied, but its outcome's handler panics.
-	if r := handle(t, c, hb("applied")); r.Code != remoting.SystemError {
+	if r := handle(t, c, hb, boomApplied); r.Code != wirecode.SystemError {
 		t.Fatalf("heartbeat whose outcome panicked: code %d %q, want SYSTEM_ERROR", r.Code, r.Remark)
 	}
 	waitFor(t, "restart 1", func() bool { return restarts(t, prom) == 1 })
-	r := handle(t, c, hb(""))
-	if r.Code != remoting.Success || r.Field(FieldBrokerID) != "1" || r.Field(FieldMasterEpoch) != "1" {
-		t.Fatalf("heartbeat after restart: code %d %q %v", r.Code, r.Remark, r.ExtFields)
+	r := handle(t, c, hb, 7)
+	if role, _ := r.Result.(Role); r.Code != wirecode.Success || role.ReplicaID != 1 || role.Group.MasterEpoch != 1 {
+		t.Fatalf("heartbeat after restart: code %d %q %+v", r.Code, r.Remark, r.Result)
 	}
 
-	meta := remoting.NewRequest(remoting.ControllerGetMetadataInfo, map[string]string{"boom": "request"}, nil)
-	if r := handle(t, c, meta); r.Code != remoting.SystemError {
+	if r := handle(t, c, MetadataRequest{}, boomRequest); r.Code != wirecode.SystemError {
 		t.Fatalf("request that panicked: code %d %q, want SYSTEM_ERROR", r.Code, r.Remark)
 	}
 	waitFor(t, "restart 2", func() bool { return restarts(t, prom) == 2 })
-	r = handle(t, c, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil))
-	if r.Code != remoting.Success || r.Field(FieldIsLeader) != "true" {
-		t.Fatalf("metadata after restart: code %d %q %v", r.Code, r.Remark, r.ExtFields)
+	r = handle(t, c, MetadataRequest{}, 7)
+	if md, _ := r.Result.(Metadata); r.Code != wirecode.Success || !md.IsLeader {
+		t.Fatalf("metadata after restart: code %d %q %+v", r.Code, r.Remark, r.Result)
 	}
 
 	// The restart emptied the liveness table; many scans later the master
@@ -98,22 +97,23 @@ func TestStagePanicRestartsAndAnswers(t *testing.T) {
 	if st := c.st.Load(); !st.Stopped() {
 		t.Fatal("stage still running after Stop")
 	}
-	if r := handle(t, c, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil)); r.Code != remoting.SystemBusy {
+	if r := handle(t, c, MetadataRequest{}, 7); r.Code != wirecode.SystemBusy {
 		t.Fatalf("request after stop: code %d %q, want SYSTEM_BUSY", r.Code, r.Remark)
 	}
 }
 
-// handle sends cmd through Handle and waits for its answer.
-func handle(t *testing.T, c *Controller, cmd *remoting.Command) *remoting.Command {
+// handle sends req through Handle, as from connection conn, and waits
+// for its answer.
+func handle(t *testing.T, c *Controller, req Request, conn uint64) Answer {
 	t.Helper()
-	ch := make(chan *remoting.Command, 2)
-	c.Handle(cmd, 7, func(r *remoting.Command) { ch <- r })
+	ch := make(chan Answer, 2)
+	c.Handle(req, conn, func(a Answer) { ch <- a })
 	select {
-	case r := <-ch:
-		return r
+	case a := <-ch:
+		return a
 	case <-time.After(5 * time.Second):
-		t.Fatalf("no answer to code %d", cmd.Code)
-		return nil
+		t.Fatalf("no answer to %T", req)
+		return Answer{}
 	}
 }
 

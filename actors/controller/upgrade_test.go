@@ -15,6 +15,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/controller/raftstore"
+	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/portres"
 )
 
@@ -43,7 +44,7 @@ func TestStartConvertsRaftDB(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, err := controller.Start(controller.Config{Listen: addr, Dir: dir, Logger: zerolog.New(zerolog.NewTestWriter(t))})
+	c, err := controller.Start(controller.Config{Listen: addr, Security: controller.RaftSecurity{Loopback: netloop.LoopbackListen}, Dir: dir, Logger: zerolog.New(zerolog.NewTestWriter(t))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,42 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/lenient"
-)
-
-// Header field names, as RocketMQ's controller headers name them
-// (BrokerHeartbeatRequestHeader, AlterSyncStateSetRequestHeader, ...).
-// FieldHAServerAddr, FieldMasterHAAddress and FieldLeaderAddress are
-// wheelmq's additions.
-const (
-	FieldClusterName          = "clusterName"
-	FieldBrokerName           = "brokerName"
-	FieldBrokerAddr           = "brokerAddr"
-	FieldBrokerAddress        = "brokerAddress"
-	FieldBrokerID             = "brokerId"
-	FieldEpoch                = "epoch"
-	FieldMaxOffset            = "maxOffset"
-	FieldConfirmOffset        = "confirmOffset"
-	FieldHAServerAddr         = "haServerAddr"
-	FieldMasterBrokerID       = "masterBrokerId"
-	FieldMasterAddress        = "masterAddress"
-	FieldMasterHAAddress      = "masterHaAddress"
-	FieldMasterEpoch          = "masterEpoch"
-	FieldSyncStateSetEpoch    = "syncStateSetEpoch"
-	FieldNewSyncStateSetEpoch = "newSyncStateSetEpoch"
-	FieldNextBrokerID         = "nextBrokerId"
-	FieldAppliedBrokerID      = "appliedBrokerId"
-	FieldRegisterCheckCode    = "registerCheckCode"
-	FieldDesignateElect       = "designateElect"
-	FieldLeaderAddress        = "controllerLeaderAddress"
-	FieldLeaderID             = "controllerLeaderId"
-	FieldIsLeader             = "isLeader"
-	FieldGroup                = "group"
-	FieldPeers                = "peers"
 )
 
 // SyncStateSetBody is RocketMQ's SyncStateSet body:
@@ -128,7 +95,8 @@ type EpochEntryCache struct {
 	MaxOffset   int64        `json:"maxOffset"`
 }
 
-// Heartbeat is a decoded BROKER_HEARTBEAT (904) header.
+// Heartbeat is a broker's heartbeat (BROKER_HEARTBEAT, 904; its header
+// fields are netloop/ctlwire's).
 type Heartbeat struct {
 	Cluster, BrokerName, BrokerAddr, HAAddr string
 	// ReplicaID is the broker's persisted replica id (brokerId), 0: none.
@@ -136,107 +104,11 @@ type Heartbeat struct {
 	Epoch, MaxOffset, Confirmed int64
 }
 
-// Fields returns the header fields of h.
-func (h Heartbeat) Fields() map[string]string {
-	return map[string]string{
-		FieldClusterName: h.Cluster, FieldBrokerName: h.BrokerName, FieldBrokerAddr: h.BrokerAddr,
-		FieldHAServerAddr: h.HAAddr, FieldBrokerID: strconv.FormatInt(h.ReplicaID, 10),
-		FieldEpoch: strconv.FormatInt(h.Epoch, 10), FieldMaxOffset: strconv.FormatInt(h.MaxOffset, 10),
-		FieldConfirmOffset: strconv.FormatInt(h.Confirmed, 10),
-	}
-}
-
-// ParseHeartbeat decodes a BROKER_HEARTBEAT header.
-func ParseHeartbeat(cmd *remoting.Command) (Heartbeat, error) {
-	h := Heartbeat{
-		Cluster: cmd.Field(FieldClusterName), BrokerName: cmd.Field(FieldBrokerName),
-		BrokerAddr: cmd.Field(FieldBrokerAddr), HAAddr: cmd.Field(FieldHAServerAddr),
-	}
-	var err error
-	if h.ReplicaID, err = optInt(cmd, FieldBrokerID); err != nil {
-		return h, err
-	}
-	if h.Epoch, err = optInt(cmd, FieldEpoch); err != nil {
-		return h, err
-	}
-	if h.MaxOffset, err = optInt(cmd, FieldMaxOffset); err != nil {
-		return h, err
-	}
-	if h.Confirmed, err = optInt(cmd, FieldConfirmOffset); err != nil {
-		return h, err
-	}
-	if h.BrokerName == "" || h.BrokerAddr == "" {
-		return h, fmt.Errorf("heartbeat: brokerName and brokerAddr are required")
-	}
-	if h.ReplicaID < 0 {
-		h.ReplicaID = 0
-	}
-	return h, nil
-}
-
 // RoleAnswer is what a heartbeat (and register) answer tells a broker.
 type RoleAnswer struct {
 	ReplicaID, MasterID, MasterEpoch, SyncStateSetEpoch int64
 	MasterAddr, MasterHAAddr                            string
 	SyncStateSet                                        []int64
-}
-
-// roleResponse builds the answer to req for replica id in g.
-func roleResponse(req *remoting.Command, g Group, id int64) *remoting.Command {
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	m := g.Master()
-	resp.ExtFields = map[string]string{
-		FieldClusterName: g.Cluster, FieldBrokerName: g.BrokerName,
-		FieldBrokerID: strconv.FormatInt(id, 10), FieldMasterBrokerID: strconv.FormatInt(g.MasterID, 10),
-		FieldMasterAddress: m.Addr, FieldMasterHAAddress: m.HAAddr,
-		FieldMasterEpoch: strconv.FormatInt(g.MasterEpoch, 10), FieldSyncStateSetEpoch: strconv.FormatInt(g.SyncStateSetEpoch, 10),
-	}
-	resp.Body, _ = json.Marshal(SyncStateSetBody{SyncStateSet: nonNil(g.SyncStateSet), SyncStateSetEpoch: g.SyncStateSetEpoch})
-	return resp
-}
-
-// ParseRoleAnswer decodes a heartbeat or register answer.
-func ParseRoleAnswer(resp *remoting.Command) (RoleAnswer, error) {
-	var a RoleAnswer
-	var err error
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{FieldBrokerID, &a.ReplicaID}, {FieldMasterBrokerID, &a.MasterID}, {FieldMasterEpoch, &a.MasterEpoch}, {FieldSyncStateSetEpoch, &a.SyncStateSetEpoch}} {
-		if *f.dst, err = optInt(resp, f.name); err != nil {
-			return a, err
-		}
-	}
-	a.MasterAddr, a.MasterHAAddr = resp.Field(FieldMasterAddress), resp.Field(FieldMasterHAAddress)
-	if len(resp.Body) > 0 {
-		b, err := DecodeSyncStateSet(resp.Body)
-		if err != nil {
-			return a, err
-		}
-		a.SyncStateSet = b.SyncStateSet
-	}
-	return a, nil
-}
-
-// optInt reads an integer header field; absent or empty is 0. Like
-// fastjson it accepts a quoted or bare decimal, with surrounding spaces.
-func optInt(cmd *remoting.Command, name string) (int64, error) {
-	s := strings.TrimSpace(cmd.Field(name))
-	if s == "" || s == "null" {
-		return 0, nil
-	}
-	v, err := strconv.ParseInt(strings.Trim(s, `"`), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("header field %s: %w", name, err)
-	}
-	return v, nil
-}
-
-func nonNil(ids []int64) []int64 {
-	if ids == nil {
-		return []int64{}
-	}
-	return ids
 }
 
 // maxEnd is EpochEntry's open end (Java Long.MAX_VALUE).

@@ -190,4 +190,5 @@ const (
 	ControllerNotLeader               int32 = 2007
 	ControllerBrokerMetadataNotExist  int32 = 2008
 	ControllerElectMasterFailed       int32 = 2012
+	ControllerBrokerIDInvalid         int32 = 2014
 )

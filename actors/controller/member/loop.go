@@ -2,15 +2,13 @@ package member
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/role"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
 // heartbeats is the goroutine that owns the connection: a heartbeat every
@@ -35,7 +33,7 @@ func (m *Member) heartbeats() {
 // callTimeout bounds one request (dial included).
 func (m *Member) callTimeout() time.Duration { return max(m.o.HeartbeatInterval, 500*time.Millisecond) }
 
-// call sends req to the current leader guess, following
+// call makes one call (do) to the current leader guess, following
 // CONTROLLER_NOT_LEADER answers through the configured controllers; it
 // returns the answer and when the answered request was sent. A redirect
 // is followed only to an address of Options.Controllers: the leader's own
@@ -43,7 +41,7 @@ func (m *Member) callTimeout() time.Duration { return max(m.o.HeartbeatInterval,
 // partition that cuts the configured path), and a broker cut off from
 // every configured controller must lose its lease, not keep it through a
 // side door. Otherwise the next configured controller is asked.
-func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Time, error) {
+func (m *Member) call(do func(c Conn) (Reply, error)) (Reply, time.Time, error) {
 	var lastErr error
 	for attempt := 0; attempt <= len(m.addrs) && m.ctx.Err() == nil; attempt++ {
 		c, err := m.conn()
@@ -53,11 +51,11 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 			continue
 		}
 		sent := time.Now()
-		resp, err := c.InvokeWithin(m.ctx, req(), m.callTimeout())
+		resp, err := do(c)
 		if err != nil {
 			lastErr = fmt.Errorf("controller %s: %w", c.Addr(), err)
 			if m.keepAfterTimeout(c) {
-				return nil, time.Time{}, lastErr
+				return Reply{}, time.Time{}, lastErr
 			}
 			m.closeClient()
 			m.next()
@@ -67,7 +65,7 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 		if resp.Code == controller.CodeNotLeader {
 			lastErr = fmt.Errorf("controller %s: %s", c.Addr(), resp.Remark)
 			m.closeClient()
-			if l := resp.Field(controller.FieldLeaderAddress); l != "" && l != c.Addr() && slices.Contains(m.addrs, l) {
+			if l := resp.LeaderAddr; l != "" && l != c.Addr() && slices.Contains(m.addrs, l) {
 				m.leader = l
 			} else {
 				m.next()
@@ -79,7 +77,7 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 	if lastErr == nil { // stopped before the first attempt
 		lastErr = fmt.Errorf("controller member stopping: %w", m.ctx.Err())
 	}
-	return nil, time.Time{}, lastErr
+	return Reply{}, time.Time{}, lastErr
 }
 
 // keepAfterTimeout reports whether a call that failed on c should keep c:
@@ -87,7 +85,7 @@ func (m *Member) call(req func() *remoting.Command) (*remoting.Command, time.Tim
 // failures in a row. Closing the connection tells the controller this
 // broker died (its master gets replaced), so a leader that is merely slow
 // for a moment is not left; one that stays silent is.
-func (m *Member) keepAfterTimeout(c *remoting.Client) bool {
+func (m *Member) keepAfterTimeout(c Conn) bool {
 	select {
 	case <-c.Done():
 		return false
@@ -101,7 +99,7 @@ func (m *Member) keepAfterTimeout(c *remoting.Client) bool {
 }
 
 // conn returns the connection to the current guess, dialing it if needed.
-func (m *Member) conn() (*remoting.Client, error) {
+func (m *Member) conn() (Conn, error) {
 	if m.client != nil {
 		select {
 		case <-m.client.Done():
@@ -116,7 +114,7 @@ func (m *Member) conn() (*remoting.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, m.callTimeout())
 	defer cancel()
-	c, err := remoting.Dial(ctx, addr, remoting.ClientOptions{Sign: m.o.Sign, TLS: m.o.TLS, Logger: m.o.Logger})
+	c, err := m.o.Dial(ctx, addr)
 	if err != nil {
 		m.leader = ""
 		return nil, fmt.Errorf("dial controller %s: %w", addr, err)
@@ -149,21 +147,20 @@ func (m *Member) beat() {
 	if m.o.Confirmed != nil {
 		h.Confirmed = m.o.Confirmed()
 	}
-	resp, sent, err := m.call(func() *remoting.Command { return remoting.NewRequest(remoting.BrokerHeartbeat, h.Fields(), nil) })
+	resp, sent, err := m.call(func(c Conn) (Reply, error) { return c.Heartbeat(m.ctx, h, m.callTimeout()) })
 	if err != nil {
 		m.o.Logger.Debug().Err(err).Msg("controller member: heartbeat failed")
 		return
 	}
-	if resp.Code != remoting.Success {
+	if resp.Code != wirecode.Success {
 		m.o.Logger.Warn().Int32("code", resp.Code).Str("remark", resp.Remark).Msg("controller member: heartbeat refused")
 		return
 	}
-	a, err := controller.ParseRoleAnswer(resp)
-	if err != nil {
-		m.o.Logger.Warn().Err(err).Msg("controller member: bad heartbeat answer")
+	if resp.RoleErr != nil {
+		m.o.Logger.Warn().Err(resp.RoleErr).Msg("controller member: bad heartbeat answer")
 		return
 	}
-	m.apply(a, sent)
+	m.apply(resp.Role, sent)
 }
 
 // propose sends CONTROLLER_ALTER_SYNC_STATE_SET for set, fenced by the
@@ -174,27 +171,22 @@ func (m *Member) propose(set []int64) {
 		m.o.Logger.Debug().Ints64("set", set).Msg("controller member: not an unfenced master, sync-state set proposal dropped")
 		return
 	}
-	body, _ := json.Marshal(controller.SyncStateSetBody{SyncStateSet: set, SyncStateSetEpoch: st.SyncStateSetEpoch})
-	fields := map[string]string{
-		controller.FieldClusterName: m.o.Cluster, controller.FieldBrokerName: m.o.BrokerName,
-		controller.FieldMasterBrokerID: strconv.FormatInt(st.ReplicaID, 10), controller.FieldMasterEpoch: strconv.FormatInt(st.Epoch, 10),
-	}
-	resp, sent, err := m.call(func() *remoting.Command {
-		return remoting.NewRequest(remoting.ControllerAlterSyncStateSet, fields, body)
-	})
+	req := controller.AlterRequest{Cluster: m.o.Cluster, BrokerName: m.o.BrokerName, MasterID: st.ReplicaID, MasterEpoch: st.Epoch,
+		Set: controller.SyncStateSetBody{SyncStateSet: set, SyncStateSetEpoch: st.SyncStateSetEpoch}}
+	resp, sent, err := m.call(func(c Conn) (Reply, error) { return c.AlterSyncStateSet(m.ctx, req, m.callTimeout()) })
 	if err != nil {
 		m.o.Logger.Warn().Err(err).Ints64("set", set).Msg("controller member: sync-state set proposal failed")
 		return
 	}
-	if resp.Code != remoting.Success {
+	if resp.Code != wirecode.Success {
 		m.o.Logger.Warn().Int32("code", resp.Code).Str("remark", resp.Remark).Ints64("set", set).Msg("controller member: sync-state set proposal refused")
 		return
 	}
-	a, err := controller.ParseRoleAnswer(resp)
-	if err != nil {
-		m.o.Logger.Warn().Err(err).Msg("controller member: bad alter answer")
+	if resp.RoleErr != nil {
+		m.o.Logger.Warn().Err(resp.RoleErr).Msg("controller member: bad alter answer")
 		return
 	}
+	a := resp.Role
 	a.ReplicaID = st.ReplicaID
 	m.apply(a, sent)
 }

@@ -10,7 +10,6 @@ package member
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/role"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -53,9 +51,10 @@ type Options struct {
 	// MaxOffset and Confirmed report the CommitLog's max and confirmed
 	// offsets for the heartbeats; nil reports 0.
 	MaxOffset, Confirmed func() int64
-	// Sign and TLS are as in remoting.ClientOptions.
-	Sign func(req *remoting.Command, fields []remoting.Field) []remoting.Field
-	TLS  *tls.Config
+	// Dial opens a connection to a controller (required; the process
+	// passes netloop/ctlwire's, a remoting client signed and over TLS as
+	// the broker's other clients).
+	Dial Dialer
 	// Logger receives role changes and controller trouble.
 	Logger zerolog.Logger
 	// HeartbeatInterval, Lease, FenceAfter: 0 = the defaults. FenceAfter
@@ -80,7 +79,7 @@ type Member struct {
 	panics    atomic.Int64 // panics its loops recovered from (supervise.go)
 	replicaID atomic.Int64
 	// Owned by the heartbeat goroutine.
-	client *remoting.Client
+	client Conn
 	target int // index into controllers of the current guess
 	addrs  []string
 	leader string // leader address a follower named ("" none)
@@ -96,6 +95,9 @@ func Start(o Options) (*Member, error) {
 	}
 	if len(o.Controllers) == 0 || o.BrokerName == "" || o.BrokerAddr == "" {
 		return nil, errors.New("controller member: controllers, brokerName and brokerAddr are required")
+	}
+	if o.Dial == nil {
+		return nil, errors.New("controller member: no dialer")
 	}
 	if o.HeartbeatInterval <= 0 {
 		o.HeartbeatInterval = DefaultHeartbeatInterval

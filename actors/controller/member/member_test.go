@@ -15,9 +15,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/controller/controllertest"
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/netloop/controllertest"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // broker is one member under test.
@@ -33,7 +35,7 @@ func startBroker(t *testing.T, ctls []string, addr string, dir string, lease, fe
 		dir = t.TempDir()
 	}
 	b := &broker{role: role.NewHolder(role.State{}), dir: dir}
-	m, err := member.Start(member.Options{Controllers: ctls, Cluster: "c", BrokerName: "b", BrokerAddr: addr, HAAddr: addr + "-ha",
+	m, err := member.Start(member.Options{Dial: ctlwire.Dialer(remoting.ClientOptions{}), Controllers: ctls, Cluster: "c", BrokerName: "b", BrokerAddr: addr, HAAddr: addr + "-ha",
 		Dir: dir, Role: b.role, Logger: testLogger(t, addr), MaxOffset: func() int64 { return 100 }, HeartbeatInterval: 200 * time.Millisecond, Lease: lease, FenceAfter: fence})
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wheelmq/wheelmq/actors/controller/controllertest"
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/netloop/controllertest"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // A panic in the heartbeat loop (here: the broker's offset report) is
@@ -21,7 +23,7 @@ func TestHeartbeatPanicRestartsLoop(t *testing.T) {
 	var left atomic.Int32
 	left.Store(2)
 	holder := role.NewHolder(role.State{})
-	m, err := member.Start(member.Options{Controllers: cl.Addrs(), Cluster: "c", BrokerName: "b", BrokerAddr: "10.0.0.9:10911",
+	m, err := member.Start(member.Options{Dial: ctlwire.Dialer(remoting.ClientOptions{}), Controllers: cl.Addrs(), Cluster: "c", BrokerName: "b", BrokerAddr: "10.0.0.9:10911",
 		HAAddr: "10.0.0.9:10912", Dir: t.TempDir(), Role: holder, Logger: zerolog.Nop(), HeartbeatInterval: 100 * time.Millisecond,
 		MaxOffset: func() int64 {
 			if left.Add(-1) >= 0 {

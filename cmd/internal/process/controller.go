@@ -16,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/netloop"
 )
 
 // startController starts the embedded controller when configured: its
@@ -57,8 +58,12 @@ func (n *Node) startController(opts *namesrv.Options) error {
 // "The raft port"): mutual TLS with the process's certificate when the
 // ports verify client certificates against a CA (--tls-client-ca) and the
 // certificate is the operator's (--tls-cert: self-signed ones chain to no
-// common CA), and the cluster secret of ControllerSecretFile.
+// common CA), and the cluster secret of ControllerSecretFile; an
+// unprotected port is allowed on a loopback address (netloop.LoopbackListen).
 func (n *Node) controllerSecurity(sec *controller.RaftSecurity, log zerolog.Logger) error {
+	if sec.Loopback == nil {
+		sec.Loopback = netloop.LoopbackListen
+	}
 	if n.tls != nil && n.cfg.TLS.ClientCAFile != "" && n.cfg.TLS.CertFile != "" && sec.TLS == nil {
 		sec.TLS = &controller.RaftTLS{Certificate: n.tls.Certificate, CAs: n.tls.ClientCAs}
 	}

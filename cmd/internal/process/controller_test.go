@@ -15,6 +15,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/controller/member"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/role"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -43,7 +44,7 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 	}
 
 	h := role.NewHolder(role.State{})
-	m, err := member.Start(member.Options{Controllers: []string{ns}, Cluster: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911",
+	m, err := member.Start(member.Options{Dial: ctlwire.Dialer(remoting.ClientOptions{}), Controllers: []string{ns}, Cluster: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911",
 		Dir: filepath.Join(dir, "broker"), Role: h, HeartbeatInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the leader's address is announced through raft
 	}
 	md, err := c.Invoke(ctx, remoting.NewRequest(remoting.ControllerGetMetadataInfo, nil, nil))
-	if err != nil || md.Code != 0 || md.Field(controller.FieldIsLeader) != "true" || md.Field(controller.FieldLeaderAddress) != ns {
+	if err != nil || md.Code != 0 || md.Field(ctlwire.FieldIsLeader) != "true" || md.Field(ctlwire.FieldLeaderAddress) != ns {
 		t.Fatalf("metadata: %v %+v", err, md)
 	}
 	if err := m.Stop(ctx); err != nil {
@@ -166,7 +167,7 @@ func TestThreeNameServersWithControllers(t *testing.T) {
 	h := role.NewHolder(role.State{})
 	// The member knows the name servers in reverse order: likely a
 	// follower first.
-	m, err := member.Start(member.Options{Controllers: []string{addrs[2], addrs[1], addrs[0]}, Cluster: "c", BrokerName: "b",
+	m, err := member.Start(member.Options{Dial: ctlwire.Dialer(remoting.ClientOptions{}), Controllers: []string{addrs[2], addrs[1], addrs[0]}, Cluster: "c", BrokerName: "b",
 		BrokerAddr: "127.0.0.1:10911", Dir: filepath.Join(dir, "broker"), Role: h})
 	if err != nil {
 		t.Fatal(err)

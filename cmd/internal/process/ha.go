@@ -33,6 +33,8 @@ import (
 	"github.com/wheelmq/wheelmq/actors/replication"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/ha"
 )
@@ -155,11 +157,12 @@ func (w *haWiring) startMember(b *Broker, cfg pipeline.Config) error {
 		sign = nil
 	}
 	st := b.pipe.Store()
+	log := cfg.Logger.With().Str("component", "controller-member").Logger()
 	m, err := member.Start(member.Options{
 		Controllers: cfg.NameServers, Cluster: cfg.Cluster, BrokerName: cfg.BrokerName,
 		BrokerAddr: b.advertise.String(), HAAddr: haAddr, Dir: cfg.DataDir, Role: cfg.Role,
 		MaxOffset: st.CommitLog.MaxOffset, Confirmed: st.DurableEnd,
-		Sign: sign, TLS: cfg.NamesrvTLS, Logger: cfg.Logger.With().Str("component", "controller-member").Logger(),
+		Dial: ctlwire.Dialer(remoting.ClientOptions{Sign: sign, TLS: cfg.NamesrvTLS, Logger: log}), Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("replication: controller member: %w", err)

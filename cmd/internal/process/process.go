@@ -40,6 +40,7 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/tlsconf"
 	"github.com/wheelmq/wheelmq/netloop"
 	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
@@ -350,11 +351,11 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return
 	}
-	isCtl := h.ctl != nil && controller.Handles(cmd.Code)
+	isCtl := h.ctl != nil && ctlwire.Handles(cmd.Code)
 	if h.guard != nil {
 		perms := namesrv.Permissions
 		if isCtl {
-			perms = controller.Permissions
+			perms = ctlwire.Permissions
 		}
 		if ref := h.guard.Check(c.RemoteAddrPort(), cmd, perms.NeedsOf(cmd)); ref != nil {
 			if !cmd.IsOneway() {
@@ -367,7 +368,7 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	if isCtl {
 		// Answered from the controller's stage, never this event loop.
-		h.ctl.Handle(cmd, c.ID(), func(resp *remoting.Command) {
+		ctlwire.Serve(h.ctl, cmd, c.ID(), func(resp *remoting.Command) {
 			if err := c.Send(resp); err != nil {
 				h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("controller response not delivered")
 			}

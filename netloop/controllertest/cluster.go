@@ -1,7 +1,7 @@
 // Package controllertest runs controller groups for tests: n controllers
 // over raft's in-memory transport (raft ids "ctl-0", "ctl-1", ...), each
 // behind a real remoting server (netloop) that serves only the controller
-// codes. No port is picked ahead: a server binds 127.0.0.1:0 and the
+// codes (netloop/ctlwire.Serve). No port is picked ahead: a server binds 127.0.0.1:0 and the
 // controller reports the address it got; a node restarted on its
 // directory keeps its raft id and gets a new remoting address.
 package controllertest
@@ -20,6 +20,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -198,9 +199,5 @@ func (h *handler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		return
 	}
-	if !controller.Handles(cmd.Code) {
-		_ = c.Send(remoting.NewResponse(cmd, remoting.RequestCodeNotSupported, "not a controller code"))
-		return
-	}
-	h.ctl.Handle(cmd, c.ID(), func(resp *remoting.Command) { _ = c.Send(resp) })
+	ctlwire.Serve(h.ctl, cmd, c.ID(), func(resp *remoting.Command) { _ = c.Send(resp) })
 }
