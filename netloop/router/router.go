@@ -230,7 +230,7 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		// Answers to requests the broker sent a client (GET_CONSUMER_RUNNING_INFO
 		// relayed by the clients stage); others are dropped there.
-		r.clientsSt.Send(&clients.Response{ConnID: c.ID(), Cmd: cmd})
+		r.clientsSt.Send(clientAnswer(c.ID(), cmd))
 		return
 	}
 	// Counted until its answer (or settle): the refusals below included.
