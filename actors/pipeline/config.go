@@ -47,6 +47,11 @@ type Config struct {
 	// NamesrvTLS, when not nil, makes the registrations with the name
 	// servers speak TLS with this configuration (nil: plaintext).
 	NamesrvTLS *tls.Config
+	// NameServerCalls are the registrar's calls to the name servers
+	// (registrar.Calls; the process gives netloop/nscalls's, built from
+	// NamesrvTLS and RegisterCredentials). Required when NameServers is
+	// not empty and the registrar is started.
+	NameServerCalls registrar.Calls
 	// BrokerName and Cluster identify the broker in routes.
 	BrokerName string
 	Cluster    string
