@@ -8,7 +8,6 @@ package router
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 

@@ -106,9 +106,15 @@ var (
 	_ netloop.FrameHandler = (*Router)(nil)
 )
 
-// New returns the remoting codec of core. Requests are refused with
-// SYSTEM_BUSY until core.Serve is called.
-func New(core *broker.Broker) *Router {
+// New returns the remoting codec of core, with no ACL (NewGuarded).
+// Requests are refused with SYSTEM_BUSY until core.Serve is called.
+func New(core *broker.Broker) *Router { return NewGuarded(core, nil) }
+
+// NewGuarded returns the remoting codec of core whose requests g checks
+// (their signatures and permissions; nil: no ACL, every request is
+// served). Requests are refused with SYSTEM_BUSY until core.Serve is
+// called.
+func NewGuarded(core *broker.Broker, g *auth.Guard) *Router {
 	p := core.Pipeline()
 	r := &Router{
 		core: core, p: p, cfg: p.Config(), log: p.Config().Logger,
@@ -118,7 +124,7 @@ func New(core *broker.Broker) *Router {
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
 		groupsSt: p.Stage(groups.StageName),
 	}
-	if g := p.Config().Guard; g != nil {
+	if g != nil {
 		// The ACL 2.0 users (actors/acl) are accounts too, asked first.
 		r.guard = g.ForPort("broker", p.ACL())
 	}

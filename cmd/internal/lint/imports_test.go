@@ -35,16 +35,6 @@ var netloopImporters = map[string]string{
 	"actors/controller/controllertest/cluster.go": "netloop.Server for the test cluster",
 	"actors/controller/member/loop.go":            "remoting.Client to the controller",
 	"actors/controller/member/member.go":          "remoting.Client, remoting.Field signing",
-	"actors/registrar/calls.go":                   "remoting.Client to the name servers",
-	"actors/registrar/registrar.go":               "*remoting.Command, auth.Credentials",
-	// The broker's stages answering over the connection.
-	"actors/clients/clients.go":   "netloop.Conn, remoting.NewRequest (NOTIFY_CONSUMER_IDS_CHANGED)",
-	"actors/clients/invoke.go":    "*remoting.Command relayed to a client",
-	"actors/clients/producers.go": "*remoting.Command (CHECK_TRANSACTION_STATE)",
-	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
-	// ACL types and admin bodies.
-	"actors/aclfile/aclfile.go": "auth.PlainACL",
-	"actors/pipeline/config.go": "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
 }
 
 // TestActorsDoNotImportNetloop is the layering rule, as a ratchet over
