@@ -1,9 +1,11 @@
 // Package access is the model of who may do what, shared by the checks
 // at the ports (netloop/auth, which re-exports it) and the stages that
 // hold the accounts (actors/acl's ACL 2.0 users and policies,
-// plain_acl.yml's accounts): permissions, resources, what a request needs,
-// accounts and the directories that find them. It does no I/O and imports
-// nothing of the broker.
+// actors/aclfile's plain_acl.yml): permissions, resources, what a request
+// needs, accounts and the directories that find them, the plain_acl.yml
+// account file (ParsePlainACL, PlainACL; plainacl.go) and the keys a
+// process signs its own requests with (Credentials). It does no I/O and
+// imports nothing of the broker.
 package access
 
 import "net/netip"

@@ -2,7 +2,9 @@
 // servers: REGISTER_BROKER to every name server every Interval and right
 // after a topic change (coalesced), and UNREGISTER_BROKER when it stops. It
 // does network I/O, so it runs as its own stage: a slow name server delays
-// only registrations, never a send or a pull.
+// only registrations, never a send or a pull. It speaks no protocol: it
+// says what to register (Registration) through Options.Calls (link.go),
+// which netloop/nscalls implements in remoting.
 //
 // # One name server never delays another
 //
