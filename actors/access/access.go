@@ -8,7 +8,10 @@
 // imports nothing of the broker.
 package access
 
-import "net/netip"
+import (
+	"net/netip"
+	"strings"
+)
 
 // Perm is a permission on a topic or group: RocketMQ ACL 1.0's bits
 // (acl/common/Permission.java), which ACL 2.0's Pub and Sub actions map
@@ -148,6 +151,21 @@ func PermString(p Perm) string {
 		return "ANY"
 	}
 	return "DENY"
+}
+
+// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
+func parsePerm(s string) (Perm, bool) {
+	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
+	case "DENY":
+		return PermDeny, true
+	case "PUB":
+		return PermPub, true
+	case "SUB":
+		return PermSub, true
+	case "PUB|SUB", "SUB|PUB":
+		return PermPub | PermSub, true
+	}
+	return 0, false
 }
 
 // Source publishes the Directory in force; safe from any goroutine. The

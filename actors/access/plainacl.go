@@ -476,21 +476,6 @@ func validResourceName(s string) bool {
 	return true
 }
 
-// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
-func parsePerm(s string) (Perm, bool) {
-	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
-	case "DENY":
-		return PermDeny, true
-	case "PUB":
-		return PermPub, true
-	case "SUB":
-		return PermSub, true
-	case "PUB|SUB", "SUB|PUB":
-		return PermPub | PermSub, true
-	}
-	return 0, false
-}
-
 // retryGroupPrefix is the prefix of a group's retry topic: groupPerms name
 // the group without it.
 const retryGroupPrefix = "%RETRY%"
