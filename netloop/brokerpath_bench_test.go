@@ -58,7 +58,6 @@ func newBenchBroker(tb testing.TB, flush writer.FlushMode) *benchBroker {
 func newBenchBrokerACL(tb testing.TB, flush writer.FlushMode, guard *auth.Guard) *benchBroker {
 	tb.Helper()
 	cfg := pipeline.DefaultConfig()
-	cfg.Guard = guard
 	cfg.DataDir = tb.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Flush = flush
@@ -69,7 +68,7 @@ func newBenchBrokerACL(tb testing.TB, flush writer.FlushMode, guard *auth.Guard)
 		tb.Fatal(err)
 	}
 	core := broker.New(pipe)
-	r := router.New(core)
+	r := router.NewGuarded(core, guard)
 	adv := netip.MustParseAddrPort("127.0.0.1:10911")
 	core.Serve(adv, message.NewUniqKeyGenerator(adv.Addr(), 1, 1))
 	bb := &benchBroker{pipe: pipe, srv: netloop.NewServer(netloop.Config{Name: "bench"}, r)}

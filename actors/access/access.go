@@ -1,12 +1,17 @@
 // Package access is the model of who may do what, shared by the checks
 // at the ports (netloop/auth, which re-exports it) and the stages that
 // hold the accounts (actors/acl's ACL 2.0 users and policies,
-// plain_acl.yml's accounts): permissions, resources, what a request needs,
-// accounts and the directories that find them. It does no I/O and imports
-// nothing of the broker.
+// actors/aclfile's plain_acl.yml): permissions, resources, what a request
+// needs, accounts and the directories that find them, the plain_acl.yml
+// account file (ParsePlainACL, PlainACL; plainacl.go) and the keys a
+// process signs its own requests with (Credentials). It does no I/O and
+// imports nothing of the broker.
 package access
 
-import "net/netip"
+import (
+	"net/netip"
+	"strings"
+)
 
 // Perm is a permission on a topic or group: RocketMQ ACL 1.0's bits
 // (acl/common/Permission.java), which ACL 2.0's Pub and Sub actions map
@@ -146,6 +151,21 @@ func PermString(p Perm) string {
 		return "ANY"
 	}
 	return "DENY"
+}
+
+// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
+func parsePerm(s string) (Perm, bool) {
+	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
+	case "DENY":
+		return PermDeny, true
+	case "PUB":
+		return PermPub, true
+	case "SUB":
+		return PermSub, true
+	case "PUB|SUB", "SUB|PUB":
+		return PermPub | PermSub, true
+	}
+	return 0, false
 }
 
 // Source publishes the Directory in force; safe from any goroutine. The

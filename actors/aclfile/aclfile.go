@@ -26,7 +26,7 @@
 // version staying in force, when the new file
 //
 //   - has no accounts and does not say noAccounts: true (an empty or
-//     truncated file; auth.ErrNoAccounts), at start as well;
+//     truncated file; access.ErrNoAccounts), at start as well;
 //   - drops an account the process signs its own traffic with
 //     (Options.Keep: the broker's --access-key towards name servers and
 //     controllers), or changes its secret, while the version in force has
@@ -59,8 +59,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 // StageName is the stage's stable name.
@@ -75,7 +75,7 @@ const MaxFileSize = 16 << 20
 
 // Snapshot is one good version of the file; immutable.
 type Snapshot struct {
-	ACL *auth.PlainACL
+	ACL *access.PlainACL
 	// Version counts the versions read since the process started (1 is
 	// the one read at start).
 	Version uint64
@@ -93,19 +93,19 @@ type fileKey struct {
 }
 
 // View publishes the version in force; safe from any goroutine. It is the
-// auth.Source of the ports' Guards.
+// access.Source of the ports' Guards.
 type View struct{ p atomic.Pointer[Snapshot] }
 
-var _ auth.Source = (*View)(nil)
+var _ access.Source = (*View)(nil)
 
 // Load returns the version in force (nil before Init).
 func (v *View) Load() *Snapshot { return v.p.Load() }
 
-// Current implements auth.Source.
-func (v *View) Current() (auth.Directory, uint64) {
+// Current implements access.Source.
+func (v *View) Current() (access.Directory, uint64) {
 	s := v.p.Load()
 	if s == nil {
-		return (*auth.PlainACL)(nil), 0
+		return (*access.PlainACL)(nil), 0
 	}
 	return s.ACL, s.Version
 }
@@ -138,7 +138,7 @@ func read(path string, fi os.FileInfo, version uint64) (*Snapshot, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("ACL file %s: more than %d bytes", path, MaxFileSize)
 	}
-	acl, err := auth.ParsePlainACL(data, path)
+	acl, err := access.ParsePlainACL(data, path)
 	if err != nil {
 		return nil, fmt.Errorf("ACL file %s is not valid:\n%w", path, err)
 	}
@@ -189,7 +189,7 @@ type Options struct {
 	// Keep are the credentials the process signs its own traffic with: a
 	// reload that drops one of them (or changes its secret) while the
 	// version in force has it is refused.
-	Keep    []auth.Credentials
+	Keep    []access.Credentials
 	Metrics *Metrics
 	Logger  zerolog.Logger
 }
@@ -300,7 +300,7 @@ func (w *watcher) refuse(key fileKey, err error) {
 
 // lockout refuses a new version that would shut out the cluster's own
 // traffic which the version in force lets in (see the package doc).
-func lockout(cur, next *auth.PlainACL, keep []auth.Credentials) error {
+func lockout(cur, next *access.PlainACL, keep []access.Credentials) error {
 	for _, c := range keep {
 		if c.IsZero() || next.Len() == 0 || !holds(cur, c) || holds(next, c) {
 			continue
@@ -314,7 +314,7 @@ func lockout(cur, next *auth.PlainACL, keep []auth.Credentials) error {
 }
 
 // holds reports whether acl has c's account with c's secret.
-func holds(acl *auth.PlainACL, c auth.Credentials) bool {
+func holds(acl *access.PlainACL, c access.Credentials) bool {
 	a, ok := acl.Lookup(c.AccessKey)
 	return ok && a.SecretKey() == c.SecretKey
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 func account(ak string, topics ...string) string {
@@ -45,7 +45,7 @@ func startWatcher(t *testing.T, content string) *rig {
 }
 
 // startWatcherKeep starts the stage with Options.Keep.
-func startWatcherKeep(t *testing.T, content string, keep []auth.Credentials) *rig {
+func startWatcherKeep(t *testing.T, content string, keep []access.Credentials) *rig {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/actors/access"
 )
 
 const (
@@ -18,7 +18,7 @@ const (
 // one, one without the process's own account or without any admin.
 func TestReloadLockoutRefused(t *testing.T) {
 	good := file(adminAcct, aliceAcct)
-	keep := []auth.Credentials{{AccessKey: "broker-inner", SecretKey: "broker-inner-secret"}}
+	keep := []access.Credentials{{AccessKey: "broker-inner", SecretKey: "broker-inner-secret"}}
 	r := startWatcherKeep(t, good, keep)
 	for _, c := range []struct{ name, content, want string }{
 		{"empty", "", "no accounts"},

@@ -32,7 +32,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // StageName is the stage's stable name.
@@ -42,11 +41,17 @@ const StageName = "clients"
 // connection (Requester); past it only those already known are updated.
 const maxRequesters = 65536
 
-// Conn is the connection a client talks on (implemented by netloop.Conn).
+// Conn is the connection a client talks on: the remoting codec's
+// connection (netloop/router) or a gRPC session (netloop/grpcgw), each
+// writing the stage's requests (push.go) in its protocol.
 type Conn interface {
+	// ID identifies the connection (Closed names it).
 	ID() uint64
+	// RemoteAddr is the client's address.
 	RemoteAddr() string
-	Send(*remoting.Command) error
+	// Send writes a request of the broker to the client; an error means
+	// it was not written.
+	Send(Request) error
 }
 
 // Heartbeat registers a client's groups and subscriptions.
@@ -441,10 +446,7 @@ func (m *Manager) notify(group string) {
 	for _, id := range m.members(group) {
 		c := m.clients[id]
 		m.opaque++
-		req := remoting.NewRequest(remoting.NotifyConsumerIDsChanged, map[string]string{"consumerGroup": group}, nil)
-		req.Opaque = m.opaque
-		req.Flag = remoting.FlagOneway
-		if err := c.conn.Send(req); err != nil {
+		if err := c.conn.Send(Request{Opaque: m.opaque, Oneway: true, Push: ConsumerIDsChanged{Group: group}}); err != nil {
 			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", group).Msg("notify consumer ids changed failed")
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
 const wait = 5 * time.Second
@@ -27,15 +27,15 @@ const goClientBody = `{"clientID":"10.0.0.1@1234","producerDataSet":[{"groupName
 type fakeConn struct {
 	id   uint64
 	mu   sync.Mutex
-	sent []*remoting.Command
+	sent []Request
 }
 
 func (c *fakeConn) ID() uint64         { return c.id }
 func (c *fakeConn) RemoteAddr() string { return fmt.Sprintf("10.0.0.%d:5000", c.id) }
-func (c *fakeConn) Send(cmd *remoting.Command) error {
+func (c *fakeConn) Send(r Request) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sent = append(c.sent, cmd)
+	c.sent = append(c.sent, r)
 	return nil
 }
 
@@ -44,11 +44,12 @@ func (c *fakeConn) notifications(t *testing.T) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var groups []string
-	for _, cmd := range c.sent {
-		if cmd.Code != remoting.NotifyConsumerIDsChanged || cmd.Flag != remoting.FlagOneway || cmd.IsResponse() {
-			t.Errorf("conn %d got code %d flag %d, want a oneway NOTIFY_CONSUMER_IDS_CHANGED (40)", c.id, cmd.Code, cmd.Flag)
+	for _, r := range c.sent {
+		p, ok := r.Push.(ConsumerIDsChanged)
+		if !ok || !r.Oneway || p.Code() != wirecode.NotifyConsumerIDsChanged {
+			t.Errorf("conn %d got %+v, want a oneway NOTIFY_CONSUMER_IDS_CHANGED (40)", c.id, r)
 		}
-		groups = append(groups, cmd.Field("consumerGroup"))
+		groups = append(groups, p.Group)
 	}
 	return groups
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/storage/adminbody"
 )
 
@@ -128,12 +128,11 @@ type answeringConn struct {
 	answer bool
 }
 
-func (c *answeringConn) Send(cmd *remoting.Command) error {
-	_ = c.fakeConn.Send(cmd)
-	if c.answer && !cmd.IsResponse() && cmd.Flag&remoting.FlagOneway == 0 {
-		resp := remoting.NewResponse(cmd, remoting.Success, "running")
-		resp.Body = []byte(`{"properties":{}}`)
-		go c.r.s.Send(&Response{ConnID: c.id, Cmd: resp})
+func (c *answeringConn) Send(r Request) error {
+	_ = c.fakeConn.Send(r)
+	if c.answer && !r.Oneway {
+		go c.r.s.Send(&Response{ConnID: c.id, Opaque: r.Opaque,
+			Answer: Answer{Code: wirecode.Success, Remark: "running", Body: []byte(`{"properties":{}}`)}})
 	}
 	return nil
 }
@@ -148,21 +147,21 @@ func TestInvoke(t *testing.T) {
 			Done: func() { close(done) }})
 		<-done
 	}
-	call := func(client string, timeout time.Duration) (*remoting.Command, error) {
+	call := func(client string, timeout time.Duration) (Answer, error) {
 		type res struct {
-			c   *remoting.Command
+			c   Answer
 			err error
 		}
 		ch := make(chan res, 1)
 		r.s.Send(&Invoke{Group: "G", ClientID: client, Timeout: timeout,
-			Request: remoting.NewRequest(remoting.GetConsumerRunningInfo, map[string]string{"clientId": client}, nil),
-			Reply:   func(c *remoting.Command, err error) { ch <- res{c, err} }})
+			Request: Relay{RequestCode: wirecode.GetConsumerRunningInfo, Fields: map[string]string{"clientId": client}},
+			Reply:   func(c Answer, err error) { ch <- res{c, err} }})
 		select {
 		case x := <-ch:
 			return x.c, x.err
 		case <-time.After(wait):
 			t.Fatal("Invoke not answered")
-			return nil, nil
+			return Answer{}, nil
 		}
 	}
 	resp, err := call("a@1", time.Minute)

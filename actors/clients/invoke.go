@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // Errors of Invoke, tested with errors.Is.
@@ -19,22 +18,22 @@ var (
 	errStopped = errors.New("clients: stage stopped before the client answered")
 )
 
-// Invoke sends Request to client ClientID of consumer group Group (as
-// RocketMQ's broker does for GET_CONSUMER_RUNNING_INFO) and calls Reply
-// with the client's answer, or with an error wrapping ErrNotOnline or
+// Invoke sends Request (a Relay of an admin request) to client ClientID
+// of consumer group Group (as RocketMQ's broker does for
+// GET_CONSUMER_RUNNING_INFO) and calls Reply with the client's answer, or with an error wrapping ErrNotOnline or
 // ErrCallTimeout. Reply runs on the stage's goroutine.
 type Invoke struct {
 	Group    string
 	ClientID string
-	Request  *remoting.Command
+	Request  Push
 	Timeout  time.Duration // default 10 s, like Broker2Client.callClient
-	Reply    func(*remoting.Command, error)
+	Reply    func(Answer, error)
 }
 
 // Fail implements stage.Failable.
-func (i *Invoke) Fail(err error) { i.Reply(nil, err) }
+func (i *Invoke) Fail(err error) { i.Reply(Answer{}, err) }
 
-// CallProducer sends Request to client ClientID when it is connected as a
+// CallProducer sends Request (a ReplyMessage) to client ClientID when it is connected as a
 // producer (its heartbeat names a producer group), the way RocketMQ's
 // ProducerManager.findChannel finds the requester of a request/reply
 // message, and calls Reply with the client's answer or with an error
@@ -42,13 +41,13 @@ func (i *Invoke) Fail(err error) { i.Reply(nil, err) }
 // goroutine.
 type CallProducer struct {
 	ClientID string
-	Request  *remoting.Command
+	Request  Push
 	Timeout  time.Duration // default 10 s, like Broker2Client.callClient
-	Reply    func(*remoting.Command, error)
+	Reply    func(Answer, error)
 }
 
 // Fail implements stage.Failable.
-func (p *CallProducer) Fail(err error) { p.Reply(nil, err) }
+func (p *CallProducer) Fail(err error) { p.Reply(Answer{}, err) }
 
 // Requester records that client ClientID sent a request/reply request (a
 // message carrying REPLY_TO_CLIENT) over Conn: CallProducer falls back to
@@ -61,27 +60,29 @@ type Requester struct {
 
 // NotifyGroup sends Request oneway to every live client of consumer group
 // Group, as RocketMQ's Broker2Client.resetOffset sends
-// RESET_CONSUMER_CLIENT_OFFSET after an admin reset. Reply (may be nil) gets
+// RESET_CONSUMER_CLIENT_OFFSET (ResetOffset) after an admin reset. Reply (may be nil) gets
 // the ids of the clients it was written to, sorted.
 type NotifyGroup struct {
 	Group   string
-	Request *remoting.Command
+	Request Push
 	Reply   func(sent []string)
 	stage.FailFunc
 }
 
-// Response is a client's answer to a request the stage sent; the router
-// forwards every response that arrives on the broker port.
+// Response is a client's answer to a request the stage sent, matched by
+// its opaque; the router forwards every response that arrives on the
+// broker port.
 type Response struct {
 	ConnID uint64
-	Cmd    *remoting.Command
+	Opaque int32
+	Answer Answer
 }
 
 type callTimeout struct{ opaque int32 }
 
 type pendingCall struct {
 	connID uint64
-	reply  func(*remoting.Command, error)
+	reply  func(Answer, error)
 	timer  *stage.Timer
 }
 
@@ -101,11 +102,11 @@ func (m *Manager) invoke(iv *Invoke) {
 		_, ok = c.groups[iv.Group]
 	}
 	if !ok {
-		iv.Reply(nil, fmt.Errorf("the consumer <%s> <%s> not online: %w", iv.Group, iv.ClientID, ErrNotOnline))
+		iv.Reply(Answer{}, fmt.Errorf("the consumer <%s> <%s> not online: %w", iv.Group, iv.ClientID, ErrNotOnline))
 		return
 	}
 	if err := m.call(c, iv.Request, iv.Timeout, iv.Reply); err != nil {
-		iv.Reply(nil, fmt.Errorf("invoke consumer <%s> <%s>: %w", iv.Group, iv.ClientID, err))
+		iv.Reply(Answer{}, fmt.Errorf("invoke consumer <%s> <%s>: %w", iv.Group, iv.ClientID, err))
 	}
 }
 
@@ -115,26 +116,25 @@ func (m *Manager) callProducer(cp *CallProducer) {
 		c, ok = m.requesters[cp.ClientID]
 	}
 	if !ok {
-		cp.Reply(nil, fmt.Errorf("no producer connection of client <%s>: %w", cp.ClientID, ErrNotOnline))
+		cp.Reply(Answer{}, fmt.Errorf("no producer connection of client <%s>: %w", cp.ClientID, ErrNotOnline))
 		return
 	}
 	if err := m.call(c, cp.Request, cp.Timeout, cp.Reply); err != nil {
-		cp.Reply(nil, fmt.Errorf("call producer <%s>: %w", cp.ClientID, err))
+		cp.Reply(Answer{}, fmt.Errorf("call producer <%s>: %w", cp.ClientID, err))
 	}
 }
 
-// call sends a copy of req to c with a fresh opaque and waits (without
+// call sends req to c with a fresh opaque and waits (without
 // blocking the stage) for its answer: reply is called once, with the answer
 // or with an error, within timeout (default 10 s). An error returned means
 // the request was not written and reply will not be called.
-func (m *Manager) call(c *client, req *remoting.Command, timeout time.Duration, reply func(*remoting.Command, error)) error {
+func (m *Manager) call(c *client, req Push, timeout time.Duration, reply func(Answer, error)) error {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
 	m.opaque++
-	out := *req
-	out.Opaque, out.Flag = m.opaque, 0
-	if err := c.conn.Send(&out); err != nil {
+	out := Request{Opaque: m.opaque, Push: req}
+	if err := c.conn.Send(out); err != nil {
 		return err
 	}
 	t := m.calls.self.NewTimer()
@@ -147,11 +147,8 @@ func (m *Manager) notifyGroup(n *NotifyGroup) {
 	var sent []string
 	for _, id := range m.members(n.Group) {
 		m.opaque++
-		req := *n.Request
-		req.Opaque = m.opaque
-		req.Flag |= remoting.FlagOneway
-		if err := m.clients[id].conn.Send(&req); err != nil {
-			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", n.Group).Int32("code", req.Code).
+		if err := m.clients[id].conn.Send(Request{Opaque: m.opaque, Oneway: true, Push: n.Request}); err != nil {
+			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", n.Group).Int32("code", n.Request.Code()).
 				Msg("request to consumer not delivered")
 			continue
 		}
@@ -164,19 +161,19 @@ func (m *Manager) notifyGroup(n *NotifyGroup) {
 
 // answer matches a response to its call; a late or unknown one is dropped.
 func (p *pendingCalls) answer(r *Response) {
-	call, ok := p.byOpaque[r.Cmd.Opaque]
+	call, ok := p.byOpaque[r.Opaque]
 	if !ok || call.connID != r.ConnID {
 		return
 	}
-	delete(p.byOpaque, r.Cmd.Opaque)
+	delete(p.byOpaque, r.Opaque)
 	call.timer.Stop()
-	call.reply(r.Cmd, nil)
+	call.reply(r.Answer, nil)
 }
 
 func (p *pendingCalls) expire(t callTimeout) {
 	if call, ok := p.byOpaque[t.opaque]; ok {
 		delete(p.byOpaque, t.opaque)
-		call.reply(nil, ErrCallTimeout)
+		call.reply(Answer{}, ErrCallTimeout)
 	}
 }
 
@@ -186,7 +183,7 @@ func (p *pendingCalls) dropConn(connID uint64) {
 		if call.connID == connID {
 			delete(p.byOpaque, op)
 			call.timer.Stop()
-			call.reply(nil, fmt.Errorf("connection closed before the client answered: %w", ErrNotOnline))
+			call.reply(Answer{}, fmt.Errorf("connection closed before the client answered: %w", ErrNotOnline))
 		}
 	}
 }
@@ -195,6 +192,6 @@ func (p *pendingCalls) failAll(err error) {
 	for op, call := range p.byOpaque {
 		delete(p.byOpaque, op)
 		call.timer.Stop()
-		call.reply(nil, err)
+		call.reply(Answer{}, err)
 	}
 }

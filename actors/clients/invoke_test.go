@@ -6,26 +6,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
 // callProducer sends a CallProducer and waits for its Reply.
-func (r *rig) callProducer(t *testing.T, id string, timeout time.Duration) (*remoting.Command, error) {
+func (r *rig) callProducer(t *testing.T, id string, timeout time.Duration) (Answer, error) {
 	t.Helper()
 	type answer struct {
-		resp *remoting.Command
+		resp Answer
 		err  error
 	}
 	ch := make(chan answer, 1)
-	req := remoting.NewRequest(remoting.PushReplyMessageToClient, map[string]string{"topic": "T"}, []byte("reply"))
+	req := ReplyMessage{Topic: "T", Body: []byte("reply")}
 	r.s.Send(&CallProducer{ClientID: id, Request: req, Timeout: timeout,
-		Reply: func(resp *remoting.Command, err error) { ch <- answer{resp, err} }})
+		Reply: func(resp Answer, err error) { ch <- answer{resp, err} }})
 	select {
 	case a := <-ch:
 		return a.resp, a.err
 	case <-time.After(wait):
 		t.Fatal("CallProducer not answered")
-		return nil, nil
+		return Answer{}, nil
 	}
 }
 
@@ -36,13 +36,13 @@ func (r *rig) answer(c *fakeConn, code int32) {
 	for {
 		c.mu.Lock()
 		n := len(c.sent)
-		var last *remoting.Command
+		var last Request
 		if n > 0 {
 			last = c.sent[n-1]
 		}
 		c.mu.Unlock()
-		if last != nil && last.Code == remoting.PushReplyMessageToClient {
-			r.s.Send(&Response{ConnID: c.id, Cmd: remoting.NewResponse(last, code, "")})
+		if _, ok := last.Push.(ReplyMessage); ok && !last.Oneway {
+			r.s.Send(&Response{ConnID: c.id, Opaque: last.Opaque, Answer: Answer{Code: code}})
 			return
 		}
 		if time.Now().After(deadline) {
@@ -68,17 +68,17 @@ func TestCallProducerFindsTheRequester(t *testing.T) {
 
 	// Known only by the connection its request came on.
 	r.s.Send(&Requester{ClientID: "req-1", Conn: reqConn})
-	go r.answer(reqConn, remoting.Success)
+	go r.answer(reqConn, wirecode.Success)
 	resp, err := r.callProducer(t, "req-1", time.Second)
-	if err != nil || resp.Code != remoting.Success {
+	if err != nil || resp.Code != wirecode.Success {
 		t.Fatalf("requester by connection: %v %v", resp, err)
 	}
 
 	// Known by its heartbeat: that connection is used.
 	r.heartbeat(t, hbConn, HeartbeatData{ClientID: "req-1", ProducerDataSet: []ProducerData{{GroupName: "PG"}}})
-	go r.answer(hbConn, remoting.SystemError)
+	go r.answer(hbConn, wirecode.SystemError)
 	resp, err = r.callProducer(t, "req-1", time.Second)
-	if err != nil || resp.Code != remoting.SystemError {
+	if err != nil || resp.Code != wirecode.SystemError {
 		t.Fatalf("requester by heartbeat: %v %v", resp, err)
 	}
 
@@ -102,7 +102,7 @@ func TestNotifyGroupSendsOnewayToEveryMember(t *testing.T) {
 	r.heartbeat(t, b, consumer("b", "G"))
 	r.heartbeat(t, other, consumer("o", "H"))
 	ch := make(chan []string, 1)
-	req := remoting.NewRequest(remoting.ResetConsumerClientOffset, map[string]string{"group": "G"}, nil)
+	req := ResetOffset{Topic: "T", Group: "G"}
 	r.s.Send(&NotifyGroup{Group: "G", Request: req, Reply: func(sent []string) { ch <- sent }})
 	var sent []string
 	select {
@@ -116,10 +116,10 @@ func TestNotifyGroupSendsOnewayToEveryMember(t *testing.T) {
 	for _, c := range []*fakeConn{a, b, other} {
 		c.mu.Lock()
 		n := 0
-		for _, cmd := range c.sent {
-			if cmd.Code == remoting.ResetConsumerClientOffset {
+		for _, r := range c.sent {
+			if r.Push.Code() == wirecode.ResetConsumerClientOffset {
 				n++
-				if cmd.Flag&remoting.FlagOneway == 0 {
+				if !r.Oneway {
 					t.Errorf("conn %d: 220 not oneway", c.id)
 				}
 			}

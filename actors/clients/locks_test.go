@@ -12,7 +12,6 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 func TestParseLockBatch(t *testing.T) {
@@ -246,7 +245,7 @@ func TestLocksGoWithTheirClient(t *testing.T) {
 // failConn refuses every write.
 type failConn struct{ fakeConn }
 
-func (c *failConn) Send(*remoting.Command) error { return errors.New("connection reset") }
+func (c *failConn) Send(Request) error { return errors.New("connection reset") }
 
 func TestSendToProducerRoundRobin(t *testing.T) {
 	r := newLockRig(t)
@@ -264,8 +263,7 @@ func TestSendToProducerRoundRobin(t *testing.T) {
 	hb(other, "o", "OTHER")
 	send := func(group string) string {
 		return await(t, "SendToProducer", func(reply func(string)) {
-			r.s.Send(&SendToProducer{Group: group, Reply: reply, Request: remoting.NewRequest(remoting.CheckTransactionState,
-				map[string]string{"msgId": "m"}, []byte("body"))})
+			r.s.Send(&SendToProducer{Group: group, Reply: reply, Request: CheckTransaction{MsgID: "m", Message: []byte("body")}})
 		})
 	}
 	var got []string
@@ -280,9 +278,9 @@ func TestSendToProducerRoundRobin(t *testing.T) {
 	}
 	for _, c := range []*fakeConn{p1, p2} {
 		c.mu.Lock()
-		for _, cmd := range c.sent {
-			if cmd.Code != remoting.CheckTransactionState || cmd.Flag&remoting.FlagOneway == 0 || cmd.Field("msgId") != "m" {
-				t.Errorf("conn %d got code %d flag %d fields %v", c.id, cmd.Code, cmd.Flag, cmd.ExtFields)
+		for _, r := range c.sent {
+			if p, ok := r.Push.(CheckTransaction); !ok || !r.Oneway || p.MsgID != "m" {
+				t.Errorf("conn %d got %+v", c.id, r)
 			}
 		}
 		c.mu.Unlock()

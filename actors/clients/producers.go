@@ -4,18 +4,17 @@ import (
 	"sort"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // SendToProducer sends Request (a broker-initiated request such as
-// CHECK_TRANSACTION_STATE) oneway to one live client of producer group
+// CheckTransaction) oneway to one live client of producer group
 // Group, chosen round-robin among the clients whose heartbeat names the
 // group, skipping connections that refuse the write. Reply (may be nil)
 // gets the client id it went to, or "" when no client of the group could
 // take it. The stage sets the request's opaque and oneway flag.
 type SendToProducer struct {
 	Group   string
-	Request *remoting.Command
+	Request Push
 	Reply   func(clientID string)
 	stage.FailFunc
 }
@@ -42,11 +41,8 @@ func (m *Manager) sendToProducer(s *SendToProducer) {
 		pos := (m.rr[s.Group] + i) % len(ids)
 		id := ids[pos]
 		m.opaque++
-		req := *s.Request
-		req.Opaque = m.opaque
-		req.Flag |= remoting.FlagOneway
-		if err := m.clients[id].conn.Send(&req); err != nil {
-			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", s.Group).Int32("code", req.Code).
+		if err := m.clients[id].conn.Send(Request{Opaque: m.opaque, Oneway: true, Push: s.Request}); err != nil {
+			m.opts.Logger.Debug().Err(err).Str("client", id).Str("group", s.Group).Int32("code", s.Request.Code()).
 				Msg("request to producer not delivered; trying the next one")
 			continue
 		}
@@ -55,7 +51,7 @@ func (m *Manager) sendToProducer(s *SendToProducer) {
 		break
 	}
 	if sent == "" {
-		m.opts.Logger.Debug().Str("group", s.Group).Int32("code", s.Request.Code).Int("producers", len(ids)).
+		m.opts.Logger.Debug().Str("group", s.Group).Int32("code", s.Request.Code()).Int("producers", len(ids)).
 			Msg("no live producer of the group to send to")
 	}
 	if s.Reply != nil {

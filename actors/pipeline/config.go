@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/pull"
 	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/actors/retention"
@@ -21,11 +22,15 @@ import (
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/corruption"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
+
+// DefaultMaxFrame is the default limit on one remoting frame's total
+// length (Config.MaxFrame): a 4 MiB message with room for its header,
+// the remoting codec's own default (netloop/remoting.DefaultMaxFrame; a
+// router test keeps them equal).
+const DefaultMaxFrame = 4<<20 + 256<<10
 
 // Config is everything a broker needs. Build it with DefaultConfig and
 // check it with Validate.
@@ -42,6 +47,11 @@ type Config struct {
 	// NamesrvTLS, when not nil, makes the registrations with the name
 	// servers speak TLS with this configuration (nil: plaintext).
 	NamesrvTLS *tls.Config
+	// NameServerCalls are the registrar's calls to the name servers
+	// (registrar.Calls; the process gives netloop/nscalls's, built from
+	// NamesrvTLS and RegisterCredentials). Required when NameServers is
+	// not empty and the registrar is started.
+	NameServerCalls registrar.Calls
 	// BrokerName and Cluster identify the broker in routes.
 	BrokerName string
 	Cluster    string
@@ -65,7 +75,7 @@ type Config struct {
 	DefaultQueueNums int32
 	// MaxMessageSize caps a message body (default 4 MiB).
 	MaxMessageSize int
-	// MaxFrame caps one remoting frame (default remoting.DefaultMaxFrame).
+	// MaxFrame caps one remoting frame (default DefaultMaxFrame).
 	MaxFrame int
 	// SegmentSize is the CommitLog segment size (0: default 1 GiB).
 	SegmentSize int64
@@ -221,12 +231,11 @@ type Config struct {
 	// (writer.Options.NewBatch): the remoting router's, which writes each
 	// connection once per drain (nil: answers written one by one).
 	WriterBatch func() writer.Batch
-	// Guard checks every request's signature and permissions (the ACL,
-	// netloop/router's Permissions); nil: no ACL, every request is served.
-	Guard *auth.Guard
 	// RegisterCredentials sign REGISTER_BROKER and UNREGISTER_BROKER for
-	// name servers that check them (empty: unsigned).
-	RegisterCredentials auth.Credentials
+	// name servers that check them (empty: unsigned). The ACL that checks
+	// the broker's own requests (netloop/auth.Guard) is the codec's: the
+	// process hands it to the router (router.NewGuarded).
+	RegisterCredentials access.Credentials
 	// Replication is --replication (ReplicationNone: standalone, nothing
 	// of the rest applies). See replication.go.
 	Replication ReplicationMode
@@ -291,7 +300,7 @@ func DefaultConfig() Config {
 		TopicMessageTypeCheck: true,
 		DefaultQueueNums:      8,
 		MaxMessageSize:        4 << 20,
-		MaxFrame:              remoting.DefaultMaxFrame,
+		MaxFrame:              DefaultMaxFrame,
 		RegisterInterval:      30 * time.Second,
 		RouteWait:             registrar.DefaultRouteWait,
 		MaxInflightPerConn:    DefaultMaxInflightPerConn,

@@ -26,6 +26,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -337,9 +338,12 @@ func (p *Pipeline) StartRegistrar(info namesrv.BrokerInfo) error {
 	if len(p.cfg.NameServers) == 0 {
 		return nil
 	}
+	if p.cfg.NameServerCalls == nil {
+		return errors.New("start registrar: no name-server calls configured (Config.NameServerCalls)")
+	}
 	_, err := p.spawnStage(registrar.StageName, registrar.Producer(registrar.Options{
-		NameServers: p.cfg.NameServers, TLS: p.cfg.NamesrvTLS, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait, Info: info,
-		Credentials: p.cfg.RegisterCredentials, Role: p.role,
+		NameServers: p.cfg.NameServers, Calls: p.cfg.NameServerCalls, Interval: p.cfg.RegisterInterval, RouteWait: p.cfg.RouteWait,
+		Info: info, Role: p.role,
 		Topics: &p.topicView, Metrics: registrar.NewMetrics(p.cfg.Registerer),
 		Logger: p.cfg.Logger.With().Str("stage", registrar.StageName).Logger(),
 	}, &p.regKicker))

@@ -2,25 +2,21 @@ package registrar
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
 
-	"github.com/rs/zerolog"
-
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/recovery"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // nameServer is the registrar's state for one name server.
 type nameServer struct {
-	addr string
-	tls  *tls.Config // the connection's TLS configuration (nil: plaintext)
+	addr  string
+	calls Calls // how the stage reaches it (Options.Calls)
 	// conn is the open connection, or nil. While busy only the call
 	// goroutine touches it; otherwise only the actor.
-	conn *remoting.Client
+	conn Link
 	// busy: a registration call is in flight, carrying the topic table of
 	// version sending.
 	busy    bool
@@ -47,7 +43,7 @@ type callDone struct {
 type connLost struct {
 	owner *registrar
 	ns    *nameServer
-	conn  *remoting.Client
+	conn  Link
 }
 
 // register starts a registration with n, or queues one after the call in
@@ -83,13 +79,13 @@ func (r *registrar) start(n *nameServer) {
 
 // call is the goroutine of one registration: it ends within Timeout, or
 // at once when the stage stops.
-func (r *registrar) call(n *nameServer, req *remoting.Command, ver int64) {
+func (r *registrar) call(n *nameServer, req Prepared, ver int64) {
 	defer r.wg.Done()
 	ctx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
 	defer cancel()
 	before := n.conn
 	var err error
-	if p := recovery.Catch(func() { err = n.invoke(ctx, req, r.opts.Logger) }); p != nil {
+	if p := recovery.Catch(func() { err = n.invoke(ctx, req) }); p != nil {
 		// The call fails with it, and is retried as any failed call.
 		recovery.Log(r.opts.Logger, p, "register broker call")
 		err = fmt.Errorf("register broker: %w", p)
@@ -106,7 +102,7 @@ func (r *registrar) call(n *nameServer, req *remoting.Command, ver int64) {
 
 // watch tells the actor when the connection c to n closes; it ends then,
 // or when the stage stops.
-func (r *registrar) watch(n *nameServer, c *remoting.Client) {
+func (r *registrar) watch(n *nameServer, c Link) {
 	defer r.wg.Done()
 	select {
 	case <-c.Done():
@@ -171,8 +167,8 @@ func (r *registrar) connLost(m *connLost) {
 }
 
 // request returns the REGISTER_BROKER request for the current topic table,
-// built once per table, and the table's version.
-func (r *registrar) request() (*remoting.Command, int64, error) {
+// built (and signed) once per table, and the table's version.
+func (r *registrar) request() (Prepared, int64, error) {
 	t := r.opts.Topics.Load()
 	info, epoch := r.current()
 	if info.BrokerID < 0 {
@@ -181,9 +177,9 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 	if r.req != nil && r.reqFrom == t && r.reqID == info.BrokerID && r.reqEpoch == epoch && r.reqGRPC == info.GRPCEndpoint {
 		return r.req, t.Version.Counter, nil
 	}
-	req, err := namesrv.NewRegisterRequest(info, t.Topics, namesrv.DataVersion{
+	req, err := r.opts.Calls.Register(Registration{Info: info, Topics: t.Topics, Version: namesrv.DataVersion{
 		StateVersion: epoch, Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
-	})
+	}})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -192,14 +188,13 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 			Msg("registering with the role's broker id")
 	}
 	r.reqID, r.reqEpoch, r.reqGRPC = info.BrokerID, epoch, info.GRPCEndpoint
-	r.opts.Credentials.Sign(req) // once per table: the copies sent share its fields
 	r.req, r.reqFrom = req, t
 	return req, t.Version.Counter, nil
 }
 
 // invoke sends a copy of req to the name server within ctx, over its open
 // connection or a new one; a reused connection that fails is replaced once.
-func (n *nameServer) invoke(ctx context.Context, req *remoting.Command, log zerolog.Logger) error {
+func (n *nameServer) invoke(ctx context.Context, req Prepared) error {
 	for attempt := 0; ; attempt++ {
 		c := n.conn
 		if c != nil && c.Err() != nil {
@@ -209,23 +204,22 @@ func (n *nameServer) invoke(ctx context.Context, req *remoting.Command, log zero
 		dialed := false
 		if c == nil {
 			var err error
-			if c, err = remoting.Dial(ctx, n.addr, remoting.ClientOptions{Logger: log, TLS: n.tls}); err != nil {
+			if c, err = n.calls.Dial(ctx, n.addr); err != nil {
 				return fmt.Errorf("dial name server %s: %w", n.addr, err)
 			}
 			n.conn, dialed = c, true
 		}
-		cp := *req
-		resp, err := c.Invoke(ctx, &cp)
-		if err != nil {
+		if err := c.Call(ctx, req); err != nil {
+			var refused *Refused
+			if errors.As(err, &refused) {
+				return fmt.Errorf("name server %s %w", n.addr, err)
+			}
 			_ = c.Close()
 			n.conn = nil
 			if !dialed && attempt == 0 && ctx.Err() == nil {
 				continue // the kept connection was stale
 			}
 			return fmt.Errorf("invoke name server %s: %w", n.addr, err)
-		}
-		if resp.Code != remoting.Success {
-			return fmt.Errorf("name server %s answered code %d: %s", n.addr, resp.Code, resp.Remark)
 		}
 		return nil
 	}

@@ -2,7 +2,9 @@
 // servers: REGISTER_BROKER to every name server every Interval and right
 // after a topic change (coalesced), and UNREGISTER_BROKER when it stops. It
 // does network I/O, so it runs as its own stage: a slow name server delays
-// only registrations, never a send or a pull.
+// only registrations, never a send or a pull. It speaks no protocol: it
+// says what to register (Registration) through Options.Calls (link.go),
+// which netloop/nscalls implements in remoting.
 //
 // # One name server never delays another
 //
@@ -47,7 +49,6 @@ package registrar
 
 import (
 	"context"
-	"crypto/tls"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,8 +61,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
-	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // StageName is the stage's stable name.
@@ -85,9 +84,10 @@ const retryAfter = time.Second
 type Options struct {
 	// NameServers are the addresses registered with.
 	NameServers []string
-	// TLS, when not nil, is the TLS configuration of the connections to
-	// the name servers (nil: plaintext).
-	TLS *tls.Config
+	// Calls reach the name servers (link.go): netloop/nscalls's speak
+	// remoting, with the connections' TLS and the credentials that sign
+	// REGISTER_BROKER and UNREGISTER_BROKER for name servers with an ACL.
+	Calls Calls
 	// Interval is the period of registrations (default 30 s).
 	Interval time.Duration
 	// Timeout bounds one registration with one name server (default
@@ -106,9 +106,6 @@ type Options struct {
 	// refuses a brokerId-0 registration older than the epoch it applied.
 	// 0 means no replication: no check.
 	Epoch func() int64
-	// Credentials sign REGISTER_BROKER and UNREGISTER_BROKER, for name
-	// servers with an ACL (empty: unsigned).
-	Credentials auth.Credentials
 	// Topics is the topic table published with each registration.
 	Topics *topics.View
 	// Role, when set (replication on), gives the broker id registered
@@ -279,7 +276,7 @@ type registrar struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// req is the REGISTER_BROKER request built from the table reqFrom.
-	req      *remoting.Command
+	req      Prepared
 	reqFrom  *topics.Table
 	reqID    int64  // the broker id req carries
 	reqEpoch int64  // the master epoch req carries
@@ -311,7 +308,7 @@ func (r *registrar) Receive(ctx actor.Context) {
 		r.ctx, r.cancel = context.WithCancel(context.Background())
 		r.ns = make([]*nameServer, len(r.opts.NameServers))
 		for i, addr := range r.opts.NameServers {
-			r.ns[i] = &nameServer{addr: addr, tls: r.opts.TLS, acked: -1}
+			r.ns[i] = &nameServer{addr: addr, calls: r.opts.Calls, acked: -1}
 		}
 		r.tick.Arm(r.opts.Interval, registerTick{})
 		r.registerAll()
@@ -373,8 +370,7 @@ func (r *registrar) stop() {
 // waits for the answers, each within Timeout.
 func (r *registrar) unregisterAll() {
 	info, _ := r.current()
-	req := namesrv.NewUnregisterRequest(info)
-	r.opts.Credentials.Sign(req)
+	req := r.opts.Calls.Unregister(info)
 	var wg sync.WaitGroup
 	for _, n := range r.ns {
 		wg.Add(1)
@@ -383,7 +379,7 @@ func (r *registrar) unregisterAll() {
 			ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
 			defer cancel()
 			var err error
-			if p := recovery.Catch(func() { err = n.invoke(ctx, req, r.opts.Logger) }); p != nil {
+			if p := recovery.Catch(func() { err = n.invoke(ctx, req) }); p != nil {
 				recovery.Log(r.opts.Logger, p, "unregister broker call")
 				err = p
 			}

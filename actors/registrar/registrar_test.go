@@ -221,7 +221,7 @@ func startRegistrarWith(t *testing.T, mutate func(*Options), nameServers ...stri
 	k := &Kicker{}
 	metrics := NewMetrics(nil)
 	opts := Options{
-		NameServers: nameServers, Topics: view, Metrics: metrics,
+		NameServers: nameServers, Calls: remotingCalls{}, Topics: view, Metrics: metrics,
 		Info: namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911"},
 	}
 	if mutate != nil {

@@ -24,9 +24,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/actors/timer"
+	"github.com/wheelmq/wheelmq/actors/wirecode"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -92,7 +93,7 @@ func (h half) realQueue() (string, int32, error) {
 func commitRecord(h half, nowMs int64, lim timer.Limits) (writer.QueueKey, []byte, int32, string) {
 	topic, qid, err := h.realQueue()
 	if err != nil {
-		return writer.QueueKey{}, nil, remoting.SystemError, err.Error()
+		return writer.QueueKey{}, nil, wirecode.SystemError, err.Error()
 	}
 	props := make(map[string]string, len(h.props))
 	for k, v := range h.props {
@@ -117,7 +118,7 @@ func commitRecord(h half, nowMs int64, lim timer.Limits) (writer.QueueKey, []byt
 	}
 	rec, err := out.Encode(make([]byte, 0, out.EncodedSize()))
 	if err != nil {
-		return writer.QueueKey{}, nil, remoting.MessageIllegal, fmt.Sprintf("committed message cannot be stored: %v", err)
+		return writer.QueueKey{}, nil, wirecode.MessageIllegal, fmt.Sprintf("committed message cannot be stored: %v", err)
 	}
 	return writer.QueueKey{Topic: topic, QueueID: qid}, rec, 0, ""
 }
@@ -164,13 +165,14 @@ func ParseOpBody(body []byte) []int64 {
 	return out
 }
 
-// checkRequest builds CHECK_TRANSACTION_STATE (39) about h: the header
-// names the half message, the body is the message as the producer sent it
-// (real topic and queue) in the stored layout, with TRANSACTION_CHECK_TIMES.
-func checkRequest(h half, q int64, checks int32, broker string) (*remoting.Command, error) {
+// checkRequest builds the CHECK_TRANSACTION_STATE (39) check about h: it
+// names the half message, and carries the message as the producer sent it
+// (real topic and queue) in the stored layout, with
+// TRANSACTION_CHECK_TIMES.
+func checkRequest(h half, q int64, checks int32, broker string) (clients.CheckTransaction, error) {
 	topic, qid, err := h.realQueue()
 	if err != nil {
-		return nil, err
+		return clients.CheckTransaction{}, err
 	}
 	props := message.AppendProperty(append([]byte(nil), h.rec.Properties...), message.PropTransactionCheckTimes,
 		strconv.Itoa(int(checks)))
@@ -182,16 +184,17 @@ func checkRequest(h half, q int64, checks int32, broker string) (*remoting.Comma
 	}
 	enc, err := body.Encode(make([]byte, 0, body.EncodedSize()))
 	if err != nil {
-		return nil, fmt.Errorf("encode check body: %w", err)
+		return clients.CheckTransaction{}, fmt.Errorf("encode check body: %w", err)
 	}
 	uniq := h.props[message.PropUniqKey]
-	return remoting.NewRequest(remoting.CheckTransactionState, map[string]string{
-		"topic":                meta.TopicTransHalf,
-		"tranStateTableOffset": strconv.FormatInt(q, 10),
-		"commitLogOffset":      strconv.FormatInt(r.PhysicalOffset, 10),
-		"offsetMsgId":          message.OffsetMsgID(r.StoreHost, r.PhysicalOffset),
-		"msgId":                uniq,
-		"transactionId":        uniq,
-		"bname":                broker,
-	}, enc), nil
+	return clients.CheckTransaction{
+		Topic:                meta.TopicTransHalf,
+		TranStateTableOffset: q,
+		CommitLogOffset:      r.PhysicalOffset,
+		OffsetMsgID:          message.OffsetMsgID(r.StoreHost, r.PhysicalOffset),
+		MsgID:                uniq,
+		TransactionID:        uniq,
+		BrokerName:           broker,
+		Message:              enc,
+	}, nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -46,7 +45,7 @@ type rig struct {
 	opts    Options
 
 	mu       sync.Mutex
-	checks   []*remoting.Command
+	checks   []clients.CheckTransaction
 	online   bool     // a producer takes checks
 	ensured  []string // topics EnsureTopic was called for
 	halfSent int
@@ -84,7 +83,7 @@ func newRig(t *testing.T, dir string, edit func(*Options)) *rig {
 			id := ""
 			if r.online {
 				id = "producer@1"
-				r.checks = append(r.checks, m.Request)
+				r.checks = append(r.checks, m.Request.(clients.CheckTransaction))
 			}
 			r.mu.Unlock()
 			m.Reply(id)
@@ -279,10 +278,10 @@ func (r *rig) waitFor(what string, cond func() bool) {
 	}
 }
 
-func (r *rig) checkRequests() []*remoting.Command {
+func (r *rig) checkRequests() []clients.CheckTransaction {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*remoting.Command(nil), r.checks...)
+	return append([]clients.CheckTransaction(nil), r.checks...)
 }
 
 func (r *rig) ends(outcome string) float64 {

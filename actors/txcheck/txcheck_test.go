@@ -196,16 +196,15 @@ func TestChecksThenGiveUp(t *testing.T) {
 	if len(checks) != 3 {
 		t.Fatalf("%d checks delivered, want 3", len(checks))
 	}
-	for i, cmd := range checks {
-		f := cmd.ExtFields
-		if cmd.Code != remoting.CheckTransactionState || f["tranStateTableOffset"] != strconv.FormatInt(a.halfOffset, 10) ||
-			f["commitLogOffset"] != strconv.FormatInt(a.commitLog, 10) || f["msgId"] != a.uniq || f["transactionId"] != a.uniq ||
-			f["offsetMsgId"] != message.OffsetMsgID(host, a.commitLog) || f["bname"] != "broker-t" ||
-			f["topic"] != meta.TopicTransHalf {
-			t.Errorf("check %d: code %d fields %v", i, cmd.Code, f)
+	for i, f := range checks {
+		if f.Code() != remoting.CheckTransactionState || f.TranStateTableOffset != a.halfOffset ||
+			f.CommitLogOffset != a.commitLog || f.MsgID != a.uniq || f.TransactionID != a.uniq ||
+			f.OffsetMsgID != message.OffsetMsgID(host, a.commitLog) || f.BrokerName != "broker-t" ||
+			f.Topic != meta.TopicTransHalf {
+			t.Errorf("check %d: %+v", i, f)
 		}
 		// The Go client's own decoder reads the body.
-		msgs := primitive.DecodeMessage(cmd.Body)
+		msgs := primitive.DecodeMessage(f.Message)
 		if len(msgs) != 1 {
 			t.Fatalf("check %d: body decodes to %d messages", i, len(msgs))
 		}

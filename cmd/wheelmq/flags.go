@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/actors/timer"
@@ -22,7 +23,6 @@ import (
 	"github.com/wheelmq/wheelmq/cmd/internal/brokerconf"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/netloop"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 	"github.com/wheelmq/wheelmq/storage/commitlog"
 	"github.com/wheelmq/wheelmq/storage/corruption"
@@ -275,7 +275,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	if (*accessKey == "") != (*secretKey == "") {
 		problems = append(problems, "--access-key and --secret-key go together (or WHEELMQ_ACCESS_KEY and WHEELMQ_SECRET_KEY)")
 	}
-	bc.RegisterCredentials = auth.Credentials{AccessKey: *accessKey, SecretKey: *secretKey}
+	bc.RegisterCredentials = access.Credentials{AccessKey: *accessKey, SecretKey: *secretKey}
 	if *aclBypass && *aclFile == "" {
 		problems = append(problems, "--acl-ip-bypass needs --acl-file")
 	}

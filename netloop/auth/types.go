@@ -2,7 +2,6 @@ package auth
 
 import (
 	"net/netip"
-	"strings"
 
 	"github.com/wheelmq/wheelmq/actors/access"
 )
@@ -50,17 +49,33 @@ type globalBypasser = access.GlobalBypasser
 // IP-bypass compatibility option).
 type bypasser interface{ BypassFrom(ip netip.Addr) bool }
 
-// parsePerm reads DENY, PUB, SUB, PUB|SUB or SUB|PUB (any case).
-func parsePerm(s string) (Perm, bool) {
-	switch strings.ToUpper(strings.ReplaceAll(s, " ", "")) {
-	case "DENY":
-		return PermDeny, true
-	case "PUB":
-		return PermPub, true
-	case "SUB":
-		return PermSub, true
-	case "PUB|SUB", "SUB|PUB":
-		return PermPub | PermSub, true
-	}
-	return 0, false
+// The plain_acl.yml model (access's): the account file, its accounts and
+// their address patterns.
+type (
+	// PlainACL is access.PlainACL.
+	PlainACL = access.PlainACL
+	// PlainAccount is access.PlainAccount.
+	PlainAccount = access.PlainAccount
+	// AccountInfo is access.AccountInfo.
+	AccountInfo = access.AccountInfo
+	// AddrPattern is access.AddrPattern.
+	AddrPattern = access.AddrPattern
+)
+
+// Limits of an account's keys (access's).
+const (
+	MinKeyLen       = access.MinKeyLen
+	MaxAccessKeyLen = access.MaxAccessKeyLen
+	MaxSecretKeyLen = access.MaxSecretKeyLen
+)
+
+// ErrNoAccounts is access.ErrNoAccounts.
+var ErrNoAccounts = access.ErrNoAccounts
+
+// ParsePlainACL is access.ParsePlainACL.
+func ParsePlainACL(data []byte, path string) (*PlainACL, error) {
+	return access.ParsePlainACL(data, path)
 }
+
+// ParseAddrPattern is access.ParseAddrPattern.
+func ParseAddrPattern(s string) (AddrPattern, error) { return access.ParseAddrPattern(s) }

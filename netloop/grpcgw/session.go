@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +24,6 @@ import (
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/clients"
 	"github.com/wheelmq/wheelmq/netloop/auth"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
@@ -243,15 +243,12 @@ func (s *session) RemoteAddr() string { return s.remoteAddr().String() }
 // Send implements clients.Conn: a request of the broker for the client
 // (a transaction check goes down its Telemetry stream; others are not
 // served to a gRPC client, and dropped).
-func (s *session) Send(cmd *remoting.Command) error {
-	if cmd.IsResponse() {
+func (s *session) Send(r clients.Request) error {
+	if check, ok := r.Push.(clients.CheckTransaction); ok {
+		s.relayCheck(check)
 		return nil
 	}
-	if cmd.Code == remoting.CheckTransactionState {
-		s.relayCheck(cmd)
-		return nil
-	}
-	s.g.log.Debug().Str("client_id", s.id).Int32("code", cmd.Code).Msg("broker request for a gRPC client: not served")
+	s.g.log.Debug().Str("client_id", s.id).Int32("code", r.Push.Code()).Msg("broker request for a gRPC client: not served")
 	return nil
 }
 
@@ -281,11 +278,11 @@ func (s *session) register(typ v2.ClientType, topics []string, group string, sub
 	return changed
 }
 
-// relayCheck sends a CHECK_TRANSACTION_STATE to the client's Telemetry
-// stream as a recover_orphaned_transaction_command.
-func (s *session) relayCheck(req *remoting.Command) {
-	log := s.g.log.With().Str("client_id", s.id).Str("msg_id", req.Field("msgId")).Logger()
-	rec, _, err := message.Decode(req.Body)
+// relayCheck sends a transaction check to the client's Telemetry stream
+// as a recover_orphaned_transaction_command.
+func (s *session) relayCheck(req clients.CheckTransaction) {
+	log := s.g.log.With().Str("client_id", s.id).Str("msg_id", req.MsgID).Logger()
+	rec, _, err := message.Decode(req.Message)
 	if err != nil {
 		log.Warn().Err(err).Msg("transaction check with an undecodable message: dropped")
 		return
@@ -298,10 +295,10 @@ func (s *session) relayCheck(req *remoting.Command) {
 		return
 	}
 	msg := toMessage(&rec, s.g.opts.BrokerName, s.g.adv)
-	if id := req.Field("msgId"); id != "" {
+	if id := req.MsgID; id != "" {
 		msg.SystemProperties.MessageId = id
 	}
-	txID := encodeTxID(req.Field("offsetMsgId"), req.Field("tranStateTableOffset"))
+	txID := encodeTxID(req.OffsetMsgID, strconv.FormatInt(req.TranStateTableOffset, 10))
 	err = t.send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_RecoverOrphanedTransactionCommand{
 		RecoverOrphanedTransactionCommand: &v2.RecoverOrphanedTransactionCommand{Message: msg, TransactionId: txID}}})
 	if err != nil {

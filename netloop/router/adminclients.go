@@ -8,7 +8,6 @@ package router
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 
@@ -69,9 +68,9 @@ func (r *Router) handleConsumerRunningInfo(c *netloop.Conn, cmd *remoting.Comman
 	if ref := p.refusal(); ref != nil {
 		return ref
 	}
-	fwd := remoting.NewRequest(remoting.GetConsumerRunningInfo, cmd.ExtFields, cmd.Body)
+	fwd := clients.Relay{RequestCode: remoting.GetConsumerRunningInfo, Fields: cmd.ExtFields, Body: cmd.Body}
 	r.clientsSt.Send(&clients.Invoke{Group: group, ClientID: clientID, Request: fwd, Timeout: clientCallTimeout,
-		Reply: func(answer *remoting.Command, err error) { r.relayClientAnswer(c, cmd, group, clientID, answer, err) }})
+		Reply: func(answer clients.Answer, err error) { r.relayClientAnswer(c, cmd, group, clientID, answer, err) }})
 	return nil
 }
 
@@ -120,10 +119,7 @@ func (r *Router) announceReset(d broker.ResetDone) {
 		r.log.Error().Err(err).Str("group", group).Str("topic", topic).Msg("offset reset not announced")
 		return
 	}
-	req := remoting.NewRequest(remoting.ResetConsumerClientOffset, map[string]string{
-		"topic": topic, "group": group, "queueId": "-1",
-		"timestamp": strconv.FormatInt(d.Timestamp, 10), "isForce": "false",
-	}, body)
+	req := clients.ResetOffset{Topic: topic, Group: group, Timestamp: d.Timestamp, Body: body}
 	r.clientsSt.Send(&clients.NotifyGroup{Group: group, Request: req, Reply: func(sent []string) {
 		r.log.Info().Str("group", group).Str("topic", topic).Strs("clients", sent).
 			Msg("offset reset sent to the group's consumers")

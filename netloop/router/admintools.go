@@ -81,16 +81,16 @@ func (r *Router) handleConsumeDirectly(c *netloop.Conn, cmd *remoting.Command) *
 			r.refuse(c, cmd, refuse(remoting.SystemError, "can not find message by the offset, %d: %v", off, err))
 			return
 		}
-		fwd := remoting.NewRequest(remoting.ConsumeMessageDirectly, fields, rec)
+		fwd := clients.Relay{RequestCode: remoting.ConsumeMessageDirectly, Fields: fields, Body: rec}
 		r.clientsSt.Send(&clients.Invoke{Group: group, ClientID: clientID, Request: fwd, Timeout: clientCallTimeout,
-			Reply: func(answer *remoting.Command, err error) { r.relayClientAnswer(c, cmd, group, clientID, answer, err) }})
+			Reply: func(answer clients.Answer, err error) { r.relayClientAnswer(c, cmd, group, clientID, answer, err) }})
 	}})
 	return nil
 }
 
 // relayClientAnswer answers an admin request relayed to a consumer with
 // the consumer's answer, or with RocketMQ's callConsumer refusals.
-func (r *Router) relayClientAnswer(c *netloop.Conn, cmd *remoting.Command, group, clientID string, answer *remoting.Command, err error) {
+func (r *Router) relayClientAnswer(c *netloop.Conn, cmd *remoting.Command, group, clientID string, answer clients.Answer, err error) {
 	switch {
 	case errors.Is(err, clients.ErrNotOnline):
 		r.refuse(c, cmd, refuse(remoting.SystemError, "The Consumer <%s> <%s> not online", group, clientID))
@@ -100,7 +100,7 @@ func (r *Router) relayClientAnswer(c *netloop.Conn, cmd *remoting.Command, group
 		r.refuse(c, cmd, refuse(remoting.SystemError, "invoke consumer <%s> <%s> Exception: %v", group, clientID, err))
 	default:
 		resp := remoting.NewResponse(cmd, answer.Code, answer.Remark)
-		resp.ExtFields, resp.Body = answer.ExtFields, answer.Body
+		resp.ExtFields, resp.Body = answer.Fields, answer.Body
 		r.send(c, cmd, resp)
 	}
 }

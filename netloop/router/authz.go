@@ -3,8 +3,8 @@ package router
 // The ACL on the broker port: what every request code needs (the table
 // below; docs/compatibility.md, "Permissions", lists it), checked in
 // OnCommand before the handler runs, and on the plain-send hot path
-// (fastsend.go) from the frame as it lies. With no Guard (pipeline.Config
-// .Guard nil: no --acl-file) nothing is checked.
+// (fastsend.go) from the frame as it lies. With no Guard (NewGuarded's
+// nil, New: no --acl-file) nothing is checked.
 //
 // A code missing from the table needs an admin account: codes wheelmq
 // does not serve get REQUEST_CODE_NOT_SUPPORTED only when an admin sends

@@ -15,7 +15,7 @@ func (r *Router) handleHeartbeat(c *netloop.Conn, cmd *remoting.Command) *Refusa
 	if err != nil {
 		return &Refusal{Code: remoting.InvalidParameter, Remark: err.Error()}
 	}
-	r.core.Heartbeat(callerOf(c, cmd), &broker.HeartbeatRequest{Conn: c, Data: hb, Language: cmd.Language, Version: cmd.Version},
+	r.core.Heartbeat(callerOf(c, cmd), &broker.HeartbeatRequest{Conn: clientConn{c}, Data: hb, Language: cmd.Language, Version: cmd.Version},
 		func(err *broker.Error) { r.answer(c, cmd, err) })
 	return nil
 }

@@ -117,7 +117,7 @@ func (r *Router) pushReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader
 		pushed("reply message properties[" + message.PropReplyToClient + "] is null")
 	} else {
 		r.clientsSt.Send(&clients.CallProducer{ClientID: to, Request: req, Timeout: replyPushTimeout,
-			Reply: func(resp *remoting.Command, err error) {
+			Reply: func(resp clients.Answer, err error) {
 				switch {
 				case errors.Is(err, clients.ErrNotOnline):
 					pushed("push reply message fail, channel of <" + to + "> not found.")
@@ -138,32 +138,31 @@ func (r *Router) pushReply(c *netloop.Conn, cmd *remoting.Command, h *sendHeader
 // noteRequester tells the clients stage that client id to sent a request
 // over c, so that its reply finds it before its heartbeat does.
 func (r *Router) noteRequester(c *netloop.Conn, to string) {
-	r.clientsSt.Send(&clients.Requester{ClientID: to, Conn: c})
+	r.clientsSt.Send(&clients.Requester{ClientID: to, Conn: clientConn{c}})
 }
 
-// replyPushRequest builds the PUSH_REPLY_MESSAGE_TO_CLIENT request of a
-// reply (RocketMQ's ReplyMessageRequestHeader) and names its requester
-// ("" when the reply does not say).
-func (r *Router) replyPushRequest(c *netloop.Conn, h *sendHeader, queueID int32, body []byte) (*remoting.Command, string) {
+// replyPushRequest builds the PUSH_REPLY_MESSAGE_TO_CLIENT push of a reply
+// (RocketMQ's ReplyMessageRequestHeader) and names its requester ("" when
+// the reply does not say).
+func (r *Router) replyPushRequest(c *netloop.Conn, h *sendHeader, queueID int32, body []byte) (clients.ReplyMessage, string) {
 	props := message.DecodeProperties([]byte(h.properties))
 	to := props[message.PropReplyToClient]
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	props[message.PropPushReplyTime] = now
-	fields := map[string]string{
-		"producerGroup":         h.producerGroup,
-		"topic":                 h.topic,
-		"defaultTopic":          h.defaultTopic,
-		"defaultTopicQueueNums": strconv.Itoa(int(h.defaultQueueNums)),
-		"queueId":               strconv.Itoa(int(queueID)),
-		"sysFlag":               strconv.Itoa(int(h.sysFlag)),
-		"bornTimestamp":         strconv.FormatInt(h.bornTimestamp, 10),
-		"flag":                  strconv.Itoa(int(h.flag)),
-		"properties":            string(message.EncodeProperties(props)),
-		"reconsumeTimes":        strconv.Itoa(int(h.reconsumeTimes)),
-		"unitMode":              "false",
-		"bornHost":              c.RemoteAddr(),
-		"storeHost":             r.core.Advertise().String(),
-		"storeTimestamp":        now,
-	}
-	return remoting.NewRequest(remoting.PushReplyMessageToClient, fields, body), to
+	now := time.Now().UnixMilli()
+	props[message.PropPushReplyTime] = strconv.FormatInt(now, 10)
+	return clients.ReplyMessage{
+		ProducerGroup:         h.producerGroup,
+		Topic:                 h.topic,
+		DefaultTopic:          h.defaultTopic,
+		DefaultTopicQueueNums: h.defaultQueueNums,
+		QueueID:               queueID,
+		SysFlag:               h.sysFlag,
+		BornTimestamp:         h.bornTimestamp,
+		Flag:                  h.flag,
+		Properties:            string(message.EncodeProperties(props)),
+		ReconsumeTimes:        h.reconsumeTimes,
+		BornHost:              c.RemoteAddr(),
+		StoreHost:             r.core.Advertise().String(),
+		StoreTimestamp:        now,
+		Body:                  body,
+	}, to
 }

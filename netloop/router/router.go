@@ -106,9 +106,15 @@ var (
 	_ netloop.FrameHandler = (*Router)(nil)
 )
 
-// New returns the remoting codec of core. Requests are refused with
-// SYSTEM_BUSY until core.Serve is called.
-func New(core *broker.Broker) *Router {
+// New returns the remoting codec of core, with no ACL (NewGuarded).
+// Requests are refused with SYSTEM_BUSY until core.Serve is called.
+func New(core *broker.Broker) *Router { return NewGuarded(core, nil) }
+
+// NewGuarded returns the remoting codec of core whose requests g checks
+// (their signatures and permissions; nil: no ACL, every request is
+// served). Requests are refused with SYSTEM_BUSY until core.Serve is
+// called.
+func NewGuarded(core *broker.Broker, g *auth.Guard) *Router {
 	p := core.Pipeline()
 	r := &Router{
 		core: core, p: p, cfg: p.Config(), log: p.Config().Logger,
@@ -118,7 +124,7 @@ func New(core *broker.Broker) *Router {
 		topicsSt: p.Stage(topics.StageName), filters: pull.NewFilterCache(0), indexSt: p.Stage(index.StageName),
 		groupsSt: p.Stage(groups.StageName),
 	}
-	if g := p.Config().Guard; g != nil {
+	if g != nil {
 		// The ACL 2.0 users (actors/acl) are accounts too, asked first.
 		r.guard = g.ForPort("broker", p.ACL())
 	}
@@ -230,7 +236,7 @@ func (r *Router) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.IsResponse() {
 		// Answers to requests the broker sent a client (GET_CONSUMER_RUNNING_INFO
 		// relayed by the clients stage); others are dropped there.
-		r.clientsSt.Send(&clients.Response{ConnID: c.ID(), Cmd: cmd})
+		r.clientsSt.Send(clientAnswer(c.ID(), cmd))
 		return
 	}
 	// Counted until its answer (or settle): the refusals below included.

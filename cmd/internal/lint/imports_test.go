@@ -18,24 +18,14 @@ import (
 var netloopImporters = map[string]string{
 	// *remoting.Command as the stage's request and answer (the remoting
 	// codec's message is the name server's and controller's API).
-	"actors/namesrv/actor.go":       "*remoting.Command, NewResponse; javaprops.Encode",
-	"actors/namesrv/authz.go":       "auth.Table rules by request code",
-	"actors/namesrv/handlers.go":    "*remoting.Command handlers",
-	"actors/namesrv/header.go":      "*remoting.Command header fields",
-	"actors/namesrv/kv.go":          "*remoting.Command handlers",
-	"actors/namesrv/register.go":    "remoting.NewRequest to other name servers",
-	"actors/namesrv/topiclists.go":  "*remoting.Command handlers",
-	"actors/namesrv/writeperm.go":   "*remoting.Command handlers",
-	"actors/registrar/calls.go":     "remoting.Client to the name servers",
-	"actors/registrar/registrar.go": "*remoting.Command, auth.Credentials",
-	// The broker's stages answering over the connection.
-	"actors/clients/clients.go":   "netloop.Conn, remoting.NewRequest (NOTIFY_CONSUMER_IDS_CHANGED)",
-	"actors/clients/invoke.go":    "*remoting.Command relayed to a client",
-	"actors/clients/producers.go": "*remoting.Command (CHECK_TRANSACTION_STATE)",
-	"actors/txcheck/records.go":   "remoting.NewRequest (CHECK_TRANSACTION_STATE)",
-	// ACL types and admin bodies.
-	"actors/aclfile/aclfile.go": "auth.PlainACL",
-	"actors/pipeline/config.go": "netloop defaults, auth.Guard, remoting.DefaultMaxFrame",
+	"actors/namesrv/actor.go":      "*remoting.Command, NewResponse; javaprops.Encode",
+	"actors/namesrv/authz.go":      "auth.Table rules by request code",
+	"actors/namesrv/handlers.go":   "*remoting.Command handlers",
+	"actors/namesrv/header.go":     "*remoting.Command header fields",
+	"actors/namesrv/kv.go":         "*remoting.Command handlers",
+	"actors/namesrv/register.go":   "remoting.NewRequest to other name servers",
+	"actors/namesrv/topiclists.go": "*remoting.Command handlers",
+	"actors/namesrv/writeperm.go":  "*remoting.Command handlers",
 }
 
 // TestActorsDoNotImportNetloop is the layering rule, as a ratchet over

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/acl"
 	"github.com/wheelmq/wheelmq/actors/aclfile"
 	"github.com/wheelmq/wheelmq/actors/stage"
@@ -56,7 +57,7 @@ func (n *Node) startACL() error {
 	strategy := supervisor.New(supervisor.Policy{Logger: log, OnRestart: n.stages.Restarted, Retire: n.stages.Retire})
 	st, err := n.stages.Spawn(n.aclSystem, strategy, aclfile.StageName, aclfile.Producer(aclfile.Options{
 		Path: c.File, View: &n.aclView, Interval: c.Interval, Metrics: aclfile.NewMetrics(n.registry), Logger: log,
-		Keep: []auth.Credentials{n.cfg.Broker.RegisterCredentials},
+		Keep: []access.Credentials{n.cfg.Broker.RegisterCredentials},
 	}))
 	if err != nil {
 		n.aclSystem.Shutdown()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
@@ -147,7 +148,7 @@ func TestACLBrokerRegistration(t *testing.T) {
 	ns := nsNode.NamesrvAddr()
 	start := func(name string, creds auth.Credentials) *process.Node {
 		return processtest.Start(t, processtest.Options{Mutate: func(c *pipeline.Config) {
-			c.NameServers, c.BrokerName, c.RegisterCredentials = []string{ns}, name, creds
+			c.NameServers, c.BrokerName, c.RegisterCredentials = []string{ns}, name, access.Credentials(creds)
 		}, MutateNode: func(c *process.Config) { c.NamesrvListen = "" }})
 	}
 	good := start("broker-signed", aclAdmin)

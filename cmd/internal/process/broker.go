@@ -13,7 +13,10 @@ import (
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/nscalls"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/router"
 	"github.com/wheelmq/wheelmq/storage"
@@ -36,22 +39,29 @@ type Broker struct {
 
 // StartBroker opens the pipeline, listens, and once the advertised address
 // is known serves requests and starts registering with the name servers.
-func StartBroker(cfg pipeline.Config) (*Broker, error) { return startBroker(cfg, netloop.TLS{}) }
+func StartBroker(cfg pipeline.Config) (*Broker, error) { return startBroker(cfg, netloop.TLS{}, nil) }
 
-// startBroker is StartBroker with the port's TLS.
-func startBroker(cfg pipeline.Config, tls netloop.TLS) (*Broker, error) {
+// startBroker is StartBroker with the port's TLS and ACL (guard; nil:
+// none).
+func startBroker(cfg pipeline.Config, tls netloop.TLS, guard *auth.Guard) (*Broker, error) {
 	haw := prepareReplication(&cfg)   // ha.go
 	cfg.WriterBatch = router.NewBatch // remoting answers of a writer drain: one write per connection
+	if cfg.NameServerCalls == nil {
+		// The registrar's calls: remoting, signed with the broker's credentials.
+		cfg.NameServerCalls = nscalls.New(nscalls.Options{TLS: cfg.NamesrvTLS,
+			Credentials: auth.Credentials(cfg.RegisterCredentials),
+			Logger:      cfg.Logger.With().Str("stage", registrar.StageName).Logger()})
+	}
 	pipe, err := pipeline.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	core := broker.New(pipe)
-	if g := cfg.Guard; g != nil {
+	if g := guard; g != nil {
 		// The ACL 2.0 users (actors/acl) are accounts too, as on the port.
 		core.SetAuthorizer(guardAuthorizer{g: g.ForPort("broker", pipe.ACL())})
 	}
-	b := &Broker{cfg: cfg, pipe: pipe, core: core, router: router.New(core), ha: haw}
+	b := &Broker{cfg: cfg, pipe: pipe, core: core, router: router.NewGuarded(core, guard), ha: haw}
 	b.server = netloop.NewServer(netloop.Config{
 		Name: "broker", Addr: cfg.Listen, MaxFrame: cfg.MaxFrame, Logger: cfg.Logger,
 		MaxOutput: cfg.MaxConnOutput, StallTimeout: cfg.SlowConnTimeout, IdleTimeout: cfg.IdleConnTimeout, TLS: tls,

@@ -15,6 +15,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -47,7 +48,7 @@ func (l clusterLookup) LookUpCluster(ctx context.Context) (*namesrv.ClusterInfo,
 	if len(bc.NameServers) == 0 {
 		return nil, fmt.Errorf("the broker has no name server")
 	}
-	ns := newNSRoutes(bc.NameServers, bc.NamesrvTLS, bc.RegisterCredentials, l.n.cfg.Logger)
+	ns := newNSRoutes(bc.NameServers, bc.NamesrvTLS, auth.Credentials(bc.RegisterCredentials), l.n.cfg.Logger)
 	defer ns.Close()
 	var errs []error
 	for _, addr := range bc.NameServers {
@@ -100,7 +101,7 @@ func (l clusterLookup) BrokerRuntime(ctx context.Context, addr string) (map[stri
 	}
 	defer func() { _ = c.Close() }()
 	req := remoting.NewRequest(remoting.GetBrokerRuntimeInfo, nil, nil)
-	l.n.broker.cfg.RegisterCredentials.Sign(req)
+	auth.Credentials(l.n.broker.cfg.RegisterCredentials).Sign(req)
 	resp, err := c.Invoke(cctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("broker %s: %w", addr, err)
@@ -135,7 +136,7 @@ func (l clusterLookup) DeleteTopicRoute(ctx context.Context, topic string) error
 			continue
 		}
 		if ns == nil {
-			ns = newNSRoutes(bc.NameServers, bc.NamesrvTLS, bc.RegisterCredentials, l.n.cfg.Logger)
+			ns = newNSRoutes(bc.NameServers, bc.NamesrvTLS, auth.Credentials(bc.RegisterCredentials), l.n.cfg.Logger)
 		}
 		if err := ns.deleteTopic(ctx, addr, topic); err != nil {
 			errs = append(errs, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
 )
 
@@ -68,7 +69,7 @@ func (n *Node) startGRPC() error {
 	n.grpc = g
 	var lookup broker.RouteLookup
 	if len(bc.NameServers) > 0 {
-		n.grpcRoutes = newNSRoutes(bc.NameServers, bc.NamesrvTLS, bc.RegisterCredentials, n.cfg.Logger)
+		n.grpcRoutes = newNSRoutes(bc.NameServers, bc.NamesrvTLS, auth.Credentials(bc.RegisterCredentials), n.cfg.Logger)
 		lookup = n.grpcRoutes
 	}
 	n.broker.Core().ServeRoutes(lookup, g.Advertise())

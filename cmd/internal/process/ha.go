@@ -33,6 +33,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/replication"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/actors/writer"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage"
@@ -152,7 +153,7 @@ func (w *haWiring) startMember(b *Broker, cfg pipeline.Config) error {
 	}
 	haAddr := dialableHA(svc.Addr(), b.advertise.Addr().String()) // --ha-advertise, or where it listens
 	svc.SetAdvertise(haAddr)                                      // the master proves this address to its replicas
-	var sign = cfg.RegisterCredentials.Signer()
+	var sign = auth.Credentials(cfg.RegisterCredentials).Signer()
 	if cfg.RegisterCredentials.IsZero() {
 		sign = nil
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
-	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 // TestHASecret: where the replication secret comes from (a file, else the
@@ -36,7 +36,7 @@ func TestHASecret(t *testing.T) {
 	}
 	withKey := func(secret string) func(*Config) {
 		return func(c *Config) {
-			c.Broker.RegisterCredentials = auth.Credentials{AccessKey: "broker-ak", SecretKey: secret}
+			c.Broker.RegisterCredentials = access.Credentials{AccessKey: "broker-ak", SecretKey: secret}
 		}
 	}
 

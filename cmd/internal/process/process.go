@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/actors/aclfile"
 	"github.com/wheelmq/wheelmq/actors/controller"
 	"github.com/wheelmq/wheelmq/actors/namesrv"
@@ -196,10 +197,9 @@ func Start(cfg Config) (*Node, error) {
 		if len(bc.NameServers) == 0 && n.nsServer != nil {
 			bc.NameServers = []string{dialable(n.nsServer.Addr())}
 			if n.guard != nil {
-				bc.RegisterCredentials = n.internal
+				bc.RegisterCredentials = access.Credentials(n.internal)
 			}
 		}
-		bc.Guard = n.guard
 		bc.Registerer = n.registry
 		bc.Stages = n.stages
 		bc.NamesrvTLS = n.namesrvClientTLS()
@@ -208,7 +208,7 @@ func Start(cfg Config) (*Node, error) {
 			bc.HAServerTLS, bc.HADialTLS = n.tls.ServerConfig(), n.tls.ClientConfig()
 			bc.HAVerifyMaster = haVerifyMaster(n.tls, n.cfg.TLS) // hasecret.go
 		}
-		b, err := startBroker(bc, n.portTLS())
+		b, err := startBroker(bc, n.portTLS(), n.guard)
 		if err != nil {
 			n.stopNamesrv(context.Background())
 			n.stopACL()

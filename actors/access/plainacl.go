@@ -1,4 +1,4 @@
-package auth
+package access
 
 import (
 	"errors"
@@ -447,7 +447,7 @@ func (p *parser) resourcePerm(a *PlainAccount, key string, it *yaml.Node, what f
 	table := a.topics
 	if key == "groupPerms" {
 		table = a.groups
-		name = strings.TrimPrefix(name, retryPrefix)
+		name = strings.TrimPrefix(name, retryGroupPrefix)
 	}
 	if !validResourceName(name) {
 		p.fail(it, "%s: %s: %q is not a valid name (1 to 255 of [%%|a-zA-Z0-9_-])", what(), key, name)
@@ -475,3 +475,7 @@ func validResourceName(s string) bool {
 	}
 	return true
 }
+
+// retryGroupPrefix is the prefix of a group's retry topic: groupPerms name
+// the group without it.
+const retryGroupPrefix = "%RETRY%"
