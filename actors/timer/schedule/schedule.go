@@ -150,14 +150,21 @@ func (s *Schedule) Next(afterMs int64) int64 {
 	after := time.UnixMilli(afterMs).In(s.loc)
 	wall := wallOf(after)
 	t := after
-	for range 8 { // a repeated hour is skipped at most once or twice
+	for range 8 { // one jump per clock change met, a few at most
 		t = s.spec.Next(t)
 		if t.IsZero() {
 			return 0
 		}
-		if wallOf(t) > wall {
+		w := wallOf(t)
+		if w > wall {
 			return t.UnixMilli()
 		}
+		// t is in a repeated span: its wall time came before. The clock
+		// runs with real time there, so it is back at wall after wall-w
+		// seconds; search on from that instant (not fire by fire: an
+		// every-second schedule across an hour's fall back has 3600
+		// fires to skip).
+		t = t.Add(time.Duration(wall-w) * time.Second)
 	}
 	return 0
 }
