@@ -161,10 +161,14 @@ func (s *Schedule) Next(afterMs int64) int64 {
 		}
 		// t is in a repeated span: its wall time came before. The clock
 		// runs with real time there, so it is back at wall after wall-w
-		// seconds; search on from that instant (not fire by fire: an
-		// every-second schedule across an hour's fall back has 3600
-		// fires to skip).
-		t = t.Add(time.Duration(wall-w) * time.Second)
+		// seconds, unless the zone changes again before: search on from
+		// the earlier of the two (not fire by fire: an every-second
+		// schedule across an hour's fall back has 3600 fires to skip).
+		back := t.Add(time.Duration(wall-w) * time.Second)
+		if _, end := t.ZoneBounds(); !end.IsZero() && end.Before(back) {
+			back = end.Add(-time.Second) // Next looks from the next second on
+		}
+		t = back
 	}
 	return 0
 }
