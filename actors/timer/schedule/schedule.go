@@ -23,8 +23,9 @@
 // fire that day (30 2 * * * in America/New_York does not fire on the
 // second Sunday of March); a wall time repeated by a fall-back change
 // fires once, at its first instant: a fire whose wall-clock time is not
-// after the previous fire's wall-clock time is skipped. An @every
-// interval is absolute time and ignores zones.
+// after the previous fire's (for the first fire, the send's) wall-clock
+// time is skipped, however many such fires the repeated span holds. An
+// @every interval is absolute time and ignores zones.
 package schedule
 
 import (
