@@ -34,7 +34,9 @@ func TestDSTRecurringTimer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	began := time.Now()
 	bin := buildBinary(t)
+	built := time.Since(began)
 	dir, zones := t.TempDir(), t.TempDir()
 	env := []string{"ZONEINFO=" + zones}
 	start := func() *proc {
@@ -58,6 +60,7 @@ func TestDSTRecurringTimer(t *testing.T) {
 	// The zone's changes are relative to now: the process reads the file
 	// when it parses a schedule (at the send, after a restart).
 	t0 := time.Now().Truncate(time.Second).Add(time.Second)
+	t.Logf("binary in %v, broker up and topic routed in %v more", built.Round(time.Millisecond), (time.Since(began) - built).Round(time.Millisecond))
 	spring, fall := t0.Add(3*time.Second), t0.Add(8*time.Second)
 	zone := testzone.Zone{
 		Initial: testzone.Offset{Name: "TST", Seconds: 3600},
