@@ -26,7 +26,8 @@ import (
 // schedules are cancelled. Their stored fires are exactly the oracle's
 // (testzone.Fires: skipped wall times not fired, the 9 repeated seconds
 // not fired again; every second across a 9 s fall back also shows that
-// the series goes on), none early, none doubled, none missing, and
+// the series goes on), none early, none doubled, none due before the
+// cancel was sent missing, and
 // none due more than a period after the cancel answered while the
 // witness fires twice more.
 func TestDSTRecurringTimer(t *testing.T) {
@@ -136,6 +137,7 @@ func TestDSTRecurringTimer(t *testing.T) {
 	reached := fall.Add(11 * time.Second)
 	waitFire(p.broker, every, reached)
 
+	cancelSent := time.Now()
 	for _, s := range scheds[:2] {
 		resp := processtest.Invoke(t, p.broker, remoting.NewRequest(remoting.CancelTimerMessage,
 			map[string]string{"msgId": s.offsetID}, nil))
@@ -181,10 +183,16 @@ func TestDSTRecurringTimer(t *testing.T) {
 					time.UnixMilli(f.fireMs).In(loc).Format("15:04:05 MST"), want[seq-1].UTC(), want[seq-1].In(loc).Format("15:04:05 MST"))
 			}
 		}
-		// No gap before the cancel: every fire the oracle has up to the
-		// last wait is stored.
-		if lastDue := time.UnixMilli(fires[last].fireMs); lastDue.Before(reached) {
-			t.Fatalf("%q: the last fire is due %s, before the series reached %s", s.text, lastDue.UTC(), reached.UTC())
+		// No gap before the cancel: every fire the oracle has before the
+		// cancel was sent is stored (the cancel ends the series at the
+		// first fire due after it).
+		for i, w := range want {
+			if w.Before(cancelSent) && int64(i) >= last {
+				t.Fatalf("%q: fire %d due %s (before the cancel at %s) missing: %d stored", s.text, i+1, w.UTC(), cancelSent.UTC(), last)
+			}
+		}
+		if !time.UnixMilli(fires[last].fireMs).After(fall) {
+			t.Fatalf("%q: no fire after the fall back", s.text)
 		}
 		t.Logf("%q: %d fires, the last due %s", s.text, last, time.UnixMilli(fires[last].fireMs).In(loc).Format("15:04:05 MST"))
 	}
