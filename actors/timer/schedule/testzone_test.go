@@ -64,7 +64,10 @@ func TestMadeUpZoneMatchesOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &Schedule{text: c.spec, spec: spec, loc: loc}
+		s, err := newCron(c.spec, spec, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
 		want := testzone.Fires(loc, c.match, c.from, c.from.Add(c.span))
 		ms := c.from.UnixMilli()
 		for i, w := range want {
@@ -104,7 +107,10 @@ func TestRandomZonesMatchOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &Schedule{text: text, spec: spec, loc: loc}
+		s, err := newCron(text, spec, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
 		want := testzone.Fires(loc, func(w time.Time) bool { return w.Second()%step == 0 }, base, base.Add(3*time.Minute))
 		ms := base.UnixMilli()
 		for j, w := range want {
@@ -114,4 +120,112 @@ func TestRandomZonesMatchOracle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRandomHourZonesMatchOracle: minute and hour fields in 40 made-up
+// zones with up to four changes of up to an hour either way (whole
+// minutes in half of them, any seconds in the other half), minutes to
+// hours apart, over 4 hours. robfig's search in the zone itself failed
+// most of them: it adds whole hours and truncates absolute time to the
+// minute.
+func TestRandomHourZonesMatchOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 4))
+	base := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for i := range 40 {
+		unit := int32(60)
+		if i%2 == 1 {
+			unit = 1
+		}
+		z := testzone.Zone{Initial: testzone.Offset{Name: "TZ0", Seconds: int32(r.IntN(7200)-3600) / unit * unit}}
+		at, off := base, z.Initial.Seconds
+		for c := range r.IntN(5) {
+			at = at.Add(time.Duration(1+r.IntN(7200)) * time.Second)
+			off += int32(r.IntN(7201)-3600) / unit * unit
+			z.Changes = append(z.Changes, testzone.Change{At: at, To: testzone.Offset{Name: fmt.Sprintf("TZ%d", c+1), Seconds: off}})
+		}
+		data, err := testzone.TZif(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc, err := time.LoadLocationFromTZData("Test/Random", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			text  string
+			match func(time.Time) bool
+		}{
+			{"0 */5 * * * *", func(w time.Time) bool { return w.Second() == 0 && w.Minute()%5 == 0 }},
+			{"30 7 * * * *", func(w time.Time) bool { return w.Second() == 30 && w.Minute() == 7 }},
+			{"0 0 */2 * * *", func(w time.Time) bool { return w.Second() == 0 && w.Minute() == 0 && w.Hour()%2 == 0 }},
+		} {
+			spec, err := parser.Parse(c.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := newCron(c.text, spec, loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms := base.UnixMilli()
+			for j, w := range testzone.Fires(loc, c.match, base, base.Add(4*time.Hour)) {
+				ms = s.Next(ms)
+				if ms != w.UnixMilli() {
+					t.Fatalf("zone %d %+v, %q: fire %d at %s, want %s", i, z, c.text, j+1, time.UnixMilli(ms).UTC(), w.UTC())
+				}
+			}
+		}
+	}
+}
+
+// TestRealZonesMatchOracle compares Next with the oracle for three hours
+// either side of each of the 2026 changes of zones with whole-hour,
+// half-hour (Lord Howe: 02:00 -> 02:30 and back) and 45-minute (Chatham)
+// offsets or changes.
+func TestRealZonesMatchOracle(t *testing.T) {
+	for _, name := range []string{"Australia/Lord_Howe", "America/New_York", "Europe/Berlin", "America/St_Johns", "Pacific/Chatham"} {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for range 2 {
+			_, change := at.In(loc).ZoneBounds()
+			for _, c := range []struct {
+				text  string
+				match func(time.Time) bool
+			}{
+				{"0 */5 * * * *", func(w time.Time) bool { return w.Second() == 0 && w.Minute()%5 == 0 }},
+				{"0 0 */2 * * *", func(w time.Time) bool { return w.Second() == 0 && w.Minute() == 0 && w.Hour()%2 == 0 }},
+				{"0 0 * * * *", func(w time.Time) bool { return w.Second() == 0 && w.Minute() == 0 }},
+				{"0 45 1 * * *", func(w time.Time) bool { return w.Second() == 0 && w.Minute() == 45 && w.Hour() == 1 }},
+			} {
+				s, err := Parse("CRON_TZ="+name+" "+c.text, time.Second, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				from := change.Add(-3 * time.Hour)
+				ms := from.UnixMilli()
+				for j, w := range testzone.Fires(loc, c.match, from, change.Add(3*time.Hour)) {
+					ms = s.Next(ms)
+					if ms != w.UnixMilli() {
+						t.Fatalf("%s %q around %s: fire %d at %s, want %s", name, c.text, change.In(loc), j+1,
+							time.UnixMilli(ms).In(loc), w.In(loc))
+					}
+				}
+			}
+			at = change.Add(time.Hour)
+		}
+	}
+}
+
+// Every two hours at Lord Howe across its fall back on 2026-04-05 (02:00
+// +11 -> 01:30 +10:30): 00:00 (+11), then 02:00 (+10:30), two and a half
+// real hours later.
+func TestLordHoweHalfHourFallBack(t *testing.T) {
+	lh := "Australia/Lord_Howe"
+	from := time.Date(2026, 4, 4, 12, 30, 0, 0, time.UTC) // 23:30 +11
+	got := fires(t, "CRON_TZ="+lh+" 0 0 */2 * * *", from, 3)
+	expect(t, got, time.Date(2026, 4, 4, 13, 0, 0, 0, time.UTC), time.Date(2026, 4, 4, 15, 30, 0, 0, time.UTC),
+		time.Date(2026, 4, 4, 17, 30, 0, 0, time.UTC))
 }
