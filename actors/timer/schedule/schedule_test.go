@@ -109,7 +109,7 @@ func TestParseRefusals(t *testing.T) {
 	now := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC).UnixMilli()
 	for _, text := range []string{"", "@every", "@every5s", "@every 500ms", "@every -1s", "@every soon",
 		"* * * *", "61 * * * *", "CRON_TZ=Mars/Olympus 0 9 * * *", "TZ=Local 0 9 * * *", "* * * * * *  *",
-		"0 0 30 2 *", "@fortnightly"} {
+		"0 0 30 2 *", "@fortnightly", "CRON_TZ=UTC @every 5s"} {
 		if _, err := Parse(text, time.Second, now); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Parse(%q) = %v, want ErrInvalid", text, err)
 		}
