@@ -199,6 +199,11 @@ func wallOf(t time.Time) time.Time {
 // newCron makes a cron schedule of a parsed expression in loc: the
 // expression is matched against wall-clock times in UTC (see Next).
 func newCron(text string, spec cron.Schedule, loc *time.Location) (*Schedule, error) {
+	if cd, ok := spec.(cron.ConstantDelaySchedule); ok {
+		// "CRON_TZ=... @every d": an interval, whatever the zone (robfig's
+		// delay is whole seconds).
+		return &Schedule{text: text, every: cd.Delay}, nil
+	}
 	sp, ok := spec.(*cron.SpecSchedule)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not a cron expression", ErrInvalid, text)

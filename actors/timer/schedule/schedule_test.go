@@ -98,6 +98,12 @@ func TestFallBackFiresOnce(t *testing.T) {
 	expect(t, got, time.Date(2026, 11, 1, 6, 15, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC))
 }
 
+// An @every after a zone is the interval, zone or not.
+func TestEveryAfterZone(t *testing.T) {
+	from := at(t, "America/New_York", "2026-11-01 01:59:58")
+	expect(t, fires(t, "CRON_TZ=America/New_York @every 2s", from, 2), from.Add(2*time.Second), from.Add(4*time.Second))
+}
+
 func TestSixFieldsAndUTCDefault(t *testing.T) {
 	from := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	expect(t, fires(t, "*/2 * * * * *", from, 2), from.Add(2*time.Second), from.Add(4*time.Second))
@@ -109,7 +115,7 @@ func TestParseRefusals(t *testing.T) {
 	now := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC).UnixMilli()
 	for _, text := range []string{"", "@every", "@every5s", "@every 500ms", "@every -1s", "@every soon",
 		"* * * *", "61 * * * *", "CRON_TZ=Mars/Olympus 0 9 * * *", "TZ=Local 0 9 * * *", "* * * * * *  *",
-		"0 0 30 2 *", "@fortnightly", "CRON_TZ=UTC @every 5s"} {
+		"0 0 30 2 *", "@fortnightly"} {
 		if _, err := Parse(text, time.Second, now); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Parse(%q) = %v, want ErrInvalid", text, err)
 		}
