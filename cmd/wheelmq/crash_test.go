@@ -73,6 +73,13 @@ func startProc(t *testing.T, bin, dir string, extra ...string) *proc {
 // tryStartProc starts the binary once and waits up to 20 s for /healthz.
 func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, error) {
 	t.Helper()
+	return tryStartProcEnv(t, bin, dir, nil, extra...)
+}
+
+// tryStartProcEnv is tryStartProc with env (KEY=value) added to the
+// process's environment.
+func tryStartProcEnv(t *testing.T, bin, dir string, env []string, extra ...string) (*proc, error) {
+	t.Helper()
 	p := &proc{
 		namesrv: processtest.ReserveAddr(t),
 		broker:  processtest.ReserveAddr(t),
@@ -82,6 +89,9 @@ func tryStartProc(t *testing.T, bin, dir string, extra ...string) (*proc, error)
 	args := append([]string{"--data", dir, "--listen", p.broker, "--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics, "--grpc-listen", p.grpc, "--log-level", "warn"}, extra...)
 	p.cmd = exec.Command(bin, args...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stderr = io.MultiWriter(os.Stderr, &p.stderr)
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start wheelmq: %w", err)

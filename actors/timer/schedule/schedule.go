@@ -16,15 +16,18 @@
 // Five fields start at the minute (second 0), six at the second; a field
 // is *, a value, a range a-b, a step */n or a-b/n, or a comma-separated
 // list; months and weekdays take names (JAN, MON). Without a zone a cron
-// schedule is in UTC. Parsing is github.com/robfig/cron/v3's; Next is
-// robfig's with the fall-back rule below.
+// schedule is in UTC. Parsing is github.com/robfig/cron/v3's; Next runs
+// robfig's search on wall-clock times (in UTC, where no clock changes)
+// and maps them to instants one stretch of constant offset at a time,
+// with the rules below.
 //
 // Daylight saving: a wall time skipped by a spring-forward change does not
 // fire that day (30 2 * * * in America/New_York does not fire on the
 // second Sunday of March); a wall time repeated by a fall-back change
 // fires once, at its first instant: a fire whose wall-clock time is not
-// after the previous fire's wall-clock time is skipped. An @every
-// interval is absolute time and ignores zones.
+// after the previous fire's (for the first fire, the send's) wall-clock
+// time is skipped, however many such fires the repeated span holds. An
+// @every interval is absolute time and ignores zones.
 package schedule
 
 import (
@@ -71,7 +74,7 @@ var ErrInvalid = errors.New("invalid schedule")
 type Schedule struct {
 	text  string
 	every time.Duration // > 0: an @every schedule
-	spec  cron.Schedule
+	spec  cron.Schedule // matched in UTC against wall-clock times (newCron)
 	loc   *time.Location
 }
 
@@ -113,7 +116,10 @@ func Parse(text string, minInterval time.Duration, nowMs int64) (*Schedule, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrInvalid, text, err)
 	}
-	s := &Schedule{text: t, spec: spec, loc: loc}
+	s, err := newCron(t, spec, loc)
+	if err != nil {
+		return nil, err
+	}
 	prev := s.Next(nowMs)
 	if prev == 0 {
 		return nil, fmt.Errorf("%w: %q never fires", ErrInvalid, text)
@@ -142,30 +148,67 @@ func (s *Schedule) Every() time.Duration { return s.every }
 // @every schedule that is afterMs + the interval: a series started at its
 // first fire F fires at F + k*interval. For a cron expression it is the
 // next matching wall time in the schedule's zone, with the daylight-saving
-// rules of the package comment.
+// rules of the package comment: the earliest instant after afterMs whose
+// wall-clock time matches and is after afterMs's wall-clock time.
+//
+// The expression is matched against wall-clock times alone (robfig's
+// search run in UTC, where no clock changes), one stretch of constant
+// offset at a time: within a stretch the wall clock runs with real time,
+// so the smallest matching wall time in its range is its earliest fire.
+// (robfig's search in the zone itself adds whole hours and truncates
+// absolute time to the minute, and so misses wall times after a change
+// that is not a whole hour: 02:00 after Lord Howe's fall back from 02:00
+// to 01:30.)
 func (s *Schedule) Next(afterMs int64) int64 {
 	if s.every > 0 {
 		return afterMs + s.every.Milliseconds()
 	}
 	after := time.UnixMilli(afterMs).In(s.loc)
-	wall := wallOf(after)
+	w0 := wallOf(after)
 	t := after
-	for range 8 { // a repeated hour is skipped at most once or twice
-		t = s.spec.Next(t)
-		if t.IsZero() {
+	for range maxStretches {
+		_, off := t.Zone()
+		shift := time.Duration(off) * time.Second
+		from := w0
+		if first := wallOf(t).Add(-time.Second); first.After(from) {
+			from = first // robfig looks from the next whole second on
+		}
+		w := s.spec.Next(from)
+		if w.IsZero() {
 			return 0
 		}
-		if wallOf(t) > wall {
-			return t.UnixMilli()
+		_, end := t.ZoneBounds()
+		if end.IsZero() || w.Before(end.UTC().Add(shift)) {
+			return w.Add(-shift).UnixMilli()
 		}
+		t = end.In(s.loc) // no match before the next change: look on from it
 	}
 	return 0
 }
 
-// wallOf is a wall-clock time as a comparable number (its UTC reading of
-// the local fields), in seconds.
-func wallOf(t time.Time) int64 {
-	y, mo, d := t.Date()
-	h, mi, sec := t.Clock()
-	return time.Date(y, mo, d, h, mi, sec, 0, time.UTC).Unix()
+// maxStretches bounds the stretches of constant offset Next looks
+// through: two a year in most zones, and robfig gives up after five years.
+const maxStretches = 64
+
+// wallOf is the wall-clock reading of t in its zone, as a UTC time.
+func wallOf(t time.Time) time.Time {
+	_, off := t.Zone()
+	return t.UTC().Add(time.Duration(off) * time.Second)
+}
+
+// newCron makes a cron schedule of a parsed expression in loc: the
+// expression is matched against wall-clock times in UTC (see Next).
+func newCron(text string, spec cron.Schedule, loc *time.Location) (*Schedule, error) {
+	if cd, ok := spec.(cron.ConstantDelaySchedule); ok {
+		// "CRON_TZ=... @every d": an interval, whatever the zone (robfig's
+		// delay is whole seconds).
+		return &Schedule{text: text, every: cd.Delay}, nil
+	}
+	sp, ok := spec.(*cron.SpecSchedule)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not a cron expression", ErrInvalid, text)
+	}
+	inUTC := *sp
+	inUTC.Location = time.UTC
+	return &Schedule{text: text, spec: &inUTC, loc: loc}, nil
 }

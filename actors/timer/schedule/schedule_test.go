@@ -98,6 +98,12 @@ func TestFallBackFiresOnce(t *testing.T) {
 	expect(t, got, time.Date(2026, 11, 1, 6, 15, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC))
 }
 
+// An @every after a zone is the interval, zone or not.
+func TestEveryAfterZone(t *testing.T) {
+	from := at(t, "America/New_York", "2026-11-01 01:59:58")
+	expect(t, fires(t, "CRON_TZ=America/New_York @every 2s", from, 2), from.Add(2*time.Second), from.Add(4*time.Second))
+}
+
 func TestSixFieldsAndUTCDefault(t *testing.T) {
 	from := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	expect(t, fires(t, "*/2 * * * * *", from, 2), from.Add(2*time.Second), from.Add(4*time.Second))
@@ -120,4 +126,20 @@ func TestParseRefusals(t *testing.T) {
 	if _, err := Parse("* * * * * *", time.Second, now); err != nil {
 		t.Errorf("every second at a 1 s minimum: %v", err)
 	}
+}
+
+// Every minute and every second across New York's fall back (2026-11-01,
+// 01:00-02:00 twice): the series goes on at 02:00 EST, an hour of real
+// time after 01:59 EDT (a search that skipped the repeated hour fire by
+// fire gave up there and ended the series).
+func TestFallBackFineSchedules(t *testing.T) {
+	ny := "America/New_York"
+	from := time.Date(2026, 11, 1, 5, 57, 30, 0, time.UTC) // 01:57:30 EDT
+	got := fires(t, "CRON_TZ="+ny+" * * * * *", from, 4)
+	expect(t, got, time.Date(2026, 11, 1, 5, 58, 0, 0, time.UTC), time.Date(2026, 11, 1, 5, 59, 0, 0, time.UTC),
+		time.Date(2026, 11, 1, 7, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 7, 1, 0, 0, time.UTC))
+	from = time.Date(2026, 11, 1, 5, 59, 58, 0, time.UTC) // 01:59:58 EDT
+	got = fires(t, "CRON_TZ="+ny+" * * * * * *", from, 3)
+	expect(t, got, time.Date(2026, 11, 1, 5, 59, 59, 0, time.UTC), time.Date(2026, 11, 1, 7, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 1, 7, 0, 1, 0, time.UTC))
 }
