@@ -11,6 +11,7 @@ import (
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/recovery"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -181,7 +182,7 @@ func (r *registrar) request() (*remoting.Command, int64, error) {
 	if r.req != nil && r.reqFrom == t && r.reqID == info.BrokerID && r.reqEpoch == epoch && r.reqGRPC == info.GRPCEndpoint {
 		return r.req, t.Version.Counter, nil
 	}
-	req, err := namesrv.NewRegisterRequest(info, t.Topics, namesrv.DataVersion{
+	req, err := nsrvcodec.NewRegisterRequest(info, t.Topics, namesrv.DataVersion{
 		StateVersion: epoch, Timestamp: t.Version.Timestamp, Counter: t.Version.Counter,
 	})
 	if err != nil {

@@ -61,6 +61,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -373,7 +374,7 @@ func (r *registrar) stop() {
 // waits for the answers, each within Timeout.
 func (r *registrar) unregisterAll() {
 	info, _ := r.current()
-	req := namesrv.NewUnregisterRequest(info)
+	req := nsrvcodec.NewUnregisterRequest(info)
 	r.opts.Credentials.Sign(req)
 	var wg sync.WaitGroup
 	for _, n := range r.ns {

@@ -18,14 +18,6 @@ import (
 var netloopImporters = map[string]string{
 	// *remoting.Command as the stage's request and answer (the remoting
 	// codec's message is the name server's and controller's API).
-	"actors/namesrv/actor.go":                     "*remoting.Command, NewResponse; javaprops.Encode",
-	"actors/namesrv/authz.go":                     "auth.Table rules by request code",
-	"actors/namesrv/handlers.go":                  "*remoting.Command handlers",
-	"actors/namesrv/header.go":                    "*remoting.Command header fields",
-	"actors/namesrv/kv.go":                        "*remoting.Command handlers",
-	"actors/namesrv/register.go":                  "remoting.NewRequest to other name servers",
-	"actors/namesrv/topiclists.go":                "*remoting.Command handlers",
-	"actors/namesrv/writeperm.go":                 "*remoting.Command handlers",
 	"actors/controller/authz.go":                  "auth.Table rules by request code",
 	"actors/controller/controller.go":             "*remoting.Command requests and answers",
 	"actors/controller/handlers.go":               "*remoting.Command handlers",
