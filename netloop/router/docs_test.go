@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 )
 
