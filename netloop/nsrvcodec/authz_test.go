@@ -14,7 +14,7 @@ import (
 
 // No silent default-allow: the served codes are exactly the codes with a
 // rule, and every other code is answered REQUEST_CODE_NOT_SUPPORTED (so
-// that ServedCodes cannot fall behind HandleConn).
+// that ServedCodes cannot fall behind Decode).
 func TestServedCodesHaveRules(t *testing.T) {
 	for _, code := range ServedCodes {
 		if r, ok := Permissions[code]; !ok || r.Needs == nil || r.Doc == "" {
