@@ -180,7 +180,7 @@ func (a *registryActor) serve(req *Request) {
 		}
 	}
 	if req.Call == nil {
-		a.opts.Logger.Warn().Msg("namesrv: request without command")
+		a.opts.Logger.Warn().Msg("namesrv: request without call")
 		reply(a.reg.Serve(nil, a.opts.Now(), req.Conn))
 		return
 	}
