@@ -7,8 +7,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/stage"
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
 
@@ -47,17 +45,17 @@ type Options struct {
 	MasterEpoch func(cluster, brokerName string) (int64, bool)
 }
 
-// Request asks the registry actor to serve one name-server command. Send it
-// as a pointer or a value. The actor calls Reply with the response, on the
-// actor's goroutine, unless Cmd is a oneway request or Reply is nil; Reply
-// must not block (e.g. a gnet AsyncWrite).
+// Request asks the registry actor to serve one call. Send it as a pointer
+// or a value. The actor calls Reply with the answer, on the actor's
+// goroutine, unless Reply is nil (a oneway request); Reply must not block
+// (e.g. a gnet AsyncWrite).
 type Request struct {
-	// Cmd is the decoded request.
-	Cmd *remoting.Command
-	// Reply receives the response.
-	Reply func(*remoting.Command)
+	// Call is the typed request.
+	Call Call
+	// Reply receives the answer.
+	Reply func(Answer)
 	// Conn identifies the connection the request came over (0: unknown);
-	// a REGISTER_BROKER binds the broker to it (see ConnClosed).
+	// a RegisterBroker binds the broker to it (see ConnClosed).
 	Conn uint64
 }
 
@@ -71,9 +69,11 @@ type ConnClosed struct {
 	Conn uint64
 }
 
-// Fail implements stage.Failable: the request is answered with SYSTEM_ERROR.
+// Fail implements stage.Failable: the request is answered Failed.
 func (r *Request) Fail(err error) {
-	r.Reply(remoting.NewResponse(r.Cmd, remoting.SystemError, err.Error()))
+	if r.Reply != nil {
+		r.Reply(Answer{Status: Failed, Remark: err.Error()})
+	}
 }
 
 // expireTick is the actor's scan timer message.
@@ -174,88 +174,106 @@ func (a *registryActor) connClosed(conn uint64) {
 
 // serve handles one request, logs membership changes and replies.
 func (a *registryActor) serve(req *Request) {
-	log := &a.opts.Logger
-	if req.Cmd == nil {
-		log.Warn().Msg("namesrv: request without command")
+	reply := func(ans Answer) {
 		if req.Reply != nil {
-			req.Reply(a.reg.HandleConn(nil, a.opts.Now(), req.Conn))
+			req.Reply(ans)
 		}
+	}
+	if req.Call == nil {
+		a.opts.Logger.Warn().Msg("namesrv: request without call")
+		reply(a.reg.Serve(nil, a.opts.Now(), req.Conn))
 		return
 	}
-	cmd := req.Cmd
-	var key BrokerKey
-	var known bool
-	if cmd.Code == remoting.RegisterBroker || cmd.Code == remoting.UnregisterBroker {
-		key, _ = parseBrokerKey(cmd)
-		known = a.reg.Contains(key)
-	}
-	if cmd.Code == remoting.GetNamesrvConfig {
-		resp := remoting.NewResponse(cmd, remoting.Success, "")
+	if _, ok := req.Call.(GetConfig); ok {
 		var settings map[string]string
 		if a.opts.Settings != nil {
 			settings = a.opts.Settings()
 		}
-		resp.Body = javaprops.Encode(settings)
-		if req.Reply != nil && !cmd.IsOneway() {
-			req.Reply(resp)
-		}
+		reply(Answer{Settings: settings})
 		return
+	}
+	var key BrokerKey
+	var known bool
+	switch c := req.Call.(type) {
+	case RegisterBroker:
+		key = BrokerKey{Cluster: c.Info.Cluster, BrokerName: c.Info.BrokerName, BrokerID: c.Info.BrokerID}
+		known = a.reg.Contains(key)
+	case UnregisterBroker:
+		key = c.Key
+		known = a.reg.Contains(key)
 	}
 	kvBefore := a.reg.KVConfig()
-	resp := a.reg.HandleConn(cmd, a.opts.Now(), req.Conn)
-	a.logResult(cmd, resp, key, known, a.reg.KVConfig() != kvBefore)
-	if req.Reply != nil && !cmd.IsOneway() {
-		req.Reply(resp)
-	}
+	ans := a.reg.Serve(req.Call, a.opts.Now(), req.Conn)
+	a.logResult(req.Call, ans, key, known, a.reg.KVConfig() != kvBefore)
+	reply(ans)
 }
 
-// logResult logs what a request changed; kvChanged reports a new KV
+// logResult logs what a call changed; kvChanged reports a new KV
 // configuration.
-func (a *registryActor) logResult(cmd, resp *remoting.Command, key BrokerKey, known, kvChanged bool) {
+func (a *registryActor) logResult(call Call, ans Answer, key BrokerKey, known, kvChanged bool) {
 	log := &a.opts.Logger
-	if resp.Code == remoting.RequestCodeNotSupported {
-		log.Debug().Int32("code", cmd.Code).Msg("namesrv: request code not supported")
+	switch ans.Status {
+	case OK, TopicNotFound, NotFound:
+	case Unsupported:
+		log.Debug().Int32("code", call.Code()).Msg("namesrv: request code not supported")
 		return
-	}
-	switch resp.Code {
-	case remoting.Success, remoting.TopicNotExist, remoting.QueryNotFound:
 	default:
-		ev := log.Warn().Int32("code", cmd.Code).Int32("respCode", resp.Code).Str("remark", resp.Remark)
-		if addr := cmd.Field(fieldBrokerAddr); addr != "" {
+		ev := log.Warn().Int32("code", call.Code()).Stringer("status", ans.Status).Str("remark", ans.Remark)
+		if addr := brokerAddrOf(call); addr != "" {
 			ev = ev.Str("brokerAddr", addr)
 		}
 		ev.Msg("namesrv: request refused")
 		return
 	}
-	switch cmd.Code {
-	case remoting.RegisterBroker:
+	switch c := call.(type) {
+	case RegisterBroker:
 		ev := log.Debug()
 		msg := "namesrv: broker registration renewed"
 		if !known {
 			ev, msg = log.Info(), "namesrv: broker registered"
 		}
 		ev.Str("cluster", key.Cluster).Str("brokerName", key.BrokerName).Int64("brokerId", key.BrokerID).
-			Str("brokerAddr", cmd.Field(fieldBrokerAddr)).Int("brokers", a.reg.Len()).Msg(msg)
-	case remoting.UnregisterBroker:
+			Str("brokerAddr", c.Info.BrokerAddr).Int("brokers", a.reg.Len()).Msg(msg)
+	case UnregisterBroker:
 		if known && !a.reg.Contains(key) {
 			log.Info().Str("cluster", key.Cluster).Str("brokerName", key.BrokerName).
 				Int64("brokerId", key.BrokerID).Int("brokers", a.reg.Len()).Msg("namesrv: broker unregistered")
 		}
-	case remoting.DeleteTopicInNamesrv:
-		log.Info().Str("topic", cmd.Field(fieldTopic)).Str("cluster", cmd.Field(fieldClusterName)).
-			Msg("namesrv: topic deleted")
-	case remoting.PutKVConfig, remoting.DeleteKVConfig:
-		ev, msg := log.Debug(), "namesrv: kv config unchanged"
-		if kvChanged {
-			ev, msg = log.Info(), "namesrv: kv config item put"
-			if cmd.Code == remoting.DeleteKVConfig {
-				msg = "namesrv: kv config item deleted"
-			}
-		}
-		if cmd.Code == remoting.PutKVConfig {
-			ev = ev.Str("value", cmd.Field(fieldValue))
-		}
-		ev.Str("namespace", cmd.Field(fieldNamespace)).Str("key", cmd.Field(fieldKey)).
-			Int("items", a.reg.KVConfig().Len()).Msg(msg)
+	case DeleteTopic:
+		log.Info().Str("topic", c.Topic).Str("cluster", c.Cluster).Msg("namesrv: topic deleted")
+	case PutKV:
+		a.logKV(kvChanged, c.Namespace, c.Key).Str("value", c.Value).
+			Int("items", a.reg.KVConfig().Len()).Msg(kvMsg(kvChanged, "namesrv: kv config item put"))
+	case DeleteKV:
+		a.logKV(kvChanged, c.Namespace, c.Key).
+			Int("items", a.reg.KVConfig().Len()).Msg(kvMsg(kvChanged, "namesrv: kv config item deleted"))
 	}
+}
+
+// logKV starts the log event of a KV change (Info) or no-change (Debug).
+func (a *registryActor) logKV(changed bool, namespace, key string) *zerolog.Event {
+	ev := a.opts.Logger.Debug()
+	if changed {
+		ev = a.opts.Logger.Info()
+	}
+	return ev.Str("namespace", namespace).Str("key", key)
+}
+
+// kvMsg is a KV change's log message: msg, or that nothing changed.
+func kvMsg(changed bool, msg string) string {
+	if changed {
+		return msg
+	}
+	return "namesrv: kv config unchanged"
+}
+
+// brokerAddrOf returns the broker address a call names ("": none).
+func brokerAddrOf(call Call) string {
+	switch c := call.(type) {
+	case RegisterBroker:
+		return c.Info.BrokerAddr
+	case UnregisterBroker:
+		return c.Addr
+	}
+	return ""
 }

@@ -1,7 +1,14 @@
 // Package namesrv is wheelmq's embedded name server: the route table that
 // RocketMQ brokers register with and that clients ask for topic routes, the
 // persisted KV configuration (RocketMQ's kvConfig.json), plus the
-// broker-side helpers that build the registration requests.
+// broker-side helpers that build the registration body.
+//
+// The stage takes typed calls (Call: one Go type per request kind, see
+// call.go) and answers a typed Answer whose Status comes from one table
+// (status.go); it knows nothing of the wire. The remoting codec in front of
+// it, netloop/nsrvcodec, decodes frames into calls and encodes answers
+// into RocketMQ's responses, and builds the broker's REGISTER_BROKER and
+// UNREGISTER_BROKER requests.
 //
 // # Ownership
 //
@@ -30,15 +37,16 @@
 //	319 GET_NAMESRV_CONFIG                 admin  -> name server (the actor: Options.Settings)
 //	327 ADD_WRITE_PERM_OF_BROKER           admin  -> name server
 //
-// (ServedCodes lists them; Permissions says what each needs under an
-// ACL, checked by the process's name-server port before the request
-// reaches the actor.) Any other code is answered with 3
-// REQUEST_CODE_NOT_SUPPORTED. Handle never
-// panics on bad input: a missing or malformed header field, undecodable body
-// or checksum mismatch is answered with 1 SYSTEM_ERROR (as the Java name
-// server does); a well-formed but unacceptable value (negative broker id,
-// a broker address that would break the Go client's route parser, negative
-// queue counts) with 29 INVALID_PARAMETER. The remark says which field.
+// (nsrvcodec.ServedCodes lists them; nsrvcodec.Permissions says what each
+// needs under an ACL, checked by the process's name-server port before the
+// request reaches the actor.) Any other code is answered with 3
+// REQUEST_CODE_NOT_SUPPORTED (Unsupported). Nothing panics on bad input: a
+// missing or malformed header field (refused by the codec), undecodable
+// body or checksum mismatch is Failed, answered with 1 SYSTEM_ERROR (as the
+// Java name server does); a well-formed but unacceptable value (negative
+// broker id, a broker address that would break the Go client's route
+// parser, negative queue counts) is Invalid, 29 INVALID_PARAMETER. The
+// remark says which field.
 //
 // # Route JSON
 //

@@ -6,8 +6,8 @@ import (
 	"github.com/wheelmq/wheelmq/actors/wirecode"
 )
 
-// Sentinel errors of the package; test with errors.Is. Handle maps
-// ErrInvalidValue to INVALID_PARAMETER and every other error to SYSTEM_ERROR.
+// Sentinel errors of the package; test with errors.Is. The status table
+// (StatusOf) makes ErrInvalidValue Invalid and every other error Failed.
 var (
 	// ErrMissingField means a required header field is absent or empty.
 	ErrMissingField = errors.New("namesrv: missing header field")

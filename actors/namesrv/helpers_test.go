@@ -7,11 +7,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -75,25 +73,20 @@ func topics(tcs ...meta.TopicConfig) map[string]meta.TopicConfig {
 	return m
 }
 
-// mustRegister registers through the wire path (NewRegisterRequest + Handle)
-// and fails the test unless the answer is SUCCESS.
-func mustRegister(t testing.TB, r *Registry, info BrokerInfo, now time.Time, tcs ...meta.TopicConfig) *remoting.Command {
+// mustRegister registers through the typed call path (EncodeRegisterBody
+// + Serve, the body decoded as from the wire) and fails the test unless
+// the answer is OK.
+func mustRegister(t testing.TB, r *Registry, info BrokerInfo, now time.Time, tcs ...meta.TopicConfig) Answer {
 	t.Helper()
-	req, err := NewRegisterRequest(info, topics(tcs...), DataVersion{Timestamp: now.UnixMilli(), Counter: 1})
+	body, err := EncodeRegisterBody(info, topics(tcs...), DataVersion{Timestamp: now.UnixMilli(), Counter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := r.Handle(req, now)
-	if resp.Code != remoting.Success {
-		t.Fatalf("register %+v: code %d remark %q", info, resp.Code, resp.Remark)
+	ans := r.Serve(RegisterBroker{Info: info, BodyCRC32: BodyCRC32(body), Body: body}, now, 0)
+	if ans.Status != OK {
+		t.Fatalf("register %+v: %v %q", info, ans.Status, ans.Remark)
 	}
-	return resp
-}
-
-// routeReq builds a GET_ROUTEINFO_BY_TOPIC request as the Go client does.
-func routeReq(topic string) *remoting.Command {
-	return &remoting.Command{Code: remoting.GetRouteInfoByTopic, Language: "GO", Version: 317, Opaque: 7,
-		ExtFields: map[string]string{"topic": topic}}
+	return ans
 }
 
 // inflatedLayout builds the inflated bytes of a compressed RegisterBrokerBody
@@ -143,22 +136,17 @@ func javaCompressedBody(t testing.TB) []byte {
 		`[]`, []string{}))
 }
 
-// registerCmd is a hand-built REGISTER_BROKER with the given fields and body.
-func registerCmd(fields map[string]string, body []byte) *remoting.Command {
-	ext := map[string]string{
-		"clusterName": "DefaultCluster", "brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911",
-		"brokerId": "0", "haServerAddr": "127.0.0.1:10912",
-	}
-	for k, v := range fields {
-		if v == "<absent>" {
-			delete(ext, k)
-			continue
-		}
-		ext[k] = v
-	}
-	if _, ok := fields["bodyCrc32"]; !ok && len(body) > 0 {
-		ext["bodyCrc32"] = strconv.FormatInt(bodyCRC32(body), 10)
-	}
-	return &remoting.Command{Code: remoting.RegisterBroker, Language: "JAVA", Version: remoting.BrokerVersion,
-		Opaque: 42, ExtFields: ext, Body: body}
+// hasRoute reports whether r routes topic.
+func hasRoute(r *Registry, topic string) bool {
+	_, ok := r.Route(topic)
+	return ok
+}
+
+// twoBrokers registers broker-a (master + slave) with topics T (4 queues)
+// and A, and broker-b (master) with T (2 queues) and B.
+func twoBrokers(t *testing.T, r *Registry) {
+	t.Helper()
+	mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 4), topic("A", 1))
+	mustRegister(t, r, slave("broker-a", "10.0.0.2:10911", 1), t0, topic("T", 4), topic("A", 1))
+	mustRegister(t, r, master("broker-b", "10.0.0.3:10911"), t0, topic("T", 2), topic("B", 8))
 }

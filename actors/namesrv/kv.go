@@ -4,29 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-)
-
-// Header fields of the KV requests (PutKVConfigRequestHeader,
-// GetKVConfigRequestHeader, DeleteKVConfigRequestHeader,
-// GetKVListByNamespaceRequestHeader; GetKVConfigResponseHeader's value).
-const (
-	fieldNamespace = "namespace"
-	fieldKey       = "key"
-	fieldValue     = "value"
 )
 
 // MaxOrderQueueNums caps the queue count of one broker in an
 // ORDER_TOPIC_CONFIG value: the Go client makes one queue object per
 // count when it reads the route.
 const MaxOrderQueueNums = 65535
-
-// kvTable is RocketMQ's KVTable, the body of GET_KVLIST_BY_NAMESPACE and
-// of the REGISTER_BROKER response.
-type kvTable struct {
-	Table map[string]string `json:"table"`
-}
 
 // UseKVConfig makes kv the registry's KV configuration; save, when not nil,
 // persists every changed configuration before the request that changed it
@@ -47,27 +30,6 @@ func (r *Registry) KVConfig() *KVConfig { return r.kv }
 // orderMessageEnable, off by default as there).
 func (r *Registry) SetOrderMessageEnable(on bool) { r.orderMessageEnable = on }
 
-// presentField returns a header field that must be present; unlike
-// requiredField it may be empty (Java's @CFNotNull refuses null only).
-func presentField(cmd *remoting.Command, name string) (string, error) {
-	v, ok := cmd.ExtFields[name]
-	if !ok {
-		return "", fmt.Errorf("%w: the custom field <%s> is null", ErrMissingField, name)
-	}
-	return v, nil
-}
-
-// kvFields reads the namespace and key of a KV request.
-func kvFields(req *remoting.Command) (namespace, key string, err error) {
-	if namespace, err = presentField(req, fieldNamespace); err != nil {
-		return "", "", err
-	}
-	if key, err = presentField(req, fieldKey); err != nil {
-		return "", "", err
-	}
-	return namespace, key, nil
-}
-
 // changeKV persists next and makes it current.
 func (r *Registry) changeKV(next *KVConfig) error {
 	if r.saveKV != nil {
@@ -79,91 +41,61 @@ func (r *Registry) changeKV(next *KVConfig) error {
 	return nil
 }
 
-// handlePutKV serves PUT_KV_CONFIG (100): header namespace, key, value
-// (all present; empty allowed). Storing the value already stored writes
-// nothing.
-func (r *Registry) handlePutKV(req *remoting.Command) *remoting.Command {
-	namespace, key, err := kvFields(req)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	value, err := presentField(req, fieldValue)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	if namespace == NamespaceOrderTopicConfig {
-		if err := validateOrderTopicConf(value); err != nil {
-			return errorResponse(req, err)
+// servePutKV serves PUT_KV_CONFIG (100): storing the value already stored
+// writes nothing.
+func (r *Registry) servePutKV(c PutKV) Answer {
+	if c.Namespace == NamespaceOrderTopicConfig {
+		if err := validateOrderTopicConf(c.Value); err != nil {
+			return refused(err)
 		}
 	}
-	if old, ok := r.kv.Get(namespace, key); !ok || old != value {
-		if err := r.changeKV(r.kv.With(namespace, key, value)); err != nil {
-			return errorResponse(req, err)
+	if old, ok := r.kv.Get(c.Namespace, c.Key); !ok || old != c.Value {
+		if err := r.changeKV(r.kv.With(c.Namespace, c.Key, c.Value)); err != nil {
+			return refused(err)
 		}
 	}
-	return remoting.NewResponse(req, remoting.Success, "")
+	return Answer{}
 }
 
-// handleGetKV serves GET_KV_CONFIG (101): the value in response header
-// value, or QUERY_NOT_FOUND with Java's remark.
-func (r *Registry) handleGetKV(req *remoting.Command) *remoting.Command {
-	namespace, key, err := kvFields(req)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	v, ok := r.kv.Get(namespace, key)
+// serveGetKV serves GET_KV_CONFIG (101): the value, or NotFound with
+// Java's remark.
+func (r *Registry) serveGetKV(c GetKV) Answer {
+	v, ok := r.kv.Get(c.Namespace, c.Key)
 	if !ok {
-		return remoting.NewResponse(req, remoting.QueryNotFound,
-			"No config item, Namespace: "+namespace+" Key: "+key)
+		return Answer{Status: NotFound, Remark: "No config item, Namespace: " + c.Namespace + " Key: " + c.Key}
 	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.SetField(fieldValue, v)
-	return resp
+	return Answer{Value: v}
 }
 
-// handleDeleteKV serves DELETE_KV_CONFIG (102): SUCCESS whether or not the
-// key existed (Java too); deleting a missing key writes nothing.
-func (r *Registry) handleDeleteKV(req *remoting.Command) *remoting.Command {
-	namespace, key, err := kvFields(req)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	if next, ok := r.kv.Without(namespace, key); ok {
+// serveDeleteKV serves DELETE_KV_CONFIG (102): OK whether or not the key
+// existed (Java too); deleting a missing key writes nothing.
+func (r *Registry) serveDeleteKV(c DeleteKV) Answer {
+	if next, ok := r.kv.Without(c.Namespace, c.Key); ok {
 		if err := r.changeKV(next); err != nil {
-			return errorResponse(req, err)
+			return refused(err)
 		}
 	}
-	return remoting.NewResponse(req, remoting.Success, "")
+	return Answer{}
 }
 
-// handleKVList serves GET_KVLIST_BY_NAMESPACE (219): body KVTable of the
-// namespace, or QUERY_NOT_FOUND with Java's remark when it does not exist.
-func (r *Registry) handleKVList(req *remoting.Command) *remoting.Command {
-	namespace, err := presentField(req, fieldNamespace)
-	if err != nil {
-		return errorResponse(req, err)
-	}
-	body, ok, err := r.kvListBody(namespace)
-	if err != nil {
-		return errorResponse(req, err)
-	}
+// serveKVList serves GET_KVLIST_BY_NAMESPACE (219): the namespace's items,
+// or NotFound with Java's remark when it does not exist.
+func (r *Registry) serveKVList(namespace string) Answer {
+	items, ok := r.kvNamespace(namespace)
 	if !ok {
-		return remoting.NewResponse(req, remoting.QueryNotFound, "No config item, Namespace: "+namespace)
+		return Answer{Status: NotFound, Remark: "No config item, Namespace: " + namespace}
 	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	resp.Body = body
-	return resp
+	return Answer{Table: items}
 }
 
-// kvListBody encodes a namespace as KVTable JSON; ok is false when the
-// namespace does not exist.
-func (r *Registry) kvListBody(namespace string) (body []byte, ok bool, err error) {
+// kvNamespace returns a copy of a namespace's items, never nil when ok (an
+// existing namespace is a KVTable body, {"table":{}} when empty).
+func (r *Registry) kvNamespace(namespace string) (map[string]string, bool) {
 	items, ok := r.kv.Namespace(namespace)
-	if !ok {
-		return nil, false, nil
+	if ok && items == nil {
+		items = map[string]string{}
 	}
-	body, err = marshalCompact(kvTable{Table: items})
-	return body, err == nil, err
+	return items, ok
 }
 
 // orderTopicConf returns the route's orderTopicConf for topic: its

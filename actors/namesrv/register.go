@@ -3,10 +3,8 @@ package namesrv
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -31,11 +29,12 @@ type BrokerInfo struct {
 	GRPCEndpoint string
 }
 
-// NewRegisterRequest builds the REGISTER_BROKER request a broker sends every
-// registration period: the header fields, an uncompressed JSON
-// RegisterBrokerBody carrying topics and dv, and bodyCrc32 (RocketMQ's masked
-// CRC-32 of the body). It fails when info or a topic config is invalid.
-func NewRegisterRequest(info BrokerInfo, topics map[string]meta.TopicConfig, dv DataVersion) (*remoting.Command, error) {
+// EncodeRegisterBody returns the body of the REGISTER_BROKER request a
+// broker sends every registration period: an uncompressed JSON
+// RegisterBrokerBody carrying topics and dv (a codec adds the header
+// fields and BodyCRC32 of it). It fails when info or a topic config is
+// invalid.
+func EncodeRegisterBody(info BrokerInfo, topics map[string]meta.TopicConfig, dv DataVersion) ([]byte, error) {
 	if err := validateBrokerInfo(info); err != nil {
 		return nil, fmt.Errorf("namesrv register request: %w", err)
 	}
@@ -54,27 +53,12 @@ func NewRegisterRequest(info BrokerInfo, topics map[string]meta.TopicConfig, dv 
 	if err != nil {
 		return nil, fmt.Errorf("namesrv register request: %w", err)
 	}
-	ext := brokerFields(info)
-	if info.HAServerAddr != "" {
-		ext[fieldHAServerAddr] = info.HAServerAddr
-	}
-	if info.GRPCEndpoint != "" {
-		ext[fieldGRPCEndpoint] = info.GRPCEndpoint
-	}
-	if ms := info.HeartbeatTimeout.Milliseconds(); ms > 0 {
-		ext[fieldHeartbeatTimeoutMs] = strconv.FormatInt(ms, 10)
-	}
-	ext[fieldEnableActingMaster] = "false"
-	ext[fieldCompressed] = "false"
-	ext[fieldBodyCRC32] = strconv.FormatInt(bodyCRC32(body), 10)
-	return remoting.NewRequest(remoting.RegisterBroker, ext, body), nil
+	return body, nil
 }
 
-// NewUnregisterRequest builds the UNREGISTER_BROKER request a broker sends
-// when it shuts down.
-func NewUnregisterRequest(info BrokerInfo) *remoting.Command {
-	return remoting.NewRequest(remoting.UnregisterBroker, brokerFields(info), nil)
-}
+// BodyCRC32 is RocketMQ's UtilAll.crc32 of a body (CRC-32/IEEE masked to
+// 31 bits), the header bodyCrc32 of a REGISTER_BROKER.
+func BodyCRC32(body []byte) int64 { return bodyCRC32(body) }
 
 // ParseRouteData decodes a GET_ROUTEINFO_BY_TOPIC response body in standard
 // JSON (quoted broker ids), as this name server and Java name servers answer
@@ -88,14 +72,4 @@ func ParseRouteData(body []byte) (*TopicRouteData, error) {
 		return nil, fmt.Errorf("%w: route data: %v", ErrBadBody, err)
 	}
 	return &rd, nil
-}
-
-// brokerFields returns the identity header fields shared by both requests.
-func brokerFields(info BrokerInfo) map[string]string {
-	return map[string]string{
-		fieldClusterName: info.Cluster,
-		fieldBrokerName:  info.BrokerName,
-		fieldBrokerAddr:  info.BrokerAddr,
-		fieldBrokerID:    strconv.FormatInt(info.BrokerID, 10),
-	}
 }

@@ -5,11 +5,7 @@ package namesrv
 // it before every list) and GET_TOPICS_BY_CLUSTER (224), as RocketMQ's
 // RouteInfoManager answers them.
 
-import (
-	"slices"
-
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-)
+import "slices"
 
 // SystemTopicList returns the name server's part of the system topics: the
 // cluster names and the broker names (each broker has a topic of its
@@ -49,12 +45,4 @@ func (r *Registry) TopicsByCluster(cluster string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func (r *Registry) handleTopicsByCluster(req *remoting.Command) *remoting.Command {
-	cluster, ok := req.ExtFields["cluster"]
-	if !ok {
-		return remoting.NewResponse(req, remoting.SystemError, "the custom field <cluster> is null")
-	}
-	return jsonResponse(req, TopicList{TopicList: r.TopicsByCluster(cluster)})
 }

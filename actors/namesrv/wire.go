@@ -111,3 +111,8 @@ func marshalCompact(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// CompactJSON encodes v as the name server's bodies are encoded (routes,
+// cluster info, topic lists, KV tables): JSON without insignificant white
+// space and without HTML escaping.
+func CompactJSON(v any) ([]byte, error) { return marshalCompact(v) }

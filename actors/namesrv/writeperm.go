@@ -9,12 +9,7 @@ package namesrv
 // periodic registrations until its topic configuration changes (a new
 // DataVersion, RocketMQ's rule) or an ADD_WRITE_PERM_OF_BROKER lifts it.
 
-import (
-	"strconv"
-
-	"github.com/wheelmq/wheelmq/netloop/remoting"
-	"github.com/wheelmq/wheelmq/storage/meta"
-)
+import "github.com/wheelmq/wheelmq/storage/meta"
 
 // perm is the permission a route shows for a topic of the group whose
 // topic source is e.
@@ -52,18 +47,4 @@ func (r *Registry) AddWritePerm(brokerName string) int {
 		}
 	}
 	return 0
-}
-
-func (r *Registry) handleWritePerm(req *remoting.Command) *remoting.Command {
-	name, ok := req.ExtFields["brokerName"]
-	if !ok || name == "" {
-		return remoting.NewResponse(req, remoting.SystemError, "the custom field <brokerName> is null")
-	}
-	resp := remoting.NewResponse(req, remoting.Success, "")
-	if req.Code == remoting.WipeWritePermOfBroker {
-		resp.SetField("wipeTopicCount", strconv.Itoa(r.WipeWritePerm(name)))
-	} else {
-		resp.SetField("addTopicCount", strconv.Itoa(r.AddWritePerm(name)))
-	}
-	return resp
 }

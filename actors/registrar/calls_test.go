@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -13,11 +14,11 @@ import (
 type remotingCalls struct{}
 
 func (remotingCalls) Register(reg Registration) (Prepared, error) {
-	return namesrv.NewRegisterRequest(reg.Info, reg.Topics, reg.Version)
+	return nsrvcodec.NewRegisterRequest(reg.Info, reg.Topics, reg.Version)
 }
 
 func (remotingCalls) Unregister(info namesrv.BrokerInfo) Prepared {
-	return namesrv.NewUnregisterRequest(info)
+	return nsrvcodec.NewUnregisterRequest(info)
 }
 
 func (remotingCalls) Dial(ctx context.Context, addr string) (Link, error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -46,7 +47,7 @@ func (r *recordingNamesrv) lastStateVersion(t *testing.T) int64 {
 func stateVersionOf(t *testing.T, c *remoting.Command) int64 {
 	t.Helper()
 	reg := namesrv.NewRegistry()
-	if resp := reg.Handle(c, time.Now()); resp.Code != remoting.Success {
+	if resp := nsrvcodec.Handle(reg, c, time.Now(), 0); resp.Code != remoting.Success {
 		t.Fatalf("registration refused: %s", resp.Remark)
 	}
 	return reg.Brokers()[0].DataVersion.StateVersion

@@ -18,6 +18,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/actors/topics"
 	"github.com/wheelmq/wheelmq/netloop"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -81,7 +82,7 @@ func (r *recordingNamesrv) registrations(t *testing.T) (regs [][]string, unregs 
 		switch cmd.Code {
 		case remoting.RegisterBroker:
 			reg := namesrv.NewRegistry()
-			if resp := reg.Handle(cmd, time.Now()); resp.Code != remoting.Success {
+			if resp := nsrvcodec.Handle(reg, cmd, time.Now(), 0); resp.Code != remoting.Success {
 				t.Fatalf("registration refused: %s", resp.Remark)
 			}
 			regs = append(regs, reg.TopicNames())

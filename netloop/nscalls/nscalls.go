@@ -16,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/registrar"
 	"github.com/wheelmq/wheelmq/netloop/auth"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -42,7 +43,7 @@ func New(opts Options) *Calls { return &Calls{opts: opts} }
 // Register implements registrar.Calls: the request is signed once, and
 // every name server's call sends a copy of it.
 func (c *Calls) Register(reg registrar.Registration) (registrar.Prepared, error) {
-	req, err := namesrv.NewRegisterRequest(reg.Info, reg.Topics, reg.Version)
+	req, err := nsrvcodec.NewRegisterRequest(reg.Info, reg.Topics, reg.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (c *Calls) Register(reg registrar.Registration) (registrar.Prepared, error)
 
 // Unregister implements registrar.Calls.
 func (c *Calls) Unregister(info namesrv.BrokerInfo) registrar.Prepared {
-	req := namesrv.NewUnregisterRequest(info)
+	req := nsrvcodec.NewUnregisterRequest(info)
 	c.opts.Credentials.Sign(req)
 	return req
 }

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wheelmq/wheelmq/actors/namesrv"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 )
 
 // TestDocsRequestCodes: docs/operations.md's wheelctl table names request
-// codes the broker (handlers) or the name server (namesrv.ServedCodes)
+// codes the broker (handlers) or the name server (nsrvcodec.ServedCodes)
 // serves, or that its "does not serve (today: ...)" list names; and no
 // code on that list is served.
 func TestDocsRequestCodes(t *testing.T) {
@@ -35,7 +35,7 @@ func TestDocsRequestCodes(t *testing.T) {
 	}
 	served := func(code int32) bool {
 		_, ok := handlers[code]
-		return ok || slices.Contains(namesrv.ServedCodes, code)
+		return ok || slices.Contains(nsrvcodec.ServedCodes, code)
 	}
 	for _, code := range unserved {
 		if served(code) {

@@ -16,6 +16,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/role"
 	"github.com/wheelmq/wheelmq/netloop/ctlwire"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/portres"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -83,7 +84,7 @@ func TestControllerInNamesrvFencesStaleMasterRegistration(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	register := func(epoch int64) *remoting.Command {
-		req, err := namesrv.NewRegisterRequest(namesrv.BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911"},
+		req, err := nsrvcodec.NewRegisterRequest(namesrv.BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911"},
 			nil, namesrv.DataVersion{StateVersion: epoch, Counter: 1})
 		if err != nil {
 			t.Fatal(err)

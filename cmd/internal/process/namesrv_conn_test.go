@@ -10,6 +10,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -34,7 +35,7 @@ func TestNamesrvDropsBrokerOnConnectionClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Close() })
-		req, err := namesrv.NewRegisterRequest(namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: name, BrokerAddr: addr},
+		req, err := nsrvcodec.NewRegisterRequest(namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: name, BrokerAddr: addr},
 			map[string]meta.TopicConfig{topic: {TopicName: topic, ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}}, namesrv.DataVersion{})
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/wheelmq/wheelmq/actors/pipeline"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/netloop/remoting/javaprops"
 	"github.com/wheelmq/wheelmq/storage/meta"
@@ -109,7 +110,7 @@ func TestNamesrvKVConfig(t *testing.T) {
 	checkOrderedSends(t, ns, topic, 2)
 
 	// A registration is answered with the ORDER_TOPIC_CONFIG namespace.
-	reg, err := namesrv.NewRegisterRequest(namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: "probe", BrokerAddr: "127.0.0.1:1"},
+	reg, err := nsrvcodec.NewRegisterRequest(namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: "probe", BrokerAddr: "127.0.0.1:1"},
 		map[string]meta.TopicConfig{}, namesrv.DataVersion{})
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ import (
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/ctlwire"
 	"github.com/wheelmq/wheelmq/netloop/grpcgw"
+	"github.com/wheelmq/wheelmq/netloop/nsrvcodec"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/vfs"
 )
@@ -353,7 +354,7 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	}
 	isCtl := h.ctl != nil && ctlwire.Handles(cmd.Code)
 	if h.guard != nil {
-		perms := namesrv.Permissions
+		perms := nsrvcodec.Permissions
 		if isCtl {
 			perms = ctlwire.Permissions
 		}
@@ -378,11 +379,11 @@ func (h *namesrvHandler) OnCommand(c *netloop.Conn, cmd *remoting.Command) {
 	if cmd.Code == remoting.RegisterBroker && c.Context() == nil {
 		c.SetContext(brokerConn{})
 	}
-	h.st.Send(&namesrv.Request{Cmd: cmd, Conn: c.ID(), Reply: func(resp *remoting.Command) {
+	nsrvcodec.Serve(h.st, cmd, c.ID(), &h.log, func(resp *remoting.Command) {
 		if err := c.Send(resp); err != nil {
 			h.log.Debug().Err(err).Str("remote", c.RemoteAddr()).Msg("name server response not delivered")
 		}
-	}})
+	})
 }
 
 // healthz answers 200 "ok" while every stage runs, else 503 with one line

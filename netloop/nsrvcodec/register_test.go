@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"errors"
@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 func TestNewRegisterRequest(t *testing.T) {
-	info := BrokerInfo{Cluster: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
+	info := namesrv.BrokerInfo{Cluster: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
 		HAServerAddr: "127.0.0.1:10912", HeartbeatTimeout: 30 * time.Second}
 	tbw := meta.TopicConfig{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7, TopicFilterType: "SINGLE_TAG"}
 	req, err := NewRegisterRequest(info, topics(tbw, topic("orders", 4)),
-		DataVersion{Timestamp: 1700000000000, Counter: 2})
+		namesrv.DataVersion{Timestamp: 1700000000000, Counter: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,15 +37,15 @@ func TestNewRegisterRequest(t *testing.T) {
 		}
 	}
 
-	r := NewRegistry()
-	if resp := r.Handle(req, t0); resp.Code != remoting.Success {
+	r := namesrv.NewRegistry()
+	if resp := handle(r, req, t0); resp.Code != remoting.Success {
 		t.Fatalf("register: %d %s", resp.Code, resp.Remark)
 	}
 	b := r.Brokers()[0]
 	if b.Timeout != 30*time.Second || b.DataVersion.Counter != 2 || !b.Topics["TBW102"].Equal(tbw) {
 		t.Errorf("entry %+v", b)
 	}
-	if resp := r.Handle(NewUnregisterRequest(info), t0); resp.Code != remoting.Success || r.Len() != 0 {
+	if resp := handle(r, NewUnregisterRequest(info), t0); resp.Code != remoting.Success || r.Len() != 0 {
 		t.Errorf("unregister: %d, %d left", resp.Code, r.Len())
 	}
 }
@@ -52,22 +53,22 @@ func TestNewRegisterRequest(t *testing.T) {
 func TestNewRegisterRequestInvalid(t *testing.T) {
 	tests := []struct {
 		name   string
-		info   BrokerInfo
+		info   namesrv.BrokerInfo
 		topics map[string]meta.TopicConfig
 		want   error
 	}{
-		{"no cluster", BrokerInfo{BrokerName: "b", BrokerAddr: "h:1"}, nil, ErrMissingField},
-		{"comma addr", BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "h:1,h:2"}, nil, ErrInvalidValue},
-		{"bad topic", BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "h:1"},
-			map[string]meta.TopicConfig{"T": {ReadQueueNums: -1}}, ErrInvalidValue},
+		{"no cluster", namesrv.BrokerInfo{BrokerName: "b", BrokerAddr: "h:1"}, nil, namesrv.ErrMissingField},
+		{"comma addr", namesrv.BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "h:1,h:2"}, nil, namesrv.ErrInvalidValue},
+		{"bad topic", namesrv.BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "h:1"},
+			map[string]meta.TopicConfig{"T": {ReadQueueNums: -1}}, namesrv.ErrInvalidValue},
 	}
 	for _, tc := range tests {
-		if _, err := NewRegisterRequest(tc.info, tc.topics, DataVersion{}); !errors.Is(err, tc.want) {
+		if _, err := NewRegisterRequest(tc.info, tc.topics, namesrv.DataVersion{}); !errors.Is(err, tc.want) {
 			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
 		}
 	}
 	// No topics and no HA address: fields omitted, empty table sent.
-	req, err := NewRegisterRequest(BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "h:1", BrokerID: 3}, nil, DataVersion{})
+	req, err := NewRegisterRequest(namesrv.BrokerInfo{Cluster: "c", BrokerName: "b", BrokerAddr: "h:1", BrokerID: 3}, nil, namesrv.DataVersion{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,16 +81,16 @@ func TestNewRegisterRequestInvalid(t *testing.T) {
 }
 
 func TestParseRouteData(t *testing.T) {
-	rd, err := ParseRouteData(readTestdata(t, "route_two_brokers.json"))
+	rd, err := namesrv.ParseRouteData(readTestdata(t, "route_two_brokers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rd.BrokerDatas) != 2 || rd.BrokerDatas[0].BrokerAddrs[0] != "10.0.0.1:10911" ||
-		rd.QueueDatas[1] != (QueueData{BrokerName: "broker-b", Perm: 6, ReadQueueNums: 2, WriteQueueNums: 2}) {
+		rd.QueueDatas[1] != (namesrv.QueueData{BrokerName: "broker-b", Perm: 6, ReadQueueNums: 2, WriteQueueNums: 2}) {
 		t.Errorf("route %+v", rd)
 	}
 	for _, bad := range []string{"", "{", `{"queueDatas":{}}`, `{"brokerDatas":[{"brokerAddrs":{"x":"a"}}]}`} {
-		if _, err := ParseRouteData([]byte(bad)); !errors.Is(err, ErrBadBody) {
+		if _, err := namesrv.ParseRouteData([]byte(bad)); !errors.Is(err, namesrv.ErrBadBody) {
 			t.Errorf("%q: err %v", bad, err)
 		}
 	}

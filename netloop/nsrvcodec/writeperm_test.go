@@ -1,15 +1,16 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
 func TestWipeAndAddWritePerm(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	twoBrokers(t, r)
 	permOf := func(topic, broker string) int32 {
 		t.Helper()
@@ -27,7 +28,7 @@ func TestWipeAndAddWritePerm(t *testing.T) {
 	}
 	call := func(code int32, broker string) *remoting.Command {
 		t.Helper()
-		resp := r.Handle(remoting.NewRequest(code, map[string]string{"brokerName": broker}, nil), t0)
+		resp := handle(r, remoting.NewRequest(code, map[string]string{"brokerName": broker}, nil), t0)
 		if resp.Code != remoting.Success {
 			t.Fatalf("code %d for %s: %d %q", code, broker, resp.Code, resp.Remark)
 		}
@@ -59,7 +60,7 @@ func TestWipeAndAddWritePerm(t *testing.T) {
 	if resp.Field("addTopicCount") != "2" || permOf("A", "broker-a")&meta.PermWrite == 0 {
 		t.Fatalf("after add: count %q perm %d", resp.Field("addTopicCount"), permOf("A", "broker-a"))
 	}
-	if resp := r.Handle(remoting.NewRequest(remoting.WipeWritePermOfBroker, nil, nil), t0); resp.Code != remoting.SystemError {
+	if resp := handle(r, remoting.NewRequest(remoting.WipeWritePermOfBroker, nil, nil), t0); resp.Code != remoting.SystemError {
 		t.Fatalf("wipe without brokerName: code %d", resp.Code)
 	}
 	if resp := call(remoting.WipeWritePermOfBroker, "no-such-broker"); resp.Field("wipeTopicCount") != "0" {

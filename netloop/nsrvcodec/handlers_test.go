@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"hash/crc32"
@@ -7,19 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // twoBrokers registers broker-a (master + slave) with topics T (4 queues)
 // and A, and broker-b (master) with T (2 queues) and B.
-func twoBrokers(t *testing.T, r *Registry) {
+func twoBrokers(t *testing.T, r *namesrv.Registry) {
 	t.Helper()
 	mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 4), topic("A", 1))
 	mustRegister(t, r, slave("broker-a", "10.0.0.2:10911", 1), t0, topic("T", 4), topic("A", 1))
 	mustRegister(t, r, master("broker-b", "10.0.0.3:10911"), t0, topic("T", 2), topic("B", 8))
 }
 
-func hasRoute(r *Registry, topic string) bool {
+func hasRoute(r *namesrv.Registry, topic string) bool {
 	_, ok := r.Route(topic)
 	return ok
 }
@@ -31,17 +32,17 @@ func TestHandle(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		setup  func(t *testing.T, r *Registry)
+		setup  func(t *testing.T, r *namesrv.Registry)
 		req    *remoting.Command
 		code   int32
 		remark string // substring of the remark; "" checks nothing
-		check  func(t *testing.T, r *Registry, resp *remoting.Command)
+		check  func(t *testing.T, r *namesrv.Registry, resp *remoting.Command)
 	}{
 		{
 			name: "register master with java json body",
 			req:  registerCmd(nil, javaBody),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, resp *remoting.Command) {
 				if resp.Body != nil { // no ORDER_TOPIC_CONFIG namespace: no KVTable (Java's null)
 					t.Errorf("body %s", resp.Body)
 				}
@@ -51,20 +52,20 @@ func TestHandle(t *testing.T) {
 				if got := r.TopicNames(); strings.Join(got, ",") != "%RETRY%group-1,TBW102,orders" {
 					t.Errorf("topics %v", got)
 				}
-				if b := r.Brokers()[0]; b.DataVersion != (DataVersion{Timestamp: 1700000000000, Counter: 3}) ||
-					b.Timeout != DefaultHeartbeatTimeout || b.HAServerAddr != "127.0.0.1:10912" {
+				if b := r.Brokers()[0]; b.DataVersion != (namesrv.DataVersion{Timestamp: 1700000000000, Counter: 3}) ||
+					b.Timeout != namesrv.DefaultHeartbeatTimeout || b.HAServerAddr != "127.0.0.1:10912" {
 					t.Errorf("entry %+v", b)
 				}
 			},
 		},
 		{
 			name: "register slave learns master",
-			setup: func(t *testing.T, r *Registry) {
+			setup: func(t *testing.T, r *namesrv.Registry) {
 				mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 4))
 			},
 			req:  registerCmd(map[string]string{"brokerId": "1", "brokerAddr": "10.0.0.2:10911"}, javaBody),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, resp *remoting.Command) {
 				if resp.Field("masterAddr") != "10.0.0.1:10911" || resp.Field("haServerAddr") != "10.0.0.1:109110" {
 					t.Errorf("fields %v", resp.ExtFields)
 				}
@@ -74,7 +75,7 @@ func TestHandle(t *testing.T) {
 			name: "register compressed body",
 			req:  registerCmd(map[string]string{"compressed": "true"}, compressed),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				rd, ok := r.Route("orders")
 				if !ok || rd.QueueDatas[0].WriteQueueNums != 4 || rd.QueueDatas[0].Perm != 6 {
 					t.Errorf("route %+v", rd)
@@ -85,7 +86,7 @@ func TestHandle(t *testing.T) {
 			name: "register empty body",
 			req:  registerCmd(nil, nil),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				if r.Len() != 1 || len(r.TopicNames()) != 0 {
 					t.Errorf("len %d topics %v", r.Len(), r.TopicNames())
 				}
@@ -95,7 +96,7 @@ func TestHandle(t *testing.T) {
 			name: "register heartbeat timeout header",
 			req:  registerCmd(map[string]string{"heartbeatTimeoutMillis": "30000"}, javaBody),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				if got := r.Brokers()[0].Timeout.Seconds(); got != 30 {
 					t.Errorf("timeout %vs", got)
 				}
@@ -149,7 +150,7 @@ func TestHandle(t *testing.T) {
 			req: remoting.NewRequest(remoting.UnregisterBroker, map[string]string{"clusterName": "DefaultCluster",
 				"brokerName": "broker-b", "brokerAddr": "10.0.0.3:10911", "brokerId": "0"}, nil),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				if r.Len() != 2 || hasRoute(r, "B") || !hasRoute(r, "T") {
 					t.Errorf("len %d topics %v", r.Len(), r.TopicNames())
 				}
@@ -161,7 +162,7 @@ func TestHandle(t *testing.T) {
 			req: remoting.NewRequest(remoting.UnregisterBroker, map[string]string{"clusterName": "DefaultCluster",
 				"brokerName": "broker-b", "brokerAddr": "10.9.9.9:10911", "brokerId": "0"}, nil),
 			code: remoting.Success,
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				if r.Len() != 3 {
 					t.Errorf("len %d", r.Len())
 				}
@@ -178,8 +179,8 @@ func TestHandle(t *testing.T) {
 				"brokerName": "x", "brokerAddr": "h:1"}, nil)},
 		{
 			name: "route", setup: twoBrokers, req: routeReq("T"), code: remoting.Success,
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
-				rd, err := ParseRouteData(resp.Body)
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
+				rd, err := namesrv.ParseRouteData(resp.Body)
 				if err != nil || len(rd.QueueDatas) != 2 || rd.QueueDatas[0].BrokerName != "broker-a" ||
 					rd.BrokerDatas[0].BrokerAddrs[1] != "10.0.0.2:10911" {
 					t.Errorf("route %+v err %v", rd, err)
@@ -187,7 +188,7 @@ func TestHandle(t *testing.T) {
 			},
 		},
 		{name: "route unknown topic", setup: twoBrokers, req: routeReq("nope"), code: remoting.TopicNotExist,
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
 				if resp.Remark != "No topic route info in name server for the topic: nope" || resp.Body != nil {
 					t.Errorf("remark %q body %q", resp.Remark, resp.Body)
 				}
@@ -200,14 +201,14 @@ func TestHandle(t *testing.T) {
 		{
 			name: "cluster info", setup: twoBrokers, code: remoting.Success,
 			req: remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil),
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
 				golden(t, "cluster_info.json", resp.Body)
 			},
 		},
 		{
 			name: "cluster info empty", code: remoting.Success,
 			req: remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil),
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
 				if string(resp.Body) != `{"brokerAddrTable":{},"clusterAddrTable":{}}` {
 					t.Errorf("body %s", resp.Body)
 				}
@@ -216,7 +217,7 @@ func TestHandle(t *testing.T) {
 		{
 			name: "topic list", setup: twoBrokers, code: remoting.Success,
 			req: remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil),
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
 				if string(resp.Body) != `{"topicList":["A","B","T"]}` {
 					t.Errorf("body %s", resp.Body)
 				}
@@ -225,7 +226,7 @@ func TestHandle(t *testing.T) {
 		{
 			name: "topic list empty", code: remoting.Success,
 			req: remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil),
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
 				if string(resp.Body) != `{"topicList":[]}` {
 					t.Errorf("body %s", resp.Body)
 				}
@@ -234,7 +235,7 @@ func TestHandle(t *testing.T) {
 		{
 			name: "delete topic", setup: twoBrokers, code: remoting.Success,
 			req: remoting.NewRequest(remoting.DeleteTopicInNamesrv, map[string]string{"topic": "T"}, nil),
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				if hasRoute(r, "T") || !hasRoute(r, "A") {
 					t.Errorf("topics %v", r.TopicNames())
 				}
@@ -244,7 +245,7 @@ func TestHandle(t *testing.T) {
 			name: "delete topic other cluster", setup: twoBrokers, code: remoting.Success,
 			req: remoting.NewRequest(remoting.DeleteTopicInNamesrv,
 				map[string]string{"topic": "T", "clusterName": "OtherCluster"}, nil),
-			check: func(t *testing.T, r *Registry, _ *remoting.Command) {
+			check: func(t *testing.T, r *namesrv.Registry, _ *remoting.Command) {
 				if !hasRoute(r, "T") {
 					t.Error("topic deleted in the wrong cluster")
 				}
@@ -254,7 +255,7 @@ func TestHandle(t *testing.T) {
 			req: remoting.NewRequest(remoting.DeleteTopicInNamesrv, nil, nil)},
 		{name: "unsupported code", code: remoting.RequestCodeNotSupported,
 			req: remoting.NewRequest(remoting.SendMessage, nil, nil),
-			check: func(t *testing.T, _ *Registry, resp *remoting.Command) {
+			check: func(t *testing.T, _ *namesrv.Registry, resp *remoting.Command) {
 				if resp.Remark != " request type 10 not supported" {
 					t.Errorf("remark %q", resp.Remark)
 				}
@@ -262,12 +263,12 @@ func TestHandle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewRegistry()
+			r := namesrv.NewRegistry()
 			if tc.setup != nil {
 				tc.setup(t, r)
 			}
 			tc.req.Opaque = 99
-			resp := r.Handle(tc.req, t0)
+			resp := handle(r, tc.req, t0)
 			if resp.Code != tc.code {
 				t.Fatalf("code %d, want %d (remark %q)", resp.Code, tc.code, resp.Remark)
 			}
@@ -290,7 +291,7 @@ func TestHandle(t *testing.T) {
 }
 
 func TestHandleNilRequest(t *testing.T) {
-	resp := NewRegistry().Handle(nil, t0)
+	resp := handle(namesrv.NewRegistry(), nil, t0)
 	if resp == nil || resp.Code != remoting.SystemError || !resp.IsResponse() {
 		t.Fatalf("resp %+v", resp)
 	}
@@ -299,10 +300,10 @@ func TestHandleNilRequest(t *testing.T) {
 // TestHandleFailedRegisterLeavesTable checks a refused registration changes
 // nothing.
 func TestHandleFailedRegisterLeavesTable(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	twoBrokers(t, r)
 	before := r.Brokers()
-	resp := r.Handle(registerCmd(map[string]string{"brokerName": "broker-b", "brokerAddr": "10.0.0.3:10911"},
+	resp := handle(r, registerCmd(map[string]string{"brokerName": "broker-b", "brokerAddr": "10.0.0.3:10911"},
 		[]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"B":{"readQueueNums":-5}}}}`)), t0.Add(1))
 	if resp.Code != remoting.InvalidParameter {
 		t.Fatalf("code %d", resp.Code)

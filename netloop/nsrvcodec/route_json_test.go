@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -133,7 +134,7 @@ func TestClientDecodeReplica(t *testing.T) {
 // TestRouteJSONAsGoClientParsesIt feeds GET_ROUTEINFO_BY_TOPIC bodies to the
 // client's parsing algorithm.
 func TestRouteJSONAsGoClientParsesIt(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	mustRegister(t, r, master("broker-b", "[::1]:10911"), t0, topic("T", 2))
 	mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 3))
 	mustRegister(t, r, slave("broker-a", "10.0.0.2:10911", 1), t0, topic("T", 3))
@@ -143,7 +144,7 @@ func TestRouteJSONAsGoClientParsesIt(t *testing.T) {
 	mustRegister(t, r, master("broker-c", "host-c:10911"), t0, ro)
 	mustRegister(t, r, slave("broker-d", "10.0.0.9:10911", 1), t0, topic("T", 7)) // no master
 
-	resp := r.Handle(routeReq("T"), t0)
+	resp := handle(r, routeReq("T"), t0)
 	if resp.Code != remoting.Success || resp.Body == nil {
 		t.Fatalf("code %d body %q", resp.Code, resp.Body)
 	}
@@ -187,15 +188,15 @@ func TestRouteJSONAsGoClientParsesIt(t *testing.T) {
 
 // TestRouteGolden pins the exact route bytes (Java's standard-JSON shape).
 func TestRouteGolden(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	twoBrokers(t, r)
-	resp := r.Handle(routeReq("T"), t0)
+	resp := handle(r, routeReq("T"), t0)
 	golden(t, "route_two_brokers.json", resp.Body)
-	rd, err := ParseRouteData(resp.Body)
+	rd, err := namesrv.ParseRouteData(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := marshalCompact(rd)
+	again, err := namesrv.CompactJSON(rd)
 	if err != nil || !bytes.Equal(again, resp.Body) {
 		t.Errorf("round trip %s, err %v", again, err)
 	}

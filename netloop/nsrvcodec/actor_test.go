@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -50,7 +51,7 @@ func startActor(t *testing.T, clock *fakeClock, logs *syncBuffer) *stage.Stage {
 	}))
 	reg := stage.NewRegistry(nil)
 	st, err := reg.Spawn(system, supervisor.New(supervisor.Policy{OnRestart: reg.Restarted, Retire: reg.Retire}), "namesrv",
-		Producer(Options{Logger: zerolog.New(logs), Now: clock.Now, ScanInterval: 2 * time.Millisecond}))
+		namesrv.Producer(namesrv.Options{Logger: zerolog.New(logs), Now: clock.Now, ScanInterval: 2 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func startActor(t *testing.T, clock *fakeClock, logs *syncBuffer) *stage.Stage {
 func ask(t *testing.T, st *stage.Stage, cmd *remoting.Command) *remoting.Command {
 	t.Helper()
 	ch := make(chan *remoting.Command, 1)
-	st.Send(&Request{Cmd: cmd, Reply: func(c *remoting.Command) { ch <- c }})
+	Serve(st, cmd, 0, nil, func(c *remoting.Command) { ch <- c })
 	select {
 	case resp := <-ch:
 		return resp
@@ -80,7 +81,7 @@ func TestActor(t *testing.T) {
 	logs := &syncBuffer{}
 	st := startActor(t, clock, logs)
 
-	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{Counter: 1})
+	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), namesrv.DataVersion{Counter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestActor(t *testing.T) {
 
 	// Value-typed Request, route lookup.
 	ch := make(chan *remoting.Command, 2)
-	st.Send(Request{Cmd: routeReq("T"), Reply: func(c *remoting.Command) { ch <- c }})
+	st.Send(namesrv.Request{Call: namesrv.GetRoute{Topic: "T"}, Reply: func(a namesrv.Answer) { ch <- Encode(routeReq("T"), a) }})
 	if resp := <-ch; resp.Code != remoting.Success || !strings.Contains(string(resp.Body), `"0":"10.0.0.1:10911"`) {
 		t.Fatalf("route: %d %s", resp.Code, resp.Body)
 	}
@@ -100,7 +101,7 @@ func TestActor(t *testing.T) {
 	// next request's.
 	oneway := routeReq("T")
 	oneway.Flag = remoting.FlagOneway
-	st.Send(&Request{Cmd: oneway, Reply: func(c *remoting.Command) { ch <- c }})
+	Serve(st, oneway, 0, nil, func(c *remoting.Command) { ch <- c })
 	if resp := ask(t, st, remoting.NewRequest(remoting.GetAllTopicListFromNameserver, nil, nil)); string(resp.Body) != `{"topicList":["T"]}` {
 		t.Fatalf("topic list: %s", resp.Body)
 	}
@@ -111,13 +112,15 @@ func TestActor(t *testing.T) {
 	}
 
 	// Nil command and nil Reply do not crash the actor.
-	st.Send(&Request{Cmd: routeReq("T")})
-	if resp := ask(t, st, nil); resp.Code != remoting.SystemError {
-		t.Fatalf("nil cmd: %+v", resp)
+	st.Send(&namesrv.Request{Call: namesrv.GetRoute{Topic: "T"}})
+	nilCh := make(chan namesrv.Answer, 1)
+	st.Send(&namesrv.Request{Reply: func(a namesrv.Answer) { nilCh <- a }})
+	if a := <-nilCh; wireCode(a.Status) != remoting.SystemError || a.Remark != "namesrv: nil request" {
+		t.Fatalf("nil call: %+v", a)
 	}
 
 	// Expiry driven by the injected clock and the scan timer.
-	clock.Advance(DefaultHeartbeatTimeout + time.Second)
+	clock.Advance(namesrv.DefaultHeartbeatTimeout + time.Second)
 	deadline := time.Now().Add(5 * time.Second)
 	for ask(t, st, routeReq("T")).Code != remoting.TopicNotExist {
 		if time.Now().After(deadline) {
@@ -139,7 +142,7 @@ func TestActor(t *testing.T) {
 func TestActorRestartStartsEmpty(t *testing.T) {
 	clock := &fakeClock{}
 	st := startActor(t, clock, &syncBuffer{})
-	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{})
+	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), namesrv.DataVersion{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +150,14 @@ func TestActorRestartStartsEmpty(t *testing.T) {
 		t.Fatal(resp.Remark)
 	}
 	// A panicking Reply fails the actor; the default strategy restarts it.
-	st.Send(&Request{Cmd: routeReq("T"), Reply: func(*remoting.Command) { panic("reply failed") }})
+	Serve(st, routeReq("T"), 0, nil, func(*remoting.Command) { panic("reply failed") })
 	if resp := ask(t, st, routeReq("T")); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("after restart: code %d", resp.Code)
 	}
 	if resp := ask(t, st, req); resp.Code != remoting.Success {
 		t.Fatal(resp.Remark)
 	}
-	clock.Advance(DefaultHeartbeatTimeout + time.Second)
+	clock.Advance(namesrv.DefaultHeartbeatTimeout + time.Second)
 	deadline := time.Now().Add(5 * time.Second)
 	for ask(t, st, routeReq("T")).Code != remoting.TopicNotExist {
 		if time.Now().After(deadline) {

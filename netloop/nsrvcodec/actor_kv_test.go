@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"log/slog"
@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/actors/stage"
 	"github.com/wheelmq/wheelmq/actors/supervisor"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -19,14 +20,14 @@ import (
 
 // startKVActor spawns the registry actor with its KV configuration in
 // path, on fs.
-func startKVActor(t *testing.T, opts Options) *stage.Stage {
+func startKVActor(t *testing.T, opts namesrv.Options) *stage.Stage {
 	t.Helper()
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}))
 	reg := stage.NewRegistry(nil)
 	st, err := reg.Spawn(system, supervisor.New(supervisor.Policy{OnRestart: reg.Restarted, Retire: reg.Retire}),
-		"namesrv", Producer(opts))
+		"namesrv", namesrv.Producer(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,24 +43,24 @@ func startKVActor(t *testing.T, opts Options) *stage.Stage {
 // configuration does not), and answers SYSTEM_ERROR, changing nothing,
 // when the write fails.
 func TestActorKVPersisted(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "namesrv", KVConfigFile)
+	path := filepath.Join(t.TempDir(), "namesrv", namesrv.KVConfigFile)
 	fs := &vfstest.FaultFS{}
 	logs := &syncBuffer{}
-	st := startKVActor(t, Options{Logger: zerolog.New(logs), KVConfigPath: path, FS: fs, OrderMessageEnable: true})
+	st := startKVActor(t, namesrv.Options{Logger: zerolog.New(logs), KVConfigPath: path, FS: fs, OrderMessageEnable: true})
 
-	if resp := ask(t, st, putReq(NamespaceOrderTopicConfig, "T", "broker-a:2")); resp.Code != remoting.Success {
+	if resp := ask(t, st, putReq(namesrv.NamespaceOrderTopicConfig, "T", "broker-a:2")); resp.Code != remoting.Success {
 		t.Fatalf("put: %d %s", resp.Code, resp.Remark)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("no file after the answer: %v", err)
 	}
-	onDisk, err := ParseKVConfig(data)
-	if v, _ := onDisk.Get(NamespaceOrderTopicConfig, "T"); err != nil || v != "broker-a:2" {
+	onDisk, err := namesrv.ParseKVConfig(data)
+	if v, _ := onDisk.Get(namesrv.NamespaceOrderTopicConfig, "T"); err != nil || v != "broker-a:2" {
 		t.Fatalf("file %s (%v)", data, err)
 	}
 
-	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), DataVersion{})
+	req, err := NewRegisterRequest(master("broker-a", "10.0.0.1:10911"), topics(topic("T", 4)), namesrv.DataVersion{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,34 +72,34 @@ func TestActorKVPersisted(t *testing.T) {
 	}
 
 	// A restart (a panicking Reply fails the actor) reloads the file.
-	st.Send(&Request{Cmd: routeReq("T"), Reply: func(*remoting.Command) { panic("reply failed") }})
+	Serve(st, routeReq("T"), 0, nil, func(*remoting.Command) { panic("reply failed") })
 	if resp := ask(t, st, routeReq("T")); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("route table after restart: %d", resp.Code)
 	}
-	if resp := ask(t, st, getReq(NamespaceOrderTopicConfig, "T")); resp.Field(fieldValue) != "broker-a:2" {
+	if resp := ask(t, st, getReq(namesrv.NamespaceOrderTopicConfig, "T")); resp.Field(fieldValue) != "broker-a:2" {
 		t.Fatalf("kv after restart: %d %q", resp.Code, resp.Remark)
 	}
 
 	// A full disk: the change is refused and not made, the file unchanged.
 	fs.Full(true)
-	resp := ask(t, st, putReq(NamespaceOrderTopicConfig, "T", "broker-a:4"))
+	resp := ask(t, st, putReq(namesrv.NamespaceOrderTopicConfig, "T", "broker-a:4"))
 	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, path) {
 		t.Fatalf("put on a full disk: %d %q", resp.Code, resp.Remark)
 	}
-	if resp := ask(t, st, deleteReq(NamespaceOrderTopicConfig, "T")); resp.Code != remoting.SystemError {
+	if resp := ask(t, st, deleteReq(namesrv.NamespaceOrderTopicConfig, "T")); resp.Code != remoting.SystemError {
 		t.Fatalf("delete on a full disk: %d %q", resp.Code, resp.Remark)
 	}
 	fs.Full(false)
-	if resp := ask(t, st, getReq(NamespaceOrderTopicConfig, "T")); resp.Field(fieldValue) != "broker-a:2" {
+	if resp := ask(t, st, getReq(namesrv.NamespaceOrderTopicConfig, "T")); resp.Field(fieldValue) != "broker-a:2" {
 		t.Fatalf("a refused change was made: %q", resp.Field(fieldValue))
 	}
 	if again, _ := os.ReadFile(path); string(again) != string(data) {
 		t.Fatalf("file changed by refused writes: %s", again)
 	}
-	if resp := ask(t, st, deleteReq(NamespaceOrderTopicConfig, "T")); resp.Code != remoting.Success {
+	if resp := ask(t, st, deleteReq(namesrv.NamespaceOrderTopicConfig, "T")); resp.Code != remoting.Success {
 		t.Fatalf("delete: %d %q", resp.Code, resp.Remark)
 	}
-	after, err := LoadKVConfig(nil, path)
+	after, err := namesrv.LoadKVConfig(nil, path)
 	if err != nil || after.Len() != 0 {
 		t.Fatalf("file after delete: %+v %v", after, err)
 	}
@@ -117,7 +118,7 @@ func TestActorKVPersisted(t *testing.T) {
 func TestActorKVInMemory(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	st := startKVActor(t, Options{})
+	st := startKVActor(t, namesrv.Options{})
 	if resp := ask(t, st, putReq("ns", "k", "v")); resp.Code != remoting.Success {
 		t.Fatalf("put: %d", resp.Code)
 	}
@@ -133,7 +134,7 @@ func TestActorKVInMemory(t *testing.T) {
 // start of the actor, so the supervisor stops it for good, naming the file;
 // requests are then answered SYSTEM_ERROR and the file is left as it is.
 func TestActorKVDamagedFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), KVConfigFile)
+	path := filepath.Join(t.TempDir(), namesrv.KVConfigFile)
 	damaged := []byte(`{"configTable":{"ORDER_TOPIC_CONFIG":"oops"}}`)
 	if err := os.WriteFile(path, damaged, 0o644); err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestActorKVDamagedFile(t *testing.T) {
 	reg := stage.NewRegistry(nil)
 	policy := supervisor.Policy{Initial: time.Millisecond, Max: time.Millisecond, MaxRestarts: 2, Window: time.Minute,
 		OnRestart: reg.Restarted, Retire: reg.Retire}
-	st, err := reg.Spawn(system, supervisor.New(policy), "namesrv", Producer(Options{KVConfigPath: path}))
+	st, err := reg.Spawn(system, supervisor.New(policy), "namesrv", namesrv.Producer(namesrv.Options{KVConfigPath: path}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"fmt"
@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // No silent default-allow: the served codes are exactly the codes with a
 // rule, and every other code is answered REQUEST_CODE_NOT_SUPPORTED (so
-// that ServedCodes cannot fall behind HandleConn).
+// that ServedCodes cannot fall behind Decode).
 func TestServedCodesHaveRules(t *testing.T) {
 	for _, code := range ServedCodes {
 		if r, ok := Permissions[code]; !ok || r.Needs == nil || r.Doc == "" {
@@ -25,12 +26,12 @@ func TestServedCodesHaveRules(t *testing.T) {
 			t.Errorf("rule for %d, which is not served", code)
 		}
 	}
-	reg := NewRegistry()
+	reg := namesrv.NewRegistry()
 	for code := int32(0); code < 5000; code++ {
 		if slices.Contains(ServedCodes, code) {
 			continue
 		}
-		resp := reg.Handle(remoting.NewRequest(code, map[string]string{"topic": "T"}, nil), time.Now())
+		resp := handle(reg, remoting.NewRequest(code, map[string]string{"topic": "T"}, nil), time.Now())
 		if resp.Code != remoting.RequestCodeNotSupported {
 			t.Errorf("code %d is answered %d but is not in ServedCodes", code, resp.Code)
 		}

@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -40,9 +41,9 @@ func listReq(ns string) *remoting.Command {
 }
 
 // mustServe fails the test unless req succeeds.
-func mustServe(t *testing.T, r *Registry, req *remoting.Command) *remoting.Command {
+func mustServe(t *testing.T, r *namesrv.Registry, req *remoting.Command) *remoting.Command {
 	t.Helper()
-	resp := r.Handle(req, t0)
+	resp := handle(r, req, t0)
 	if resp.Code != remoting.Success {
 		t.Fatalf("code %d request: code %d remark %q", req.Code, resp.Code, resp.Remark)
 	}
@@ -50,8 +51,8 @@ func mustServe(t *testing.T, r *Registry, req *remoting.Command) *remoting.Comma
 }
 
 func TestKVHandle(t *testing.T) {
-	const order = NamespaceOrderTopicConfig
-	seed := func(t *testing.T, r *Registry) {
+	const order = namesrv.NamespaceOrderTopicConfig
+	seed := func(t *testing.T, r *namesrv.Registry) {
 		mustServe(t, r, putReq("ns", "a", "1"))
 		mustServe(t, r, putReq("ns", "b", "2"))
 		mustServe(t, r, putReq(order, "T", "broker-a:4"))
@@ -113,10 +114,10 @@ func TestKVHandle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewRegistry()
+			r := namesrv.NewRegistry()
 			seed(t, r)
 			tc.req.Opaque = 77
-			resp := r.Handle(tc.req, t0)
+			resp := handle(r, tc.req, t0)
 			if resp.Code != tc.code || resp.Remark != tc.remark {
 				t.Fatalf("code %d remark %q, want %d %q", resp.Code, resp.Remark, tc.code, tc.remark)
 			}
@@ -145,13 +146,13 @@ func TestKVHandle(t *testing.T) {
 // TestKVDeleteKeepsNamespace: as Java's KVConfigManager, deleting the last
 // key leaves the namespace, listed empty.
 func TestKVDeleteKeepsNamespace(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	mustServe(t, r, putReq("ns", "a", "1"))
 	mustServe(t, r, deleteReq("ns", "a"))
 	if resp := mustServe(t, r, listReq("ns")); string(resp.Body) != `{"table":{}}` {
 		t.Fatalf("list %s", resp.Body)
 	}
-	if resp := r.Handle(getReq("ns", "a"), t0); resp.Code != remoting.QueryNotFound {
+	if resp := handle(r, getReq("ns", "a"), t0); resp.Code != remoting.QueryNotFound {
 		t.Fatalf("get after delete: %d", resp.Code)
 	}
 }
@@ -159,10 +160,10 @@ func TestKVDeleteKeepsNamespace(t *testing.T) {
 // TestKVPersistence: every change is saved before it is answered, nothing
 // else is, and a failed save changes nothing.
 func TestKVPersistence(t *testing.T) {
-	r := NewRegistry()
-	var saved []*KVConfig
+	r := namesrv.NewRegistry()
+	var saved []*namesrv.KVConfig
 	var fail error
-	r.UseKVConfig(nil, func(c *KVConfig) error {
+	r.UseKVConfig(nil, func(c *namesrv.KVConfig) error {
 		if fail != nil {
 			return fail
 		}
@@ -190,7 +191,7 @@ func TestKVPersistence(t *testing.T) {
 	fail = errors.New("disk on fire")
 	before := r.KVConfig()
 	for _, req := range []*remoting.Command{putReq("ns", "c", "3"), putReq("ns", "b", "two"), deleteReq("ns", "b")} {
-		resp := r.Handle(req, t0)
+		resp := handle(r, req, t0)
 		if resp.Code != remoting.SystemError || resp.Remark != "disk on fire" {
 			t.Fatalf("code %d with a failing save: %d %q", req.Code, resp.Code, resp.Remark)
 		}
@@ -207,12 +208,12 @@ func TestKVPersistence(t *testing.T) {
 // namespace as KVTable (Java's returnOrderTopicConfigToBroker), no body
 // without it.
 func TestKVRegisterResponseBody(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	if resp := mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 4)); resp.Body != nil {
 		t.Fatalf("no order configuration: body %s", resp.Body)
 	}
-	mustServe(t, r, putReq(NamespaceOrderTopicConfig, "T", "broker-a:4"))
-	mustServe(t, r, putReq(NamespaceOrderTopicConfig, "U", "broker-a:2;broker-b:2"))
+	mustServe(t, r, putReq(namesrv.NamespaceOrderTopicConfig, "T", "broker-a:4"))
+	mustServe(t, r, putReq(namesrv.NamespaceOrderTopicConfig, "U", "broker-a:2;broker-b:2"))
 	mustServe(t, r, putReq("other", "X", "y"))
 	resp := mustRegister(t, r, master("broker-a", "10.0.0.1:10911"), t0, topic("T", 4))
 	if want := `{"table":{"T":"broker-a:4","U":"broker-a:2;broker-b:2"}}`; string(resp.Body) != want {
@@ -248,10 +249,10 @@ func clientPublishQueuesOrdered(topic string, rd *clientRoute) []string {
 // topic's ORDER_TOPIC_CONFIG value as orderTopicConf, compact, and the Go
 // client's parser builds its queues from it; without, routes are unchanged.
 func TestKVRouteOrderTopicConf(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	twoBrokers(t, r)
 	plain := mustServe(t, r, routeReq("T")).Body
-	mustServe(t, r, putReq(NamespaceOrderTopicConfig, "T", "broker-a:2;broker-b:1"))
+	mustServe(t, r, putReq(namesrv.NamespaceOrderTopicConfig, "T", "broker-a:2;broker-b:1"))
 	if got := mustServe(t, r, routeReq("T")).Body; string(got) != string(plain) {
 		t.Fatalf("orderMessageEnable off: route changed to %s", got)
 	}
@@ -272,7 +273,7 @@ func TestKVRouteOrderTopicConf(t *testing.T) {
 	if got, want := clientPublishQueuesOrdered("T", rd), []string{"T@broker-a#0", "T@broker-a#1", "T@broker-b#0"}; !slices.Equal(got, want) {
 		t.Fatalf("publish queues %v, want %v", got, want)
 	}
-	parsed, err := ParseRouteData(body)
+	parsed, err := namesrv.ParseRouteData(body)
 	if err != nil || parsed.OrderTopicConf != "broker-a:2;broker-b:1" {
 		t.Fatalf("ParseRouteData: %+v %v", parsed, err)
 	}
@@ -281,19 +282,19 @@ func TestKVRouteOrderTopicConf(t *testing.T) {
 	if got := mustServe(t, r, routeReq("A")).Body; strings.Contains(string(got), "orderTopicConf") {
 		t.Fatalf("route of A: %s", got)
 	}
-	mustServe(t, r, putReq(NamespaceOrderTopicConfig, "nowhere", "broker-a:1"))
-	if resp := r.Handle(routeReq("nowhere"), t0); resp.Code != remoting.TopicNotExist {
+	mustServe(t, r, putReq(namesrv.NamespaceOrderTopicConfig, "nowhere", "broker-a:1"))
+	if resp := handle(r, routeReq("nowhere"), t0); resp.Code != remoting.TopicNotExist {
 		t.Fatalf("order conf of an unrouted topic: %d", resp.Code)
 	}
 
 	// An empty value is no order configuration, as both clients read it.
-	mustServe(t, r, putReq(NamespaceOrderTopicConfig, "T", ""))
+	mustServe(t, r, putReq(namesrv.NamespaceOrderTopicConfig, "T", ""))
 	if got := mustServe(t, r, routeReq("T")).Body; string(got) != string(plain) {
 		t.Fatalf("empty order conf: %s", got)
 	}
 
 	// A value the clients cannot read (a file edited by hand) is left out.
-	kv, err := ParseKVConfig([]byte(`{"configTable":{"ORDER_TOPIC_CONFIG":{"T":"broker-a"}}}`))
+	kv, err := namesrv.ParseKVConfig([]byte(`{"configTable":{"ORDER_TOPIC_CONFIG":{"T":"broker-a"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,14 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 func TestStaleMasterEpochRefused(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	r.SetMasterEpoch(func(cluster, brokerName string) (int64, bool) {
 		if cluster == "c" && brokerName == "b" {
 			return 3, true
@@ -21,7 +22,7 @@ func TestStaleMasterEpochRefused(t *testing.T) {
 		epoch    int64
 		wantCode int32
 	}{
-		{"older master epoch", 0, "b", 2, CodeFencedMasterEpoch},
+		{"older master epoch", 0, "b", 2, namesrv.CodeFencedMasterEpoch},
 		{"current master epoch", 0, "b", 3, remoting.Success},
 		{"newer master epoch", 0, "b", 4, remoting.Success},
 		{"no replication (epoch 0)", 0, "b", 0, remoting.Success},
@@ -29,18 +30,18 @@ func TestStaleMasterEpochRefused(t *testing.T) {
 		{"group unknown to the controller", 0, "other", 1, remoting.Success},
 	}
 	for _, c := range cases {
-		info := BrokerInfo{Cluster: "c", BrokerName: c.broker, BrokerAddr: "127.0.0.1:10911", BrokerID: c.id}
-		req, err := NewRegisterRequest(info, nil, DataVersion{StateVersion: c.epoch, Counter: 1})
+		info := namesrv.BrokerInfo{Cluster: "c", BrokerName: c.broker, BrokerAddr: "127.0.0.1:10911", BrokerID: c.id}
+		req, err := NewRegisterRequest(info, nil, namesrv.DataVersion{StateVersion: c.epoch, Counter: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp := r.Handle(req, t0)
+		resp := handle(r, req, t0)
 		if resp.Code != c.wantCode {
 			t.Fatalf("%s: code %d %q, want %d", c.name, resp.Code, resp.Remark, c.wantCode)
 		}
-		if c.wantCode != remoting.Success && r.Contains(BrokerKey{Cluster: "c", BrokerName: c.broker, BrokerID: c.id}) {
+		if c.wantCode != remoting.Success && r.Contains(namesrv.BrokerKey{Cluster: "c", BrokerName: c.broker, BrokerID: c.id}) {
 			t.Fatalf("%s: refused registration entered the routes", c.name)
 		}
-		r.Unregister(BrokerKey{Cluster: "c", BrokerName: c.broker, BrokerID: c.id}, "")
+		r.Unregister(namesrv.BrokerKey{Cluster: "c", BrokerName: c.broker, BrokerID: c.id}, "")
 	}
 }

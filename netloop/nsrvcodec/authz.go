@@ -1,12 +1,12 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"github.com/wheelmq/wheelmq/netloop/auth"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
-// ServedCodes are the request codes the name server answers (HandleConn
-// and the actor's GET_NAMESRV_CONFIG); every other code gets
+// ServedCodes are the request codes the name server answers (Decode
+// knows them; GET_NAMESRV_CONFIG is the actor's); every other code gets
 // REQUEST_CODE_NOT_SUPPORTED.
 var ServedCodes = []int32{
 	remoting.PutKVConfig, remoting.GetKVConfig, remoting.DeleteKVConfig, remoting.RegisterBroker,

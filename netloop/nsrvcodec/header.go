@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -28,11 +29,22 @@ const (
 	// broker's RocketMQ 5 gRPC endpoint (host:port), answered in routes
 	// as BrokerData.grpcEndpoints. Java name servers ignore it.
 	fieldGRPCEndpoint = "grpcEndpoint"
+	// The KV requests' fields (PutKVConfigRequestHeader,
+	// GetKVConfigRequestHeader, DeleteKVConfigRequestHeader,
+	// GetKVListByNamespaceRequestHeader; GetKVConfigResponseHeader's value).
+	fieldNamespace = "namespace"
+	fieldKey       = "key"
+	fieldValue     = "value"
+	// fieldCluster is GetTopicsByClusterRequestHeader's cluster.
+	fieldCluster = "cluster"
+	// The answers' count fields of WIPE/ADD_WRITE_PERM_OF_BROKER.
+	fieldWipeTopicCount = "wipeTopicCount"
+	fieldAddTopicCount  = "addTopicCount"
 )
 
 // registerHeader is RegisterBrokerRequestHeader.
 type registerHeader struct {
-	info       BrokerInfo
+	info       namesrv.BrokerInfo
 	compressed bool
 	bodyCRC32  int64
 }
@@ -41,7 +53,7 @@ type registerHeader struct {
 func requiredField(cmd *remoting.Command, name string) (string, error) {
 	v := cmd.Field(name)
 	if v == "" {
-		return "", fmt.Errorf("%w: the custom field <%s> is null", ErrMissingField, name)
+		return "", fmt.Errorf("%w: the custom field <%s> is null", namesrv.ErrMissingField, name)
 	}
 	return v, nil
 }
@@ -55,7 +67,7 @@ func intField(cmd *remoting.Command, name string, lo, hi int64) (v int64, ok boo
 	}
 	v, err = strconv.ParseInt(s, 10, 64)
 	if err != nil || v < lo || v > hi {
-		return 0, false, fmt.Errorf("%w: %s %q is not an integer in [%d, %d]", ErrBadField, name, s, lo, hi)
+		return 0, false, fmt.Errorf("%w: %s %q is not an integer in [%d, %d]", namesrv.ErrBadField, name, s, lo, hi)
 	}
 	return v, true, nil
 }
@@ -67,8 +79,8 @@ func boolField(cmd *remoting.Command, name string) bool {
 }
 
 // parseBrokerKey reads clusterName, brokerName and brokerId (all required).
-func parseBrokerKey(cmd *remoting.Command) (BrokerKey, error) {
-	var k BrokerKey
+func parseBrokerKey(cmd *remoting.Command) (namesrv.BrokerKey, error) {
+	var k namesrv.BrokerKey
 	var err error
 	if k.Cluster, err = requiredField(cmd, fieldClusterName); err != nil {
 		return k, err
@@ -81,10 +93,10 @@ func parseBrokerKey(cmd *remoting.Command) (BrokerKey, error) {
 		return k, err
 	}
 	if !ok {
-		return k, fmt.Errorf("%w: the custom field <%s> is null", ErrMissingField, fieldBrokerID)
+		return k, fmt.Errorf("%w: the custom field <%s> is null", namesrv.ErrMissingField, fieldBrokerID)
 	}
 	if id < 0 {
-		return k, fmt.Errorf("%w: brokerId %d is negative", ErrInvalidValue, id)
+		return k, fmt.Errorf("%w: brokerId %d is negative", namesrv.ErrInvalidValue, id)
 	}
 	k.BrokerID = id
 	return k, nil
@@ -106,14 +118,14 @@ func parseRegisterHeader(cmd *remoting.Command) (registerHeader, error) {
 		return h, err
 	}
 	if ok && (timeoutMs <= 0 || timeoutMs > int64(math.MaxInt64/time.Millisecond)) {
-		return h, fmt.Errorf("%w: %s %d is out of range", ErrInvalidValue, fieldHeartbeatTimeoutMs, timeoutMs)
+		return h, fmt.Errorf("%w: %s %d is out of range", namesrv.ErrInvalidValue, fieldHeartbeatTimeoutMs, timeoutMs)
 	}
 	// Java writes an Integer (may be negative); accept the unsigned form too.
 	crc, _, err := intField(cmd, fieldBodyCRC32, math.MinInt32, math.MaxUint32)
 	if err != nil {
 		return h, err
 	}
-	h.info = BrokerInfo{
+	h.info = namesrv.BrokerInfo{
 		Cluster:          key.Cluster,
 		BrokerName:       key.BrokerName,
 		BrokerAddr:       addr,
@@ -125,4 +137,25 @@ func parseRegisterHeader(cmd *remoting.Command) (registerHeader, error) {
 	h.compressed = boolField(cmd, fieldCompressed)
 	h.bodyCRC32 = crc
 	return h, nil
+}
+
+// presentField returns a header field that must be present; unlike
+// requiredField it may be empty (Java's @CFNotNull refuses null only).
+func presentField(cmd *remoting.Command, name string) (string, error) {
+	v, ok := cmd.ExtFields[name]
+	if !ok {
+		return "", fmt.Errorf("%w: the custom field <%s> is null", namesrv.ErrMissingField, name)
+	}
+	return v, nil
+}
+
+// kvFields reads the namespace and key of a KV request.
+func kvFields(req *remoting.Command) (namespace, key string, err error) {
+	if namespace, err = presentField(req, fieldNamespace); err != nil {
+		return "", "", err
+	}
+	if key, err = presentField(req, fieldKey); err != nil {
+		return "", "", err
+	}
+	return namespace, key, nil
 }

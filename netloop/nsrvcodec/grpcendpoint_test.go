@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -14,7 +15,7 @@ import (
 // Go client's parsing still reads brokerAddrs right), none at all when no
 // member has one, and a malformed endpoint is refused.
 func TestGRPCEndpointInRoutes(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	a0 := master("broker-a", "10.0.0.1:10911")
 	a0.GRPCEndpoint = "10.0.0.1:8081"
 	a1 := slave("broker-a", "10.0.0.2:10911", 1)
@@ -23,11 +24,11 @@ func TestGRPCEndpointInRoutes(t *testing.T) {
 	mustRegister(t, r, a1, t0, topic("T", 2))
 	mustRegister(t, r, master("broker-b", "10.0.0.3:10911"), t0, topic("T", 2), topic("U", 1))
 
-	resp := r.Handle(routeReq("T"), t0)
+	resp := handle(r, routeReq("T"), t0)
 	if resp.Code != remoting.Success {
 		t.Fatalf("route: %d %s", resp.Code, resp.Remark)
 	}
-	rd, err := ParseRouteData(resp.Body)
+	rd, err := namesrv.ParseRouteData(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,21 +45,21 @@ func TestGRPCEndpointInRoutes(t *testing.T) {
 	if err != nil || cd.BrokerDataList[0].BrokerAddresses[0] != "10.0.0.1:10911" || cd.BrokerDataList[0].BrokerAddresses[1] != "10.0.0.2:10911" {
 		t.Fatalf("the Go client's parse of a route with endpoints: %+v %v", cd, err)
 	}
-	if u := r.Handle(routeReq("U"), t0); bytes.Contains(u.Body, []byte("grpcEndpoints")) {
+	if u := handle(r, routeReq("U"), t0); bytes.Contains(u.Body, []byte("grpcEndpoints")) {
 		t.Errorf("a route with no endpoint names the field: %s", u.Body)
 	}
 
 	bad := master("broker-c", "10.0.0.4:10911")
 	bad.GRPCEndpoint = "10.0.0.4:8081,evil:1"
-	if _, err := NewRegisterRequest(bad, nil, DataVersion{}); !errors.Is(err, ErrInvalidValue) {
+	if _, err := NewRegisterRequest(bad, nil, namesrv.DataVersion{}); !errors.Is(err, namesrv.ErrInvalidValue) {
 		t.Errorf("endpoint with a comma: %v", err)
 	}
-	req, err := NewRegisterRequest(master("broker-c", "10.0.0.4:10911"), nil, DataVersion{})
+	req, err := NewRegisterRequest(master("broker-c", "10.0.0.4:10911"), nil, namesrv.DataVersion{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.ExtFields[fieldGRPCEndpoint] = "a b:1"
-	if resp := r.Handle(req, t0); resp.Code != remoting.InvalidParameter {
+	if resp := handle(r, req, t0); resp.Code != remoting.InvalidParameter {
 		t.Errorf("register with a blank in the endpoint: %d %s", resp.Code, resp.Remark)
 	}
 }

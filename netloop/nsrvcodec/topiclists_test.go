@@ -1,22 +1,23 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"encoding/json"
 	"slices"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 func TestTopicLists(t *testing.T) {
-	r := NewRegistry()
-	empty := r.Handle(remoting.NewRequest(remoting.GetSystemTopicListFromNS, nil, nil), t0)
+	r := namesrv.NewRegistry()
+	empty := handle(r, remoting.NewRequest(remoting.GetSystemTopicListFromNS, nil, nil), t0)
 	if empty.Code != remoting.Success || string(empty.Body) != `{"topicList":[]}` {
 		t.Fatalf("304 with no broker: %d %s", empty.Code, empty.Body)
 	}
 	twoBrokers(t, r)
-	var tl TopicList
-	resp := r.Handle(remoting.NewRequest(remoting.GetSystemTopicListFromNS, nil, nil), t0)
+	var tl namesrv.TopicList
+	resp := handle(r, remoting.NewRequest(remoting.GetSystemTopicListFromNS, nil, nil), t0)
 	if err := json.Unmarshal(resp.Body, &tl); err != nil || resp.Code != remoting.Success {
 		t.Fatalf("304: %d %s %v", resp.Code, resp.Body, err)
 	}
@@ -34,14 +35,14 @@ func TestTopicLists(t *testing.T) {
 		{nil, remoting.SystemError, nil},
 	}
 	for _, tt := range tests {
-		resp := r.Handle(remoting.NewRequest(remoting.GetTopicsByCluster, tt.fields, nil), t0)
+		resp := handle(r, remoting.NewRequest(remoting.GetTopicsByCluster, tt.fields, nil), t0)
 		if resp.Code != tt.code {
 			t.Fatalf("224 %v: code %d %q", tt.fields, resp.Code, resp.Remark)
 		}
 		if tt.code != remoting.Success {
 			continue
 		}
-		tl = TopicList{}
+		tl = namesrv.TopicList{}
 		if err := json.Unmarshal(resp.Body, &tl); err != nil || !slices.Equal(tl.TopicList, tt.want) {
 			t.Fatalf("224 %v: %s (%v), want %v", tt.fields, resp.Body, err, tt.want)
 		}

@@ -1,4 +1,4 @@
-package namesrv
+package nsrvcodec
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
@@ -100,7 +101,7 @@ func goldenFrame(t *testing.T, name, about string, frame []byte) *remoting.Comma
 // order, and pins the GET_KV_CONFIG and GET_KVLIST_BY_NAMESPACE answers as
 // wheelmq encodes them (JSON, as the request).
 func TestKVGoldenFrames(t *testing.T) {
-	r := NewRegistry()
+	r := namesrv.NewRegistry()
 	steps := []struct {
 		name, about, header string
 		code                int32
@@ -114,14 +115,14 @@ func TestKVGoldenFrames(t *testing.T) {
 			header: `{"code":100,"extFields":{"namespace":"ORDER_TOPIC_CONFIG","value":"broker-a:4;broker-b:2","key":"orders"},` +
 				`"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":479}`,
 			code: remoting.PutKVConfig,
-			want: map[string]string{"namespace": NamespaceOrderTopicConfig, "key": "orders", "value": "broker-a:4;broker-b:2"},
+			want: map[string]string{"namespace": namesrv.NamespaceOrderTopicConfig, "key": "orders", "value": "broker-a:4;broker-b:2"},
 		},
 		{
 			name:  "kv_get_java_json",
 			about: "GET_KV_CONFIG (101) as Java's MQClientAPIImpl.getKVConfigValue sends it (GetKVConfigRequestHeader)",
 			header: `{"code":101,"extFields":{"namespace":"ORDER_TOPIC_CONFIG","key":"orders"},` +
 				`"flag":0,"language":"JAVA","opaque":2,"serializeTypeCurrentRPC":"JSON","version":479}`,
-			code: remoting.GetKVConfig, want: map[string]string{"namespace": NamespaceOrderTopicConfig, "key": "orders"},
+			code: remoting.GetKVConfig, want: map[string]string{"namespace": namesrv.NamespaceOrderTopicConfig, "key": "orders"},
 			respFile: "kv_get_response_json", respAbout: "wheelmq's GET_KV_CONFIG answer: SUCCESS, header value (GetKVConfigResponseHeader)",
 			respField: "broker-a:4;broker-b:2",
 		},
@@ -130,7 +131,7 @@ func TestKVGoldenFrames(t *testing.T) {
 			about: "GET_KVLIST_BY_NAMESPACE (219) as Java's MQClientAPIImpl.getKVListByNamespace sends it",
 			header: `{"code":219,"extFields":{"namespace":"ORDER_TOPIC_CONFIG"},` +
 				`"flag":0,"language":"JAVA","opaque":3,"serializeTypeCurrentRPC":"JSON","version":479}`,
-			code: remoting.GetKVListByNamespace, want: map[string]string{"namespace": NamespaceOrderTopicConfig},
+			code: remoting.GetKVListByNamespace, want: map[string]string{"namespace": namesrv.NamespaceOrderTopicConfig},
 			respFile: "kv_list_response_json", respAbout: "wheelmq's GET_KVLIST_BY_NAMESPACE answer: SUCCESS, body KVTable",
 			respBody: `{"table":{"orders":"broker-a:4;broker-b:2"}}`,
 		},
@@ -139,7 +140,7 @@ func TestKVGoldenFrames(t *testing.T) {
 			about: "DELETE_KV_CONFIG (102) as DefaultMQAdminExt.deleteTopic sends it last (DeleteKVConfigRequestHeader)",
 			header: `{"code":102,"extFields":{"namespace":"ORDER_TOPIC_CONFIG","key":"orders"},` +
 				`"flag":0,"language":"JAVA","opaque":4,"serializeTypeCurrentRPC":"JSON","version":479}`,
-			code: remoting.DeleteKVConfig, want: map[string]string{"namespace": NamespaceOrderTopicConfig, "key": "orders"},
+			code: remoting.DeleteKVConfig, want: map[string]string{"namespace": namesrv.NamespaceOrderTopicConfig, "key": "orders"},
 		},
 	}
 	for _, st := range steps {
@@ -152,7 +153,7 @@ func TestKVGoldenFrames(t *testing.T) {
 				t.Fatalf("%s: field %s = %q, want %q", st.name, k, cmd.Field(k), v)
 			}
 		}
-		resp := r.Handle(cmd, t0)
+		resp := handle(r, cmd, t0)
 		if resp.Code != remoting.Success || resp.Opaque != cmd.Opaque || resp.Serialize != remoting.SerializeJSON {
 			t.Fatalf("%s: answer %+v", st.name, resp)
 		}
@@ -171,7 +172,7 @@ func TestKVGoldenFrames(t *testing.T) {
 		}
 		goldenFrame(t, st.respFile, st.respAbout, frame)
 	}
-	if _, ok := r.KVConfig().Get(NamespaceOrderTopicConfig, "orders"); ok {
+	if _, ok := r.KVConfig().Get(namesrv.NamespaceOrderTopicConfig, "orders"); ok {
 		t.Fatal("the delete frame left the item")
 	}
 }
