@@ -152,6 +152,9 @@ func (b *Broker) litePick(r *LiteReceiveRequest, now time.Time) ([]litePicked, <
 			continue // one in flight per lite topic
 		case f.token != 0:
 			seq, attempt = f.seq, f.attempt+1 // its invisible time ran out: again
+			if f.attempt < 0 {
+				attempt = -f.attempt // suspended (LiteChangeInvisible): the same attempt
+			}
 		case g.acked < q.base:
 			g.acked = q.base
 			fallthrough
@@ -241,8 +244,10 @@ func (b *Broker) LiteAck(c Caller, group, handle string) *Error {
 }
 
 // LiteChangeInvisible sets a lite delivery's invisible time from now and
-// returns its new handle (the old one is stale).
-func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Duration) (string, *Error) {
+// returns its new handle (the old one is stale). With suspend (the v5
+// protocol's ChangeInvisibleDurationRequest.suspend, which lite consumers
+// set) its next delivery keeps the attempt instead of counting one more.
+func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Duration, suspend bool) (string, *Error) {
 	h, perr := parseLiteHandle(handle)
 	if perr != nil {
 		return "", &Error{Status: BadRequest, Remark: perr.Error(), Err: perr}
@@ -260,6 +265,10 @@ func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Dura
 	s.tokens++
 	g.flight.token = s.tokens
 	g.flight.deadline = nowMs() + d.Milliseconds()
+	if suspend && g.flight.attempt > 0 {
+		// Negative: suspended, its redelivery keeps the attempt (litePick).
+		g.flight.attempt = -g.flight.attempt
+	}
 	if d <= 0 {
 		s.wakeLocked(q.key)
 	}
