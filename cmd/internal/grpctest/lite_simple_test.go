@@ -99,6 +99,20 @@ func (l *liteSimple) change(m *v2.Message, d time.Duration) (string, v2.Code) {
 	return r.GetReceiptHandle(), r.GetStatus().GetCode()
 }
 
+// send sends body to lite topic lite of the bind topic by raw
+// SendMessage (a producer's call).
+func (l *liteSimple) send(lite, body string) {
+	l.t.Helper()
+	resp, err := l.c.SendMessage(l.ctx, &v2.SendMessageRequest{Messages: []*v2.Message{rawMessage(l.topic, body,
+		func(sp *v2.SystemProperties) {
+			sp.LiteTopic = &lite
+			sp.MessageType = v2.MessageType_LITE
+		})}})
+	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
+		l.t.Fatalf("send %s to lite topic %s: %v %v", body, lite, resp, err)
+	}
+}
+
 // liteBodies lists the messages as lite/body, sorted; each must be a LITE
 // message of its lite topic.
 func liteBodies(t *testing.T, msgs []*v2.Message) []string {
@@ -186,9 +200,8 @@ func TestLiteSimpleConsumer(t *testing.T) {
 		t.Fatalf("subscriptions %v, want [a b]", got)
 	}
 
-	p := producer(t, sdkConfig(n, ""), []string{topic})
 	for _, m := range [][2]string{{"a", "a-0"}, {"c", "c-0"}, {"b", "b-0"}, {"a", "a-1"}, {"b", "b-1"}} {
-		sendLite(t, p, topic, m[0], m[1])
+		l.send(m[0], m[1])
 	}
 
 	got := l.receive(10 * time.Second)
@@ -249,8 +262,8 @@ func TestLiteSimpleConsumer(t *testing.T) {
 	if code := l.sync(v2.LiteSubscriptionAction_PARTIAL_REMOVE, "b"); code != v2.Code_OK {
 		t.Fatalf("unsubscribeLite b: %v", code)
 	}
-	sendLite(t, p, topic, "b", "b-2")
-	sendLite(t, p, topic, "a", "a-2")
+	l.send("b", "b-2")
+	l.send("a", "a-2")
 	if b := liteBodies(t, l.receive(10*time.Second)); !slices.Equal(b, []string{"a/a-2"}) {
 		t.Fatalf("after unsubscribeLite b: %v, want only a-2", b)
 	}
