@@ -68,36 +68,52 @@ var liteCtlActions = map[string]broker.LiteAction{
 }
 
 // liteConns remembers which (group, client id) subscribed on which
-// connection, so that they go when it closes.
+// connection, so that they go when it closes: when the client's latest
+// connection closes (a client that came back on a new connection keeps
+// what it subscribed there).
 type liteConns struct {
-	mu sync.Mutex
-	m  map[uint64]map[[2]string]struct{}
+	mu    sync.Mutex
+	conns map[uint64]map[[2]string]struct{} // connection -> (group, client)
+	last  map[[2]string]uint64              // (group, client) -> its latest connection
 }
 
 func (l *liteConns) add(conn uint64, group, client string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[uint64]map[[2]string]struct{}{}
+	if l.conns == nil {
+		l.conns, l.last = map[uint64]map[[2]string]struct{}{}, map[[2]string]uint64{}
 	}
-	if l.m[conn] == nil {
-		l.m[conn] = map[[2]string]struct{}{}
+	k := [2]string{group, client}
+	if old, ok := l.last[k]; ok && old != conn {
+		delete(l.conns[old], k)
 	}
-	l.m[conn][[2]string{group, client}] = struct{}{}
+	if l.conns[conn] == nil {
+		l.conns[conn] = map[[2]string]struct{}{}
+	}
+	l.conns[conn][k] = struct{}{}
+	l.last[k] = conn
 }
 
-func (l *liteConns) take(conn uint64) map[[2]string]struct{} {
+// take removes conn and returns the clients whose latest connection it
+// was.
+func (l *liteConns) take(conn uint64) [][2]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	got := l.m[conn]
-	delete(l.m, conn)
-	return got
+	var out [][2]string
+	for k := range l.conns[conn] {
+		if l.last[k] == conn {
+			delete(l.last, k)
+			out = append(out, k)
+		}
+	}
+	delete(l.conns, conn)
+	return out
 }
 
 // liteConnClosed forgets the lite subscriptions made on a closed
 // connection (OnClose).
 func (r *Router) liteConnClosed(conn uint64) {
-	for k := range r.lite.take(conn) {
+	for _, k := range r.lite.take(conn) {
 		r.core.LiteClientGone(k[0], k[1])
 	}
 }
