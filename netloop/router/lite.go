@@ -172,6 +172,9 @@ func (r *Router) handlePopLite(c *netloop.Conn, cmd *remoting.Command) *Refusal 
 	if invisibleMs <= 0 {
 		return refuse(remoting.InvalidParameter, "invisibleTime must be positive, got %d", invisibleMs)
 	}
+	// A pop registers the client with the lite state as a subscription
+	// does (with none yet): it goes with the connection too.
+	r.lite.add(c.ID(), group, client)
 	popTime := time.Now().UnixMilli()
 	r.core.LitePop(callerOf(c, cmd), &broker.LiteReceiveRequest{Group: group, Topic: topic, Client: client,
 		Max: int(max(min(nums, broker.MaxLitePopNums+1), 0)), Invisible: invisibleOf(invisibleMs),
