@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
@@ -19,7 +20,8 @@ import (
 // flight, the parent shows 2 resident lite topics holding 4 messages, 1 in
 // flight; g with 1 client, 1 subscription, a backlog of 3 (a's, the only
 // lite topic it read) and 1 in flight; the largest backlog a (3) before b
-// (1). A NORMAL topic is not listed.
+// (1). A NORMAL topic is not listed. With a budget of one lite topic the
+// broker's view says it stopped short.
 func TestConsoleLitePage(t *testing.T) {
 	t.Parallel()
 	n := processtest.Start(t, processtest.Options{Metrics: true, MutateNode: func(c *process.Config) { c.Console = true }})
@@ -50,6 +52,22 @@ func TestConsoleLitePage(t *testing.T) {
 	}
 	if resp, recs := l.popLite(4, 5000); resp.Code != remoting.Success || len(recs) != 1 || string(recs[0].Body) != "a-0" {
 		t.Fatalf("pop: %d %s %v", resp.Code, resp.Remark, names(recs))
+	}
+
+	// The broker bounds its walk: with a budget of one lite topic the view
+	// says it stopped short, the resident count still whole.
+	found := false
+	for _, v := range n.Broker().Core().LiteView(broker.Caller{}, 10, 1) {
+		if v.Topic != topic {
+			continue
+		}
+		found = true
+		if v.Complete || v.Scanned != 1 || v.Resident != 2 {
+			t.Fatalf("view with a budget of 1: %+v, want cut after 1 of 2 resident", v)
+		}
+	}
+	if !found {
+		t.Fatalf("the broker's lite view has no %s", topic)
 	}
 
 	w := newWebClient(t, "http://"+n.MetricsAddr())
