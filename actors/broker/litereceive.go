@@ -44,6 +44,10 @@ type LiteDelivery struct {
 	Handle string
 	// Attempt counts its deliveries, this one included.
 	Attempt int32
+	// Seq is its position in its lite topic, RocketMQ's offset in the lite
+	// topic's LMQ; it counts from 0 again when the lite topic comes back
+	// to memory (docs/lite.md, "Memory and files").
+	Seq int64
 }
 
 // IsLiteHandle reports whether h is a lite receipt handle.
@@ -184,7 +188,7 @@ func (b *Broker) liteRead(group string, picked []litePicked) []LiteDelivery {
 			var rec message.Record
 			if rec, _, err = message.Decode(raw); err == nil {
 				rec.ReconsumeTimes = p.attempt - 1
-				out = append(out, LiteDelivery{Record: rec, Lite: p.h.key.lite, Handle: p.h.String(), Attempt: p.attempt})
+				out = append(out, LiteDelivery{Record: rec, Lite: p.h.key.lite, Handle: p.h.String(), Attempt: p.attempt, Seq: p.h.seq})
 				continue
 			}
 		}

@@ -17,8 +17,10 @@ package router
 //     attemptId); the answer is PopLiteMessageResponseHeader (popTime,
 //     invisibleTime, reviveQid, orderCountInfo: each message's delivery
 //     count less one, ';'-separated) with the stored records as the body,
-//     each carrying its receipt handle in POP_CK; none within the poll:
-//     POLLING_TIMEOUT.
+//     each carrying its receipt handle in POP_CK, and, as RocketMQ stores
+//     lite messages, its lite topic's queue in INNER_MULTI_DISPATCH
+//     (%LMQ%$<parent>$<lite>) and its offset there in
+//     INNER_MULTI_QUEUE_OFFSET; none within the poll: POLLING_TIMEOUT.
 //   - ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME whose extraInfo is a
 //     lite receipt handle (pop.go) ack or change the lite delivery; the
 //     change answers the new handle in extraInfo.
@@ -41,6 +43,10 @@ import (
 // liteReviveQid is the reviveQid of a lite pop's answer (RocketMQ's
 // KeyBuilder.POP_ORDER_REVIVE_QUEUE).
 const liteReviveQid = "999999"
+
+// liteLMQ is RocketMQ 5.5's name of a lite topic's queue
+// (LiteUtil.toLmqName): %LMQ%$<parent>$<lite>.
+func liteLMQ(parent, lite string) string { return "%LMQ%$" + parent + "$" + lite }
 
 // liteCtlBody is RocketMQ 5.5's LiteSubscriptionCtlRequestBody.
 type liteCtlBody struct {
@@ -196,7 +202,12 @@ func (r *Router) popLiteResponse(cmd *remoting.Command, got []broker.LiteDeliver
 	for i := range got {
 		d := &got[i]
 		rec := d.Record
-		rec.Properties = message.AppendProperty(append([]byte(nil), rec.Properties...), pop.PropPopCK, d.Handle)
+		props := message.AppendProperty(append([]byte(nil), rec.Properties...), pop.PropPopCK, d.Handle)
+		// As RocketMQ 5.5 stores a lite message: its lite topic's LMQ and
+		// its offset there (a RocketMQ client takes its queue offset from
+		// them).
+		props = message.AppendProperty(props, message.PropInnerMultiDispatch, liteLMQ(rec.Topic, d.Lite))
+		rec.Properties = message.AppendProperty(props, message.PropInnerMultiQueueOffset, strconv.FormatInt(d.Seq, 10))
 		b, err := rec.Encode(body)
 		if err != nil {
 			// A stored record re-encodes; one that does not comes again

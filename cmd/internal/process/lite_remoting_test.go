@@ -92,8 +92,9 @@ func names(recs []message.Record) []string {
 // requests, raw over one connection: LITE_SUBSCRIPTION_CTL (200071) with
 // a LiteSubscriptionCtlRequestBody subscribes the client to lite topics;
 // POP_LITE_MESSAGE (200070) answers the oldest message of each, one in
-// flight per lite topic, the records in the body with POP_CK and
-// orderCountInfo, nothing of an unsubscribed lite topic, POLLING_TIMEOUT
+// flight per lite topic, the records in the body with POP_CK, their lite
+// topic's LMQ and offset (INNER_MULTI_DISPATCH, INNER_MULTI_QUEUE_OFFSET)
+// and orderCountInfo, nothing of an unsubscribed lite topic, POLLING_TIMEOUT
 // when nothing is deliverable; ACK_MESSAGE with the handle releases the
 // next; CHANGE_MESSAGE_INVISIBLETIME answers a new handle in extraInfo
 // (the old one refused); bad input is refused and changes nothing; the
@@ -161,6 +162,14 @@ func TestLitePopOverRemoting(t *testing.T) {
 	if oc := resp.Field("orderCountInfo"); oc != "0;0" || resp.Field("invisibleTime") != "30000" || resp.Field("popTime") == "" {
 		t.Fatalf("answer header: orderCountInfo %q, invisibleTime %q, popTime %q", oc, resp.Field("invisibleTime"), resp.Field("popTime"))
 	}
+	for _, r := range recs {
+		props := message.DecodeProperties(r.Properties)
+		lite := props[message.PropLiteTopic]
+		if props[message.PropInnerMultiDispatch] != "%LMQ%$"+topic+"$"+lite || props[message.PropInnerMultiQueueOffset] != "0" {
+			t.Fatalf("%s: INNER_MULTI_DISPATCH %q, INNER_MULTI_QUEUE_OFFSET %q, want its lite topic's LMQ and offset 0",
+				r.Body, props[message.PropInnerMultiDispatch], props[message.PropInnerMultiQueueOffset])
+		}
+	}
 	var a0, b0 message.Record
 	for _, r := range recs {
 		if string(r.Body) == "a-0" {
@@ -175,8 +184,9 @@ func TestLitePopOverRemoting(t *testing.T) {
 	if r := l.ack(a0); r.Code == remoting.Success {
 		t.Fatal("a second ack of a-0 was taken")
 	}
-	if resp, recs := l.popLite(32, 5000); resp.Code != remoting.Success || !slices.Equal(names(recs), []string{"a/a-1"}) {
-		t.Fatalf("after the ack: %d %v, want only a-1", resp.Code, names(recs))
+	if resp, recs := l.popLite(32, 5000); resp.Code != remoting.Success || !slices.Equal(names(recs), []string{"a/a-1"}) ||
+		message.DecodeProperties(recs[0].Properties)[message.PropInnerMultiQueueOffset] != "1" {
+		t.Fatalf("after the ack: %d %v, want only a-1, the second of its lite topic (offset 1)", resp.Code, names(recs))
 	}
 
 	// CHANGE_MESSAGE_INVISIBLETIME: a new handle in extraInfo.
