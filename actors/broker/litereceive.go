@@ -269,8 +269,9 @@ func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Dura
 	s.tokens++
 	g.flight.token = s.tokens
 	g.flight.deadline = nowMs() + d.Milliseconds()
-	if suspend && g.flight.attempt > 0 {
-		// Negative: suspended, its redelivery keeps the attempt (litePick).
+	// Negative: suspended, its redelivery keeps the attempt (litePick); the
+	// last change decides.
+	if (suspend && g.flight.attempt > 0) || (!suspend && g.flight.attempt < 0) {
 		g.flight.attempt = -g.flight.attempt
 	}
 	if d <= 0 {
