@@ -44,6 +44,10 @@ type LiteDelivery struct {
 	Handle string
 	// Attempt counts its deliveries, this one included.
 	Attempt int32
+	// Seq is its position in its lite topic, RocketMQ's offset in the lite
+	// topic's LMQ; it counts from 0 again when the lite topic comes back
+	// to memory (docs/lite.md, "Memory and files").
+	Seq int64
 }
 
 // IsLiteHandle reports whether h is a lite receipt handle.
@@ -152,6 +156,9 @@ func (b *Broker) litePick(r *LiteReceiveRequest, now time.Time) ([]litePicked, <
 			continue // one in flight per lite topic
 		case f.token != 0:
 			seq, attempt = f.seq, f.attempt+1 // its invisible time ran out: again
+			if f.attempt < 0 {
+				attempt = -f.attempt // suspended (LiteChangeInvisible): the same attempt
+			}
 		case g.acked < q.base:
 			g.acked = q.base
 			fallthrough
@@ -181,7 +188,7 @@ func (b *Broker) liteRead(group string, picked []litePicked) []LiteDelivery {
 			var rec message.Record
 			if rec, _, err = message.Decode(raw); err == nil {
 				rec.ReconsumeTimes = p.attempt - 1
-				out = append(out, LiteDelivery{Record: rec, Lite: p.h.key.lite, Handle: p.h.String(), Attempt: p.attempt})
+				out = append(out, LiteDelivery{Record: rec, Lite: p.h.key.lite, Handle: p.h.String(), Attempt: p.attempt, Seq: p.h.seq})
 				continue
 			}
 		}
@@ -241,8 +248,10 @@ func (b *Broker) LiteAck(c Caller, group, handle string) *Error {
 }
 
 // LiteChangeInvisible sets a lite delivery's invisible time from now and
-// returns its new handle (the old one is stale).
-func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Duration) (string, *Error) {
+// returns its new handle (the old one is stale). With suspend (the v5
+// protocol's ChangeInvisibleDurationRequest.suspend, which lite consumers
+// set) its next delivery keeps the attempt instead of counting one more.
+func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Duration, suspend bool) (string, *Error) {
 	h, perr := parseLiteHandle(handle)
 	if perr != nil {
 		return "", &Error{Status: BadRequest, Remark: perr.Error(), Err: perr}
@@ -260,6 +269,11 @@ func (b *Broker) LiteChangeInvisible(c Caller, group, handle string, d time.Dura
 	s.tokens++
 	g.flight.token = s.tokens
 	g.flight.deadline = nowMs() + d.Milliseconds()
+	// Negative: suspended, its redelivery keeps the attempt (litePick); the
+	// last change decides.
+	if (suspend && g.flight.attempt > 0) || (!suspend && g.flight.attempt < 0) {
+		g.flight.attempt = -g.flight.attempt
+	}
 	if d <= 0 {
 		s.wakeLocked(q.key)
 	}

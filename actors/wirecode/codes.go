@@ -102,6 +102,19 @@ const (
 	SetMessageRequestMode int32 = 401
 )
 
+// Lite topic codes (RocketMQ 5.5's RequestCode and ResponseCode; docs/
+// lite.md, "Over remoting").
+const (
+	// PopLiteMessage pops messages of a client's lite topics
+	// (POP_LITE_MESSAGE).
+	PopLiteMessage int32 = 200070
+	// LiteSubscriptionCtl changes lite subscriptions (LITE_SUBSCRIPTION_CTL).
+	LiteSubscriptionCtl int32 = 200071
+	// LiteSubscriptionQuotaExceeded answers a subscription past the quota
+	// (LITE_SUBSCRIPTION_QUOTA_EXCEEDED).
+	LiteSubscriptionQuotaExceeded int32 = 2018
+)
+
 // wheelmq extensions to the request codes (outside RocketMQ's ranges).
 const (
 	// RecallMessage withdraws a pending timer message by its recall handle

@@ -95,7 +95,7 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	liteExpiration := fs.Duration("lite-expiration", def.LiteExpiration,
 		"how long a lite topic of a LITE topic without a lite.topic.expiration attribute lives with no new message before it is deleted (0: forever; docs/lite.md)")
 	maxLiteSubs := fs.Int("max-lite-subscriptions", 2000,
-		"lite topics one LitePushConsumer may subscribe to (docs/lite.md)")
+		"lite topics one lite consumer (LitePushConsumer, LiteSimpleConsumer, remoting) may subscribe to (docs/lite.md)")
 	pullWorkers := fs.Int("pull-workers", def.PullWorkers,
 		"pull_read stages that read for pulls side by side, so that one slow read holds only its own (1..8)")
 	maxReqs := fs.Int64("max-conn-requests", def.MaxInflightPerConn,

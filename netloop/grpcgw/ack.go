@@ -153,7 +153,7 @@ func (g *Gateway) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if h := req.GetReceiptHandle(); broker.IsLiteHandle(h) {
-		nh, st := g.liteChange(ctx, s, group, h, req.GetInvisibleDuration().AsDuration()) // lite.go
+		nh, st := g.liteChange(ctx, s, group, h, req.GetInvisibleDuration().AsDuration(), req.GetSuspend()) // lite.go
 		return &v2.ChangeInvisibleDurationResponse{Status: st, ReceiptHandle: nh}, nil
 	}
 	r, st := handleStatus(s.renew.take(req.GetReceiptHandle()))

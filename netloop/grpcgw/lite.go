@@ -1,8 +1,9 @@
 package grpcgw
 
 // Lite topics (RocketMQ 5.5, RIP-83; docs/lite.md): SyncLiteSubscription,
-// the receives, acks and changes of a LitePushConsumer (a session whose
-// client type is LITE_PUSH_CONSUMER), and NotifyUnsubscribeLiteCommand
+// the receives, acks and changes of a lite consumer (a session whose
+// client type is LITE_PUSH_CONSUMER or, RocketMQ 5.5.1's
+// LiteSimpleConsumer, LITE_SIMPLE_CONSUMER), and NotifyUnsubscribeLiteCommand
 // when the broker drops a subscription. The broker API decides (actors/
 // broker lite*.go); this is the codec.
 
@@ -16,16 +17,38 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // liteLongPolling is the long polling a LitePushConsumer is told to use.
 const liteLongPolling = 5 * time.Second
 
-// isLite reports whether the session is a LitePushConsumer's.
+// isLite reports whether the session is a lite consumer's: a
+// LitePushConsumer's or a LiteSimpleConsumer's (RocketMQ 5.5.1).
 func (s *session) isLite() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clientType == v2.ClientType_LITE_PUSH_CONSUMER
+	return isLiteType(s.clientType)
+}
+
+// isLiteType reports whether typ is a lite consumer's client type.
+func isLiteType(typ v2.ClientType) bool {
+	return typ == v2.ClientType_LITE_PUSH_CONSUMER || typ == v2.ClientType_LITE_SIMPLE_CONSUMER
+}
+
+// liteSettings fills a lite consumer's settings answer: each lite topic
+// is consumed in order, the subscription quota and the longest lite topic
+// name (the Java client refuses a subscribeLite past the quota it was
+// told, 0 when none). A LitePushConsumer also gets a short long polling:
+// a new message wakes the receive anyway, and the Go SDK's GracefulStop
+// waits long polling + request timeout for receives it miscounts
+// (docs/lite.md); a LiteSimpleConsumer sends its own in each receive.
+func liteSettings(typ v2.ClientType, sub *v2.Subscription, quota int) {
+	fifo, q, maxLen := true, int32(quota), int32(message.MaxLiteTopicLen)
+	sub.Fifo, sub.LiteSubscriptionQuota, sub.MaxLiteTopicSize = &fifo, &q, &maxLen
+	if typ == v2.ClientType_LITE_PUSH_CONSUMER {
+		sub.LongPollingTimeout = durationpb.New(liteLongPolling)
+	}
 }
 
 // liteActions maps the protocol's actions to the broker's.
@@ -74,7 +97,7 @@ func (g *Gateway) SyncLiteSubscription(ctx context.Context, req *v2.SyncLiteSubs
 	return answer(fromBroker(err))
 }
 
-// liteReceive serves a LitePushConsumer's ReceiveMessage: the messages of
+// liteReceive serves a lite consumer's ReceiveMessage: the messages of
 // its lite topics, whatever queue it names.
 func (g *Gateway) liteReceive(ctx context.Context, s *session, group, topic string,
 	invisible time.Duration, batch int32, poll time.Duration, send func(*v2.Status, []*v2.Message) error) error {
@@ -112,12 +135,13 @@ func (g *Gateway) liteAck(ctx context.Context, s *session, group, handle string)
 	return okStatus()
 }
 
-// liteChange changes one lite delivery's invisible time.
-func (g *Gateway) liteChange(ctx context.Context, s *session, group, handle string, d time.Duration) (string, *v2.Status) {
+// liteChange changes one lite delivery's invisible time; suspend (the
+// request's field, which the Java lite consumers set) keeps its attempt.
+func (g *Gateway) liteChange(ctx context.Context, s *session, group, handle string, d time.Duration, suspend bool) (string, *v2.Status) {
 	if g.opts.Broker == nil {
 		return "", noCore()
 	}
-	nh, err := g.opts.Broker.LiteChangeInvisible(g.callerOf(ctx, s), group, handle, d)
+	nh, err := g.opts.Broker.LiteChangeInvisible(g.callerOf(ctx, s), group, handle, d, suspend)
 	if err != nil {
 		return "", liteHandleError(err)
 	}

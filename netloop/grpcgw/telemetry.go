@@ -11,7 +11,6 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -164,14 +163,8 @@ func (g *Gateway) applySettings(ctx context.Context, s *session, in *v2.Settings
 		if typ == v2.ClientType_CLIENT_TYPE_UNSPECIFIED {
 			typ = v2.ClientType_SIMPLE_CONSUMER
 		}
-		if typ == v2.ClientType_LITE_PUSH_CONSUMER && g.opts.Broker != nil {
-			// Each lite topic is consumed in order (lite.go).
-			fifo, quota, maxLen := true, int32(g.opts.Broker.MaxLiteSubscriptions()), int32(message.MaxLiteTopicLen)
-			sub.Fifo, sub.LiteSubscriptionQuota, sub.MaxLiteTopicSize = &fifo, &quota, &maxLen
-			// A short long polling: a new message wakes the receive anyway,
-			// and the Go SDK's GracefulStop waits long polling + request
-			// timeout for receives it miscounts (docs/lite.md).
-			sub.LongPollingTimeout = durationpb.New(liteLongPolling)
+		if isLiteType(typ) && g.opts.Broker != nil {
+			liteSettings(typ, sub, g.opts.Broker.MaxLiteSubscriptions()) // lite.go
 		}
 		s.register(typ, nil, group, sub.GetSubscriptions())
 	}

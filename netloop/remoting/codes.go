@@ -182,3 +182,10 @@ const (
 	PollingFull    = wirecode.PollingFull
 	PollingTimeout = wirecode.PollingTimeout
 )
+
+// Lite topic codes (RocketMQ 5.5; docs/lite.md, "Over remoting").
+const (
+	PopLiteMessage                = wirecode.PopLiteMessage
+	LiteSubscriptionCtl           = wirecode.LiteSubscriptionCtl
+	LiteSubscriptionQuotaExceeded = wirecode.LiteSubscriptionQuotaExceeded
+)

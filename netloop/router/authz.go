@@ -53,6 +53,8 @@ var Permissions = auth.Table{
 	remoting.PollingInfo:                consumerGroupAndTopic,
 	remoting.BatchAckMessage:            auth.DeferredRule("SUB on each entry's topic (checked per entry)", auth.PermSub),
 	remoting.LitePullMessage:            consumerGroupAndTopic,
+	remoting.PopLiteMessage:             consumerGroupAndTopic,
+	remoting.LiteSubscriptionCtl:        auth.DeferredRule("SUB on each entry's topic and group (checked per entry)", auth.PermSub),
 	remoting.QueryConsumerOffset:        consumerGroupAndTopic,
 	remoting.UpdateConsumerOffset:       consumerGroupAndTopic,
 	remoting.GetMaxOffset:               topicOnly,

@@ -114,6 +114,9 @@ func (r *Router) handleAck(c *netloop.Conn, cmd *remoting.Command) *Refusal {
 	if ref != nil {
 		return ref
 	}
+	if broker.IsLiteHandle(h.ExtraInfo) {
+		return r.liteAck(c, cmd, h) // lite.go
+	}
 	ph, ref := ackHandle(h)
 	if ref != nil {
 		return ref
@@ -136,6 +139,9 @@ func (r *Router) handleChangeInvisible(c *netloop.Conn, cmd *remoting.Command) *
 	h, ref := parseAckHeader(cmd, true)
 	if ref != nil {
 		return ref
+	}
+	if broker.IsLiteHandle(h.ExtraInfo) {
+		return r.liteChange(c, cmd, h) // lite.go
 	}
 	ph, ref := ackHandle(h)
 	if ref != nil {

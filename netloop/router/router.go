@@ -93,6 +93,7 @@ type Router struct {
 	sends   sendPool      // the hot path's requests (fastsend.go)
 	conns   sync.Map      // connection id -> *connState of the open connections
 	guard   *auth.Guard   // the ACL (authz.go); nil: off
+	lite    liteConns     // the lite subscriptions made per connection (lite.go)
 }
 
 // route is a handler with the stages it needs, resolved once.
@@ -178,6 +179,7 @@ func (r *Router) OnOpen(c *netloop.Conn) {
 func (r *Router) OnClose(c *netloop.Conn, err error) {
 	r.conns.Delete(c.ID())
 	r.clientsSt.Send(&clients.Closed{ConnID: c.ID()})
+	r.liteConnClosed(c.ID()) // lite.go
 	ev := r.log.Debug().Str("remote", c.RemoteAddr()).Uint64("conn", c.ID())
 	if err != nil {
 		ev = ev.Err(err)
@@ -207,6 +209,8 @@ var handlers = map[int32]handler{
 	remoting.PeekMessage:                {(*Router).handlePeek, []string{pop.StageName}},
 	remoting.Notification:               {(*Router).handleNotification, []string{pop.StageName, dispatch.StageName}},
 	remoting.PollingInfo:                {(*Router).handlePollingInfo, []string{pop.StageName}},
+	remoting.PopLiteMessage:             {(*Router).handlePopLite, nil},
+	remoting.LiteSubscriptionCtl:        {(*Router).handleLiteSubscriptionCtl, nil},
 	remoting.SetMessageRequestMode:      {(*Router).handleSetRequestMode, nil},
 	remoting.QueryAssignment:            {(*Router).handleQueryAssignment, []string{clients.StageName}},
 	remoting.QueryConsumerOffset:        {(*Router).handleQueryOffset, []string{offsets.StageName}},

@@ -18,6 +18,7 @@ type Backend interface {
 	ConfigBackend // config.go
 	OperatorBackend
 	TimerBackend
+	LiteBackend // lite.go
 	// ACL reports whether access control is on (then every page needs a
 	// login).
 	ACL() bool

@@ -160,6 +160,7 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /deadletters/resend", c.change(true, c.resendDeadLetter))
 	m.HandleFunc("POST /topics/send", c.change(true, c.testSend))
 	m.HandleFunc("GET /clients", c.read(c.clientsPage))
+	m.HandleFunc("GET /lite", c.read(c.litePage))
 	c.mux = m
 }
 

@@ -135,8 +135,8 @@ func TestLiteExpiryAndQuota(t *testing.T) {
 		t.Fatalf("add x: %v", st)
 	}
 	p := producer(t, sdkConfig(n, ""), []string{topic})
+	sent := time.Now() // before the send: the message is stored after this, its TTL counts from then
 	sendLite(t, p, topic, "x", "x-0")
-	sent := time.Now()
 	if held := core.LiteHeld(topic, "x"); held != 1 {
 		t.Fatalf("x holds %d", held)
 	}
