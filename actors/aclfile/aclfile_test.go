@@ -44,6 +44,21 @@ func startWatcher(t *testing.T, content string) *rig {
 	return startWatcherKeep(t, content, nil)
 }
 
+// replace writes content to path as a config tool does, aside and renamed
+// into place, so that the watcher never reads it half-written: a test that
+// expects one refusal's log line must not see the empty file an in-place
+// write passes through (TestReloadInPlaceAndByRename covers in-place).
+func replace(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // startWatcherKeep starts the stage with Options.Keep.
 func startWatcherKeep(t *testing.T, content string, keep []access.Credentials) *rig {
 	t.Helper()
@@ -141,9 +156,7 @@ func TestReloadInPlaceAndByRename(t *testing.T) {
 
 func TestBadFileKeepsLastGood(t *testing.T) {
 	r := startWatcher(t, file(account("alice-app")))
-	if err := os.WriteFile(r.path, []byte(file(account("alice-app"))+"  - accessKey: x\n    bogus: 1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replace(t, r.path, file(account("alice-app"))+"  - accessKey: x\n    bogus: 1\n")
 	line := r.waitLog("not reloaded")
 	if !strings.Contains(line, "plain_acl.yml:6") || !strings.Contains(line, `unknown key \"bogus\"`) || !strings.Contains(line, `"version_in_force":1`) {
 		t.Fatalf("log line %s", line)

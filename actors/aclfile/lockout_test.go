@@ -29,9 +29,7 @@ func TestReloadLockoutRefused(t *testing.T) {
 		{"own account dropped", file(aliceAcct, "  - accessKey: other-admin\n    secretKey: other-admin-secret\n    admin: true\n"), "drops account broker-inner"},
 		{"no admin left", file(aliceAcct, "  - accessKey: broker-inner\n    secretKey: broker-inner-secret\n"), "no admin account"},
 	} {
-		if err := os.WriteFile(r.path, []byte(c.content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		replace(t, r.path, c.content)
 		line := r.waitLog("not reloaded")
 		if !strings.Contains(line, c.want) {
 			t.Fatalf("%s: log line %s, want %q", c.name, line, c.want)
@@ -47,9 +45,7 @@ func TestReloadLockoutRefused(t *testing.T) {
 		t.Fatal("not stale")
 	}
 	// Said explicitly, no accounts is a version like any other.
-	if err := os.WriteFile(r.path, []byte("noAccounts: true\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replace(t, r.path, "noAccounts: true\n")
 	if s := r.waitVersion(2); s.ACL.Len() != 0 {
 		t.Fatalf("explicit noAccounts: %d accounts", s.ACL.Len())
 	}
