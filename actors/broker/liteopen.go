@@ -124,19 +124,28 @@ func (b *Broker) hasLiteTopic() bool {
 }
 
 // replayAckLocked applies an Ack record: group consumed (parent, lite)
-// through the message at off. mu held.
-func (s *liteState) replayAckLocked(q *liteQueue, group string, off int64) {
+// through the message at off. It reports whether that moved the group's
+// position. mu held.
+func (s *liteState) replayAckLocked(q *liteQueue, group string, off int64) bool {
 	for i, o := range q.msgs {
 		if o == off {
 			g := q.group(group)
-			g.acked = max(g.acked, q.base+int64(i)+1)
+			if g.acked >= q.base+int64(i)+1 {
+				return false
+			}
+			if g.flight.token != 0 && g.flight.seq <= q.base+int64(i) {
+				g.flight = liteFlight{} // acked elsewhere (the old master): not in flight here
+				s.flights--
+			}
+			g.acked = q.base + int64(i) + 1
 			q.trim()
-			if len(q.msgs) == 0 {
+			if len(q.msgs) == 0 && len(s.subs[q.key]) == 0 {
 				s.dropLocked(q)
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // catchUpLocked indexes the lite messages of the CommitLog from offset
@@ -181,6 +190,13 @@ func (b *Broker) catchUpLocked(from, lastMsg int64) (n int, end int64, err error
 		}
 		props, perr := message.PeekProperties(rec)
 		if perr != nil {
+			off = next
+			continue
+		}
+		if topic, _ := message.PeekTopic(rec); topic == LiteAckTopic {
+			if _, jerr := b.lite.liteApplyJournalLocked(rec); jerr != nil {
+				b.log.Warn().Err(jerr).Int64("offset", off).Msg("lite catch-up skips a damaged lite ack journal record")
+			}
 			off = next
 			continue
 		}
@@ -249,6 +265,7 @@ func (b *Broker) liteFlush() {
 	if len(recs) == 0 {
 		return
 	}
+	b.liteJournalAcks(recs)
 	if err := s.log.Write(recs); err == nil {
 		err = s.log.Flush()
 		if err != nil {

@@ -9,6 +9,7 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wheelmq/wheelmq/storage/litelog"
@@ -136,6 +137,9 @@ type liteState struct {
 	// was made under: a promotion (a new epoch) scans from there.
 	scanned, epoch int64
 	flights        int // messages in flight (statistics)
+	// journaled counts the acks appended to the lite ack journal
+	// (liteack.go).
+	journaled atomic.Int64
 
 	kick chan struct{} // wakes the writer
 	stop chan struct{}

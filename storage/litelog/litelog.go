@@ -315,3 +315,29 @@ func syncDir(dir string) {
 		_ = d.Close()
 	}
 }
+
+// DecodeAll calls each for every record of b, a run of records as Append
+// encodes them (the body of a lite ack journal record, docs/lite.md); a
+// record that fails its checks ends it with ErrCorrupt.
+func DecodeAll(b []byte, each func(*Record)) error {
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return fmt.Errorf("%w: %d bytes left, short of a header", ErrCorrupt, len(b))
+		}
+		n := binary.LittleEndian.Uint32(b)
+		if uint64(n) > uint64(len(b)-8) {
+			return fmt.Errorf("%w: length %d past the end", ErrCorrupt, n)
+		}
+		body := b[8 : 8+n]
+		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
+			return fmt.Errorf("%w: crc mismatch", ErrCorrupt)
+		}
+		rec, err := decode(body)
+		if err != nil {
+			return err
+		}
+		each(&rec)
+		b = b[8+n:]
+	}
+	return nil
+}
