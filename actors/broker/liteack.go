@@ -86,7 +86,13 @@ func (s *liteState) liteApplyJournalLocked(rec []byte) (int, error) {
 		if r.Kind != litelog.KindAck {
 			return
 		}
-		if q := s.queues[liteKey{r.Parent, r.Lite}]; q != nil && s.replayAckLocked(q, r.Group, r.Offset) {
+		k := liteKey{r.Parent, r.Lite}
+		if q := s.queues[k]; q != nil && s.replayAckLocked(q, r.Group, r.Offset) {
+			s.recordLocked(*r)
+			n++
+		} else if q == nil && s.evictedLocked(k) {
+			w := s.wantLocked(k) // applied after its reload (liteevict.go)
+			w.acks = append(w.acks, *r)
 			s.recordLocked(*r)
 			n++
 		}

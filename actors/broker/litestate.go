@@ -140,6 +140,13 @@ type liteState struct {
 	// journaled counts the acks appended to the lite ack journal
 	// (liteack.go).
 	journaled atomic.Int64
+	// evicted holds the hashes (litelog.Hash) of the lite topics evicted
+	// to the spill store, reloads those wanted back (a send, a
+	// subscription), which the writer reloads (liteevict.go).
+	evicted           map[uint64]struct{}
+	reloads           map[liteKey]*liteReload
+	spill             *litelog.Spill // the writer's
+	evictions, reload atomic.Int64   // counts (statistics)
 
 	kick chan struct{} // wakes the writer
 	stop chan struct{}

@@ -95,7 +95,7 @@ func decode(b []byte) (Record, error) {
 		return Record{}, ErrCorrupt
 	}
 	r := Record{Kind: Kind(b[0]), Offset: int64(binary.LittleEndian.Uint64(b[1:])), Ms: int64(binary.LittleEndian.Uint64(b[9:]))}
-	if r.Kind < KindMessage || r.Kind > KindCheckpoint {
+	if r.Kind < KindMessage || r.Kind > KindEvict {
 		return Record{}, ErrCorrupt
 	}
 	p := b[17:]
