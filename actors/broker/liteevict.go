@@ -164,11 +164,27 @@ func (b *Broker) liteReloadWanted(now time.Time) {
 	if len(byBucket) == 0 {
 		return
 	}
+	began, n := time.Now(), 0
+	defer func() {
+		b.log.Debug().Int("liteTopics", n).Int("buckets", len(byBucket)).Dur("took", time.Since(began)).Msg("lite topics reloaded")
+	}()
 	// Only this goroutine changes evicted (under mu): reading it here
 	// without mu races with no writer.
 	live := func(k litelog.SpillKey) bool { _, ok := s.evicted[litelog.Hash(k.Parent, k.Lite)]; return ok }
 	for bucket, keys := range byBucket {
-		snaps, err := s.spill.ReadBucket(bucket, live)
+		byLite := make(map[string][]string, len(keys)) // lite -> parents
+		for _, k := range keys {
+			byLite[k.lite] = append(byLite[k.lite], k.parent)
+		}
+		want := func(parent, lite []byte) bool {
+			for _, p := range byLite[string(lite)] {
+				if p == string(parent) {
+					return true
+				}
+			}
+			return false
+		}
+		snaps, err := s.spill.Lookup(bucket, want, live)
 		if err != nil {
 			// Their messages are still in the lite log: a restart has
 			// them. Here they stay evicted until a read succeeds.
@@ -180,6 +196,7 @@ func (b *Broker) liteReloadWanted(now time.Time) {
 		for _, k := range keys {
 			tell = append(tell, b.liteInstallLocked(k, snaps[litelog.SpillKey{Parent: k.parent, Lite: k.lite}], now)...)
 			s.reload.Add(1)
+			n++
 		}
 		s.mu.Unlock()
 		b.liteTell(tell)
@@ -226,6 +243,13 @@ func (b *Broker) liteInstallLocked(k liteKey, snap []litelog.Record, now time.Ti
 			}
 			delete(s.subs, k)
 			snap = nil
+			if r != nil {
+				// Stored after its TTL ran out: a new life, recorded again
+				// after the Expire so that a replay keeps them.
+				for _, m := range r.msgs {
+					s.recordLocked(litelog.Record{Kind: litelog.KindMessage, Offset: m.off, Ms: m.ms, Parent: k.parent, Lite: k.lite})
+				}
+			}
 		}
 	}
 	var q *liteQueue
@@ -259,18 +283,27 @@ func (b *Broker) liteInstallLocked(k liteKey, snap []litelog.Record, now time.Ti
 	return tell
 }
 
+// litePlaceWalk bounds placeByWrite's search.
+const litePlaceWalk = 1024
+
 // placeByWrite moves q (just put at the back) to its place in the list by
 // last write, searching from the front: a reloaded lite topic is among the
-// least recently written.
+// least recently written. Past litePlaceWalk lite topics (those
+// subscribed gather at the front) it leaves q at the back: later than its
+// place, so that it never holds the TTL sweep back from older ones; it
+// expires once those before it did.
 func (p *liteParent) placeByWrite(q *liteQueue) {
 	if q.prev == nil || q.prev.lastWrite <= q.lastWrite {
 		return
 	}
-	p.remove(q)
 	at := p.head
-	for at != nil && at.lastWrite <= q.lastWrite {
+	for i := 0; at != nil && at.lastWrite <= q.lastWrite; i++ {
+		if i == litePlaceWalk {
+			return
+		}
 		at = at.next
 	}
+	p.remove(q)
 	if at == nil {
 		p.pushBack(q)
 		return

@@ -12,8 +12,10 @@ package litelog
 // fsynced.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 )
@@ -134,22 +136,103 @@ func (s *Spill) ReadBucket(b int, live func(SpillKey) bool) (map[SpillKey][]Reco
 	if err != nil {
 		return nil, fmt.Errorf("litelog spill %s: %w", s.path(b), err)
 	}
-	var keep []byte
+	var keepLen int64
 	for k, snap := range out {
 		if !live(k) {
 			delete(out, k)
 			continue
 		}
 		for i := range snap {
-			keep = Append(keep, &snap[i])
+			keepLen += int64(8 + 17 + 6 + len(snap[i].Parent) + len(snap[i].Lite) + len(snap[i].Group))
 		}
 	}
-	if s.sizes[b] > spillRewriteBytes && int64(len(keep)) < s.sizes[b]/2 {
+	if s.sizes[b] > spillRewriteBytes && keepLen < s.sizes[b]/2 {
+		keep := make([]byte, 0, keepLen)
+		for _, snap := range out {
+			for i := range snap {
+				keep = Append(keep, &snap[i])
+			}
+		}
 		if err := s.rewrite(b, keep); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// Lookup reads the newest snapshots of the lite topics want accepts from
+// bucket b, decoding only theirs (want sees the names as they are stored;
+// it must not keep them). A bucket grown past its rewrite size goes
+// through ReadBucket with live instead, which rewrites it.
+func (s *Spill) Lookup(b int, want func(parent, lite []byte) bool, live func(SpillKey) bool) (map[SpillKey][]Record, error) {
+	if s.sizes[b] > spillRewriteBytes {
+		snaps, err := s.ReadBucket(b, live)
+		for k := range snaps {
+			if !want([]byte(k.Parent), []byte(k.Lite)) {
+				delete(snaps, k)
+			}
+		}
+		return snaps, err
+	}
+	if s.sizes[b] == 0 {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(s.path(b))
+	if err != nil {
+		return nil, fmt.Errorf("litelog spill: %w", err)
+	}
+	out := map[SpillKey][]Record{}
+	var cur SpillKey
+	wanted := false
+	for p := raw; len(p) > 0; {
+		if len(p) < 8 {
+			return nil, fmt.Errorf("litelog spill %s: %w: short header", s.path(b), ErrCorrupt)
+		}
+		n := binary.LittleEndian.Uint32(p)
+		if uint64(n) > uint64(len(p)-8) || n < 17+6 {
+			return nil, fmt.Errorf("litelog spill %s: %w: bad length %d", s.path(b), ErrCorrupt, n)
+		}
+		crc, body := binary.LittleEndian.Uint32(p[4:]), p[8:8+n]
+		p = p[8+n:]
+		parent, lite, ok := names(body)
+		if !ok {
+			return nil, fmt.Errorf("litelog spill %s: %w", s.path(b), ErrCorrupt)
+		}
+		if Kind(body[0]) == KindEvict {
+			wanted = want(parent, lite)
+			if !wanted {
+				continue
+			}
+			cur = SpillKey{string(parent), string(lite)}
+			out[cur] = out[cur][:0]
+		} else if !wanted || string(parent) != cur.Parent || string(lite) != cur.Lite {
+			continue
+		}
+		if crc32.Checksum(body, castagnoli) != crc {
+			return nil, fmt.Errorf("litelog spill %s: %w: crc mismatch", s.path(b), ErrCorrupt)
+		}
+		r, err := decode(body)
+		if err != nil {
+			return nil, fmt.Errorf("litelog spill %s: %w", s.path(b), err)
+		}
+		out[cur] = append(out[cur], r)
+	}
+	return out, nil
+}
+
+// names are a record body's parent and lite names, unchecked.
+func names(body []byte) (parent, lite []byte, ok bool) {
+	p := body[17:]
+	n := int(binary.LittleEndian.Uint16(p))
+	if len(p) < 2+n+2 {
+		return nil, nil, false
+	}
+	parent, p = p[2:2+n], p[2+n:]
+	m := int(binary.LittleEndian.Uint16(p))
+	if len(p) < 2+m {
+		return nil, nil, false
+	}
+	return parent, p[2 : 2+m], true
 }
 
 // rewrite replaces bucket b by buf (written aside, renamed over it).

@@ -60,6 +60,13 @@ func TestSpillNewestSnapshot(t *testing.T) {
 	if err != nil || !slices.Equal(got[SpillKey{"p", "a"}], snap("a", 2, 5)) {
 		t.Fatalf("bucket of a: %v %v, want its newest snapshot %v", got, err, snap("a", 2, 5))
 	}
+	want := func(lite string) func(p, l []byte) bool {
+		return func(p, l []byte) bool { return string(p) == "p" && string(l) == lite }
+	}
+	got, err = s.Lookup(Bucket("p", "a"), want("a"), all)
+	if err != nil || len(got) != 1 || !slices.Equal(got[SpillKey{"p", "a"}], snap("a", 2, 5)) {
+		t.Fatalf("Lookup a: %v %v, want only its newest snapshot", got, err)
+	}
 	got, _ = s.ReadBucket(Bucket("p", "b"), func(k SpillKey) bool { return k.Lite != "b" })
 	if _, ok := got[SpillKey{"p", "b"}]; ok {
 		t.Fatal("b was returned though not evicted")
@@ -74,7 +81,7 @@ func TestSpillNewestSnapshot(t *testing.T) {
 	if s.sizes[b] <= spillRewriteBytes {
 		t.Fatalf("bucket at %d bytes; the test wants it past %d", s.sizes[b], spillRewriteBytes)
 	}
-	got, err = s.ReadBucket(b, all)
+	got, err = s.Lookup(b, want("a"), all)
 	if err != nil || !slices.Equal(got[SpillKey{"p", "a"}], snap("a", 19999, 20000)) {
 		t.Fatalf("after many evictions: %v %v", got[SpillKey{"p", "a"}], err)
 	}
