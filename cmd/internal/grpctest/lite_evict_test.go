@@ -8,8 +8,11 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/pipeline"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/storage/litelog"
 )
 
 // TestLiteEvictAndReload: with --lite-resident-max 1, lite topics past the
@@ -97,5 +100,106 @@ func TestLiteEvictAndReload(t *testing.T) {
 	}
 	if st := core.LiteStats(); st.Evictions < lites || st.Reloads < 3 {
 		t.Fatalf("stats %+v: want at least %d evictions and 3 reloads", st, lites)
+	}
+}
+
+// TestLiteCompactionKeepsEvicted: a lite log compaction while lite topics
+// are evicted keeps their messages and group positions (read back from the
+// spill store): after a restart (no bound) each evicted lite topic holds
+// what it held, the one a group acked in part holds the rest, and the
+// consumed lite topic nothing.
+func TestLiteCompactionKeepsEvicted(t *testing.T) {
+	withSSL(t, false)
+	old := broker.LiteCompactBytes.Swap(4 << 10)
+	defer broker.LiteCompactBytes.Store(old)
+	dir := t.TempDir()
+	opts := processtest.Options{Dir: dir, Mutate: func(c *pipeline.Config) { c.LiteResidentMax = 1 },
+		MutateNode: func(c *process.Config) { c.GRPC.Listen = "127.0.0.1:0" }}
+	n := processtest.Start(t, opts)
+	core := n.Broker().Core()
+	topic, group := processtest.Unique("grpc_lite_evcompact"), processtest.Unique("grpc_lite_evcompact_cg")
+	createLiteTopic(t, n, topic, "")
+	c := rawClient(t, n.GRPCAddr())
+	ctx, cancel := context.WithTimeout(withClientID(context.Background(), "test@1@1@liteevcompact"), 60*time.Second)
+	defer cancel()
+	liteTelemetry(t, c, ctx, group, topic)
+	send := func(lite, body string) {
+		t.Helper()
+		l := lite
+		r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{rawMessage(topic, body,
+			func(sp *v2.SystemProperties) { sp.LiteTopic, sp.MessageType = &l, v2.MessageType_LITE })}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("send %s: %v %v", body, r, err)
+		}
+	}
+	sync := func(action v2.LiteSubscriptionAction, lite string) {
+		t.Helper()
+		resp, err := c.SyncLiteSubscription(ctx, &v2.SyncLiteSubscriptionRequest{Action: action,
+			Topic: &v2.Resource{Name: topic}, Group: &v2.Resource{Name: group}, LiteTopicSet: []string{lite}})
+		if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("sync %v %s: %v %v", action, lite, resp, err)
+		}
+	}
+	consume := func(want string) {
+		t.Helper()
+		msgs, err := liteReceive(ctx, c, group, topic)
+		if err != nil || len(msgs) != 1 || string(msgs[0].GetBody()) != want {
+			t.Fatalf("receive: %v %v, want %s", msgs, err, want)
+		}
+		r, err := c.AckMessage(ctx, &v2.AckMessageRequest{Group: &v2.Resource{Name: group}, Topic: &v2.Resource{Name: topic},
+			Entries: []*v2.AckMessageEntry{{MessageId: msgs[0].GetSystemProperties().GetMessageId(),
+				ReceiptHandle: msgs[0].GetSystemProperties().GetReceiptHandle()}}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("ack %s: %v %v", want, r, err)
+		}
+	}
+	const ks = 20
+	for i := range ks {
+		send(fmt.Sprintf("k%d", i), fmt.Sprintf("k%d-0", i))
+		send(fmt.Sprintf("k%d", i), fmt.Sprintf("k%d-1", i))
+	}
+	sync(v2.LiteSubscriptionAction_PARTIAL_ADD, "k0")
+	consume("k0-0")
+	sync(v2.LiteSubscriptionAction_PARTIAL_REMOVE, "k0")
+	sync(v2.LiteSubscriptionAction_PARTIAL_ADD, "c")
+	const nc = 100
+	for i := range nc {
+		send("c", fmt.Sprintf("c-%d", i))
+		consume(fmt.Sprintf("c-%d", i))
+	}
+	waitFor(t, 10*time.Second, "the k lite topics evicted", func() bool { return core.LiteStats().Evicted == ks })
+	liteDir := broker.LiteDir(dir)
+	count := func() (msgs, acks int) {
+		_ = litelog.Read(liteDir, func(r *litelog.Record) {
+			switch r.Kind {
+			case litelog.KindMessage:
+				msgs++
+			case litelog.KindAck:
+				acks++
+			}
+		})
+		return msgs, acks
+	}
+	// Live: the k lite topics' messages but k0-0 (its only group consumed
+	// it: trimmed, the position is the first held), no Ack.
+	waitFor(t, 10*time.Second, "the lite log compacted", func() bool { m, a := count(); return m == 2*ks-1 && a == 0 })
+	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer scancel()
+	if err := n.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	opts.Mutate = nil // no bound: every lite topic resident after the replay
+	n = processtest.Start(t, opts)
+	core = n.Broker().Core()
+	if held := core.LiteHeld(topic, "k0"); held != 1 {
+		t.Fatalf("after the restart k0 holds %d, want 1 (k0-0 acked)", held)
+	}
+	for i := 1; i < ks; i++ {
+		if held := core.LiteHeld(topic, fmt.Sprintf("k%d", i)); held != 2 {
+			t.Fatalf("after the restart k%d holds %d, want 2", i, held)
+		}
+	}
+	if held := core.LiteHeld(topic, "c"); held != 0 {
+		t.Fatalf("after the restart c holds %d, want 0 (all consumed)", held)
 	}
 }
