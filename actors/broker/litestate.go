@@ -5,7 +5,9 @@ package broker
 // created by its first message and deleted when idle past its TTL; each
 // consumer group has a position in it and at most one message in flight.
 // Only lite topics that hold messages, positions or subscriptions are in
-// memory; their index is one append-only file (storage/litelog).
+// memory, and of those only the active ones past --lite-resident-max (the
+// rest are evicted to the spill store: liteevict.go); their index is one
+// append-only file (storage/litelog).
 
 import (
 	"sync"

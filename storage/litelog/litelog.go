@@ -27,6 +27,10 @@
 // scans from there at start), a lost Ack redelivers a message (at least
 // once), a lost Expire expires the lite topic again. Compact rewrites the
 // live records into a new file and renames it over the old one.
+//
+// The same record layout serves the lite ack journal's bodies (DecodeAll)
+// and the spill store of evicted lite topics (spill.go, which adds kind 5,
+// Evict).
 package litelog
 
 import (
