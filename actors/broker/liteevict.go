@@ -13,6 +13,7 @@ package broker
 
 import (
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/wheelmq/wheelmq/storage/litelog"
@@ -21,6 +22,53 @@ import (
 // liteEvictBatch bounds the lite topics one sweep evicts (the lock is
 // held while it picks them).
 const liteEvictBatch = 65536
+
+// LiteEvictedSweepEvery is how often the lite writer reads the spill
+// store for evicted lite topics past their TTL (1 minute; tests lower it).
+var LiteEvictedSweepEvery atomic.Int64
+
+func init() { LiteEvictedSweepEvery.Store(int64(time.Minute)) }
+
+// liteSweepEvicted expires the evicted lite topics past their TTL (the
+// lite writer, every LiteEvictedSweepEvery): an Expire record each, their
+// hashes forgotten; one a send or a subscription wants back meanwhile is
+// left to its reload, which expires it.
+func (b *Broker) liteSweepEvicted(now time.Time) {
+	s := &b.lite
+	if len(s.evicted) == 0 || now.Sub(s.evictSweptAt) < time.Duration(LiteEvictedSweepEvery.Load()) {
+		return
+	}
+	s.evictSweptAt = now
+	ttls := map[string]time.Duration{}
+	var expired []liteKey
+	live := func(k litelog.SpillKey) bool { _, ok := s.evicted[litelog.Hash(k.Parent, k.Lite)]; return ok }
+	err := s.spill.All(live, func(snap []litelog.Record) {
+		ttl, ok := ttls[snap[0].Parent]
+		if !ok {
+			ttl = b.liteTTL(snap[0].Parent)
+			ttls[snap[0].Parent] = ttl
+		}
+		if ttl > 0 && snap[0].Ms < now.Add(-ttl).UnixMilli() {
+			expired = append(expired, liteKey{snap[0].Parent, snap[0].Lite})
+		}
+	})
+	if err != nil {
+		b.log.Error().Err(err).Msg("lite TTL sweep of the evicted lite topics: spill store unreadable")
+	}
+	if len(expired) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, k := range expired {
+		if s.reloads[k] != nil || s.queues[k] != nil {
+			continue
+		}
+		delete(s.evicted, litelog.Hash(k.parent, k.lite))
+		s.recordLocked(litelog.Record{Kind: litelog.KindExpire, Ms: now.UnixMilli(), Parent: k.parent, Lite: k.lite})
+	}
+	s.mu.Unlock()
+	b.log.Debug().Int("liteTopics", len(expired)).Msg("evicted lite topics expired")
+}
 
 // liteReload is an evicted lite topic wanted back: what arrived for it
 // since it was evicted, applied after its snapshot.

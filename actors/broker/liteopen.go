@@ -254,6 +254,7 @@ func (b *Broker) liteWriter() {
 		case <-t.C:
 			b.liteSweep(time.Now())
 			b.liteEvict(time.Now())
+			b.liteSweepEvicted(time.Now())
 			b.liteMaybeCompact()
 		}
 		b.liteFlush()

@@ -148,6 +148,7 @@ type liteState struct {
 	evicted           map[uint64]struct{}
 	reloads           map[liteKey]*liteReload
 	spill             *litelog.Spill // the writer's
+	evictSweptAt      time.Time      // the writer's: its last TTL sweep of the evicted
 	evictions, reload atomic.Int64   // counts (statistics)
 
 	kick chan struct{} // wakes the writer

@@ -203,3 +203,48 @@ func TestLiteCompactionKeepsEvicted(t *testing.T) {
 		t.Fatalf("after the restart c holds %d, want 0 (all consumed)", held)
 	}
 }
+
+// TestLiteEvictedExpire: evicted lite topics expire at their TTL too (the
+// lite writer's sweep of the spill store, lowered here to every 100 ms):
+// with --lite-resident-max 1 and a TTL of 2 s, three of four lite topics
+// are evicted, and all four are gone (an Expire record each in the lite
+// log), never before the TTL since their last message.
+func TestLiteEvictedExpire(t *testing.T) {
+	withSSL(t, false)
+	old := broker.LiteEvictedSweepEvery.Swap(int64(100 * time.Millisecond))
+	defer broker.LiteEvictedSweepEvery.Store(old)
+	const ttl = 2 * time.Second
+	dir := t.TempDir()
+	n := processtest.Start(t, processtest.Options{Dir: dir, Mutate: func(c *pipeline.Config) { c.LiteResidentMax, c.LiteExpiration = 1, ttl },
+		MutateNode: func(c *process.Config) { c.GRPC.Listen = "127.0.0.1:0" }})
+	core := n.Broker().Core()
+	topic := processtest.Unique("grpc_lite_evexpire")
+	createLiteTopic(t, n, topic, "")
+	c := rawClient(t, n.GRPCAddr())
+	ctx, cancel := context.WithTimeout(withClientID(context.Background(), "test@1@1@liteevexpire"), 30*time.Second)
+	defer cancel()
+	const lites = 4
+	for i := range lites {
+		l := fmt.Sprintf("x%d", i)
+		r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{rawMessage(topic, l+"-0",
+			func(sp *v2.SystemProperties) { sp.LiteTopic, sp.MessageType = &l, v2.MessageType_LITE })}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("send %s: %v %v", l, r, err)
+		}
+	}
+	lastSend := time.Now()
+	waitFor(t, 10*time.Second, "three lite topics evicted", func() bool { return core.LiteStats().Evictions >= lites-1 })
+	waitFor(t, 15*time.Second, "every lite topic expired", func() bool { st := core.LiteStats(); return st.Topics == 0 && st.Evicted == 0 })
+	if since := time.Since(lastSend); since < ttl {
+		t.Fatalf("the lite topics were gone %v after their last message, before their TTL %v", since, ttl)
+	}
+	waitFor(t, 10*time.Second, "an Expire record for each lite topic", func() bool {
+		expired := map[string]bool{}
+		_ = litelog.Read(broker.LiteDir(dir), func(r *litelog.Record) {
+			if r.Kind == litelog.KindExpire && r.Parent == topic {
+				expired[r.Lite] = true
+			}
+		})
+		return len(expired) == lites
+	})
+}
