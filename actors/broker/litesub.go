@@ -238,8 +238,8 @@ func (b *Broker) LiteStats() LiteStats {
 	return st
 }
 
-// LiteHeld counts the messages (parent, lite) holds for delivery (0 when
-// it does not exist).
+// LiteHeld counts the messages (parent, lite) holds in memory for
+// delivery (0 when it does not exist or is evicted: liteevict.go).
 func (b *Broker) LiteHeld(parent, lite string) int {
 	s := &b.lite
 	s.mu.Lock()
