@@ -248,3 +248,75 @@ func TestLiteEvictedExpire(t *testing.T) {
 		return len(expired) == lites
 	})
 }
+
+// TestLiteIdleEvict: with --lite-idle-evict 500ms and no bound, a lite
+// topic nobody subscribes to is evicted once idle that long (never
+// before), one subscribed to stays in memory, and a send brings the
+// evicted one back: a subscriber then gets both its messages, in order.
+func TestLiteIdleEvict(t *testing.T) {
+	t.Parallel()
+	withSSL(t, false)
+	const idle = 500 * time.Millisecond
+	n := node(t, func(c *pipeline.Config) { c.LiteIdleEvict = idle }, nil)
+	core := n.Broker().Core()
+	topic, group := processtest.Unique("grpc_lite_idle"), processtest.Unique("grpc_lite_idle_cg")
+	createLiteTopic(t, n, topic, "")
+	c := rawClient(t, n.GRPCAddr())
+	ctx, cancel := context.WithTimeout(withClientID(context.Background(), "test@1@1@liteidle"), 30*time.Second)
+	defer cancel()
+	liteTelemetry(t, c, ctx, group, topic)
+	resp, err := c.SyncLiteSubscription(ctx, &v2.SyncLiteSubscriptionRequest{Action: v2.LiteSubscriptionAction_PARTIAL_ADD,
+		Topic: &v2.Resource{Name: topic}, Group: &v2.Resource{Name: group}, LiteTopicSet: []string{"kept"}})
+	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("subscribe: %v %v", resp, err)
+	}
+	send := func(lite, body string) {
+		t.Helper()
+		l := lite
+		r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{rawMessage(topic, body,
+			func(sp *v2.SystemProperties) { sp.LiteTopic, sp.MessageType = &l, v2.MessageType_LITE })}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("send %s: %v %v", body, r, err)
+		}
+	}
+	send("idle", "idle-0")
+	sent := time.Now()
+	send("kept", "kept-0")
+	waitFor(t, 10*time.Second, "the idle lite topic evicted", func() bool { return core.LiteStats().Evicted == 1 })
+	if since := time.Since(sent); since < idle {
+		t.Fatalf("evicted %v after its last message, before --lite-idle-evict %v", since, idle)
+	}
+	if held := core.LiteHeld(topic, "kept"); held != 1 {
+		t.Fatalf("the subscribed lite topic holds %d in memory, want 1", held)
+	}
+	send("idle", "idle-1")
+	waitFor(t, 10*time.Second, "the idle lite topic reloaded by the send", func() bool { return core.LiteStats().Reloads >= 1 })
+	resp, err = c.SyncLiteSubscription(ctx, &v2.SyncLiteSubscriptionRequest{Action: v2.LiteSubscriptionAction_PARTIAL_ADD,
+		Topic: &v2.Resource{Name: topic}, Group: &v2.Resource{Name: group}, LiteTopicSet: []string{"idle"}})
+	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("subscribe idle: %v %v", resp, err)
+	}
+	var idleGot []string
+	for len(idleGot) < 2 {
+		msgs, err := liteReceive(ctx, c, group, topic)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		ack := &v2.AckMessageRequest{Group: &v2.Resource{Name: group}, Topic: &v2.Resource{Name: topic}}
+		for _, m := range msgs {
+			if m.GetSystemProperties().GetLiteTopic() == "idle" {
+				idleGot = append(idleGot, string(m.GetBody()))
+			}
+			ack.Entries = append(ack.Entries, &v2.AckMessageEntry{MessageId: m.GetSystemProperties().GetMessageId(),
+				ReceiptHandle: m.GetSystemProperties().GetReceiptHandle()})
+		}
+		if len(ack.Entries) > 0 {
+			if r, err := c.AckMessage(ctx, ack); err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+				t.Fatalf("ack: %v %v", r, err)
+			}
+		}
+	}
+	if idleGot[0] != "idle-0" || idleGot[1] != "idle-1" {
+		t.Fatalf("the reloaded lite topic delivered %v, want [idle-0 idle-1]", idleGot)
+	}
+}
