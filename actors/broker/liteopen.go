@@ -53,6 +53,13 @@ func (b *Broker) OpenLite() error {
 	s.subs = map[liteKey]map[liteClientKey]struct{}{}
 	s.kick = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
+	s.evicted = map[uint64]struct{}{}
+	s.reloads = map[liteKey]*liteReload{}
+	spill, err := litelog.OpenSpill(liteSpillDir(b.cfg.DataDir))
+	if err != nil {
+		return fmt.Errorf("open lite spill store: %w", err)
+	}
+	s.spill = spill
 	var lastMsg, checkpoint int64 = -1, -1
 	if !litelog.Exists(LiteDir(b.cfg.DataDir)) && b.hasLiteTopic() {
 		checkpoint = 0 // no log (lost): every lite message of the CommitLog is indexed again
@@ -124,19 +131,28 @@ func (b *Broker) hasLiteTopic() bool {
 }
 
 // replayAckLocked applies an Ack record: group consumed (parent, lite)
-// through the message at off. mu held.
-func (s *liteState) replayAckLocked(q *liteQueue, group string, off int64) {
+// through the message at off. It reports whether that moved the group's
+// position. mu held.
+func (s *liteState) replayAckLocked(q *liteQueue, group string, off int64) bool {
 	for i, o := range q.msgs {
 		if o == off {
 			g := q.group(group)
-			g.acked = max(g.acked, q.base+int64(i)+1)
+			if g.acked >= q.base+int64(i)+1 {
+				return false
+			}
+			if g.flight.token != 0 && g.flight.seq <= q.base+int64(i) {
+				g.flight = liteFlight{} // acked elsewhere (the old master): not in flight here
+				s.flights--
+			}
+			g.acked = q.base + int64(i) + 1
 			q.trim()
-			if len(q.msgs) == 0 {
+			if len(q.msgs) == 0 && len(s.subs[q.key]) == 0 {
 				s.dropLocked(q)
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // catchUpLocked indexes the lite messages of the CommitLog from offset
@@ -184,14 +200,18 @@ func (b *Broker) catchUpLocked(from, lastMsg int64) (n int, end int64, err error
 			off = next
 			continue
 		}
+		if topic, _ := message.PeekTopic(rec); topic == LiteAckTopic {
+			if _, jerr := b.lite.liteApplyJournalLocked(rec); jerr != nil {
+				b.log.Warn().Err(jerr).Int64("offset", off).Msg("lite catch-up skips a damaged lite ack journal record")
+			}
+			off = next
+			continue
+		}
 		if lite, ok := message.LookupPropertyBytes(props, message.PropLiteTopic); ok {
 			topic, _ := message.PeekTopic(rec)
 			if cfg, ok := b.p.Topics().Get(topic); ok && cfg.TopicMessageType() == meta.MessageTypeLite {
-				q, added := b.lite.addLocked(liteKey{topic, string(lite)}, off, message.PeekStoreTimestamp(rec))
-				if added {
+				if b.lite.storeLocked(liteKey{topic, string(lite)}, off, message.PeekStoreTimestamp(rec)) {
 					n++
-					b.lite.recordLocked(litelog.Record{Kind: litelog.KindMessage, Offset: off, Ms: q.lastWrite,
-						Parent: topic, Lite: string(lite)})
 				}
 			}
 		}
@@ -233,9 +253,12 @@ func (b *Broker) liteWriter() {
 		case <-s.kick:
 		case <-t.C:
 			b.liteSweep(time.Now())
+			b.liteEvict(time.Now())
+			b.liteSweepEvicted(time.Now())
 			b.liteMaybeCompact()
 		}
 		b.liteFlush()
+		b.liteReloadWanted(time.Now())
 	}
 }
 
@@ -249,6 +272,7 @@ func (b *Broker) liteFlush() {
 	if len(recs) == 0 {
 		return
 	}
+	b.liteJournalAcks(recs)
 	if err := s.log.Write(recs); err == nil {
 		err = s.log.Flush()
 		if err != nil {
@@ -266,11 +290,21 @@ func (b *Broker) liteMaybeCompact() {
 		return
 	}
 	s.mu.Lock()
-	live := s.liveRecordsLocked()
-	if int64(len(live))*64 > s.log.Size()/2 {
-		s.mu.Unlock()
+	estimate := s.liveCountLocked() + 2*len(s.evicted)
+	s.mu.Unlock()
+	if int64(estimate)*64 > s.log.Size()/2 {
 		return
 	}
+	// The evicted lite topics' records (liteevict.go) go first: only this
+	// goroutine changes the spill store and the evicted set.
+	evicted, err := s.liteEvictedLiveRecords()
+	if err != nil {
+		b.log.Error().Err(err).Msg("lite log compaction: spill store unreadable; the log stays as it is")
+		return
+	}
+	s.mu.Lock()
+	live := append(evicted, s.reloadRecordsLocked()...)
+	live = append(live, s.liveRecordsLocked()...)
 	s.pending = nil // the live records include them
 	indexed := s.indexed
 	s.mu.Unlock()
@@ -288,7 +322,17 @@ func (b *Broker) liteMaybeCompact() {
 	}
 }
 
-// liveRecordsLocked are the records that rebuild the state. mu held.
+// liveCountLocked counts the records liveRecordsLocked returns. mu held.
+func (s *liteState) liveCountLocked() int {
+	n := 0
+	for _, q := range s.queues {
+		n += len(q.msgs) + len(q.groups)
+	}
+	return n
+}
+
+// liveRecordsLocked are the records that rebuild the resident state. mu
+// held.
 func (s *liteState) liveRecordsLocked() []litelog.Record {
 	var out []litelog.Record
 	for _, q := range s.queues {

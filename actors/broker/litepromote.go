@@ -8,8 +8,9 @@ package broker
 // promotion (a send's indexing, a receive, an ack, a subscription) scans
 // them, holding the lite state, so a lite topic's messages stay in
 // CommitLog order (a new send is indexed after the ones the scan finds).
-// What the old master's consumers acknowledged is not known here: those
-// messages come again (at least once), as after a restart.
+// The scan applies the old master's lite ack journal records too
+// (liteack.go), in CommitLog order, so what its consumers acknowledged is
+// not delivered again.
 
 import (
 	"time"

@@ -9,7 +9,6 @@ package broker
 // stored, the message is appended to its lite topic.
 
 import (
-	"github.com/wheelmq/wheelmq/storage/litelog"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
@@ -66,8 +65,7 @@ func (b *Broker) liteStored(parent, lite string, off int64) {
 	}
 	b.litePromotedLocked() // a promoted replica indexes what it holds first
 	k := liteKey{parent, lite}
-	if _, added := s.addLocked(k, off, now); added {
-		s.recordLocked(litelog.Record{Kind: litelog.KindMessage, Offset: off, Ms: now, Parent: parent, Lite: lite})
+	if s.storeLocked(k, off, now) { // an evicted lite topic is reloaded first (liteevict.go)
 		s.wakeLocked(k)
 	}
 }

@@ -5,10 +5,13 @@ package broker
 // created by its first message and deleted when idle past its TTL; each
 // consumer group has a position in it and at most one message in flight.
 // Only lite topics that hold messages, positions or subscriptions are in
-// memory; their index is one append-only file (storage/litelog).
+// memory, and of those only the active ones past --lite-resident-max (the
+// rest are evicted to the spill store: liteevict.go); their index is one
+// append-only file (storage/litelog).
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wheelmq/wheelmq/storage/litelog"
@@ -136,6 +139,17 @@ type liteState struct {
 	// was made under: a promotion (a new epoch) scans from there.
 	scanned, epoch int64
 	flights        int // messages in flight (statistics)
+	// journaled counts the acks appended to the lite ack journal
+	// (liteack.go).
+	journaled atomic.Int64
+	// evicted holds the hashes (litelog.Hash) of the lite topics evicted
+	// to the spill store, reloads those wanted back (a send, a
+	// subscription), which the writer reloads (liteevict.go).
+	evicted           map[uint64]struct{}
+	reloads           map[liteKey]*liteReload
+	spill             *litelog.Spill // the writer's
+	evictSweptAt      time.Time      // the writer's: its last TTL sweep of the evicted
+	evictions, reload atomic.Int64   // counts (statistics)
 
 	kick chan struct{} // wakes the writer
 	stop chan struct{}

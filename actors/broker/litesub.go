@@ -183,6 +183,9 @@ func (s *liteState) subscribeLocked(ck liteClientKey, cl *liteClient, lite strin
 		s.subs[k] = m
 	}
 	m[ck] = struct{}{}
+	if s.evictedLocked(k) {
+		s.wantLocked(k) // back in memory first (liteevict.go)
+	}
 	select {
 	case cl.kick <- struct{}{}:
 	default:
@@ -209,11 +212,14 @@ func (s *liteState) unsubscribeAllLocked(ck liteClientKey, cl *liteClient) {
 	}
 }
 
-// LiteStats counts the lite state: lite topics in memory, the messages
-// they hold, messages in flight, clients with lite subscriptions and
-// subscriptions.
+// LiteStats counts the lite state: lite topics in memory (resident), the
+// messages they hold, messages in flight, clients with lite subscriptions
+// and subscriptions; lite topics evicted to the spill store, and the
+// evictions and reloads since the start (liteevict.go).
 type LiteStats struct {
 	Topics, Messages, InFlight, Clients, Subscriptions int
+	Evicted                                            int
+	Evictions, Reloads                                 int64
 }
 
 // LiteStats counts the lite state now.
@@ -221,7 +227,8 @@ func (b *Broker) LiteStats() LiteStats {
 	s := &b.lite
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := LiteStats{Topics: len(s.queues), InFlight: s.flights, Clients: len(s.clients)}
+	st := LiteStats{Topics: len(s.queues), InFlight: s.flights, Clients: len(s.clients), Evicted: len(s.evicted),
+		Evictions: s.evictions.Load(), Reloads: s.reload.Load()}
 	for _, q := range s.queues {
 		st.Messages += len(q.msgs)
 	}
@@ -231,8 +238,8 @@ func (b *Broker) LiteStats() LiteStats {
 	return st
 }
 
-// LiteHeld counts the messages (parent, lite) holds for delivery (0 when
-// it does not exist).
+// LiteHeld counts the messages (parent, lite) holds in memory for
+// delivery (0 when it does not exist or is evicted: liteevict.go).
 func (b *Broker) LiteHeld(parent, lite string) int {
 	s := &b.lite
 	s.mu.Lock()

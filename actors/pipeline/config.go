@@ -121,6 +121,14 @@ type Config struct {
 	// MaxLiteSubscriptions bounds the lite topics one LitePushConsumer
 	// subscribes to (0: DefaultMaxLiteSubscriptions).
 	MaxLiteSubscriptions int
+	// LiteResidentMax bounds the lite topics kept in memory: past it the
+	// lite topics with no subscriber and nothing in flight are evicted to
+	// the spill store, the least recently written first (0: no bound;
+	// docs/lite.md).
+	LiteResidentMax int
+	// LiteIdleEvict evicts a lite topic with no subscriber and nothing in
+	// flight that had no new message this long (0: never; docs/lite.md).
+	LiteIdleEvict time.Duration
 	// MaxWriterBacklog bounds appends queued at the writer before
 	// SYSTEM_BUSY (default 65536).
 	MaxWriterBacklog int64

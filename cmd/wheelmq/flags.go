@@ -96,6 +96,10 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 		"how long a lite topic of a LITE topic without a lite.topic.expiration attribute lives with no new message before it is deleted (0: forever; docs/lite.md)")
 	maxLiteSubs := fs.Int("max-lite-subscriptions", 2000,
 		"lite topics one lite consumer (LitePushConsumer, LiteSimpleConsumer, remoting) may subscribe to (docs/lite.md)")
+	liteResident := fs.Int("lite-resident-max", 100000,
+		"lite topics kept in memory: past it those with no subscriber and nothing in flight go to the spill store, least recently written first (0: no bound; docs/lite.md)")
+	liteIdle := fs.Duration("lite-idle-evict", 0,
+		"evict a lite topic with no subscriber and nothing in flight after this long without a new message (0: never; docs/lite.md)")
 	pullWorkers := fs.Int("pull-workers", def.PullWorkers,
 		"pull_read stages that read for pulls side by side, so that one slow read holds only its own (1..8)")
 	maxReqs := fs.Int64("max-conn-requests", def.MaxInflightPerConn,
@@ -251,6 +255,11 @@ func parseArgs(args []string, env func(string) (string, bool), stderr io.Writer)
 	} else {
 		bc.LiteExpiration, bc.MaxLiteSubscriptions = *liteExpiration, *maxLiteSubs
 	}
+	if *liteResident < 0 || *liteIdle < 0 {
+		problems = append(problems, fmt.Sprintf("lite resident max %d and lite idle evict %v must be >= 0", *liteResident, *liteIdle))
+	} else {
+		bc.LiteResidentMax, bc.LiteIdleEvict = *liteResident, *liteIdle
+	}
 	if *queues < 1 || *queues > 1024 {
 		problems = append(problems, fmt.Sprintf("default topic queues %d must be in 1..1024", *queues))
 	} else {
@@ -366,7 +375,8 @@ var modeFlags = map[string][]string{
 		"retention-interval", "disk-clean-ratio", "disk-full-ratio", "commitlog-segment-size", "log-level", "log-format",
 		"config", "acl-file", "acl-ip-bypass", "access-key", "secret-key",
 		"replication", "ha-listen", "ha-advertise", "ha-secret-file", "ha-insecure", "min-in-sync-replicas", "grpc-listen", "grpc-advertise",
-		"grpc-signature-skew", "grpc-signature-offsets", "lite-expiration", "max-lite-subscriptions"},
+		"grpc-signature-skew", "grpc-signature-offsets", "lite-expiration", "max-lite-subscriptions",
+		"lite-resident-max", "lite-idle-evict"},
 }
 
 // inapplicable reports the command-line flags that mean nothing in mode

@@ -27,6 +27,10 @@
 // scans from there at start), a lost Ack redelivers a message (at least
 // once), a lost Expire expires the lite topic again. Compact rewrites the
 // live records into a new file and renames it over the old one.
+//
+// The same record layout serves the lite ack journal's bodies (DecodeAll)
+// and the spill store of evicted lite topics (spill.go, which adds kind 5,
+// Evict).
 package litelog
 
 import (
@@ -95,7 +99,7 @@ func decode(b []byte) (Record, error) {
 		return Record{}, ErrCorrupt
 	}
 	r := Record{Kind: Kind(b[0]), Offset: int64(binary.LittleEndian.Uint64(b[1:])), Ms: int64(binary.LittleEndian.Uint64(b[9:]))}
-	if r.Kind < KindMessage || r.Kind > KindCheckpoint {
+	if r.Kind < KindMessage || r.Kind > KindEvict {
 		return Record{}, ErrCorrupt
 	}
 	p := b[17:]
@@ -314,4 +318,30 @@ func syncDir(dir string) {
 		_ = d.Sync()
 		_ = d.Close()
 	}
+}
+
+// DecodeAll calls each for every record of b, a run of records as Append
+// encodes them (the body of a lite ack journal record, docs/lite.md); a
+// record that fails its checks ends it with ErrCorrupt.
+func DecodeAll(b []byte, each func(*Record)) error {
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return fmt.Errorf("%w: %d bytes left, short of a header", ErrCorrupt, len(b))
+		}
+		n := binary.LittleEndian.Uint32(b)
+		if uint64(n) > uint64(len(b)-8) {
+			return fmt.Errorf("%w: length %d past the end", ErrCorrupt, n)
+		}
+		body := b[8 : 8+n]
+		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
+			return fmt.Errorf("%w: crc mismatch", ErrCorrupt)
+		}
+		rec, err := decode(body)
+		if err != nil {
+			return err
+		}
+		each(&rec)
+		b = b[8+n:]
+	}
+	return nil
 }

@@ -70,14 +70,21 @@ func heapInUse() uint64 {
 // test suite runs it small (2000 topics, 400 subscribed). Then it
 // restarts the broker on the same data directory and reports how long the
 // start took (the lite log replayed);
-// WHEELMQ_LITE_TOPICS and WHEELMQ_LITE_SUBS set the sizes.
+// WHEELMQ_LITE_TOPICS and WHEELMQ_LITE_SUBS set the sizes,
+// WHEELMQ_LITE_RESIDENT_MAX the broker's --lite-resident-max (default 0,
+// no bound; the default suite runs it at 500, so that it evicts and
+// reloads).
 func TestLiteScale(t *testing.T) {
 	t.Parallel()
 	withSSL(t, false)
 	topics, subs := envInt("WHEELMQ_LITE_TOPICS", 2000), envInt("WHEELMQ_LITE_SUBS", 400)
 	subs = min(subs, topics)
+	resident := 500
+	if v, ok := os.LookupEnv("WHEELMQ_LITE_RESIDENT_MAX"); ok {
+		resident, _ = strconv.Atoi(v)
+	}
 	dir := t.TempDir()
-	opts := processtest.Options{Dir: dir, Mutate: func(c *pipeline.Config) { c.MaxWriterBacklog = 1 << 20 },
+	opts := processtest.Options{Dir: dir, Mutate: func(c *pipeline.Config) { c.MaxWriterBacklog, c.LiteResidentMax = 1<<20, resident },
 		MutateNode: func(c *process.Config) { c.GRPC.Listen = "127.0.0.1:0" }}
 	n := processtest.Start(t, opts)
 	topic, group := processtest.Unique("lite_scale"), processtest.Unique("lite_scale_cg")
@@ -123,7 +130,10 @@ func TestLiteScale(t *testing.T) {
 		t.FailNow()
 	}
 	sendTook := time.Since(began)
-	waitFor(t, 60*time.Second, "every lite topic created", func() bool { return core.LiteStats().Topics >= topics })
+	waitFor(t, 60*time.Second, "every lite topic created", func() bool {
+		st := core.LiteStats()
+		return st.Topics+st.Evicted >= topics && (resident <= 0 || st.Topics <= resident)
+	})
 	heap1, rss1 := heapInUse(), vmRSS()
 	if path := os.Getenv("WHEELMQ_LITE_HEAPPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
@@ -186,8 +196,8 @@ func TestLiteScale(t *testing.T) {
 		float64(int64(heap1)-int64(heap0))/float64(topics), mib(rss0), mib(rss1))
 	t.Logf("subscriptions %d: received and acked in %v (%.0f msgs/s); lite state after: %+v",
 		subs, recvTook.Round(time.Millisecond), float64(subs)/recvTook.Seconds(), st)
-	if st.Topics != topics || st.Messages != topics-subs || st.Subscriptions != subs || st.InFlight != 0 {
-		t.Fatalf("lite state after: %+v, want %d topics, %d messages, %d subscriptions", st, topics, topics-subs, subs)
+	if st.Topics+st.Evicted != topics || (resident <= 0 && st.Messages != topics-subs) || st.Subscriptions != subs || st.InFlight != 0 {
+		t.Fatalf("lite state after: %+v, want %d topics (resident and evicted), %d messages, %d subscriptions", st, topics, topics-subs, subs)
 	}
 
 	// Restart on the same data directory: the lite log is replayed.
@@ -205,7 +215,7 @@ func TestLiteScale(t *testing.T) {
 	startTook := time.Since(began)
 	st = n.Broker().Core().LiteStats()
 	t.Logf("restart with a lite log of %s: started in %v; lite state %+v", mib(logBytes), startTook.Round(time.Millisecond), st)
-	if st.Topics != topics-subs || st.Messages != topics-subs {
+	if st.Topics+st.Evicted != topics-subs || (st.Evicted == 0 && st.Messages != topics-subs) {
 		t.Fatalf("after the restart: %+v, want %d lite topics holding one message each (the consumed ones gone)", st, topics-subs)
 	}
 }

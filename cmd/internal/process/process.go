@@ -218,6 +218,7 @@ func Start(cfg Config) (*Node, error) {
 		}
 		n.broker = b
 		b.core.ServeCluster(clusterLookup{n}) // clusterlookup.go
+		n.registerLiteMetrics(b.core)         // litemetrics.go
 		n.brokerUsers.set(b.pipe.ACL())
 		n.net.add(b.server)
 		if err := n.startGRPC(); err != nil {
