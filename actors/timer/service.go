@@ -140,9 +140,8 @@ type Service struct {
 	mu      sync.Mutex
 	seen    map[string]bool // stages that started at least once (guarded by mu)
 
-	// stops notes the cancels enqueue_get read, for recurring timers
-	// (recur.go).
-	stops stopNotes
+	// stops is the set of stopped recurring timers (stops.go).
+	stops stopSet
 
 	enqEpoch atomic.Uint64
 	deqEpoch atomic.Uint64
