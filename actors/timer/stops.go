@@ -39,7 +39,7 @@ func StopRecord(realTopic, origin, text string, nowMs int64, bornHost, storeHost
 		message.PropRealTopic: realTopic,
 		message.PropUniqKey:   origin,
 		message.PropKeys:      origin,
-		schedule.PropOf:        text,
+		schedule.PropOf:       text,
 	}
 	rec := &message.Record{QueueID: 0, BornTimestamp: nowMs, BornHost: bornHost, StoreTimestamp: nowMs,
 		StoreHost: storeHost, Topic: StopTopic, Properties: message.EncodeProperties(props)}
