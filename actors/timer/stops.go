@@ -31,14 +31,14 @@ const StopTopic = "rmq_sys_wheel_schedule_stop"
 // StopRecord encodes the stop record of the recurring timer origin (its
 // UNIQ_KEY) of realTopic, stored at nowMs: a message of StopTopic, queue
 // 0, with an empty body and the properties REAL_TOPIC, UNIQ_KEY (the
-// origin, so the message index finds it by the schedule's message id),
-// KEYS (the same) and WHEEL_SCHEDULE_OF (the schedule text, for people).
+// origin, so the message index finds it by the schedule's message id, by
+// a unique-key or a key query alike) and WHEEL_SCHEDULE_OF (the schedule
+// text, for people).
 // bornHost and storeHost are the caller's and the broker's addresses.
 func StopRecord(realTopic, origin, text string, nowMs int64, bornHost, storeHost netip.AddrPort) ([]byte, error) {
 	props := map[string]string{
 		message.PropRealTopic: realTopic,
 		message.PropUniqKey:   origin,
-		message.PropKeys:      origin,
 		schedule.PropOf:       text,
 	}
 	rec := &message.Record{QueueID: 0, BornTimestamp: nowMs, BornHost: bornHost, StoreTimestamp: nowMs,
