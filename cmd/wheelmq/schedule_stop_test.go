@@ -9,9 +9,12 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
+	"github.com/wheelmq/wheelmq/storage/message"
 )
 
 // TestSIGKILLAfterScheduleCancel cancels ten @every 20ms schedules
@@ -21,7 +24,7 @@ import (
 // data: the restarted broker stores no fire of a cancelled schedule (it
 // reads the stop records from the CommitLog before its first release),
 // each stored fire is stored once, without a gap, and an @every 1s witness
-// goes on firing. (The cancel of the first pending fire, TIMER_DEL, ends
+// goes on firing; each cancel's stop record is there once. (The cancel of the first pending fire, TIMER_DEL, ends
 // a schedule by itself when it reaches the wheel in time, as it does here;
 // the stop record's own share, a next-fire record that reaches the wheel
 // late, is tested in actors/timer, TestStoppedScheduleSurvivesRestart.)
@@ -126,5 +129,30 @@ func TestSIGKILLAfterScheduleCancel(t *testing.T) {
 	}
 	if w := got[witness.id]; len(w) < 4 {
 		t.Fatalf("the witness fired %d times", len(w))
+	}
+	// Each cancel's stop record survived the kill, once (QUERY_MESSAGE by
+	// the schedule's id under the stop topic).
+	s := &admin.Session{Timeout: 10 * time.Second}
+	defer s.Close()
+	deadline := time.Now().Add(10 * time.Second) // the index may still be catching up after the restart
+	for _, c := range cancelled {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			a, err := s.QueryMessages(ctx, p.broker, admin.MessageQuery{Topic: timer.StopTopic, Key: c.id, Unique: true})
+			cancel()
+			if err != nil {
+				t.Fatalf("query the stop record of %s: %v", c.id, err)
+			}
+			if len(a.Records) > 1 || len(a.Records) == 1 && message.DecodeProperties(a.Records[0].Properties)[message.PropRealTopic] != topic {
+				t.Fatalf("schedule %s: stop records %+v, want one for topic %s", c.id, a.Records, topic)
+			}
+			if len(a.Records) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("schedule %s: no stop record", c.id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
