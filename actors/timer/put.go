@@ -186,6 +186,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
+	kept := pb.puts[:0] // the puts delivered now or before (ackReady counts them); filtered in place
 	for i, pu := range pb.puts {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
@@ -195,9 +196,13 @@ func (d *dequeuePut) start(pb *putBatch) {
 			continue
 		}
 		if svc.stops.stopped(pu.stopID) {
+			if pu.key.Topic != Topic { // the fire, not its next-fire record
+				svc.opts.Metrics.Cancelled.Inc()
+			}
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("recurring timer not written back: its schedule is stopped")
 			continue
 		}
+		kept = append(kept, pu)
 		if _, ok := d.replayed[pu.identity()]; ok {
 			// Its write-back is an earlier one, found by the scan from
 			// scanFrom: the batch's write-backs start there, for the replay
@@ -212,6 +217,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		}
 		groups[pu.key] = append(groups[pu.key], pu.record)
 	}
+	pb.puts = kept
 	p.waiting = len(order)
 	p.wrote = p.wrote || len(order) > 0
 	if p.startOff < svc.replayPin.Load() {

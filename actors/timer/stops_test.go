@@ -78,6 +78,8 @@ func TestStoppedScheduleSurvivesRestart(t *testing.T) {
 	if got := b.fires("S1", t0, 6); len(got) != 2 || got[1] != 1 || got[2] != 1 {
 		t.Fatalf("S1's fires after the restart: %v, want only fires 1 and 2, once each", got)
 	}
+	// The stopped third fire counts as cancelled (wheelmq_timer_cancelled_total).
+	waitFor(t, "the stopped fire counted", func() bool { return b.svc.opts.Metrics.Counts().Cancelled >= 1 })
 	b.close()
 
 	dir := t.TempDir()
