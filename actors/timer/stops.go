@@ -133,6 +133,19 @@ func (s *Service) readStops() {
 	if q == nil {
 		return
 	}
+	s.stops.mu.Lock()
+	cut := s.stops.next
+	if end := q.MaxOffset(); cut > end {
+		// The queue was cut below what was read (a truncation of the log's
+		// tail): read it again from its start, forgetting the stops cut.
+		s.stops.m, s.stops.next = nil, 0
+	} else {
+		cut = -1
+	}
+	s.stops.mu.Unlock()
+	if cut >= 0 {
+		s.opts.Logger.Warn().Int64("read_to", cut).Int64("queue_end", q.MaxOffset()).Msg("schedule stop queue cut; re-reading it")
+	}
 	from := max(s.stops.readTo(), q.MinOffset())
 	defer func() { // a queue whose head retention cut is read from its start
 		s.stops.mu.Lock()
