@@ -160,16 +160,22 @@ func (s *Service) readStops() {
 			}
 			return
 		}
-		records, _ := storage.ReadUnitsChecked(st.CommitLog, units)
+		records, states := storage.ReadUnitsChecked(st.CommitLog, units)
 		var keys []string
+		taken := len(units)
 		for i, rec := range records {
+			if rec == nil && states[i] == storage.UnitDamaged {
+				st.ReportDamagedUnit(q.ID(), from+int64(i)) // the dispatcher rebuilds the queue; read on after that
+				taken = i
+				break
+			}
 			if k := stopOf(rec); k != "" {
 				keys = append(keys, k)
 			} else {
 				s.opts.Logger.Warn().Int64("commitlog_offset", units[i].Offset).Msg("schedule stop record unreadable; skipped")
 			}
 		}
-		from += int64(len(units))
+		from += int64(taken)
 		s.stops.mu.Lock()
 		if s.stops.m == nil {
 			s.stops.m = map[string]struct{}{}
@@ -182,6 +188,9 @@ func (s *Service) readStops() {
 		}
 		s.stops.next = from
 		s.stops.mu.Unlock()
+		if taken < len(units) {
+			return
+		}
 	}
 }
 
