@@ -125,43 +125,35 @@ func (s *stopSet) readTo() int64 {
 }
 
 // readStops adds the stop records StopTopic's consume queue holds past
-// what was read (all of them at start). It runs on enqueue_get; the
-// records are read without the set's lock, which is taken to add them.
+// what was read (all of them at start). It runs on enqueue_get only; the
+// records are read without the set's lock, which is taken to publish
+// them. When the queue was cut below what was read (the reconcile of a
+// truncated log tail), the whole queue is read again into a new set that
+// replaces the old one at once (the stops cut no longer apply).
 func (s *Service) readStops() {
 	st := s.opts.Store
 	q := st.Queues.Lookup(StopTopic, 0)
 	if q == nil {
 		return
 	}
-	s.stops.mu.Lock()
-	cut := s.stops.next
-	if end := q.MaxOffset(); cut > end {
-		// The queue was cut below what was read (a truncation of the log's
-		// tail): read it again from its start, forgetting the stops cut.
-		s.stops.m, s.stops.next = nil, 0
-	} else {
-		cut = -1
+	read := s.stops.readTo()
+	from, fresh := read, read > q.MaxOffset()
+	if fresh {
+		s.opts.Logger.Warn().Int64("read_to", read).Int64("queue_end", q.MaxOffset()).Msg("schedule stop queue cut; re-reading it")
+		from = 0
 	}
-	s.stops.mu.Unlock()
-	if cut >= 0 {
-		s.opts.Logger.Warn().Int64("read_to", cut).Int64("queue_end", q.MaxOffset()).Msg("schedule stop queue cut; re-reading it")
-	}
-	from := max(s.stops.readTo(), q.MinOffset())
-	defer func() { // a queue whose head retention cut is read from its start
-		s.stops.mu.Lock()
-		s.stops.next = max(s.stops.next, from)
-		s.stops.mu.Unlock()
-	}()
+	from = max(from, q.MinOffset()) // retention cut the queue's head: read from its start
+	var keys []string
 	for from < q.MaxOffset() {
 		units, err := q.Read(from, enqueueReadBatch)
-		if err != nil || len(units) == 0 {
-			if err != nil {
-				s.opts.Logger.Error().Err(err).Int64("offset", from).Msg("read schedule stop queue failed")
-			}
-			return
+		if err != nil {
+			s.opts.Logger.Error().Err(err).Int64("offset", from).Msg("read schedule stop queue failed")
+			break
+		}
+		if len(units) == 0 {
+			break
 		}
 		records, states := storage.ReadUnitsChecked(st.CommitLog, units)
-		var keys []string
 		taken := len(units)
 		for i, rec := range records {
 			if rec == nil && states[i] == storage.UnitDamaged {
@@ -176,22 +168,22 @@ func (s *Service) readStops() {
 			}
 		}
 		from += int64(taken)
-		s.stops.mu.Lock()
-		if s.stops.m == nil {
-			s.stops.m = map[string]struct{}{}
-		}
-		for _, k := range keys {
-			if _, ok := s.stops.m[k]; !ok {
-				s.stops.m[k] = struct{}{}
-				s.stops.gen++
-			}
-		}
-		s.stops.next = from
-		s.stops.mu.Unlock()
 		if taken < len(units) {
-			return
+			break
 		}
 	}
+	s.stops.mu.Lock()
+	defer s.stops.mu.Unlock()
+	if fresh || s.stops.m == nil {
+		s.stops.m = make(map[string]struct{}, len(keys))
+	}
+	for _, k := range keys {
+		if _, ok := s.stops.m[k]; !ok {
+			s.stops.m[k] = struct{}{}
+			s.stops.gen++
+		}
+	}
+	s.stops.next = from
 }
 
 // releaseStopped (replica) ends the waits of shadow batches for the fires

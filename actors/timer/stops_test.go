@@ -162,3 +162,25 @@ func TestStopReleasesShadowWait(t *testing.T) {
 		t.Fatalf("the replica wrote back %+v", w)
 	}
 }
+
+// TestStopSetFollowsCut: when the stop topic's consume queue is cut below
+// what the stop set has read (the reconcile of a truncated log tail), the
+// set is read again from the queue: a stop whose record was cut no longer
+// applies, the others still do.
+func TestStopSetFollowsCut(t *testing.T) {
+	clock := &atomic.Int64{}
+	clock.Store(1_800_000_000_000)
+	a := startNode(t, t.TempDir(), role.Master, clock)
+	a.putStop("S1")
+	a.putStop("S2")
+	waitFor(t, "both stops to be read", func() bool {
+		return a.svc.stops.stopped(stopKey("orders", "S1")) && a.svc.stops.stopped(stopKey("orders", "S2"))
+	})
+	if err := a.st.Queues.Lookup(StopTopic, 0).TruncateAt(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the set to forget the cut stop", func() bool { return !a.svc.stops.stopped(stopKey("orders", "S2")) })
+	if !a.svc.stops.stopped(stopKey("orders", "S1")) || a.svc.stops.readTo() != 1 {
+		t.Fatalf("after the cut: S1 stopped %v, read to %d; want true, 1", a.svc.stops.stopped(stopKey("orders", "S1")), a.svc.stops.readTo())
+	}
+}
