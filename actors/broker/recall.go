@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
@@ -33,8 +32,8 @@ type RecallRequest struct {
 	Uniq        string
 }
 
-// Recall stores the cancel of a pending timer message (of every fire of a
-// recurring timer within the cancel horizon, schedulecancel.go); done
+// Recall stores the cancel of a pending timer message (a recurring timer's
+// stop record and the cancel of its next fire, schedulecancel.go); done
 // gets the message's uniq key (its id) and the writer's result (whose Out
 // collects the answers of its batch), on the writer's goroutine, or the
 // caller's or the index stage's for a refusal.
@@ -72,46 +71,46 @@ func (b *Broker) Recall(c Caller, req *RecallRequest, done func(uniq string, res
 	// found by its UNIQ_KEY in the message index (schedulecancel.go).
 	b.findSchedule(req.Topic, req.Uniq, func(text string, dueMs int64, found bool) {
 		now := time.Now().UnixMilli()
-		dues := []int64{req.DueMs}
+		due := req.DueMs
+		var stop []byte
 		if found {
 			var err error
-			if dues, err = scheduleFires(text, dueMs, now); err != nil {
+			if due, err = pendingFire(text, dueMs, now); err != nil {
 				fail(Errorf(Conflict, "recall failed, %v", err))
+				return
+			}
+			if stop, err = timer.StopRecord(req.Topic, req.Uniq, text, now, c.Remote, b.advertise); err != nil {
+				fail(Errorf(Internal, "recall failed, encode the schedule's stop: %v", err))
 				return
 			}
 		} else if left := req.DueMs - now; left <= 0 || left >= b.cfg.MaxTimerDelay.Milliseconds() {
 			fail(Errorf(Conflict, "recall failed, timestamp invalid"))
 			return
 		}
-		b.storeRecall(c, req, dues, now, done)
+		b.storeRecall(c, req, due, stop, now, done)
 	})
 }
 
-// storeRecall stores the cancels of a recall: of its timer's due time, or
-// of a recurring timer's fires.
-func (b *Broker) storeRecall(c Caller, req *RecallRequest, dues []int64, now int64, done func(uniq string, res writer.Result, err *Error)) {
-	fail := func(err *Error) { done("", writer.Result{}, err) }
-	records := make([][]byte, 0, len(dues))
-	for _, d := range dues {
-		enc, err := b.encodeCancel(c, req.Topic, req.Uniq, "0", d, now)
-		if err != nil {
-			fail(Errorf(Internal, "recall failed, encode the cancel: %v", err))
+// storeRecall stores the cancel of a recall: of its timer's due time, or
+// a recurring timer's stop record and the cancel of its next fire.
+func (b *Broker) storeRecall(c Caller, req *RecallRequest, due int64, stop []byte, now int64,
+	done func(uniq string, res writer.Result, err *Error)) {
+	enc, err := b.encodeCancel(c, req.Topic, req.Uniq, "0", due, now)
+	if err != nil {
+		done("", writer.Result{}, Errorf(Internal, "recall failed, encode the cancel: %v", err))
+		return
+	}
+	b.appendCancels(stop, [][]byte{enc}, func(res writer.Result) {
+		if res.Err != nil {
+			e := sendFailure(res.Err)
+			e.Remark = "recall failed, " + e.Remark
+			done("", res, e)
 			return
 		}
-		records = append(records, enc)
-	}
-	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: records, Kind: stats.KindSystem,
-		Reply: func(res writer.Result) {
-			if res.Err != nil {
-				e := sendFailure(res.Err)
-				e.Remark = "recall failed, " + e.Remark
-				done("", res, e)
-				return
-			}
-			b.log.Info().Str("topic", req.Topic).Str("uniq_key", req.Uniq).Int64("due_ms", req.DueMs).
-				Int("fires_cancelled", len(dues)).Str("protocol", c.Protocol.String()).Msg("timer message recalled")
-			done(req.Uniq, res, nil)
-		}})
+		b.log.Info().Str("topic", req.Topic).Str("uniq_key", req.Uniq).Int64("due_ms", due).
+			Bool("schedule_stopped", stop != nil).Str("protocol", c.Protocol.String()).Msg("timer message recalled")
+		done(req.Uniq, res, nil)
+	})
 }
 
 // encodeCancel encodes the timer-topic record that cancels the timer

@@ -1,66 +1,70 @@
 package broker
 
-// Cancelling a recurring timer (docs/timer.md, "Recurring timers"): a
-// schedule lives as one pending timer-topic record at a time, each fire
-// writing the next (actors/timer/recur.go), and a cancel of one fire
-// suppresses that fire and so everything after it. The series is a pure
-// function of the schedule and any one fire, so the broker cancels every
-// fire from the record it was given on, through a horizon ahead of now:
-// whichever fire is pending when the cancels reach the wheel (even one
-// written by a fire that happened while they were on their way) is among
-// them. The horizon bounds how far the timer pipeline may lag behind the
-// cancel for it to hold.
+// Cancelling a recurring timer (docs/timer.md, "Cancel, recall, listing"):
+// a schedule lives as one pending timer-topic record at a time, each fire
+// writing the next (actors/timer/recur.go). Its cancel is two records: a
+// stop record in the system topic timer.StopTopic, naming the schedule by
+// its real topic and original UNIQ_KEY, which the timer service reads in
+// full at start and follows after, so that no later fire of the schedule
+// is written however far the timer pipeline lags (actors/timer/stops.go);
+// then an ordinary cancel (TIMER_DEL_UNIQKEY) of the schedule's first fire
+// after now, which the wheel applies to the pending record (so the listing
+// drops it at its due time, and tools see the cancel under the message's
+// key).
 
 import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/wheelmq/wheelmq/actors/index"
+	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
 
-// Horizon of a schedule's cancel: every fire due within this long after
-// the cancel, or within ScheduleCancelPeriods periods, whichever is more,
-// at most ScheduleCancelMax fires.
-const (
-	ScheduleCancelHorizon = 2 * time.Minute
-	ScheduleCancelPeriods = 3
-	ScheduleCancelMax     = 512
-)
-
-// scheduleFires returns the due times to cancel for a schedule whose fire
-// is due at dueMs: the fires after now from dueMs on (dueMs itself when it
-// is still ahead) through the horizon.
-func scheduleFires(text string, dueMs, nowMs int64) ([]int64, error) {
+// pendingFire returns the due time of the first fire after now of a
+// schedule whose fire is due at dueMs (dueMs itself when it is still
+// ahead).
+func pendingFire(text string, dueMs, nowMs int64) (int64, error) {
 	s, err := schedule.Parse(text, 0, nowMs)
 	if err != nil {
-		return nil, fmt.Errorf("its schedule no longer parses: %w", err)
+		return 0, fmt.Errorf("its schedule no longer parses: %w", err)
 	}
-	var dues []int64
 	first := dueMs
 	if first <= nowMs { // skip the fires already due (their next is pending)
 		if ev := s.Every().Milliseconds(); ev > 0 {
 			first += ((nowMs-first)/ev + 1) * ev
 		} else if first = s.Next(nowMs); first == 0 {
-			return nil, fmt.Errorf("schedule %q fires no more", text)
+			return 0, fmt.Errorf("schedule %q fires no more", text)
 		}
 	}
-	second := s.Next(first)
-	until := nowMs + ScheduleCancelHorizon.Milliseconds()
-	if second > first {
-		until = max(until, nowMs+ScheduleCancelPeriods*(second-first))
+	return first, nil
+}
+
+// appendCancels appends cancel records to the timer topic; with a stop
+// record (a schedule's cancel), that one first, to timer.StopTopic, and
+// the cancels only once it is stored. reply gets the last append's result
+// (or the first failure), on the writer's goroutine.
+func (b *Broker) appendCancels(stop []byte, cancels [][]byte, reply func(writer.Result)) {
+	push := func() {
+		b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: cancels, Kind: stats.KindSystem,
+			Reply: reply})
 	}
-	for d := first; d > 0 && len(dues) < ScheduleCancelMax; d = s.Next(d) {
-		dues = append(dues, d)
-		if d > until {
-			break
-		}
+	if stop == nil {
+		push()
+		return
 	}
-	return dues, nil
+	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.StopTopic}, Records: [][]byte{stop}, Kind: stats.KindSystem,
+		Reply: func(res writer.Result) {
+			if res.Err != nil {
+				reply(res)
+				return
+			}
+			push() // never blocks: safe on the writer's goroutine
+		}})
 }
 
 // findSchedule looks up the timer-topic records of the message uniq of

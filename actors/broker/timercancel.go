@@ -8,15 +8,14 @@ package broker
 // "<realTopic>+<uniqKey>". NotFound when the offset holds no timer
 // message; BadRequest when it holds a cancel; IllegalMessage when it is
 // already due. A recurring timer's record (the send's or a next-fire
-// record) gets one cancel per fire within the horizon (schedulecancel.go),
-// after its first fire too.
+// record) gets a stop record and a cancel of its first fire after now
+// (schedulecancel.go), after its first fire too.
 
 import (
 	"strconv"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/pull"
-	"github.com/wheelmq/wheelmq/actors/stats"
 	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/actors/writer"
@@ -91,30 +90,29 @@ func (b *Broker) cancelTimer(c Caller, req *CancelTimerRequest, rec []byte, done
 		fail(err)
 		return
 	}
-	dues := []int64{due}
+	var stop []byte
 	if recurring {
-		if dues, err = scheduleFires(props[schedule.Prop], due, now); err != nil {
+		if due, err = pendingFire(props[schedule.Prop], due, now); err != nil {
 			fail(Errorf(IllegalMessage, "%s: %v", req.MsgID, err))
 			return
 		}
-	}
-	records := make([][]byte, 0, len(dues))
-	for _, d := range dues {
-		enc, err := b.encodeCancel(c, realTopic, uniq, props[message.PropRealQueueID], d, now)
-		if err != nil {
-			fail(Errorf(Internal, "encode cancel: %v", err))
+		if stop, err = timer.StopRecord(realTopic, uniq, props[schedule.Prop], now, c.Remote, b.advertise); err != nil {
+			fail(Errorf(Internal, "encode the schedule's stop: %v", err))
 			return
 		}
-		records = append(records, enc)
 	}
-	b.send.appends.Push(&writer.Append{Key: writer.QueueKey{Topic: timer.Topic}, Records: records, Kind: stats.KindSystem,
-		Reply: func(res writer.Result) {
-			if res.Err != nil {
-				done(res, sendFailure(res.Err))
-				return
-			}
-			b.log.Info().Str("msg_id", req.MsgID).Int("fires_cancelled", len(dues)).Str("topic", realTopic).Str("uniq_key", uniq).Int64("due_ms", due).
-				Str("protocol", c.Protocol.String()).Msg("timer message cancelled by admin request")
-			done(res, nil)
-		}})
+	enc, err := b.encodeCancel(c, realTopic, uniq, props[message.PropRealQueueID], due, now)
+	if err != nil {
+		fail(Errorf(Internal, "encode cancel: %v", err))
+		return
+	}
+	b.appendCancels(stop, [][]byte{enc}, func(res writer.Result) {
+		if res.Err != nil {
+			done(res, sendFailure(res.Err))
+			return
+		}
+		b.log.Info().Str("msg_id", req.MsgID).Bool("schedule_stopped", stop != nil).Str("topic", realTopic).Str("uniq_key", uniq).
+			Int64("due_ms", due).Str("protocol", c.Protocol.String()).Msg("timer message cancelled by admin request")
+		done(res, nil)
+	})
 }

@@ -138,7 +138,10 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	p := put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,
 		due: t.DeliverMs}
 	if sched != nil {
-		p.cancelID, p.next = origUniq+"@"+strconv.FormatInt(t.DeliverMs, 10), next
+		p.cancelID, p.next, p.stopID = origUniq+"@"+strconv.FormatInt(t.DeliverMs, 10), next, stopKey(topic, origUniq)
+		if next != nil {
+			next.stopID = p.stopID
+		}
 	}
 	return p, ""
 }

@@ -54,9 +54,11 @@ type put struct {
 	// A recurring timer's fire (recur.go): cancelID is the identity a
 	// cancel of the fire names (the schedule's UNIQ_KEY @ the fire's due
 	// time; empty: identity()), suffix tells its next-fire record's
-	// identity from the fire's, and next is that record (nil: the
-	// schedule ends here).
+	// identity from the fire's, next is that record (nil: the schedule
+	// ends here) and stopID names the schedule in the stop set (stops.go;
+	// "" for other timers).
 	cancelID string
+	stopID   string
 	suffix   string
 	next     *put
 }

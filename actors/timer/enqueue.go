@@ -88,6 +88,7 @@ func (e *enqueueGet) arm() {
 // maxEnqueueInFlight batches ahead of enqueue_put.
 func (e *enqueueGet) run() {
 	svc := e.svc
+	svc.readStops() // stops.go
 	q := svc.opts.Store.Queues.Lookup(Topic, 0)
 	if q == nil || svc.paused() {
 		return // paused: the store's reopen restarts the enqueue side
@@ -124,11 +125,6 @@ func (e *enqueueGet) run() {
 				svc.opts.Logger.Warn().Int64("commitlog_offset", u.Offset).Str("reason", reason).
 					Msg("timer message skipped")
 				continue
-			}
-			if t.Kind == timerwheel.KindCancel {
-				if id, ok := cancelTarget(records[i]); ok {
-					svc.stops.note(id, t.DeliverMs) // recur.go
-				}
 			}
 			timers = append(timers, t)
 		}

@@ -67,7 +67,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 				Help: "POP invisibility deadlines the wheel reached (the POP engine's timers, not counted as delivered timers).",
 			}, m.PopDeadlines),
 			instrument.CounterFunc(prometheus.CounterOpts{
-				Name: "wheelmq_timer_cancelled_total", Help: "Timer messages suppressed by a cancel.",
+				Name: "wheelmq_timer_cancelled_total", Help: "Timer messages suppressed by a cancel (a stopped recurring timer's fires too).",
 			}, m.Cancelled),
 			instrument.HistogramCollector("wheelmq_timer_lateness_seconds",
 				"Delay between a timer's due time and its write-back to the real topic.", m.Lateness))

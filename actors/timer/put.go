@@ -51,6 +51,7 @@ type dequeuePut struct {
 	scanned  int64                    // how far the CommitLog was scanned for copies
 	awaiting map[string]*pendingBatch // replica: idents whose copy a shadow batch waits for
 	cancels  map[string]cancelSeen    // replica: idents a confirmed cancel ended (late cancels; cancels.go)
+	stopGen  uint64                   // replica: the stop set's generation releaseStopped last saw
 	block    commitlog.BlockReader    // the copy scan's buffers
 	timer    *stage.Timer
 }
@@ -123,7 +124,7 @@ func (d *dequeuePut) resync() {
 		from = max(a, cl.MinOffset())
 	}
 	d.scanned = from
-	d.scan(d.scanLimit(), func(id string, off int64) { d.replayed[id] = off })
+	d.scan(d.scanLimit(), func(id string, off int64, _ []byte) { d.replayed[id] = off })
 	d.scanFrom = from
 	svc.ackedOff.Store(from)
 	if svc.shadowing.Load() {
@@ -185,14 +186,23 @@ func (d *dequeuePut) start(pb *putBatch) {
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
+	kept := pb.puts[:0] // the puts delivered now or before (ackReady counts them); filtered in place
 	for i, pu := range pb.puts {
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if d.cancelled(pu.cancelKey()) || (pu.cancelID != "" && svc.stops.noted(pu.cancelID)) {
+		if d.cancelled(pu.cancelKey()) {
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer not written back: a confirmed cancel ended it")
 			continue
 		}
+		if svc.stops.stopped(pu.stopID) {
+			if pu.key.Topic != Topic { // the fire, not its next-fire record
+				svc.opts.Metrics.Cancelled.Inc()
+			}
+			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("recurring timer not written back: its schedule is stopped")
+			continue
+		}
+		kept = append(kept, pu)
 		if _, ok := d.replayed[pu.identity()]; ok {
 			// Its write-back is an earlier one, found by the scan from
 			// scanFrom: the batch's write-backs start there, for the replay
@@ -207,6 +217,7 @@ func (d *dequeuePut) start(pb *putBatch) {
 		}
 		groups[pu.key] = append(groups[pu.key], pu.record)
 	}
+	pb.puts = kept
 	p.waiting = len(order)
 	p.wrote = p.wrote || len(order) > 0
 	if p.startOff < svc.replayPin.Load() {

@@ -15,9 +15,9 @@ package timer
 // (by the schedule's UNIQ_KEY and the fire's due time) suppresses both:
 // the schedule ends. The wheel applies a cancel to the records it holds
 // while the cancel's window lasts; a next-fire record that reaches the
-// wheel after that (an enqueue side seconds behind) would escape it, so
-// enqueue_get also notes every cancel it reads (stopNotes) and dequeue_put
-// writes neither record of a fire whose cancel is noted.
+// wheel after that (an enqueue side behind) would escape it, so a
+// schedule's cancel also writes a stop record (stops.go) and dequeue_put
+// writes neither record of a fire of a stopped schedule.
 
 import (
 	"crypto/sha256"
@@ -182,43 +182,4 @@ func nextFireOf(raw []byte) (string, bool) {
 		return "", false
 	}
 	return identOf(message.DecodeProperties(raw)) + nextSuffix, true
-}
-
-// stopExpiry is how long after its target's due time a noted cancel is
-// kept (as a replica's confirmed cancels, cancels.go).
-const stopExpiry = time.Hour
-
-// stopNotes are the cancels enqueue_get has read since the start, by
-// their target's identity (UNIQ_KEY@due), with the target's due time.
-// They are not persisted: after a restart the wheel's own cancels apply.
-type stopNotes struct {
-	mu sync.Mutex
-	m  map[string]int64
-}
-
-// note records the cancel of timer id due at dueMs, and drops the notes
-// that expired every 1024 notes.
-func (s *stopNotes) note(id string, dueMs int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]int64{}
-	}
-	s.m[id] = dueMs
-	if len(s.m)%1024 == 0 {
-		limit := time.Now().Add(-stopExpiry).UnixMilli()
-		for k, due := range s.m {
-			if due < limit {
-				delete(s.m, k)
-			}
-		}
-	}
-}
-
-// noted reports whether a cancel of timer id was read.
-func (s *stopNotes) noted(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[id]
-	return ok
 }

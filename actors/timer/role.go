@@ -43,7 +43,7 @@ func (d *dequeuePut) scanLimit() int64 {
 // scan reads the CommitLog from d.scanned up to limit, a block at a time,
 // and hands each written-back copy found to found (identity and offset).
 // A record that crosses limit is left for the next scan.
-func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
+func (d *dequeuePut) scan(limit int64, found func(id string, off int64, rec []byte)) {
 	svc := d.svc
 	cl := svc.opts.Store.CommitLog
 	off := max(d.scanned, cl.MinOffset())
@@ -71,7 +71,7 @@ func (d *dequeuePut) scan(limit int64, found func(id string, off int64)) {
 				return
 			}
 			if id, ok := isWrittenBack(rec); ok {
-				found(id, offs[i])
+				found(id, offs[i], rec)
 			} else if shadowing {
 				if id, ok := cancelTarget(rec); ok {
 					d.sawCancel(id, offs[i]) // cancels.go
@@ -93,14 +93,19 @@ func (d *dequeuePut) follow() {
 	if !d.svc.shadowing.Load() {
 		return
 	}
-	d.scan(d.scanLimit(), func(id string, off int64) {
+	d.scan(d.scanLimit(), func(id string, off int64, rec []byte) {
+		p, ok := d.awaiting[id]
+		if !ok && d.svc.stops.stopped(stopOfCopy(rec)) {
+			return // a stopped schedule's: no batch waits or will wait for it (stops.go)
+		}
 		d.replayed[id] = off
-		if p, ok := d.awaiting[id]; ok {
+		if ok {
 			delete(d.awaiting, id)
 			p.waiting--
 			p.matched = append(p.matched, id)
 		}
 	})
+	d.releaseStopped()
 	d.ackReady()
 	d.svc.ackedOff.Store(d.shadowFrom())
 }
@@ -117,8 +122,8 @@ func (d *dequeuePut) startShadow(p *pendingBatch) {
 			p.matched = append(p.matched, id)
 			continue
 		}
-		if d.cancelled(p.pb.puts[i].cancelKey()) {
-			continue // a confirmed cancel ended it: nothing to wait for
+		if d.cancelled(p.pb.puts[i].cancelKey()) || d.svc.stops.stopped(p.pb.puts[i].stopID) {
+			continue // a confirmed cancel or stop ended it: nothing to wait for
 		}
 		d.awaiting[id] = p
 		p.waiting++
@@ -180,6 +185,7 @@ func InitialDequeueMs(st *storage.Store, nowMs int64) int64 {
 type catchUp struct {
 	logEnd   int64 // dispatch must reach this
 	queueEnd int64 // then enqueue this (-1: not read yet)
+	stopEnd  int64 // and the stop set this (stops.go)
 	finished bool
 }
 
@@ -202,8 +208,11 @@ func (c *catchUp) done(s *Service) bool {
 		if q := st.Queues.Lookup(Topic, 0); q != nil {
 			c.queueEnd = q.MaxOffset()
 		}
+		if q := st.Queues.Lookup(StopTopic, 0); q != nil {
+			c.stopEnd = q.MaxOffset()
+		}
 	}
-	if s.opts.Wheel.Checkpoint().EnqueueQueueOffset+1 < c.queueEnd {
+	if s.opts.Wheel.Checkpoint().EnqueueQueueOffset+1 < c.queueEnd || s.stops.readTo() < c.stopEnd {
 		return false
 	}
 	c.finished = true

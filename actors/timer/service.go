@@ -7,7 +7,8 @@
 //	  - enqueue_get reads the rmq_sys_wheel_timer consume queue from the
 //	    store's persisted enqueue position and turns each message into a
 //	    timerwheel.Timer (bad ones are counted and skipped: one message can
-//	    never stall the pipeline);
+//	    never stall the pipeline); it also follows the stop records of
+//	    recurring timers (StopTopic, stops.go);
 //	  - enqueue_put adds each batch to the store (one TimerLog write);
 //	  - dequeue_get asks the store for what is due, armed by one timer at
 //	    NextDue, and releases batches of up to 4096 (never a timer early: the
@@ -140,9 +141,8 @@ type Service struct {
 	mu      sync.Mutex
 	seen    map[string]bool // stages that started at least once (guarded by mu)
 
-	// stops notes the cancels enqueue_get read, for recurring timers
-	// (recur.go).
-	stops stopNotes
+	// stops is the set of stopped recurring timers (stops.go).
+	stops stopSet
 
 	enqEpoch atomic.Uint64
 	deqEpoch atomic.Uint64

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wheelmq/wheelmq/actors/timer"
-	"github.com/wheelmq/wheelmq/actors/timer/schedule"
 	"github.com/wheelmq/wheelmq/cmd/internal/admin"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -170,26 +169,8 @@ func (f *finder) related(ctx context.Context, m located) ([]located, error) {
 		return nil, nil
 	}
 	var out []located
-	firstCancel := int64(0) // the store time of the oldest cancel found (0: none)
 	for _, topic := range []string{m.topic(), timer.Topic} {
 		a, err := f.s.QueryMessages(ctx, m.broker, admin.MessageQuery{Topic: topic, Key: uniq, Unique: true})
-		if err != nil {
-			return out, err
-		}
-		for _, r := range a.Records {
-			l := newLocated(r, m.broker, m.name)
-			if l.kind() == kindCancel && (firstCancel == 0 || r.StoreTimestamp < firstCancel) {
-				firstCancel = r.StoreTimestamp
-			}
-			out = append(out, l)
-		}
-	}
-	if _, recurring := m.props[schedule.Prop]; recurring && firstCancel > 0 {
-		// A schedule's cancel stores up to 512 records under its key, and a
-		// look-up answers the newest 32: ask again for what came before the
-		// cancel, where its next-fire records are.
-		a, err := f.s.QueryMessages(ctx, m.broker, admin.MessageQuery{Topic: timer.Topic, Key: uniq, Unique: true,
-			Begin: m.rec.StoreTimestamp, End: firstCancel - 1})
 		if err != nil {
 			return out, err
 		}

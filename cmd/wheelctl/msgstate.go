@@ -202,9 +202,9 @@ func assessSchedule(m located, related []located, sched string, now time.Time) t
 			sched, time.UnixMilli(cancel.rec.StoreTimestamp).UTC().Format(timeLayout), cancel.offsetMsgID())
 		if latest.offsetMsgID() != m.offsetMsgID() {
 			// The pending record the cancel met: that fire and every later
-			// one do not happen. (Only when the index returned it: a
-			// schedule's cancel stores up to 512 cancel records under the
-			// same key, and a look-up answers at most 32 records.)
+			// one do not happen. (A schedule's cancel stores one cancel
+			// record under its key, and a look-up answers the newest 32
+			// records: the cancel and the next-fire records before it.)
 			st.Detail += fmt.Sprintf("; fire %s (due %s) and the later ones do not happen", seq, due.UTC().Format(timeLayout))
 		}
 	case due.After(now):

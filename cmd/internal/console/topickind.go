@@ -11,7 +11,7 @@ func topicKind(name string) string {
 		return "retry"
 	case strings.HasPrefix(name, "%DLQ%"):
 		return "dead letters"
-	case name == "rmq_sys_wheel_timer", name == "rmq_sys_wheel_roll", name == "SCHEDULE_TOPIC_XXXX":
+	case name == "rmq_sys_wheel_timer", name == "rmq_sys_wheel_roll", name == "rmq_sys_wheel_schedule_stop", name == "SCHEDULE_TOPIC_XXXX":
 		return "timer"
 	case strings.HasPrefix(name, "rmq_sys_wheelmq_pop"), strings.HasPrefix(name, "rmq_sys_REVIVE_LOG"):
 		return "pop"

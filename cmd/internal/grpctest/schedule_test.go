@@ -2,6 +2,7 @@ package grpctest
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,7 +10,10 @@ import (
 
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
 
+	"github.com/wheelmq/wheelmq/actors/broker"
+	"github.com/wheelmq/wheelmq/actors/timer"
 	"github.com/wheelmq/wheelmq/actors/timer/schedule"
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
 	"github.com/wheelmq/wheelmq/storage/message"
 )
@@ -90,5 +94,51 @@ func TestRecurringTimerOverGRPC(t *testing.T) {
 		if ms, _ := strconv.ParseInt(due, 10, 64); ms > answered+1000 {
 			t.Fatalf("a fire due %d, after the recall answered at %d + 1 period", ms, answered)
 		}
+	}
+	// The recall stored the schedule's stop record (docs/timer.md, "Stop
+	// record layout"), found in the message index by the schedule's id.
+	stop := stopRecord(t, n, r.MessageID)
+	props := message.DecodeProperties(stop.Properties)
+	if props[message.PropRealTopic] != topic || props[message.PropUniqKey] != r.MessageID || props[message.PropKeys] != "" ||
+		props[schedule.PropOf] != "@every 1s" || len(stop.Body) != 0 || stop.QueueID != 0 {
+		t.Fatalf("stop record: queue %d, properties %v, body %q", stop.QueueID, props, stop.Body)
+	}
+}
+
+// stopRecord waits (10 s at most) for the message index to hold exactly
+// one stop record of schedule origin and returns it.
+func stopRecord(t *testing.T, n *process.Node, origin string) message.Record {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := make(chan []message.Record, 1)
+		n.Broker().Core().QueryMessages(broker.Caller{}, broker.MessageQuery{Topic: timer.StopTopic, Key: origin, Unique: true, End: math.MaxInt64},
+			func(res *broker.QueryResult, err *broker.Error) {
+				var recs []message.Record
+				if err == nil {
+					for _, raw := range res.Records {
+						if m, _, derr := message.Decode(raw); derr == nil {
+							recs = append(recs, m)
+						}
+					}
+				}
+				got <- recs
+			})
+		var recs []message.Record
+		select {
+		case recs = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("stop record query not answered")
+		}
+		if len(recs) > 1 {
+			t.Fatalf("%d stop records of %s, want 1", len(recs), origin)
+		}
+		if len(recs) == 1 {
+			return recs[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stop record of %s in the index", origin)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
