@@ -10,21 +10,21 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wheelmq/wheelmq/actors/access"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
 
 // Credentials are what a client signs its requests with (RocketMQ's
 // SessionCredentials). Printing them (%v, %s, %#v, %+v) shows the access
 // key and never the secret.
-type Credentials struct {
-	AccessKey     string
-	SecretKey     string
-	SecurityToken string // optional; sent and signed when not empty
-}
+//
+// They are access.Credentials (the plain data the stages configure) with
+// the signing methods of this package.
+type Credentials access.Credentials
 
 // IsZero reports credentials that sign nothing: no access key or no
 // secret key.
-func (c Credentials) IsZero() bool { return c.AccessKey == "" || c.SecretKey == "" }
+func (c Credentials) IsZero() bool { return access.Credentials(c).IsZero() }
 
 // Signer returns the signing hook for remoting.ClientOptions.Sign, or nil
 // when c IsZero. It signs exactly as Sign does (the same fields, the same
@@ -101,12 +101,7 @@ func insertSorted(fields []remoting.Field, f remoting.Field) []remoting.Field {
 }
 
 // String shows the access key only.
-func (c Credentials) String() string {
-	if c.IsZero() {
-		return "no credentials"
-	}
-	return fmt.Sprintf("access key %q (secret hidden)", c.AccessKey)
-}
+func (c Credentials) String() string { return access.Credentials(c).String() }
 
 // GoString is String, for %#v.
 func (c Credentials) GoString() string { return c.String() }
