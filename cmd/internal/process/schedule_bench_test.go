@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,8 +26,10 @@ import (
 // each fire (its store time minus its due time, WHEEL_SCHEDULE_FIRE_MS)
 // p50, p99 and max, early fires (stored before due: must be 0), doubled
 // fires (one schedule's sequence number stored twice: must be 0), gaps
-// (a sequence number missing below a stored one: must be 0) and the fires
-// due before the end that were not stored yet (the broker behind).
+// (a sequence number missing below a stored one: must be 0), the fires
+// due before the end that were not stored yet (the broker behind), and the
+// process's CPU time during the run divided by the fires stored in it (CPU
+// per fire: a figure the machine's load does not change much).
 // Run it with task bench:schedules; it runs once whatever b.N.
 func BenchmarkRecurringTimers(b *testing.B) {
 	n := processtest.Start(b, processtest.Options{})
@@ -70,8 +73,9 @@ func BenchmarkRecurringTimers(b *testing.B) {
 		b.Fatalf("a schedule send failed: %v", sendErr)
 	}
 	sent := time.Since(start)
+	runStartMs, cpuStart := time.Now().UnixMilli(), processCPU(b)
 	time.Sleep(time.Duration(seconds) * time.Second) // the measured run: fires for this long
-	endMs := time.Now().UnixMilli()
+	endMs, cpuRun := time.Now().UnixMilli(), processCPU(b)-cpuStart
 
 	type key struct {
 		origin string
@@ -81,7 +85,7 @@ func BenchmarkRecurringTimers(b *testing.B) {
 	count := map[key]int{}
 	firstDue := map[string]int64{}
 	maxSeq := map[string]int64{}
-	early := 0
+	early, inRun := 0, 0
 	readStart := time.Now()
 	// The schedules go on firing while their fires are read: each queue
 	// is read (8 at once) up to the first fire stored after the run.
@@ -106,6 +110,9 @@ func BenchmarkRecurringTimers(b *testing.B) {
 				lateness = append(lateness, r.StoreTimestamp-due)
 				if r.StoreTimestamp < due {
 					early++
+				}
+				if r.StoreTimestamp > runStartMs {
+					inRun++
 				}
 				if seq == 1 {
 					firstDue[o] = due
@@ -144,13 +151,27 @@ func BenchmarkRecurringTimers(b *testing.B) {
 		}
 		return lateness[min(len(lateness)-1, int(float64(len(lateness))*p))]
 	}
-	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s)",
+	cpuPerFire := time.Duration(0)
+	if inRun > 0 {
+		cpuPerFire = cpuRun / time.Duration(inRun)
+	}
+	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s); run: %d fires stored, process CPU %s, %s per fire",
 		schedules, sent.Round(time.Millisecond), seconds, len(lateness),
 		float64(len(lateness))/(float64(endMs-start.UnixMilli())/1000), pct(0.5), pct(0.99), pct(1), early, doubled, gaps, behind,
-		time.Since(readStart).Round(time.Millisecond))
+		time.Since(readStart).Round(time.Millisecond), inRun, cpuRun.Round(time.Millisecond), cpuPerFire.Round(100*time.Nanosecond))
 	if early > 0 || doubled > 0 || gaps > 0 {
 		b.Fatalf("early %d, doubled %d, gaps %d: must all be 0", early, doubled, gaps)
 	}
+}
+
+// processCPU is the CPU time (user + system) this process has used: the
+// in-process broker's, the test's own being idle during the run.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // readUntil pulls topic/queueID from offset 0 and returns its records up
