@@ -51,14 +51,15 @@ type put struct {
 	uniq   []byte // UNIQ_KEY, inside record
 	outMs  []byte // TIMER_OUT_MS, inside record
 	due    int64
-	// A recurring timer's fire (recur.go): cancelID is the identity a
-	// cancel of the fire names (the schedule's UNIQ_KEY @ the fire's due
-	// time; empty: identity()), suffix tells its next-fire record's
-	// identity from the fire's, and next is that record (nil: the
-	// schedule ends here).
-	cancelID string
-	suffix   string
-	next     *put
+	// A recurring timer's fire and next-fire record (recur.go):
+	// cancelUniq and cancelDue make the identity a cancel of the fire
+	// names (the schedule's UNIQ_KEY @ the fire's due time; cancelUniq
+	// nil: identity()), suffix tells the next-fire record's identity from
+	// the fire's, and next is that record (nil: the schedule ends here).
+	cancelUniq []byte
+	cancelDue  int64
+	suffix     string
+	next       *put
 }
 
 // putBatch carries rebuilt messages from a dequeue_message worker to
@@ -213,7 +214,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		}
 		d.units = units
 		raws := d.rd.Read(svc.opts.Store.CommitLog, units) // rebuild copies what it keeps
-		d.b.reset(size)
+		d.b.reset(len(m.batch.Timers), size)
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
 				svc.opts.Faults.Hit(StageDequeueMessage) // any worker

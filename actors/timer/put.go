@@ -185,15 +185,19 @@ func (d *dequeuePut) start(pb *putBatch) {
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
-	for i, pu := range pb.puts {
+	// The identities are made only when there is something to look them
+	// up in: a steady flow of fires has neither notes nor replays.
+	cancels, stops, replays := len(d.cancels) > 0, svc.stops.any(), len(d.replayed) > 0
+	for i := range pb.puts {
+		pu := &pb.puts[i]
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if d.cancelled(pu.cancelKey()) || (pu.cancelID != "" && svc.stops.noted(pu.cancelID)) {
+		if (cancels && d.cancelled(pu.cancelKey())) || (stops && pu.cancelUniq != nil && svc.stops.noted(pu.scheduleCancelKey())) {
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer not written back: a confirmed cancel ended it")
 			continue
 		}
-		if _, ok := d.replayed[pu.identity()]; ok {
+		if replays && d.isReplayed(pu) {
 			// Its write-back is an earlier one, found by the scan from
 			// scanFrom: the batch's write-backs start there, for the replay
 			// scan after a crash and for the durability of its ack.
@@ -226,6 +230,12 @@ func (d *dequeuePut) start(pb *putBatch) {
 		}})
 	}
 	d.ackReady()
+}
+
+// isReplayed reports whether the resync's scan found pu's write-back.
+func (d *dequeuePut) isReplayed(pu *put) bool {
+	_, ok := d.replayed[pu.identity()]
+	return ok
 }
 
 func (d *dequeuePut) done(m *putDone) {
