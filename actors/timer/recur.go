@@ -22,7 +22,7 @@ package timer
 import (
 	"crypto/sha256"
 	"encoding/binary"
-		"strconv"
+	"strconv"
 	"sync"
 	"time"
 
