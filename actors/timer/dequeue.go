@@ -186,11 +186,30 @@ type dequeueMessage struct {
 	b     rebuilder
 	rd    storage.UnitReader  // the batch's records, until the next batch
 	units []consumequeue.Unit // scratch
+	// outgrew is how much the last batch's records outgrew their estimate
+	// (in 1/16ths, at least 16): a batch of recurring fires writes two
+	// records per timer, and an arena grown by append copies itself over
+	// and over (the costliest step of a fire before it was sized so).
+	outgrew int
 }
 
 // rebuildGrowth is about how much a rebuilt record outgrows the stored one
 // (the two timer properties, a longer topic name).
 const rebuildGrowth = 96
+
+// arenaSize is the arena for a batch whose records are estimated at size
+// bytes, scaled by how much the last batch outgrew its estimate.
+func (d *dequeueMessage) arenaSize(size int) int {
+	return size * max(d.outgrew, 16) / 16
+}
+
+// noteArena remembers how much a batch's records (used bytes) outgrew
+// their estimate size, with 1/16 to spare.
+func (d *dequeueMessage) noteArena(used, size int) {
+	if size > 0 {
+		d.outgrew = min(used*16/size+1, 64)
+	}
+}
 
 // Receive implements actor.Actor.
 func (d *dequeueMessage) Receive(ctx actor.Context) {
@@ -214,7 +233,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		}
 		d.units = units
 		raws := d.rd.Read(svc.opts.Store.CommitLog, units) // rebuild copies what it keeps
-		d.b.reset(len(m.batch.Timers), size)
+		d.b.reset(len(m.batch.Timers), d.arenaSize(size))
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
 				svc.opts.Faults.Hit(StageDequeueMessage) // any worker
@@ -233,6 +252,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 				puts = append(puts, *p.next) // the schedule's next fire, written back with it
 			}
 		}
+		d.noteArena(len(d.b.arena), size)
 		for _, e := range d.b.ended {
 			svc.opts.Logger.Info().Str("schedule", e).Msg("recurring timer ended")
 		}
