@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -28,8 +29,9 @@ import (
 // fires (one schedule's sequence number stored twice: must be 0), gaps
 // (a sequence number missing below a stored one: must be 0), the fires
 // due before the end that were not stored yet (the broker behind), and the
-// process's CPU time during the run divided by the fires stored in it (CPU
-// per fire: a figure the machine's load does not change much).
+// process's CPU time and heap allocations during the run divided by the
+// fires stored in it (per fire: figures the machine's load does not change
+// much).
 // Run it with task bench:schedules; it runs once whatever b.N.
 func BenchmarkRecurringTimers(b *testing.B) {
 	n := processtest.Start(b, processtest.Options{})
@@ -73,9 +75,12 @@ func BenchmarkRecurringTimers(b *testing.B) {
 		b.Fatalf("a schedule send failed: %v", sendErr)
 	}
 	sent := time.Since(start)
-	runStartMs, cpuStart := time.Now().UnixMilli(), processCPU(b)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	runStartMs, cpuStart, mallocStart := time.Now().UnixMilli(), processCPU(b), ms.Mallocs
 	time.Sleep(time.Duration(seconds) * time.Second) // the measured run: fires for this long
-	endMs, cpuRun := time.Now().UnixMilli(), processCPU(b)-cpuStart
+	runtime.ReadMemStats(&ms)
+	endMs, cpuRun, mallocRun := time.Now().UnixMilli(), processCPU(b)-cpuStart, ms.Mallocs-mallocStart
 
 	type key struct {
 		origin string
@@ -151,14 +156,14 @@ func BenchmarkRecurringTimers(b *testing.B) {
 		}
 		return lateness[min(len(lateness)-1, int(float64(len(lateness))*p))]
 	}
-	cpuPerFire := time.Duration(0)
+	cpuPerFire, mallocsPerFire := time.Duration(0), 0.0
 	if inRun > 0 {
-		cpuPerFire = cpuRun / time.Duration(inRun)
+		cpuPerFire, mallocsPerFire = cpuRun/time.Duration(inRun), float64(mallocRun)/float64(inRun)
 	}
-	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s); run: %d fires stored, process CPU %s, %s per fire",
+	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s); run: %d fires stored, process CPU %s, %s and %.1f allocations per fire",
 		schedules, sent.Round(time.Millisecond), seconds, len(lateness),
 		float64(len(lateness))/(float64(endMs-start.UnixMilli())/1000), pct(0.5), pct(0.99), pct(1), early, doubled, gaps, behind,
-		time.Since(readStart).Round(time.Millisecond), inRun, cpuRun.Round(time.Millisecond), cpuPerFire.Round(100*time.Nanosecond))
+		time.Since(readStart).Round(time.Millisecond), inRun, cpuRun.Round(time.Millisecond), cpuPerFire.Round(100*time.Nanosecond), mallocsPerFire)
 	if early > 0 || doubled > 0 || gaps > 0 {
 		b.Fatalf("early %d, doubled %d, gaps %d: must all be 0", early, doubled, gaps)
 	}
