@@ -191,6 +191,9 @@ type dequeueMessage struct {
 	// records per timer, and an arena grown by append copies itself over
 	// and over (the costliest step of a fire before it was sized so).
 	outgrew int
+	// putsPerTimer is 2 when the last batch held recurring fires (a fire
+	// and its next-fire record each), else 1 (0 before the first batch).
+	putsPerTimer int
 }
 
 // rebuildGrowth is about how much a rebuilt record outgrows the stored one
@@ -224,7 +227,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			return
 		}
 		now := svc.opts.Now().UnixMilli()
-		puts := make([]put, 0, len(m.batch.Timers))
+		puts := make([]put, 0, len(m.batch.Timers)*max(d.putsPerTimer, 1))
 		units := d.units[:0]
 		size := 0
 		for _, t := range m.batch.Timers {
@@ -253,6 +256,10 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			}
 		}
 		d.noteArena(len(d.b.arena), size)
+		d.putsPerTimer = 1
+		if len(puts) > len(m.batch.Timers) {
+			d.putsPerTimer = 2
+		}
 		for _, e := range d.b.ended {
 			svc.opts.Logger.Info().Str("schedule", e).Msg("recurring timer ended")
 		}
