@@ -298,12 +298,26 @@ func (x *Indexer) add(off int64, rec []byte) error {
 	}
 	topic, props := l.Topic(rec), l.Properties(rec)
 	ts := message.PeekStoreTimestamp(rec)
-	if uniq, ok := message.LookupPropertyBytes(props, message.PropUniqKey); ok && len(uniq) > 0 {
+	// One scan for both (last occurrence wins, as LookupPropertyBytes).
+	var uniq, keys []byte
+	for rest := props; len(rest) > 0; {
+		k, v, next, ok := message.NextProperty(rest)
+		rest = next
+		if !ok {
+			continue
+		}
+		switch string(k) {
+		case message.PropUniqKey:
+			uniq = v
+		case message.PropKeys:
+			keys = v
+		}
+	}
+	if len(uniq) > 0 {
 		if err := x.ix.AddHash(keyindex.KeyHash(topic, uniq), off, ts); err != nil {
 			return err
 		}
 	}
-	keys, _ := message.LookupPropertyBytes(props, message.PropKeys)
 	for len(keys) > 0 {
 		k := keys
 		if i := indexByte(keys, ' '); i >= 0 {

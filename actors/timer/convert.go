@@ -28,13 +28,19 @@ type rebuilder struct {
 	ended  []string // schedules that ended in this batch, for the log (recur.go)
 	arena  []byte   // the batch's rebuilt records (a put aliases it)
 	props  []byte   // scratch: the properties being built
+	nprops []byte   // scratch: a next-fire record's properties (recur.go)
+	slab   []put    // the batch's next-fire puts (a fire's put points into it)
+	slabN  int      // the batch's timers: the slab's size when first needed
 	topics [8]string
 	next   int
 }
 
-// reset starts a batch whose records take about size bytes.
-func (b *rebuilder) reset(size int) {
+// reset starts a batch of n timers whose records take about size bytes.
+// The arena and slab are new for every batch: the puts of the previous
+// batch alias them until dequeue_put is done with it.
+func (b *rebuilder) reset(n, size int) {
 	b.arena = make([]byte, 0, size)
+	b.slab, b.slabN = nil, n
 }
 
 // topic returns name as a string, shared with earlier messages.
@@ -60,7 +66,7 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 		return put{}, "undecodable"
 	}
 	stored := l.Properties(raw)
-	var realTopic, realQID, uniq, outMs, sched []byte
+	var realTopic, realQID, uniq, outMs, sched, seqText []byte
 	rewrite := false // DELAY or a timer property to replace: the map path
 	for rest := stored; len(rest) > 0; {
 		k, v, next, ok := message.NextProperty(rest)
@@ -81,6 +87,8 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 			rewrite = true
 		case schedule.Prop:
 			sched, rewrite = v, true
+		case schedule.PropSeq:
+			seqText = v
 		}
 	}
 	qid, err := strconv.ParseInt(string(realQID), 10, 32)
@@ -92,13 +100,13 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	}
 	var num [20]byte
 	var next *put
-	var origUniq string // a schedule's UNIQ_KEY: its fires get their own
+	var origUniq []byte // a schedule's UNIQ_KEY (in the arena): its fires get their own
 	props := b.props[:0]
 	switch {
 	case sched != nil: // recur.go, without maps
-		origUniq = string(uniq)
+		origUniq = b.keep(uniq)
 		var fireUniq []byte
-		props, fireUniq, next = b.recur(props, raw, l, stored, string(sched), origUniq, t, nowMs)
+		props, fireUniq, next = b.recur(props, raw, l, stored, sched, seqText, origUniq, t, nowMs)
 		uniq = fireUniq
 	case !rewrite:
 		// Common case: append the two properties to the stored ones.
@@ -131,16 +139,17 @@ func (b *rebuilder) rebuild(raw []byte, t timerwheel.Timer, nowMs int64) (put, s
 	propsAt := len(rec) - len(props)
 	switch {
 	case sched != nil:
-		outMs = []byte(strconv.FormatInt(t.DeliverMs, 10)) // uniq is the fire's, made by recur
+		outMs = b.keepInt(t.DeliverMs) // uniq is the fire's, made by recur
 	case !rewrite: // point at the copies inside the record (raw may be reused)
 		uniq, outMs = within(rec[propsAt:], uniq, stored), within(rec[propsAt:], outMs, stored)
 	}
 	p := put{key: writer.QueueKey{Topic: topic, QueueID: int32(qid)}, record: rec, uniq: uniq, outMs: outMs,
 		due: t.DeliverMs}
 	if sched != nil {
-		p.cancelID, p.next, p.stopID = origUniq+"@"+strconv.FormatInt(t.DeliverMs, 10), next, stopKey(topic, origUniq)
+		p.cancelUniq, p.cancelDue, p.next = origUniq, t.DeliverMs, next
+		p.stopTopic, p.stopUniq = topic, origUniq
 		if next != nil {
-			next.stopID = p.stopID
+			next.stopTopic, next.stopUniq = topic, origUniq
 		}
 	}
 	return p, ""
@@ -191,10 +200,25 @@ func within(dst, v, src []byte) []byte {
 // identity names a written-back timer message: UNIQ_KEY and TIMER_OUT_MS.
 func (p *put) identity() string { return string(p.uniq) + "@" + string(p.outMs) + p.suffix }
 
+// scheduleCancelKey is the identity a cancel of a recurring timer's fire
+// names: the schedule's UNIQ_KEY and the fire's due time.
+func (p *put) scheduleCancelKey() string {
+	return string(p.cancelUniq) + "@" + strconv.FormatInt(p.cancelDue, 10)
+}
+
+// stopID is the stop set's key of the put's schedule (stopKey; "" for a
+// timer of no schedule).
+func (p *put) stopID() string {
+	if p.stopUniq == nil {
+		return ""
+	}
+	return stopKey(p.stopTopic, string(p.stopUniq))
+}
+
 // cancelKey is the identity a cancel of the put's timer names.
 func (p *put) cancelKey() string {
-	if p.cancelID != "" {
-		return p.cancelID
+	if p.cancelUniq != nil {
+		return p.scheduleCancelKey()
 	}
 	return p.identity()
 }

@@ -167,7 +167,7 @@ func TestRebuilderBatchAllocatesNothingPerMessage(t *testing.T) {
 	puts := make([]put, 0, n)
 	b.rebuild(raw, timerwheel.Timer{}, 1) // warm the scratch and the topic cache
 	allocs := testing.AllocsPerRun(1, func() {
-		b.reset(n * (int(size) + rebuildGrowth)) // the batch's one allocation
+		b.reset(n, n*(int(size)+rebuildGrowth)) // the batch's one allocation
 		puts = puts[:0]
 		for i := range n {
 			p, reason := b.rebuild(raw, timerwheel.Timer{DeliverMs: 7, AddedMs: int64(i)}, 9)

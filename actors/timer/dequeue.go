@@ -51,16 +51,20 @@ type put struct {
 	uniq   []byte // UNIQ_KEY, inside record
 	outMs  []byte // TIMER_OUT_MS, inside record
 	due    int64
-	// A recurring timer's fire (recur.go): cancelID is the identity a
-	// cancel of the fire names (the schedule's UNIQ_KEY @ the fire's due
-	// time; empty: identity()), suffix tells its next-fire record's
-	// identity from the fire's, next is that record (nil: the schedule
-	// ends here) and stopID names the schedule in the stop set (stops.go;
-	// "" for other timers).
-	cancelID string
-	stopID   string
-	suffix   string
-	next     *put
+	// A recurring timer's fire and next-fire record (recur.go):
+	// cancelUniq and cancelDue make the identity a cancel of the fire
+	// names (the schedule's UNIQ_KEY @ the fire's due time; cancelUniq
+	// nil: identity()), suffix tells the next-fire record's identity from
+	// the fire's, next is that record (nil: the schedule ends here), and
+	// stopTopic and stopUniq (the schedule's real topic and UNIQ_KEY, on
+	// both records) name the schedule in the stop set (stopID, stops.go;
+	// stopUniq nil for other timers).
+	cancelUniq []byte
+	cancelDue  int64
+	suffix     string
+	next       *put
+	stopTopic  string
+	stopUniq   []byte
 }
 
 // putBatch carries rebuilt messages from a dequeue_message worker to
@@ -187,11 +191,33 @@ type dequeueMessage struct {
 	b     rebuilder
 	rd    storage.UnitReader  // the batch's records, until the next batch
 	units []consumequeue.Unit // scratch
+	// outgrew is how much the last batch's records outgrew their estimate
+	// (in 1/16ths, at least 16): a batch of recurring fires writes two
+	// records per timer, and an arena grown by append copies itself over
+	// and over (the costliest step of a fire before it was sized so).
+	outgrew int
+	// putsPerTimer is 2 when the last batch held recurring fires (a fire
+	// and its next-fire record each), else 1 (0 before the first batch).
+	putsPerTimer int
 }
 
 // rebuildGrowth is about how much a rebuilt record outgrows the stored one
 // (the two timer properties, a longer topic name).
 const rebuildGrowth = 96
+
+// arenaSize is the arena for a batch whose records are estimated at size
+// bytes, scaled by how much the last batch outgrew its estimate.
+func (d *dequeueMessage) arenaSize(size int) int {
+	return size * max(d.outgrew, 16) / 16
+}
+
+// noteArena remembers how much a batch's records (used bytes) outgrew
+// their estimate size, with 1/16 to spare.
+func (d *dequeueMessage) noteArena(used, size int) {
+	if size > 0 {
+		d.outgrew = min(used*16/size+1, 64)
+	}
+}
 
 // Receive implements actor.Actor.
 func (d *dequeueMessage) Receive(ctx actor.Context) {
@@ -206,7 +232,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			return
 		}
 		now := svc.opts.Now().UnixMilli()
-		puts := make([]put, 0, len(m.batch.Timers))
+		puts := make([]put, 0, len(m.batch.Timers)*max(d.putsPerTimer, 1))
 		units := d.units[:0]
 		size := 0
 		for _, t := range m.batch.Timers {
@@ -215,7 +241,7 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 		}
 		d.units = units
 		raws := d.rd.Read(svc.opts.Store.CommitLog, units) // rebuild copies what it keeps
-		d.b.reset(size)
+		d.b.reset(len(m.batch.Timers), d.arenaSize(size))
 		for i, t := range m.batch.Timers {
 			if i == len(m.batch.Timers)/2 {
 				svc.opts.Faults.Hit(StageDequeueMessage) // any worker
@@ -233,6 +259,11 @@ func (d *dequeueMessage) Receive(ctx actor.Context) {
 			if p.next != nil {
 				puts = append(puts, *p.next) // the schedule's next fire, written back with it
 			}
+		}
+		d.noteArena(len(d.b.arena), size)
+		d.putsPerTimer = 1
+		if len(puts) > len(m.batch.Timers) {
+			d.putsPerTimer = 2
 		}
 		for _, e := range d.b.ended {
 			svc.opts.Logger.Info().Str("schedule", e).Msg("recurring timer ended")

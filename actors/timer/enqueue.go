@@ -182,18 +182,35 @@ func timerOf(rec []byte, off int64, queueOffset int64) (timerwheel.Timer, string
 	if err != nil {
 		return timerwheel.Timer{}, "undecodable"
 	}
-	out, _ := message.LookupProperty(props, message.PropTimerOutMS)
-	due, err := strconv.ParseInt(out, 10, 64)
+	// One scan, no strings (last occurrence wins, as LookupProperty).
+	var out, del, uniq, realTopic []byte
+	for rest := props; len(rest) > 0; {
+		k, v, next, ok := message.NextProperty(rest)
+		rest = next
+		if !ok {
+			continue
+		}
+		switch string(k) {
+		case message.PropTimerOutMS:
+			out = v
+		case message.PropTimerDelUniqKey:
+			del = v
+		case message.PropUniqKey:
+			uniq = v
+		case message.PropRealTopic:
+			realTopic = v
+		}
+	}
+	due, err := strconv.ParseInt(string(out), 10, 64)
 	if err != nil || due < 0 || due > timerwheel.MaxDeliverMs {
 		return timerwheel.Timer{}, "bad_timer_out_ms"
 	}
 	t := timerwheel.Timer{DeliverMs: due, CommitLogOffset: off, Size: int32(len(rec)), Kind: timerwheel.KindNormal,
 		QueueOffset: queueOffset}
-	if del, ok := message.LookupProperty(props, message.PropTimerDelUniqKey); ok && del != "" {
-		t.Kind, t.KeyHash = timerwheel.KindCancel, timerwheel.HashKey(del)
-	} else if uniq, ok := message.LookupProperty(props, message.PropUniqKey); ok && uniq != "" {
-		realTopic, _ := message.LookupProperty(props, message.PropRealTopic)
-		t.KeyHash = timerwheel.KeyHash(realTopic, uniq)
+	if len(del) > 0 {
+		t.Kind, t.KeyHash = timerwheel.KindCancel, timerwheel.HashKey(string(del))
+	} else if len(uniq) > 0 {
+		t.KeyHash = timerwheel.KeyHashBytes(realTopic, uniq)
 	}
 	if t.Validate() != nil {
 		return timerwheel.Timer{}, "invalid" // Add would refuse the whole batch

@@ -186,24 +186,28 @@ func (d *dequeuePut) start(pb *putBatch) {
 	epoch := pb.epoch
 	groups := map[writer.QueueKey][][]byte{}
 	var order []writer.QueueKey
+	// The identities are made only when there is something to look them
+	// up in: a steady flow of fires has neither cancels, stops nor replays.
+	cancels, stops, replays := len(d.cancels) > 0, svc.stops.any(), len(d.replayed) > 0
 	kept := pb.puts[:0] // the puts delivered now or before (ackReady counts them); filtered in place
-	for i, pu := range pb.puts {
+	for i := range pb.puts {
+		pu := &pb.puts[i]
 		if i == len(pb.puts)/2 && i > 0 {
 			svc.opts.Faults.Hit(StageDequeuePut)
 		}
-		if d.cancelled(pu.cancelKey()) {
+		if cancels && d.cancelled(pu.cancelKey()) {
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("timer not written back: a confirmed cancel ended it")
 			continue
 		}
-		if svc.stops.stopped(pu.stopID) {
+		if stops && svc.stops.stopped(pu.stopID()) {
 			if pu.key.Topic != Topic { // the fire, not its next-fire record
 				svc.opts.Metrics.Cancelled.Inc()
 			}
 			svc.opts.Logger.Debug().Str("ident", pu.identity()).Msg("recurring timer not written back: its schedule is stopped")
 			continue
 		}
-		kept = append(kept, pu)
-		if _, ok := d.replayed[pu.identity()]; ok {
+		kept = append(kept, *pu) // at an index <= i: pu's own or one already passed
+		if replays && d.isReplayed(pu) {
 			// Its write-back is an earlier one, found by the scan from
 			// scanFrom: the batch's write-backs start there, for the replay
 			// scan after a crash and for the durability of its ack.
@@ -237,6 +241,12 @@ func (d *dequeuePut) start(pb *putBatch) {
 		}})
 	}
 	d.ackReady()
+}
+
+// isReplayed reports whether the resync's scan found pu's write-back.
+func (d *dequeuePut) isReplayed(pu *put) bool {
+	_, ok := d.replayed[pu.identity()]
+	return ok
 }
 
 func (d *dequeuePut) done(m *putDone) {

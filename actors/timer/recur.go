@@ -22,9 +22,7 @@ package timer
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,14 +45,16 @@ var schedules = struct {
 	m map[string]*schedule.Schedule
 }{m: map[string]*schedule.Schedule{}}
 
-func compiled(text string) (*schedule.Schedule, error) {
+// compiled returns the parsed schedule text (cached: a hit makes no
+// string).
+func compiled(text []byte) (*schedule.Schedule, error) {
 	schedules.Lock()
-	s, ok := schedules.m[text]
+	s, ok := schedules.m[string(text)]
 	schedules.Unlock()
 	if ok {
 		return s, nil
 	}
-	s, err := schedule.Parse(text, 0, 0)
+	s, err := schedule.Parse(string(text), 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func compiled(text string) (*schedule.Schedule, error) {
 	if len(schedules.m) >= 4096 {
 		clear(schedules.m)
 	}
-	schedules.m[text] = s
+	schedules.m[string(text)] = s
 	schedules.Unlock()
 	return s, nil
 }
@@ -75,14 +75,26 @@ func compiled(text string) (*schedule.Schedule, error) {
 // since the start of its month (UTC), the other 12 the first bytes of
 // SHA-256("<origin>#<seq>"). 32 upper-case hex digits.
 func FireUniqKey(origin string, seq, dueMs int64) string {
-	h := sha256.Sum256([]byte(origin + "#" + strconv.FormatInt(seq, 10)))
+	var id [32]byte
+	return string(appendFireUniqKey(id[:0], []byte(origin), seq, dueMs))
+}
+
+// appendFireUniqKey appends FireUniqKey(origin, seq, dueMs) to dst (no
+// allocation for origins up to about 100 bytes).
+func appendFireUniqKey(dst, origin []byte, seq, dueMs int64) []byte {
+	var in [128]byte
+	h := sha256.Sum256(strconv.AppendInt(append(append(in[:0], origin...), '#'), seq, 10))
 	due := time.UnixMilli(dueMs).UTC()
 	y, m, _ := due.Date()
 	var id [16]byte
 	copy(id[:10], h[:10])
 	binary.BigEndian.PutUint32(id[10:14], uint32(dueMs-time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli()))
 	copy(id[14:], h[10:12])
-	return strings.ToUpper(hex.EncodeToString(id[:]))
+	const digits = "0123456789ABCDEF"
+	for _, c := range id {
+		dst = append(dst, digits[c>>4], digits[c&0xf])
+	}
+	return dst
 }
 
 // Properties a fire and a next-fire record drop from the stored ones (and
@@ -95,20 +107,31 @@ var (
 )
 
 // appendKept appends the pairs of the encoded properties stored whose key
-// is not in drop (bytes copied, no map).
-func appendKept(dst, stored []byte, drop []string) []byte {
+// is not in fireDrops to fire, and those whose key is not in nextDrops to
+// next (one scan, bytes copied, no map).
+func appendKept(fire, next, stored []byte) ([]byte, []byte) {
 	for rest := stored; len(rest) > 0; {
-		k, v, next, ok := message.NextProperty(rest)
-		rest = next
-		if !ok || len(v) == 0 || dropped(k, drop) {
+		k, v, after, ok := message.NextProperty(rest)
+		rest = after
+		if !ok || len(v) == 0 {
 			continue
 		}
-		dst = append(dst, k...)
-		dst = append(dst, message.NameValueSeparator)
-		dst = append(dst, v...)
-		dst = append(dst, message.PropertySeparator)
+		if !dropped(k, fireDrops) {
+			fire = appendPair(fire, k, v)
+		}
+		if !dropped(k, nextDrops) {
+			next = appendPair(next, k, v)
+		}
 	}
-	return dst
+	return fire, next
+}
+
+// appendPair appends one encoded pair.
+func appendPair(dst, k, v []byte) []byte {
+	dst = append(dst, k...)
+	dst = append(dst, message.NameValueSeparator)
+	dst = append(dst, v...)
+	return append(dst, message.PropertySeparator)
 }
 
 // dropped reports whether key k is in drop (no string made).
@@ -121,58 +144,85 @@ func dropped(k []byte, drop []string) bool {
 	return false
 }
 
+// keep appends v to the batch's arena and returns its copy there (what a
+// put keeps must outlive the reader's buffers).
+func (b *rebuilder) keep(v []byte) []byte {
+	start := len(b.arena)
+	b.arena = append(b.arena, v...)
+	return b.arena[start:len(b.arena):len(b.arena)]
+}
+
+// keepInt is keep of a decimal number.
+func (b *rebuilder) keepInt(n int64) []byte {
+	start := len(b.arena)
+	b.arena = strconv.AppendInt(b.arena, n, 10)
+	return b.arena[start:len(b.arena):len(b.arena)]
+}
+
 // recur appends to props the properties of a schedule's fire (stored's
 // without WHEEL_SCHEDULE, with the fire's own UNIQ_KEY, WHEEL_SCHEDULE_SEQ,
 // _FIRE_MS, _ORIGIN and _OF (the schedule text) and the two timer
-// properties) and returns them with the fire's UNIQ_KEY and
+// properties) and returns them with the fire's UNIQ_KEY (in the arena) and
 // the schedule's next-fire record, nil when the schedule ends (no later
-// fire, or a text that no longer parses).
-func (b *rebuilder) recur(props, raw []byte, l message.Layout, stored []byte, text, origin string,
+// fire, or a text that no longer parses). seqText is the stored
+// WHEEL_SCHEDULE_SEQ (nil: 1); origin (the schedule's UNIQ_KEY) is a copy
+// in the arena. The next-fire record is encoded into the arena and its put
+// comes from the batch's slab: a fire costs no allocation of its own.
+func (b *rebuilder) recur(props, raw []byte, l message.Layout, stored, text, seqText, origin []byte,
 	t timerwheel.Timer, nowMs int64) ([]byte, []byte, *put) {
 	seq := int64(1)
-	if v, ok := message.LookupPropertyBytes(stored, schedule.PropSeq); ok {
-		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 1 {
+	if seqText != nil {
+		if n, err := strconv.ParseInt(string(seqText), 10, 64); err == nil && n >= 1 {
 			seq = n
 		}
 	}
 	var num [20]byte
-	fireUniq := []byte(FireUniqKey(origin, seq, t.DeliverMs))
-	props = appendKept(props, stored, fireDrops)
+	start := len(b.arena)
+	b.arena = appendFireUniqKey(b.arena, origin, seq, t.DeliverMs)
+	fireUniq := b.arena[start:len(b.arena):len(b.arena)]
+	np := b.nprops[:0]
+	props, np = appendKept(props, np, stored)
 	props = message.AppendPropertyBytes(props, message.PropUniqKey, fireUniq)
 	props = message.AppendPropertyBytes(props, schedule.PropSeq, strconv.AppendInt(num[:0], seq, 10))
 	props = message.AppendPropertyBytes(props, schedule.PropFireMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
-	props = message.AppendProperty(props, schedule.PropOrigin, origin)
-	props = message.AppendProperty(props, schedule.PropOf, text) // not schedule.Prop: a fire sent again is no schedule
+	props = message.AppendPropertyBytes(props, schedule.PropOrigin, origin)
+	props = message.AppendPropertyBytes(props, schedule.PropOf, text) // not schedule.Prop: a fire sent again is no schedule
 	props = message.AppendPropertyBytes(props, message.PropTimerEnqueueMS, strconv.AppendInt(num[:0], t.AddedMs, 10))
 	props = message.AppendPropertyBytes(props, message.PropTimerDequeueMS, strconv.AppendInt(num[:0], nowMs, 10))
 	s, err := compiled(text)
 	if err != nil {
-		b.ended = append(b.ended, origin+": "+err.Error())
+		b.ended = append(b.ended, string(origin)+": "+err.Error())
 		return props, fireUniq, nil
 	}
 	nextMs := s.Next(t.DeliverMs)
 	if nextMs <= t.DeliverMs {
-		b.ended = append(b.ended, origin+": "+text+" fires no more")
+		b.ended = append(b.ended, string(origin)+": "+string(text)+" fires no more")
 		return props, fireUniq, nil
 	}
-	np := appendKept(make([]byte, 0, len(stored)+64), stored, nextDrops)
 	np = message.AppendPropertyBytes(np, message.PropTimerOutMS, strconv.AppendInt(num[:0], nextMs, 10))
 	np = message.AppendPropertyBytes(np, schedule.PropSeq, strconv.AppendInt(num[:0], seq+1, 10))
 	np = message.AppendPropertyBytes(np, schedule.PropPrevMs, strconv.AppendInt(num[:0], t.DeliverMs, 10))
+	b.nprops = np
 	rec := message.Record{
 		QueueID: 0, Flag: message.PeekFlag(raw), SysFlag: l.SysFlag, BornTimestamp: message.PeekBornTimestamp(raw),
 		BornHost: l.BornHost(raw), StoreTimestamp: nowMs, StoreHost: l.StoreHost(raw),
 		ReconsumeTimes: l.ReconsumeTimes(raw), PreparedTransactionOffset: l.PreparedTransactionOffset(raw),
 		Body: l.Body(raw), Topic: Topic, Properties: np,
 	}
-	enc, err := rec.Encode(nil)
+	start = len(b.arena)
+	arena, err := rec.Encode(b.arena)
 	if err != nil {
-		b.ended = append(b.ended, origin+": next fire unencodable: "+err.Error())
+		b.ended = append(b.ended, string(origin)+": next fire unencodable: "+err.Error())
 		return props, fireUniq, nil
 	}
-	due := strconv.FormatInt(t.DeliverMs, 10)
-	return props, fireUniq, &put{key: writer.QueueKey{Topic: Topic}, record: enc, uniq: []byte(origin),
-		outMs: []byte(strconv.FormatInt(nextMs, 10)), due: nextMs, suffix: nextSuffix, cancelID: origin + "@" + due}
+	b.arena = arena
+	enc := arena[start:len(arena):len(arena)]
+	if b.slab == nil {
+		b.slab = make([]put, 0, max(b.slabN, 1))
+	}
+	b.slab = append(b.slab, put{key: writer.QueueKey{Topic: Topic}, record: enc, uniq: origin,
+		outMs: b.keepInt(nextMs), due: nextMs, suffix: nextSuffix, cancelUniq: origin, cancelDue: t.DeliverMs})
+	return props, fireUniq, &b.slab[len(b.slab)-1]
 }
 
 // nextFireOf reports whether a stored record is a schedule's next-fire

@@ -131,3 +131,57 @@ func TestFireUniqKey(t *testing.T) {
 		t.Fatal("the id is not a function of origin, seq and due time")
 	}
 }
+
+// TestRecurringFireAllocatesNothingPerFire rebuilds many fires of
+// schedules into one batch: both records of every fire go into the
+// batch's arena and the next-fire puts into its slab, so the batch costs
+// those two allocations whatever its size; every put still holds its own
+// record and identities.
+func TestRecurringFireAllocatesNothingPerFire(t *testing.T) {
+	host := netip.MustParseAddrPort("10.0.0.1:10911")
+	props := map[string]string{message.PropRealTopic: "orders", message.PropRealQueueID: "2",
+		message.PropTimerOutMS: "7000", message.PropUniqKey: "U9", schedule.Prop: "@every 1s", schedule.PropSeq: "5"}
+	st, off, size := storeWithRecord(t, &message.Record{BornHost: host, StoreHost: host, Topic: Topic,
+		Body: []byte("tick"), Properties: message.EncodeProperties(props)})
+	raw, err := st.CommitLog.ReadAt(off, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	var b rebuilder
+	puts := make([]put, 0, 2*n)
+	timer := timerwheel.Timer{DeliverMs: 7000, AddedMs: 1}
+	b.rebuild(raw, timer, 7001) // warm the scratch, the topic and schedule caches
+	allocs := testing.AllocsPerRun(1, func() {
+		b.reset(n, 2*n*(int(size)+2*rebuildGrowth))
+		puts = puts[:0]
+		for range n {
+			p, reason := b.rebuild(raw, timer, 7001)
+			if reason != "" || p.next == nil {
+				t.Fatalf("rebuild: %q, next %v", reason, p.next)
+			}
+			puts = append(puts, p, *p.next)
+		}
+	})
+	if allocs > 2 {
+		t.Errorf("%v allocations for %d fires, want the arena's and the slab's only", allocs, n)
+	}
+	fireID := FireUniqKey("U9", 5, 7000)
+	for i := 0; i < len(puts); i += 2 {
+		fire, next := puts[i], puts[i+1]
+		if fire.identity() != fireID+"@7000" || fire.cancelKey() != "U9@7000" ||
+			next.identity() != "U9@8000"+nextSuffix || next.cancelKey() != "U9@7000" {
+			t.Fatalf("fire %d: identity %s cancel %s; next: identity %s cancel %s", i/2,
+				fire.identity(), fire.cancelKey(), next.identity(), next.cancelKey())
+		}
+		r, _, err := message.Decode(next.record)
+		if err != nil || r.Topic != Topic || string(r.Body) != "tick" {
+			t.Fatalf("next %d: %+v %v", i/2, r, err)
+		}
+		got := message.DecodeProperties(r.Properties)
+		if got[message.PropTimerOutMS] != "8000" || got[schedule.PropSeq] != "6" || got[schedule.PropPrevMs] != "7000" ||
+			got[message.PropUniqKey] != "U9" || got[schedule.Prop] != "@every 1s" {
+			t.Fatalf("next %d properties %v", i/2, got)
+		}
+	}
+}

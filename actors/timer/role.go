@@ -122,7 +122,7 @@ func (d *dequeuePut) startShadow(p *pendingBatch) {
 			p.matched = append(p.matched, id)
 			continue
 		}
-		if d.cancelled(p.pb.puts[i].cancelKey()) || d.svc.stops.stopped(p.pb.puts[i].stopID) {
+		if d.cancelled(p.pb.puts[i].cancelKey()) || d.svc.stops.stopped(p.pb.puts[i].stopID()) {
 			continue // a confirmed cancel or stop ended it: nothing to wait for
 		}
 		d.awaiting[id] = p

@@ -99,6 +99,14 @@ type stopSet struct {
 	gen  uint64 // counts additions, so a reader sees when the set grew
 }
 
+// any reports whether a schedule is stopped at all (dequeue_put makes
+// stop keys only then).
+func (s *stopSet) any() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m) > 0
+}
+
 // stopped reports whether the schedule of stop key k is stopped.
 func (s *stopSet) stopped(k string) bool {
 	if k == "" {
@@ -201,7 +209,7 @@ func (d *dequeuePut) releaseStopped() {
 		}
 		for i := range p.pb.puts {
 			pu := &p.pb.puts[i]
-			if !stops.stopped(pu.stopID) {
+			if !stops.stopped(pu.stopID()) {
 				continue
 			}
 			if id := pu.identity(); d.awaiting[id] == p {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,8 +27,13 @@ import (
 // each fire (its store time minus its due time, WHEEL_SCHEDULE_FIRE_MS)
 // p50, p99 and max, early fires (stored before due: must be 0), doubled
 // fires (one schedule's sequence number stored twice: must be 0), gaps
-// (a sequence number missing below a stored one: must be 0) and the fires
-// due before the end that were not stored yet (the broker behind).
+// (a sequence number missing below a stored one: must be 0), the fires
+// due before the end that were not stored yet (the broker behind), and the
+// process's CPU time and heap allocations during the run divided by the
+// fires stored in it (per fire: figures the machine's load does not change
+// much), and the lateness of the fires due during the run alone (those due
+// while the schedules were being sent come late when the sends take the
+// broker's CPU).
 // Run it with task bench:schedules; it runs once whatever b.N.
 func BenchmarkRecurringTimers(b *testing.B) {
 	n := processtest.Start(b, processtest.Options{})
@@ -70,18 +77,22 @@ func BenchmarkRecurringTimers(b *testing.B) {
 		b.Fatalf("a schedule send failed: %v", sendErr)
 	}
 	sent := time.Since(start)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	runStartMs, cpuStart, mallocStart := time.Now().UnixMilli(), processCPU(b), ms.Mallocs
 	time.Sleep(time.Duration(seconds) * time.Second) // the measured run: fires for this long
-	endMs := time.Now().UnixMilli()
+	runtime.ReadMemStats(&ms)
+	endMs, cpuRun, mallocRun := time.Now().UnixMilli(), processCPU(b)-cpuStart, ms.Mallocs-mallocStart
 
 	type key struct {
 		origin string
 		seq    int64
 	}
-	var lateness []int64
+	var lateness, steady []int64 // steady: of the fires due in the run (after the sends' catch-up)
 	count := map[key]int{}
 	firstDue := map[string]int64{}
 	maxSeq := map[string]int64{}
-	early := 0
+	early, inRun := 0, 0
 	readStart := time.Now()
 	// The schedules go on firing while their fires are read: each queue
 	// is read (8 at once) up to the first fire stored after the run.
@@ -104,8 +115,14 @@ func BenchmarkRecurringTimers(b *testing.B) {
 				o := props[wheelsched.PropOrigin]
 				count[key{o, seq}]++
 				lateness = append(lateness, r.StoreTimestamp-due)
+				if due > runStartMs {
+					steady = append(steady, r.StoreTimestamp-due)
+				}
 				if r.StoreTimestamp < due {
 					early++
+				}
+				if r.StoreTimestamp > runStartMs {
+					inRun++
 				}
 				if seq == 1 {
 					firstDue[o] = due
@@ -138,19 +155,35 @@ func BenchmarkRecurringTimers(b *testing.B) {
 	}
 	behind += schedules - len(firstDue) // schedules with no fire stored at all: their first fires
 	slices.Sort(lateness)
-	pct := func(p float64) int64 {
-		if len(lateness) == 0 {
+	slices.Sort(steady)
+	pctOf := func(l []int64, p float64) int64 {
+		if len(l) == 0 {
 			return -1
 		}
-		return lateness[min(len(lateness)-1, int(float64(len(lateness))*p))]
+		return l[min(len(l)-1, int(float64(len(l))*p))]
 	}
-	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s)",
+	pct := func(p float64) int64 { return pctOf(lateness, p) }
+	cpuPerFire, mallocsPerFire := time.Duration(0), 0.0
+	if inRun > 0 {
+		cpuPerFire, mallocsPerFire = cpuRun/time.Duration(inRun), float64(mallocRun)/float64(inRun)
+	}
+	b.Logf("schedules %d (sent in %s), run %d s: %d fires stored (%.0f/s), lateness p50 %d ms p99 %d ms max %d ms, early %d, doubled %d, gaps %d, due but not stored by the end %d (read back in %s); run: %d fires stored, of those due in it lateness p50 %d ms p99 %d ms max %d ms, process CPU %s, %s and %.1f allocations per fire",
 		schedules, sent.Round(time.Millisecond), seconds, len(lateness),
 		float64(len(lateness))/(float64(endMs-start.UnixMilli())/1000), pct(0.5), pct(0.99), pct(1), early, doubled, gaps, behind,
-		time.Since(readStart).Round(time.Millisecond))
+		time.Since(readStart).Round(time.Millisecond), inRun, pctOf(steady, 0.5), pctOf(steady, 0.99), pctOf(steady, 1), cpuRun.Round(time.Millisecond), cpuPerFire.Round(100*time.Nanosecond), mallocsPerFire)
 	if early > 0 || doubled > 0 || gaps > 0 {
 		b.Fatalf("early %d, doubled %d, gaps %d: must all be 0", early, doubled, gaps)
 	}
+}
+
+// processCPU is the CPU time (user + system) this process has used: the
+// in-process broker's, the test's own being idle during the run.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // readUntil pulls topic/queueID from offset 0 and returns its records up
