@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,6 +218,9 @@ func finalResult(events []nodeEvent) nodeEvent {
 	return nodeEvent{Failures: []string{"no result event"}}
 }
 
+// npmInstall serialises installNodeDepsEnv.
+var npmInstall sync.Mutex
+
 // installNodeDeps installs the ali-ons client's dependencies (installNodeDepsIn).
 func installNodeDeps(t *testing.T) { t.Helper(); installNodeDepsIn(t, nodeClientDir) }
 
@@ -229,6 +233,12 @@ func installNodeDepsIn(t *testing.T, dir string) { t.Helper(); installNodeDepsEn
 // by env (npm_config_* settings).
 func installNodeDepsEnv(t *testing.T, dir string, env []string) {
 	t.Helper()
+	// The Node.js tests run in parallel: one npm ci at a time, so that a
+	// second test waits for the first's install and finds it done instead
+	// of installing over it (on a fresh clone two installs into one
+	// node_modules left a half-written package.json for the other's run).
+	npmInstall.Lock()
+	defer npmInstall.Unlock()
 	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		t.Fatalf("the Node.js client's lock file: %v", err)
