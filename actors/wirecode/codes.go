@@ -123,6 +123,9 @@ const (
 	// CancelTimerMessage cancels a pending timer message by the offset
 	// message id of its stored copy (wheelctl cancel). extFields: msgId.
 	CancelTimerMessage int32 = 3501
+	// ListTimerMessages answers one page of a topic's pending timer
+	// messages as JSON (wheelctl timers). extFields: topic, after, limit.
+	ListTimerMessages int32 = 3502
 )
 
 // Admin request codes (RocketMQ RequestCode) of the operator tools.

@@ -109,6 +109,9 @@ const (
 	// CancelTimerMessage cancels a pending timer message by the offset
 	// message id of its stored copy (wheelctl cancel). extFields: msgId.
 	CancelTimerMessage = wirecode.CancelTimerMessage
+	// ListTimerMessages answers one page of a topic's pending timer
+	// messages as JSON (wheelctl timers). extFields: topic, after, limit.
+	ListTimerMessages = wirecode.ListTimerMessages
 )
 
 // Admin request codes (RocketMQ RequestCode) of the operator tools.

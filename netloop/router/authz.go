@@ -43,6 +43,7 @@ var Permissions = auth.Table{
 	remoting.EndTransaction:     auth.DeferredRule("PUB on the half message's topic (checked once it is read)", auth.PermPub),
 	remoting.RecallMessage:      auth.FieldRule("PUB on topic", auth.FieldNeed{Field: "topic", Kind: auth.KindTopic, Perm: auth.PermPub}),
 	remoting.CancelTimerMessage: auth.DeferredRule("PUB on the timer message's topic (checked once it is read)", auth.PermPub),
+	remoting.ListTimerMessages:  topicOnly,
 
 	remoting.PullMessage:                consumerGroupAndTopic,
 	remoting.PopMessage:                 consumerGroupAndTopic,

@@ -229,6 +229,7 @@ var handlers = map[int32]handler{
 	remoting.GetAllTopicConfig:          {(*Router).handleAllTopicConfig, nil},
 	remoting.ConsumerSendMsgBack:        {(*Router).handleSendBack, []string{pull.StageName, writer.StageName}},
 	remoting.CancelTimerMessage:         {(*Router).handleCancelTimer, []string{pull.StageName, writer.StageName}},
+	remoting.ListTimerMessages:          {(*Router).handleListTimers, []string{pull.StageName}},
 	remoting.RecallMessage:              {(*Router).handleRecall, []string{writer.StageName}},
 	remoting.CheckClientConfig:          {(*Router).handleCheckClientConfig, nil},
 	remoting.QueryMessage:               {(*Router).handleQueryMessage, []string{index.StageName}},
