@@ -126,7 +126,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage.`,
 		}
 	}
 	add("admin", newTopicCmd(g), newGroupCmd(g), newClusterCmd(g), newStoreCmd(g), newUserCmd(g), newACLCmd(g))
-	add("msg", newSendCmd(g), newConsumeCmd(g), newCancelCmd(g), newMessageCmd(g))
+	add("msg", newSendCmd(g), newConsumeCmd(g), newCancelCmd(g), newTimersCmd(g), newMessageCmd(g))
 	add("watch", newTopCmd(g), newStatsCmd(g))
 	add("bench", newBenchCmd(g))
 	root.AddCommand(newBenchTimerAlias(g))

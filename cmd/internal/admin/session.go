@@ -40,6 +40,7 @@ var requestNames = map[int32]string{
 	remoting.GetAllTopicListFromNameserver: "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
 	remoting.DeleteTopicInBroker:           "DELETE_TOPIC_IN_BROKER", remoting.DeleteTopicInNamesrv: "DELETE_TOPIC_IN_NAMESRV",
 	remoting.CancelTimerMessage:   "CANCEL_TIMER_MESSAGE",
+	remoting.ListTimerMessages:    "LIST_TIMER_MESSAGES",
 	remoting.RecallMessage:        "RECALL_MESSAGE",
 	GetAllSubscriptionGroupConfig: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG", GetTopicStatsInfo: "GET_TOPIC_STATS_INFO",
 	GetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", GetConsumeStats: "GET_CONSUME_STATS",
