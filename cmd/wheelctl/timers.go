@@ -81,6 +81,7 @@ Under ACL the account needs SUB on the topic.`,
 	c.Flags().BoolVar(&schedulesOnly, "schedules", false, "only recurring schedules (--every, --cron)")
 	c.Flags().IntVar(&limit, "limit", 100, "the most rows printed")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the rows as a JSON array (LIST_TIMER_MESSAGES' entries with broker)")
+	_ = c.RegisterFlagCompletionFunc("topic", completeTopics(g))
 	return c
 }
 
