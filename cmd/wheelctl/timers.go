@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -43,7 +44,7 @@ To cancel a row, give its offset message id to cancel (a schedule is then stoppe
 
   wheelctl cancel --msg-id <OFFSET MSG ID>
 
-Pages of at most 500 timers are asked for until --limit rows are printed or none are left.
+Each broker is asked for pages of at most 500 timers until it gave --limit rows or has none left;\nthe first --limit of all, by due time, are printed.
 Under ACL the account needs SUB on the topic.`,
 		Example: "  wheelctl timers --topic orders\n  wheelctl timers --topic orders --schedules --json",
 		Args:    noArgs,
@@ -61,16 +62,15 @@ Under ACL the account needs SUB on the topic.`,
 				return err
 			}
 			var rows []pendingTimer
-			for _, a := range addrs {
-				got, err := listTimers(cmd.Context(), s, a, topic, limit-len(rows), schedulesOnly)
+			for _, a := range addrs { // each broker's first --limit, then the first --limit of all by due time
+				got, err := listTimers(cmd.Context(), s, a, topic, limit, schedulesOnly)
 				if err != nil {
 					return fmt.Errorf("list the timers of %s on %s: %w", topic, a, err)
 				}
 				rows = append(rows, got...)
-				if len(rows) >= limit {
-					break
-				}
 			}
+			sort.SliceStable(rows, func(i, j int) bool { return rows[i].DueMs < rows[j].DueMs })
+			rows = rows[:min(len(rows), limit)]
 			if asJSON {
 				return printTimersJSON(g.stdout, rows)
 			}
