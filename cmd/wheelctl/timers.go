@@ -44,7 +44,8 @@ To cancel a row, give its offset message id to cancel (a schedule is then stoppe
 
   wheelctl cancel --msg-id <OFFSET MSG ID>
 
-Each broker is asked for pages of at most 500 timers until it gave --limit rows or has none left;\nthe first --limit of all, by due time, are printed.
+Each broker is asked for pages of at most 500 timers until it gave --limit rows or has none left;
+the first --limit of all, by due time, are printed.
 Under ACL the account needs SUB on the topic.`,
 		Example: "  wheelctl timers --topic orders\n  wheelctl timers --topic orders --schedules --json",
 		Args:    noArgs,
