@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/cmd/internal/process"
 	"github.com/wheelmq/wheelmq/cmd/internal/process/processtest"
+	"github.com/wheelmq/wheelmq/netloop/auth"
 )
 
 // TestTimersListAndCancel: wheelctl timers lists a one-off timer and two
@@ -113,4 +117,51 @@ func lineWith(out, s string) string {
 		}
 	}
 	return ""
+}
+
+// TestTimersACL: against a broker with an ACL, wheelctl timers signed as
+// an account with SUB on the topic lists its timer; one without is
+// refused in one line and shows no row.
+func TestTimersACL(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "plain_acl.yml")
+	acl := `accounts:
+  - accessKey: timers-admin
+    secretKey: timers-admin-secret
+    admin: true
+  - accessKey: timers-reader
+    secretKey: timers-reader-secret
+    topicPerms: [timed=SUB]
+  - accessKey: timers-other
+    secretKey: timers-other-secret
+    topicPerms: [other=SUB]
+`
+	if err := os.WriteFile(path, []byte(acl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := processtest.Start(t, processtest.Options{Admin: auth.Credentials{AccessKey: "timers-admin", SecretKey: "timers-admin-secret"},
+		MutateNode: func(c *process.Config) { c.ACL = process.ACLConfig{File: path} }})
+	as := func(who string) []string {
+		return []string{"--access-key", "timers-" + who, "--secret-key", "timers-" + who + "-secret", "--broker", n.BrokerAddr()}
+	}
+	mustRun(t, append(as("admin"), "topic", "create", "timed", "--queues", "1")...)
+	out := mustRun(t, append(as("admin"), "send", "--topic", "timed", "--delay", "10m", "--namesrv", n.NamesrvAddr())...)
+	m := regexp.MustCompile(`offsetMsgId (\w+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("send printed %q", out)
+	}
+	var listed string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if listed = mustRun(t, append(as("reader"), "timers", "--topic", "timed")...); strings.Contains(listed, m[1]) ||
+			time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(listed, m[1]) || !strings.Contains(listed, "1 pending timers of timed") {
+		t.Fatalf("the reader's timers printed %q, want %s", listed, m[1])
+	}
+	got, errOut, code := runCLI(t, append(as("other"), "timers", "--topic", "timed")...)
+	if code != 1 || !strings.Contains(errOut, "no SUB on topic timed") || got != "" || strings.Contains(errOut, m[1]) {
+		t.Fatalf("an account without SUB: exit %d, stdout %q, stderr %q", code, got, errOut)
+	}
 }
