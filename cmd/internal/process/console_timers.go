@@ -10,14 +10,13 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
 	"github.com/wheelmq/wheelmq/actors/writer"
 	"github.com/wheelmq/wheelmq/cmd/internal/console"
+	"github.com/wheelmq/wheelmq/netloop/remoting"
 	"github.com/wheelmq/wheelmq/storage/message"
 	"github.com/wheelmq/wheelmq/timerwheel"
 )
@@ -207,20 +206,17 @@ func (cb *consoleBackend) cancelTimer(ctx context.Context, c console.Credentials
 	return err
 }
 
-// parseTimerCursor reads "ms-seq" ("" is the first page).
+// parseTimerCursor reads "ms-seq" ("" is the first page), as
+// LIST_TIMER_MESSAGES does (remoting.ParseTimerCursor).
 func parseTimerCursor(s string) (timerwheel.Cursor, error) {
 	if s == "" {
 		return timerwheel.FirstCursor, nil
 	}
-	ms, seq, ok := strings.Cut(s, "-")
-	m, err1 := strconv.ParseInt(ms, 10, 64)
-	q, err2 := strconv.ParseUint(seq, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return timerwheel.Cursor{}, fmt.Errorf("timer cursor %q: want ms-seq", s)
+	ms, seq, err := remoting.ParseTimerCursor(s)
+	if err != nil {
+		return timerwheel.Cursor{}, err
 	}
-	return timerwheel.Cursor{Ms: m, Seq: q}, nil
+	return timerwheel.Cursor{Ms: ms, Seq: seq}, nil
 }
 
-func formatTimerCursor(c timerwheel.Cursor) string {
-	return strconv.FormatInt(c.Ms, 10) + "-" + strconv.FormatUint(c.Seq, 10)
-}
+func formatTimerCursor(c timerwheel.Cursor) string { return remoting.FormatTimerCursor(c.Ms, c.Seq) }
