@@ -352,18 +352,7 @@ func (p *liteParent) placeByWrite(q *liteQueue) {
 		at = at.next
 	}
 	p.remove(q)
-	if at == nil {
-		p.pushBack(q)
-		return
-	}
-	q.prev, q.next = at.prev, at
-	if at.prev != nil {
-		at.prev.next = q
-	} else {
-		p.head = q
-	}
-	at.prev = q
-	p.count++
+	p.insertBefore(q, at)
 }
 
 // liteEvictedLiveRecords are the lite log records that rebuild the

@@ -99,14 +99,24 @@ func (p *liteParent) remove(q *liteQueue) {
 	p.count--
 }
 
-func (p *liteParent) pushBack(q *liteQueue) {
-	q.prev, q.next = p.tail, nil
-	if p.tail != nil {
-		p.tail.next = q
+func (p *liteParent) pushBack(q *liteQueue) { p.insertBefore(q, nil) }
+
+// insertBefore links q (in no list) in before at, or at the back when at
+// is nil.
+func (p *liteParent) insertBefore(q, at *liteQueue) {
+	prev := p.tail
+	if at != nil {
+		prev = at.prev
+		at.prev = q
+	} else {
+		p.tail = q
+	}
+	q.prev, q.next = prev, at
+	if prev != nil {
+		prev.next = q
 	} else {
 		p.head = q
 	}
-	p.tail = q
 	p.count++
 }
 
