@@ -107,6 +107,18 @@ func (s *Spill) appendFile(b int, buf []byte) error {
 	return nil
 }
 
+// bucket reads bucket b's file: nil (and no error) when it is empty.
+func (s *Spill) bucket(b int) ([]byte, error) {
+	if s.sizes[b] == 0 {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(s.path(b))
+	if err != nil {
+		return nil, fmt.Errorf("litelog spill: %w", err)
+	}
+	return raw, nil
+}
+
 // SpillKey names a lite topic in the spill store.
 type SpillKey struct{ Parent, Lite string }
 
@@ -114,12 +126,9 @@ type SpillKey struct{ Parent, Lite string }
 // is evicted; when the bucket has grown past its live part it is
 // rewritten to them (what live rejects is dropped).
 func (s *Spill) ReadBucket(b int, live func(SpillKey) bool) (map[SpillKey][]Record, error) {
-	if s.sizes[b] == 0 {
-		return nil, nil
-	}
-	raw, err := os.ReadFile(s.path(b))
-	if err != nil {
-		return nil, fmt.Errorf("litelog spill: %w", err)
+	raw, err := s.bucket(b)
+	if raw == nil {
+		return nil, err
 	}
 	out := map[SpillKey][]Record{}
 	var cur SpillKey
@@ -174,12 +183,9 @@ func (s *Spill) Lookup(b int, want func(parent, lite []byte) bool, live func(Spi
 		}
 		return snaps, err
 	}
-	if s.sizes[b] == 0 {
-		return nil, nil
-	}
-	raw, err := os.ReadFile(s.path(b))
-	if err != nil {
-		return nil, fmt.Errorf("litelog spill: %w", err)
+	raw, err := s.bucket(b)
+	if raw == nil {
+		return nil, err
 	}
 	out := map[SpillKey][]Record{}
 	var cur SpillKey
