@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv/namesrvtest"
+
 	"github.com/wheelmq/wheelmq/storage/meta"
 )
 
@@ -24,25 +26,25 @@ func TestDecodeCompressedBody(t *testing.T) {
 		wantErr string
 	}{
 		{name: "java 5 with attributes and mapping section",
-			raw:  inflatedLayout(dvJSON, []string{"TBW102 8 8 7 SINGLE_TAG {}", `orders 4 2 6 MULTI_TAG {"a":"b c"}`}, `[]`, []string{`{"topic":"x"}`}),
+			raw:  namesrvtest.InflatedLayout(dvJSON, []string{"TBW102 8 8 7 SINGLE_TAG {}", `orders 4 2 6 MULTI_TAG {"a":"b c"}`}, `[]`, []string{`{"topic":"x"}`}),
 			want: map[string]meta.TopicConfig{"TBW102": tbw, "orders": orders}},
 		{name: "pre-5.0 five fields no mapping section",
-			raw:  inflatedLayout(dvJSON, []string{"TBW102 8 8 7 SINGLE_TAG"}, `[]`, nil),
+			raw:  namesrvtest.InflatedLayout(dvJSON, []string{"TBW102 8 8 7 SINGLE_TAG"}, `[]`, nil),
 			want: map[string]meta.TopicConfig{"TBW102": tbw}},
 		{name: "json topic config",
-			raw:  inflatedLayout(dvJSON, []string{`{"topicName":"orders","readQueueNums":4,"writeQueueNums":2,"perm":6,"topicFilterType":"MULTI_TAG"}`}, `[]`, []string{}),
+			raw:  namesrvtest.InflatedLayout(dvJSON, []string{`{"topicName":"orders","readQueueNums":4,"writeQueueNums":2,"perm":6,"topicFilterType":"MULTI_TAG"}`}, `[]`, []string{}),
 			want: map[string]meta.TopicConfig{"orders": orders}},
-		{name: "no topics", raw: inflatedLayout(dvJSON, nil, `["f:1"]`, []string{}),
+		{name: "no topics", raw: namesrvtest.InflatedLayout(dvJSON, nil, `["f:1"]`, []string{}),
 			want: map[string]meta.TopicConfig{}},
-		{name: "four fields", raw: inflatedLayout(dvJSON, []string{"T 1 1 6"}, `[]`, nil), wantErr: "want 5 fields"},
-		{name: "bad number", raw: inflatedLayout(dvJSON, []string{"T 1 x 6 SINGLE_TAG"}, `[]`, nil), wantErr: "field 3"},
-		{name: "bad filter type", raw: inflatedLayout(dvJSON, []string{"T 1 1 6 ALL"}, `[]`, nil), wantErr: "filter type"},
-		{name: "bad data version", raw: inflatedLayout(`{"counter":"x"}`, nil, `[]`, nil), wantErr: "dataVersion"},
-		{name: "truncated in topics", raw: inflatedLayout(dvJSON, []string{"T 1 1 6 SINGLE_TAG"}, `[]`, nil)[:80],
+		{name: "four fields", raw: namesrvtest.InflatedLayout(dvJSON, []string{"T 1 1 6"}, `[]`, nil), wantErr: "want 5 fields"},
+		{name: "bad number", raw: namesrvtest.InflatedLayout(dvJSON, []string{"T 1 x 6 SINGLE_TAG"}, `[]`, nil), wantErr: "field 3"},
+		{name: "bad filter type", raw: namesrvtest.InflatedLayout(dvJSON, []string{"T 1 1 6 ALL"}, `[]`, nil), wantErr: "filter type"},
+		{name: "bad data version", raw: namesrvtest.InflatedLayout(`{"counter":"x"}`, nil, `[]`, nil), wantErr: "dataVersion"},
+		{name: "truncated in topics", raw: namesrvtest.InflatedLayout(dvJSON, []string{"T 1 1 6 SINGLE_TAG"}, `[]`, nil)[:80],
 			wantErr: "truncated"},
-		{name: "negative topic count", raw: append(inflatedLayout(dvJSON, nil, "", nil)[:4+len(dvJSON)], 0xff, 0xff, 0xff, 0xff),
+		{name: "negative topic count", raw: append(namesrvtest.InflatedLayout(dvJSON, nil, "", nil)[:4+len(dvJSON)], 0xff, 0xff, 0xff, 0xff),
 			wantErr: "topic count -1"},
-		{name: "huge length is cheap", raw: append(inflatedLayout(dvJSON, nil, "", nil)[:4+len(dvJSON)], 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff),
+		{name: "huge length is cheap", raw: append(namesrvtest.InflatedLayout(dvJSON, nil, "", nil)[:4+len(dvJSON)], 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff),
 			wantErr: "truncated"},
 		{name: "empty stream", raw: []byte{}, wantErr: "truncated in dataVersion"},
 		{name: "not zlib", body: []byte("plain"), wantErr: "compressed body"},
@@ -51,7 +53,7 @@ func TestDecodeCompressedBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := tc.body
 			if tc.raw != nil {
-				body = deflate(t, tc.raw)
+				body = namesrvtest.Deflate(t, tc.raw)
 			}
 			got, dv, err := decodeRegisterBody(body, true)
 			if tc.wantErr != "" {
@@ -76,8 +78,8 @@ func TestDecodeCompressedBody(t *testing.T) {
 // TestDecodeCompressedBodyCap checks the deflate-bomb cap: a section that
 // inflates past the limit is refused, one that fits is read.
 func TestDecodeCompressedBodyCap(t *testing.T) {
-	raw := inflatedLayout(dvJSON, []string{"T 1 1 6 SINGLE_TAG " + strings.Repeat("x", 4096)}, `[]`, []string{})
-	body := deflate(t, raw)
+	raw := namesrvtest.InflatedLayout(dvJSON, []string{"T 1 1 6 SINGLE_TAG " + strings.Repeat("x", 4096)}, `[]`, []string{})
+	body := namesrvtest.Deflate(t, raw)
 	if _, _, err := decodeCompressedBody(body, int64(len(raw))); err != nil {
 		t.Fatalf("at the limit: %v", err)
 	}
@@ -90,10 +92,10 @@ func TestDecodeCompressedBodyCap(t *testing.T) {
 // TestInflatedLayoutGolden pins the byte layout documented in the package
 // doc (and docs/namesrv.md) as a hex dump.
 func TestInflatedLayoutGolden(t *testing.T) {
-	raw := inflatedLayout(`{"counter":1,"stateVersion":0,"timestamp":0}`,
+	raw := namesrvtest.InflatedLayout(`{"counter":1,"stateVersion":0,"timestamp":0}`,
 		[]string{"T 4 4 6 SINGLE_TAG"}, `[]`, []string{})
 	golden(t, "register_body_inflated.hexdump", []byte(hex.Dump(raw)))
-	tcs, _, err := decodeRegisterBody(deflate(t, raw), true)
+	tcs, _, err := decodeRegisterBody(namesrvtest.Deflate(t, raw), true)
 	if err != nil || tcs["T"].WriteQueueNums != 4 {
 		t.Fatalf("decode %+v %v", tcs, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/wheelmq/wheelmq/actors/namesrv/namesrvtest"
 )
 
 // FuzzDecodeRegisterBody checks the body decoder never panics and reports
@@ -11,7 +13,7 @@ import (
 func FuzzDecodeRegisterBody(f *testing.F) {
 	f.Add(readTestdata(f, "register_body_java.json"), false)
 	f.Add(readTestdata(f, "register_body.json"), false)
-	f.Add(javaCompressedBody(f), true)
+	f.Add(namesrvtest.JavaCompressedBody(f), true)
 	f.Add(readTestdata(f, "register_body_java4.json"), false)
 	f.Add(readTestdata(f, "register_body_lenient.json"), false)
 	f.Add([]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":null}}}`), false)
@@ -41,11 +43,11 @@ func FuzzDecodeRegisterBody(f *testing.F) {
 
 // FuzzDecodeInflated fuzzes the section parser behind the zlib layer.
 func FuzzDecodeInflated(f *testing.F) {
-	f.Add(inflatedLayout(dvJSON, []string{"TBW102 8 8 7 SINGLE_TAG {}", "orders 4 4 6 MULTI_TAG"}, `[]`, []string{`{}`}))
-	f.Add(inflatedLayout(dvJSON, []string{`{"topicName":"x","readQueueNums":1}`}, `[]`, nil))
+	f.Add(namesrvtest.InflatedLayout(dvJSON, []string{"TBW102 8 8 7 SINGLE_TAG {}", "orders 4 4 6 MULTI_TAG"}, `[]`, []string{`{}`}))
+	f.Add(namesrvtest.InflatedLayout(dvJSON, []string{`{"topicName":"x","readQueueNums":1}`}, `[]`, nil))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_, _, err := decodeCompressedBody(deflate(t, raw), 1<<20)
+		_, _, err := decodeCompressedBody(namesrvtest.Deflate(t, raw), 1<<20)
 		if err != nil && !errors.Is(err, ErrBadBody) {
 			t.Fatalf("unexpected error class: %v", err)
 		}

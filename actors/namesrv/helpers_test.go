@@ -2,8 +2,6 @@ package namesrv
 
 import (
 	"bytes"
-	"compress/zlib"
-	"encoding/binary"
 	"flag"
 	"os"
 	"path/filepath"
@@ -87,53 +85,6 @@ func mustRegister(t testing.TB, r *Registry, info BrokerInfo, now time.Time, tcs
 		t.Fatalf("register %+v: %v %q", info, ans.Status, ans.Remark)
 	}
 	return ans
-}
-
-// inflatedLayout builds the inflated bytes of a compressed RegisterBrokerBody
-// exactly as Java's RegisterBrokerBody.encode(true) lays them out. mappings
-// nil leaves out the mapping section (brokers before 5.0).
-func inflatedLayout(dvJSON string, topicTexts []string, filterJSON string, mappings []string) []byte {
-	var b bytes.Buffer
-	putInt := func(n int) { _ = binary.Write(&b, binary.BigEndian, int32(n)) }
-	putChunk := func(s string) { putInt(len(s)); b.WriteString(s) }
-	putChunk(dvJSON)
-	putInt(len(topicTexts))
-	for _, s := range topicTexts {
-		putChunk(s)
-	}
-	putChunk(filterJSON)
-	if mappings != nil {
-		putInt(len(mappings))
-		for _, s := range mappings {
-			putChunk(s)
-		}
-	}
-	return b.Bytes()
-}
-
-// deflate compresses like Java's DeflaterOutputStream(BEST_COMPRESSION).
-func deflate(t testing.TB, raw []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w, err := zlib.NewWriterLevel(&b, zlib.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// javaCompressedBody is a Java-5-shaped compressed body with two topics.
-func javaCompressedBody(t testing.TB) []byte {
-	return deflate(t, inflatedLayout(
-		`{"counter":5,"stateVersion":0,"timestamp":1700000000000}`,
-		[]string{"TBW102 8 8 7 SINGLE_TAG {}", `orders 4 4 6 MULTI_TAG {"+message.type":"NORMAL"}`},
-		`[]`, []string{}))
 }
 
 // hasRoute reports whether r routes topic.

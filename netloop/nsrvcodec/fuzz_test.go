@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv/namesrvtest"
+
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -41,7 +43,7 @@ func FuzzHandle(f *testing.F) {
 	f.Add(int32(reg.Code), encodeFields(reg.ExtFields), reg.Body)
 	java := readTestdata(f, "register_body_java.json")
 	f.Add(int32(remoting.RegisterBroker), encodeFields(registerCmd(nil, java).ExtFields), java)
-	compressed := javaCompressedBody(f)
+	compressed := namesrvtest.JavaCompressedBody(f)
 	f.Add(int32(remoting.RegisterBroker),
 		encodeFields(registerCmd(map[string]string{"compressed": "true"}, compressed).ExtFields), compressed)
 	f.Add(int32(remoting.UnregisterBroker), encodeFields(NewUnregisterRequest(master("broker-a", "10.0.0.1:10911")).ExtFields), []byte(nil))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/namesrv/namesrvtest"
+
 	"github.com/wheelmq/wheelmq/actors/namesrv"
 	"github.com/wheelmq/wheelmq/netloop/remoting"
 )
@@ -27,7 +29,7 @@ func hasRoute(r *namesrv.Registry, topic string) bool {
 
 func TestHandle(t *testing.T) {
 	javaBody := readTestdata(t, "register_body_java.json")
-	compressed := javaCompressedBody(t)
+	compressed := namesrvtest.JavaCompressedBody(t)
 	unmasked := crc32.ChecksumIEEE(javaBody)
 
 	tests := []struct {
