@@ -168,21 +168,9 @@ func TestLiteCompactionKeepsEvicted(t *testing.T) {
 		consume(fmt.Sprintf("c-%d", i))
 	}
 	waitFor(t, 10*time.Second, "the k lite topics evicted", func() bool { return core.LiteStats().Evicted == ks })
-	liteDir := broker.LiteDir(dir)
-	count := func() (msgs, acks int) {
-		_ = litelog.Read(liteDir, func(r *litelog.Record) {
-			switch r.Kind {
-			case litelog.KindMessage:
-				msgs++
-			case litelog.KindAck:
-				acks++
-			}
-		})
-		return msgs, acks
-	}
 	// Live: the k lite topics' messages but k0-0 (its only group consumed
 	// it: trimmed, the position is the first held), no Ack.
-	waitFor(t, 10*time.Second, "the lite log compacted", func() bool { m, a := count(); return m == 2*ks-1 && a == 0 })
+	waitFor(t, 10*time.Second, "the lite log compacted", func() bool { m, a := liteLogCounts(dir); return m == 2*ks-1 && a == 0 })
 	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer scancel()
 	if err := n.Stop(sctx); err != nil {

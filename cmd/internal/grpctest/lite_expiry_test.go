@@ -259,19 +259,7 @@ func TestLiteLogCompaction(t *testing.T) {
 			t.Fatalf("ack %d: %v %v", i, r, err)
 		}
 	}
-	liteDir := broker.LiteDir(dir)
-	count := func() (msgs, acks int) {
-		_ = litelog.Read(liteDir, func(r *litelog.Record) {
-			switch r.Kind {
-			case litelog.KindMessage:
-				msgs++
-			case litelog.KindAck:
-				acks++
-			}
-		})
-		return msgs, acks
-	}
-	waitFor(t, 10*time.Second, "the lite log compacted", func() bool { m, a := count(); return m == nd && a == 0 })
+	waitFor(t, 10*time.Second, "the lite log compacted", func() bool { m, a := liteLogCounts(dir); return m == nd && a == 0 })
 	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer scancel()
 	if err := n.Stop(sctx); err != nil {
@@ -282,4 +270,18 @@ func TestLiteLogCompaction(t *testing.T) {
 	if c, d := core.LiteHeld(topic, "c"), core.LiteHeld(topic, "d"); c != 0 || d != nd {
 		t.Fatalf("after the restart c holds %d (want 0) and d %d (want %d)", c, d, nd)
 	}
+}
+
+// liteLogCounts counts the Message and Ack records of the lite log in
+// the broker's data directory dir (what a compaction keeps).
+func liteLogCounts(dir string) (msgs, acks int) {
+	_ = litelog.Read(broker.LiteDir(dir), func(r *litelog.Record) {
+		switch r.Kind {
+		case litelog.KindMessage:
+			msgs++
+		case litelog.KindAck:
+			acks++
+		}
+	})
+	return msgs, acks
 }
