@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/access"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wheelmq/wheelmq/actors/broker"
@@ -308,7 +310,7 @@ func benchSendSigned(b *testing.B, st remoting.SerializeType, window int, acl bo
 	var guard *auth.Guard
 	creds := auth.Credentials{}
 	if acl {
-		dir, err := auth.ParsePlainACL([]byte(`accounts:
+		dir, err := access.ParsePlainACL([]byte(`accounts:
   - {accessKey: bench-admin, secretKey: bench-admin-secret, admin: true}
   - {accessKey: bench-producer, secretKey: bench-producer-secret, topicPerms: [`+benchTopic+`=PUB]}
 `), "bench.yml")

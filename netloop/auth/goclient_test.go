@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wheelmq/wheelmq/actors/access"
+
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
@@ -208,7 +210,7 @@ func checkFrame(t *testing.T, name string, frame []byte) {
 		}
 	}
 	// The hot path's verifier agrees.
-	acl, err := auth.ParsePlainACL([]byte("accounts:\n  - {accessKey: "+goAK+", secretKey: "+goSK+", defaultTopicPerm: PUB|SUB}\n"), "g.yml")
+	acl, err := access.ParsePlainACL([]byte("accounts:\n  - {accessKey: "+goAK+", secretKey: "+goSK+", defaultTopicPerm: PUB|SUB}\n"), "g.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

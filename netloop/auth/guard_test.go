@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wheelmq/wheelmq/actors/access"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
@@ -30,7 +32,7 @@ accounts:
 
 func newTestGuard(t testing.TB, bypass bool, log *bytes.Buffer) (*Guard, *prometheus.Registry) {
 	t.Helper()
-	acl, err := ParsePlainACL([]byte(guardACL), "acl.yml")
+	acl, err := access.ParsePlainACL([]byte(guardACL), "acl.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

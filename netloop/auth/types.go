@@ -49,33 +49,6 @@ type globalBypasser = access.GlobalBypasser
 // IP-bypass compatibility option).
 type bypasser interface{ BypassFrom(ip netip.Addr) bool }
 
-// The plain_acl.yml model (access's): the account file, its accounts and
-// their address patterns.
-type (
-	// PlainACL is access.PlainACL.
-	PlainACL = access.PlainACL
-	// PlainAccount is access.PlainAccount.
-	PlainAccount = access.PlainAccount
-	// AccountInfo is access.AccountInfo.
-	AccountInfo = access.AccountInfo
-	// AddrPattern is access.AddrPattern.
-	AddrPattern = access.AddrPattern
-)
-
-// Limits of an account's keys (access's).
-const (
-	MinKeyLen       = access.MinKeyLen
-	MaxAccessKeyLen = access.MaxAccessKeyLen
-	MaxSecretKeyLen = access.MaxSecretKeyLen
-)
-
-// ErrNoAccounts is access.ErrNoAccounts.
-var ErrNoAccounts = access.ErrNoAccounts
-
-// ParsePlainACL is access.ParsePlainACL.
-func ParsePlainACL(data []byte, path string) (*PlainACL, error) {
-	return access.ParsePlainACL(data, path)
-}
-
-// ParseAddrPattern is access.ParseAddrPattern.
-func ParseAddrPattern(s string) (AddrPattern, error) { return access.ParseAddrPattern(s) }
+// MaxAccessKeyLen is the longest access key an account has
+// (access.MaxAccessKeyLen): a longer one is refused before any look-up.
+const MaxAccessKeyLen = access.MaxAccessKeyLen
